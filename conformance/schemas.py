@@ -1,0 +1,76 @@
+"""Compile a document's schemas into fast JSON Schema validators (jsonschema-rs), once.
+
+Used on both sides: the mock validates every request body in its hot path, the suite validates
+each streamed frame as it arrives. openapi-core is kept for whole request/response validation,
+where its per-call cost does not matter.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema_rs
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaViolation:
+    path: str
+    """JSON pointer-ish location of the offending value, e.g. ``/steps/0/name``."""
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path or '/'}: {self.message}"
+
+
+def _upgrade_30(node: Any) -> Any:
+    """OpenAPI 3.0 schema dialect -> JSON Schema: ``nullable: true`` becomes a null type."""
+    if isinstance(node, list):
+        return [_upgrade_30(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _upgrade_30(value) for key, value in node.items()}
+    if out.pop("nullable", False) is True:
+        kind = out.get("type")
+        if isinstance(kind, str):
+            out["type"] = [kind, "null"]
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+        if "$ref" in out or "allOf" in out or "oneOf" in out or "anyOf" in out:
+            out = {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+class SchemaSet:
+    """Validators for one document; ``validator(schema)`` compiles once per distinct schema object."""
+
+    def __init__(self, document: Mapping[str, Any]) -> None:
+        self._legacy = str(document.get("openapi", "")).startswith("3.0.")
+        components = copy.deepcopy(dict(document.get("components", {})))
+        self._components = _upgrade_30(components) if self._legacy else components
+        self._cache: dict[int, tuple[Any, Any]] = {}
+
+    def validator(self, schema: Mapping[str, Any]) -> Any:
+        key = id(schema)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        body = _upgrade_30(dict(schema)) if self._legacy else dict(schema)
+        root = {**body, "components": self._components}
+        compiled = jsonschema_rs.Draft4Validator(root) if self._legacy else jsonschema_rs.Draft202012Validator(root)
+        self._cache[key] = (schema, compiled)  # keep the schema alive so its id stays unique
+        return compiled
+
+    def component(self, name: str) -> Any:
+        return self.validator({"$ref": f"#/components/schemas/{name}"})
+
+    def violations(self, schema: Mapping[str, Any], instance: Any, limit: int = 5) -> list[SchemaViolation]:
+        found: list[SchemaViolation] = []
+        for error in self.validator(schema).iter_errors(instance):
+            path = "".join(f"/{part}" for part in error.instance_path)
+            found.append(SchemaViolation(path, error.message))
+            if len(found) >= limit:
+                break
+        return found

@@ -1,0 +1,20 @@
+"""The reference mock server for the four agent protocols."""
+
+from .api import Call, ProtocolApi, Reply
+from .app import create_app
+from .config import Limits, MockConfig
+from .errors import ApiError
+from .faults import Fault, FaultSet, catalogue
+
+__all__ = [
+    "ApiError",
+    "Call",
+    "Fault",
+    "FaultSet",
+    "Limits",
+    "MockConfig",
+    "ProtocolApi",
+    "Reply",
+    "catalogue",
+    "create_app",
+]

@@ -1,0 +1,169 @@
+"""Binds a protocol's handlers to its document's operations, by operationId.
+
+``ProtocolApi.operation("createAgentTask")`` registers a handler at the operation's method and
+path; the wrapper authenticates (where the document asks for it), validates the request with
+the validators compiled at start-up, applies the run's faults, and renders any ``ApiError`` in
+the protocol's error shape. Handlers only ever see valid input.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from conformance.schemas import SchemaSet
+from conformance.specs import Spec
+
+from .config import MockConfig
+from .errors import ApiError, error_body
+from .faults import FaultSet
+from .streaming import StreamGate
+from .validation import OperationValidator
+
+log = logging.getLogger("mockserver")
+
+
+@dataclass(slots=True)
+class Reply:
+    """A JSON answer; faults may edit it before it is serialized."""
+
+    body: Any
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+
+
+@dataclass(slots=True)
+class Call:
+    request: web.Request
+    operation_id: str
+    path: dict[str, str]
+    query: dict[str, Any]
+    body: Any
+    user: str | None
+    faults: FaultSet
+
+    def fault(self, name: str) -> bool:
+        return name in self.faults
+
+
+Handler = Callable[[Call], Awaitable["Reply | web.StreamResponse"]]
+
+
+def json_response(protocol_id: str, reply: Reply) -> web.Response:
+    return web.Response(
+        body=json.dumps(reply.body, separators=(",", ":")).encode(),
+        status=reply.status,
+        headers=reply.headers,
+        content_type=reply.content_type,
+    )
+
+
+def error_response(protocol_id: str, error: ApiError) -> web.Response:
+    return json_response(protocol_id, Reply(error_body(protocol_id, error), error.status, dict(error.headers)))
+
+
+class ProtocolApi:
+    def __init__(self, spec: Spec, config: MockConfig, faults: FaultSet, gate: StreamGate) -> None:
+        self.spec = spec
+        self.protocol_id = spec.info.id
+        self.config = config
+        self.faults = faults
+        self.gate = gate
+        self.base_path = spec.info.base_path
+        self.routes: list[web.RouteDef] = []
+        self.schemas = SchemaSet(spec.raw)
+        self._secured_by_default = bool(spec.raw.get("security"))
+        self._tokens = [(user, token.encode()) for user, token in config.tokens.items()]
+
+    def operation(self, operation_id: str) -> Callable[[Handler], Handler]:
+        op = self.spec.operation(operation_id)
+        path_item = self.spec.raw["paths"][op.path]
+        validator = OperationValidator(
+            self.protocol_id, op.definition, path_item, self.schemas,
+            self.config.limits.max_json_bytes, self.config.limits.max_upload_bytes,
+        )
+        security = op.definition.get("security")
+        secured = bool(security) if security is not None else self._secured_by_default
+
+        def register(handler: Handler) -> Handler:
+            self.routes.append(
+                web.route(op.method.upper(), self.base_path + op.path, self._wrap(operation_id, handler, validator, secured))
+            )
+            return handler
+
+        return register
+
+    def authenticate(self, request: web.Request) -> str:
+        if self.faults.disables_auth:
+            return next(iter(self.config.tokens), "anonymous")
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() == "bearer" and token:
+            presented = token.strip().encode()
+            found = None
+            for user, expected in self._tokens:  # compare with every token: timing reveals nothing
+                if hmac.compare_digest(presented, expected):
+                    found = user
+            if found is not None:
+                return found
+        raise ApiError(
+            401,
+            "The provided bearer token is missing or invalid",
+            headers={"WWW-Authenticate": 'Bearer realm="Synapse Repository Services"'},
+        )
+
+    def _wrap(
+        self, operation_id: str, handler: Handler, validator: OperationValidator, secured: bool
+    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        protocol_id = self.protocol_id
+        faults = self.faults
+        skip_body = faults.skips_validation(operation_id)
+        mutate = faults.mutation(operation_id)
+
+        async def endpoint(request: web.Request) -> web.StreamResponse:
+            try:
+                user = self.authenticate(request) if secured else None
+                path, query = validator.parameters(request)
+                body = await (_raw_json(request) if skip_body else validator.body(request))
+                result = await handler(Call(request, operation_id, path, query, body, user, faults))
+            except ApiError as error:
+                if mutate is not None:
+                    reply = Reply(error_body(protocol_id, error), error.status, dict(error.headers))
+                    mutate(reply)
+                    return json_response(protocol_id, reply)
+                return error_response(protocol_id, error)
+            if isinstance(result, Reply):
+                if mutate is not None:
+                    mutate(result)
+                return json_response(protocol_id, result)
+            return result
+
+        return endpoint
+
+
+async def _raw_json(request: web.Request) -> Any:
+    """Body without validation (the accept-invalid-input faults); never fails."""
+    try:
+        return json.loads(await request.read()) if request.body_exists else None
+    except ValueError:
+        return None
+
+
+def first_segments(spec: Spec) -> set[str]:
+    """First path segments this protocol owns, used to shape errors for unrouted requests."""
+    segments = set()
+    for op in spec.operations():
+        full = spec.info.base_path + op.path
+        segments.add(full.strip("/").split("/", 1)[0])
+    return segments
+
+
+def owners(specs: Mapping[str, Spec]) -> dict[str, str]:
+    return {segment: pid for pid, spec in specs.items() for segment in first_segments(spec)}

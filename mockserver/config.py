@@ -1,0 +1,36 @@
+"""Settings of one mock server instance; every limit the mock enforces is named here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from conformance.specs import PROTOCOLS
+
+DEFAULT_TOKENS = {"alice": "alice-token", "bob": "bob-token"}
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_json_bytes: int = 1 << 20
+    """Largest JSON request body (1 MiB); larger ones get 413 in the protocol's error shape."""
+    max_upload_bytes: int = 10 << 20
+    """Largest artifact upload (10 MiB)."""
+    max_stored_objects: int = 200_000
+    """Per protocol store (tasks, steps, artifacts, agents, sessions, jobs); beyond it: 507."""
+    max_stored_bytes: int = 512 << 20
+    """Artifact bytes held in memory; beyond it: 507."""
+    max_open_streams: int = 256
+    """Concurrent streaming responses; beyond it: 503 with Retry-After."""
+
+
+@dataclass(frozen=True, slots=True)
+class MockConfig:
+    protocols: tuple[str, ...] = tuple(PROTOCOLS)
+    tokens: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_TOKENS))
+    seed: int = 0
+    job_seconds: float = 0.3
+    """How long a Synapse chat job stays PROCESSING."""
+    stream_delay: float = 0.0
+    """Pause between streamed frames, to make streams observable as they are produced."""
+    faults: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)

@@ -1,0 +1,90 @@
+"""Named faults: each makes the mock violate one requirement in one realistic way.
+
+They exist so the conformance suite can prove it catches what it claims to catch, and so client
+developers can see how their code copes with a broken server (``--fault NAME``). A fault is data:
+which protocol, which requirements it breaks, and how: an edit of one operation's JSON answer
+(``mutate``), skipped request validation, disabled auth, or a behaviour the protocol's handlers
+switch on by name (``call.fault(name)``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+Mutation = Callable[[Any], None]
+"""Edits a ``Reply`` (body, status, headers, content_type) in place."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    name: str
+    protocol: str
+    breaks: tuple[str, ...]
+    """Requirement ids a correct suite must report failed when this fault is active."""
+    description: str
+    operation: str | None = None
+    mutate: Mutation | None = None
+    skip_validation: bool = False
+    disables_auth: bool = False
+
+
+class FaultSet:
+    """The faults active in one server; empty in normal runs, so every lookup is cheap."""
+
+    def __init__(self, faults: Iterable[Fault] = ()) -> None:
+        self._faults = {f.name: f for f in faults}
+        self.disables_auth = any(f.disables_auth for f in self._faults.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._faults
+
+    def __iter__(self) -> Iterator[Fault]:
+        return iter(self._faults.values())
+
+    def __bool__(self) -> bool:
+        return bool(self._faults)
+
+    def skips_validation(self, operation_id: str) -> bool:
+        return any(f.skip_validation and f.operation == operation_id for f in self._faults.values())
+
+    def mutation(self, operation_id: str) -> Mutation | None:
+        edits = [f.mutate for f in self._faults.values() if f.mutate and f.operation == operation_id]
+        if not edits:
+            return None
+
+        def apply(reply: Any) -> None:
+            for edit in edits:
+                edit(reply)
+
+        return apply
+
+
+PROTOCOL_MODULES = {
+    "agent-protocol": "mockserver.protocols.agent_protocol",
+    "neuro-san": "mockserver.protocols.neuro_san",
+    "sgr-agent-core": "mockserver.protocols.sgr_agent_core",
+    "synapse-agent": "mockserver.protocols.synapse_agent",
+}
+
+
+def catalogue() -> dict[str, Fault]:
+    """Every fault of every protocol, by name (each protocol module declares its own FAULTS)."""
+    found: dict[str, Fault] = {}
+    for module_name in PROTOCOL_MODULES.values():
+        module = importlib.import_module(module_name)
+        for fault in getattr(module, "FAULTS", ()):
+            if fault.name in found:
+                raise ValueError(f"duplicate fault name {fault.name!r}")
+            found[fault.name] = fault
+    return found
+
+
+def resolve(names: Iterable[str]) -> FaultSet:
+    known = catalogue()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise KeyError(f"unknown fault(s): {', '.join(unknown)}; see `python -m mockserver --list-faults`")
+    return FaultSet(known[n] for n in names)

@@ -1,0 +1,83 @@
+"""NDJSON and SSE writers, and the gate that bounds how many streams are open at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from aiohttp import web
+
+from .errors import ApiError
+
+
+class StreamGate:
+    """Counts open streams; beyond the limit a new one is refused with 503 and Retry-After."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open = 0
+
+    def __enter__(self) -> StreamGate:
+        if self.open >= self.limit:
+            raise ApiError(503, f"Too many open streams (limit {self.limit}); retry shortly",
+                           headers={"Retry-After": "1"})
+        self.open += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.open -= 1
+
+
+class _Stream:
+    def __init__(self, request: web.Request, content_type: str, headers: dict[str, str] | None, delay: float) -> None:
+        self.request = request
+        self.delay = delay
+        self.response = web.StreamResponse(headers={"Content-Type": content_type, **(headers or {})})
+        self.sent = 0
+
+    async def open(self) -> web.StreamResponse:
+        await self.response.prepare(self.request)
+        return self.response
+
+    async def _write(self, data: bytes) -> None:
+        if self.delay and self.sent:
+            await asyncio.sleep(self.delay)
+        await self.response.write(data)
+        self.sent += 1
+
+    async def close(self) -> web.StreamResponse:
+        await self.response.write_eof()
+        return self.response
+
+
+class NdjsonStream(_Stream):
+    """One JSON object per line, each flushed as it is produced (NeuroSan streaming_chat)."""
+
+    def __init__(self, request: web.Request, content_type: str = "application/json",
+                 headers: dict[str, str] | None = None, delay: float = 0.0, pretty: bool = False) -> None:
+        super().__init__(request, content_type, headers, delay)
+        self.pretty = pretty  # the multi-line-objects fault
+
+    async def send(self, obj: Any) -> None:
+        text = json.dumps(obj, indent=2) if self.pretty else json.dumps(obj, separators=(",", ":"))
+        await self._write(text.encode() + b"\n")
+
+
+class SseStream(_Stream):
+    """Server-sent events: ``data: <json>`` blocks, ended by ``data: [DONE]`` (SGR chat)."""
+
+    def __init__(self, request: web.Request, headers: dict[str, str] | None = None, delay: float = 0.0) -> None:
+        base = {"Cache-Control": "no-cache", "Connection": "keep-alive"}
+        super().__init__(request, "text/event-stream", {**base, **(headers or {})}, delay)
+
+    async def send(self, obj: Any) -> None:
+        await self._write(b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n")
+
+    async def done(self) -> None:
+        await self._write(b"data: [DONE]\n\n")
+
+
+async def stall(seconds: float = 3600.0) -> None:
+    """The stalled-stream and stuck-job faults: hold the connection open, sending nothing."""
+    await asyncio.sleep(seconds)

@@ -1,0 +1,197 @@
+"""Request validation compiled from the protocol document once, at start-up.
+
+Each operation gets an ``OperationValidator`` holding pre-built JSON Schema validators for its
+parameters and body; the request path does only coercion and one validator call per part.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import BodyPartReader, web
+
+from conformance.schemas import SchemaSet
+
+from .errors import INVALID_BODY_STATUS, ApiError
+
+
+@dataclass(slots=True)
+class UploadedFile:
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class _Param:
+    name: str
+    location: str
+    required: bool
+    kind: str
+    validator: Any
+    default: Any
+
+
+def _violation(loc: list[Any], msg: str, kind: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, str | int | float | bool) or value is None:
+        shown = value if not isinstance(value, str) else value[:200]
+    else:
+        shown = None  # structured inputs are not echoed back
+    return {"type": kind, "loc": loc, "msg": msg, "input": shown}
+
+
+def _coerce(raw: str, kind: str) -> Any:
+    if kind == "integer":
+        return int(raw)
+    if kind == "number":
+        return float(raw)
+    if kind == "boolean":
+        if raw.lower() in ("true", "1"):
+            return True
+        if raw.lower() in ("false", "0"):
+            return False
+        raise ValueError(raw)
+    return raw
+
+
+class OperationValidator:
+    def __init__(
+        self, protocol_id: str, definition: Mapping[str, Any], path_item: Mapping[str, Any], schemas: SchemaSet,
+        max_json_bytes: int, max_upload_bytes: int,
+    ) -> None:
+        self.protocol_id = protocol_id
+        self.invalid_status = INVALID_BODY_STATUS[protocol_id]
+        self.max_json_bytes = max_json_bytes
+        self.max_upload_bytes = max_upload_bytes
+        self.params: list[_Param] = []
+        merged = {(p["name"], p["in"]): p for p in path_item.get("parameters", [])}
+        merged.update({(p["name"], p["in"]): p for p in definition.get("parameters", [])})
+        for p in merged.values():
+            schema = p.get("schema", {})
+            kind = schema.get("type", "string")
+            self.params.append(
+                _Param(p["name"], p["in"], bool(p.get("required")), kind if isinstance(kind, str) else "string",
+                       schemas.validator(schema), schema.get("default"))
+            )
+        body = definition.get("requestBody") or {}
+        self.body_required = bool(body.get("required"))
+        self.media: dict[str, Any] = {}
+        for media_type, media in (body.get("content") or {}).items():
+            self.media[media_type] = schemas.validator(media.get("schema") or {})
+        self.multipart_required: list[str] = []
+        form = (body.get("content") or {}).get("multipart/form-data")
+        if form:
+            self.multipart_required = list((form.get("schema") or {}).get("required", []))
+
+    def _invalid(self, details: list[dict[str, Any]], message: str | None = None) -> ApiError:
+        text = message or "; ".join(f"{'.'.join(map(str, d['loc']))}: {d['msg']}" for d in details)
+        return ApiError(self.invalid_status, f"Invalid request: {text}", details)
+
+    def parameters(self, request: web.Request) -> tuple[dict[str, str], dict[str, Any]]:
+        path: dict[str, str] = dict(request.match_info)
+        query: dict[str, Any] = {}
+        problems: list[dict[str, Any]] = []
+        for p in self.params:
+            if p.location == "query":
+                raw = request.query.get(p.name)
+            elif p.location == "path":
+                raw = path.get(p.name)
+            elif p.location == "header":
+                raw = request.headers.get(p.name)
+            else:
+                continue
+            if raw is None:
+                if p.required:
+                    problems.append(_violation([p.location, p.name], "Field required", "missing", None))
+                elif p.location == "query" and p.default is not None:
+                    query[p.name] = p.default
+                continue
+            try:
+                value = _coerce(raw, p.kind)
+            except ValueError:
+                problems.append(_violation([p.location, p.name], f"Input should be a valid {p.kind}", f"{p.kind}_parsing", raw))
+                continue
+            for error in p.validator.iter_errors(value):
+                problems.append(_violation([p.location, p.name], error.message, "value_error", raw))
+                break
+            if p.location == "query":
+                query[p.name] = value
+        if problems:
+            raise self._invalid(problems)
+        return path, query
+
+    async def body(self, request: web.Request) -> Any:
+        if not self.media:
+            return None
+        if not request.body_exists:
+            if self.body_required:
+                raise self._invalid([_violation(["body"], "Field required", "missing", None)])
+            return None
+        media_type = request.content_type
+        if media_type == "multipart/form-data" and media_type in self.media:
+            return await self._multipart(request)
+        validator = self.media.get(media_type)
+        if validator is None:
+            if media_type == "application/octet-stream" and not request.headers.get("Content-Type"):
+                validator = self.media.get("application/json")  # a client that names no type sent JSON
+            if validator is None:
+                raise ApiError(415, f"Unsupported Content-Type {media_type!r}; expected {', '.join(self.media)}")
+        if request.content_length is not None and request.content_length > self.max_json_bytes:
+            raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
+        raw = await request.content.read(self.max_json_bytes + 1)
+        if len(raw) > self.max_json_bytes:
+            raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
+        if not raw.strip():
+            if self.body_required:
+                raise self._invalid([_violation(["body"], "Field required", "missing", None)])
+            return None
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise self._invalid([_violation(["body"], f"JSON decode error: {exc}", "json_invalid", None)]) from None
+        problems = [
+            _violation(["body", *error.instance_path], error.message, "value_error", None)
+            for _, error in zip(range(10), validator.iter_errors(data), strict=False)
+        ]
+        if problems:
+            raise self._invalid(problems)
+        return data
+
+    async def _multipart(self, request: web.Request) -> dict[str, Any]:
+        try:
+            reader = await request.multipart()
+        except (ValueError, AssertionError) as exc:
+            raise self._invalid([_violation(["body"], f"malformed multipart body: {exc}", "multipart", None)]) from None
+        form: dict[str, Any] = {}
+        total = 0
+        while True:
+            try:
+                part = await reader.next()
+            except (ValueError, AssertionError) as exc:
+                raise self._invalid([_violation(["body"], f"malformed multipart body: {exc}", "multipart", None)]) from None
+            if part is None:
+                break
+            if not isinstance(part, BodyPartReader) or not part.name:
+                continue
+            chunks: list[bytes] = []
+            while chunk := await part.read_chunk(1 << 16):
+                total += len(chunk)
+                if total > self.max_upload_bytes:
+                    raise ApiError(413, f"Upload exceeds the limit of {self.max_upload_bytes} bytes")
+                chunks.append(chunk)
+            data = b"".join(chunks)
+            if part.filename is not None:
+                ctype = part.headers.get("Content-Type", "application/octet-stream")
+                form[part.name] = UploadedFile(part.filename, ctype, data)
+            else:
+                try:
+                    form[part.name] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise self._invalid([_violation(["body", part.name], "not valid UTF-8", "string_unicode", None)]) from None
+        missing = [name for name in self.multipart_required if name not in form]
+        if missing:
+            raise self._invalid([_violation(["body", name], "Field required", "missing", None) for name in missing])
+        return form
