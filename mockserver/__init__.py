@@ -4,11 +4,13 @@ from .api import Call, ProtocolApi, Reply
 from .app import create_app
 from .config import Limits, MockConfig
 from .errors import ApiError
+from .embedded import EmbeddedServer
 from .faults import Fault, FaultSet, catalogue
 
 __all__ = [
     "ApiError",
     "Call",
+    "EmbeddedServer",
     "Fault",
     "FaultSet",
     "Limits",

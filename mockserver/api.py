@@ -84,9 +84,10 @@ class ProtocolApi:
 
     def operation(self, operation_id: str) -> Callable[[Handler], Handler]:
         op = self.spec.operation(operation_id)
-        path_item = self.spec.raw["paths"][op.path]
+        path_item = _with_parameters_resolved(self.spec.raw, self.spec.raw["paths"][op.path])
+        definition = _with_parameters_resolved(self.spec.raw, op.definition)
         validator = OperationValidator(
-            self.protocol_id, op.definition, path_item, self.schemas,
+            self.protocol_id, definition, path_item, self.schemas,
             self.config.limits.max_json_bytes, self.config.limits.max_upload_bytes,
         )
         security = op.definition.get("security")
@@ -146,6 +147,22 @@ class ProtocolApi:
             return result
 
         return endpoint
+
+
+def _with_parameters_resolved(document: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``node`` with each ``$ref: '#/components/parameters/X'`` in its parameters replaced by X."""
+    params = node.get("parameters")
+    if not params or not any("$ref" in p for p in params):
+        return node
+    resolved = []
+    for p in params:
+        while "$ref" in p:
+            target: Any = document
+            for part in p["$ref"].removeprefix("#/").split("/"):
+                target = target[part.replace("~1", "/").replace("~0", "~")]
+            p = target
+        resolved.append(p)
+    return {**node, "parameters": resolved}
 
 
 async def _raw_json(request: web.Request) -> Any:

@@ -1,0 +1,146 @@
+"""What a check sees: the target, a bounded client, the document, and the verbs of a verdict.
+
+A check passes by returning. It fails by ``ctx.fail``/``ctx.expect*`` (CheckFailed), and is
+reported not verified, never passed, by ``ctx.not_verified`` (NotVerified).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, TypeVar
+
+from .http import Client, Limits, Response, StreamingResponse
+from .requirements import Level
+from .schemas import SchemaSet
+from .specs import Spec
+from .streams import Frame, FrameError, ndjson_frames, sse_events
+
+T = TypeVar("T")
+
+
+class CheckFailed(AssertionError):
+    """The target violates the requirement; the message says how."""
+
+
+class NotVerified(Exception):
+    """The requirement cannot be decided against this target; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    protocol: str
+    base_url: str = ""
+    token: str | None = None
+    second_token: str | None = None
+    seed: int = 0
+    max_examples: int = 10
+    timeout: float = 10.0
+    level: Level = Level.MAY
+    profile: str | None = None
+    budget_s: float = 600.0
+    """Whole-run time budget; checks not started by then are reported as errors."""
+    phases: tuple[str, ...] = ("schema", "scenario")
+    only: tuple[str, ...] = ()
+    """Run only these requirement ids (prefix match); empty runs all."""
+
+
+@dataclass
+class Context:
+    spec: Spec
+    schemas: SchemaSet
+    options: RunOptions
+    limits: Limits
+    memo_store: dict[str, Any] = field(default_factory=dict)
+    client: Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.client = self.new_client()
+
+    def new_client(self) -> Client:
+        headers = {"Authorization": f"Bearer {self.options.token}"} if self.options.token else {}
+        return Client(self.base_url, self.limits, headers=headers)
+
+    @property
+    def base_url(self) -> str:
+        return self.options.base_url.rstrip("/")
+
+    @property
+    def token(self) -> str | None:
+        return self.options.token
+
+    @property
+    def second_token(self) -> str | None:
+        return self.options.second_token
+
+    # verdicts -----------------------------------------------------------------------------
+    def fail(self, message: str) -> NoReturn:
+        raise CheckFailed(message)
+
+    def not_verified(self, reason: str) -> NoReturn:
+        raise NotVerified(reason)
+
+    def expect(self, condition: object, message: str) -> None:
+        if not condition:
+            raise CheckFailed(message)
+
+    def expect_status(self, response: Response | StreamingResponse, *expected: int) -> None:
+        if response.status not in expected:
+            want = " or ".join(map(str, expected))
+            body = getattr(response, "body", b"")[:300].decode("utf-8", "replace")
+            raise CheckFailed(f"expected HTTP {want}, got {response.status}" + (f": {body}" if body else ""))
+
+    def expect_equal(self, actual: Any, expected: Any, what: str) -> None:
+        if actual != expected:
+            raise CheckFailed(f"{what}: expected {expected!r}, got {actual!r}")
+
+    def memo(self, key: str, factory: Callable[[], T]) -> T:
+        """Share an expensive fixture (a finished job, a task with steps) between checks of a run."""
+        if key not in self.memo_store:
+            self.memo_store[key] = factory()
+        return self.memo_store[key]  # type: ignore[no-any-return]
+
+    # the document -------------------------------------------------------------------------
+    def response_spec(self, operation_id: str, status: int) -> Mapping[str, Any] | None:
+        responses = self.spec.operation(operation_id).definition.get("responses", {})
+        for key in (str(status), f"{str(status)[0]}XX", "default"):
+            if key in responses:
+                return responses[key]  # type: ignore[no-any-return]
+        return None
+
+    def validate(self, schema: Mapping[str, Any], instance: Any, what: str) -> None:
+        problems = self.schemas.violations(schema, instance)
+        if problems:
+            raise CheckFailed(f"{what} does not match the document: " + "; ".join(map(str, problems)))
+
+    def validate_component(self, name: str, instance: Any, what: str) -> None:
+        self.validate({"$ref": f"#/components/schemas/{name}"}, instance, what)
+
+    def conforms(self, response: Response, operation_id: str, *expected: int) -> Any:
+        """Status expected (and documented), content type documented, JSON body valid: returns the body."""
+        if expected:
+            self.expect_status(response, *expected)
+        spec = self.response_spec(operation_id, response.status)
+        if spec is None:
+            self.fail(f"{operation_id}: status {response.status} is not documented")
+        content = spec.get("content") or {}
+        if not content:
+            return None
+        media = response.content_type
+        if media not in content:
+            self.fail(f"{operation_id} {response.status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}")
+        schema = content[media].get("schema")
+        if "json" not in media:
+            return response.body
+        body = response.json()
+        if schema is not None:
+            self.validate(schema, body, f"{operation_id} {response.status} body")
+        return body
+
+    # streams ------------------------------------------------------------------------------
+    def frames(self, stream: StreamingResponse, kind: str) -> Iterator[Frame]:
+        reader = ndjson_frames if kind == "ndjson" else sse_events
+        try:
+            yield from reader(stream.chunks(), max_frames=self.limits.max_frames)
+        except FrameError as exc:
+            raise CheckFailed(str(exc)) from None

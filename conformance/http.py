@@ -1,0 +1,225 @@
+"""The suite's HTTP client: bounded in time and bytes, and recording every exchange as evidence.
+
+Every call ends within ``timeout`` seconds (connect, each read, and the whole exchange), never
+reads more than ``max_body_bytes``, and turns transport failures into ``TargetError`` with a
+sentence a vendor can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from .results import Exchange
+
+EVIDENCE_BODY_CHARS = 4000
+
+
+class TargetError(Exception):
+    """The target failed at the transport level: unreachable, stalled, reset, oversized."""
+
+    def __init__(self, message: str, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    timeout: float = 10.0
+    """Seconds for connect, for each read, and for a whole non-streaming exchange."""
+    max_body_bytes: int = 8 << 20
+    stream_seconds: float = 30.0
+    """Whole-stream budget for streaming responses."""
+    max_frames: int = 10_000
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    exchange: Exchange
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    def json(self) -> Any:
+        from .context import CheckFailed  # local: context imports this module
+
+        try:
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CheckFailed(f"response body is not valid JSON ({exc}); got {_preview(self.body)!r}") from None
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+def _preview(body: bytes | str | None, limit: int = EVIDENCE_BODY_CHARS) -> str | None:
+    if body is None:
+        return None
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _describe(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
+    if isinstance(exc, httpx.ConnectError):
+        return TargetError(f"cannot connect to {url}: {exc}", unreachable=True)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return TargetError(f"connecting to {url} timed out after {timeout:g} s", unreachable=True)
+    if isinstance(exc, httpx.ReadTimeout):
+        return TargetError(f"{url} sent nothing for {timeout:g} s (stalled)")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return TargetError(f"{url} broke the HTTP exchange: {exc or 'connection closed or reset'}")
+    if isinstance(exc, httpx.ReadError | httpx.WriteError):
+        return TargetError(f"{url}: connection reset ({exc or type(exc).__name__})")
+    return TargetError(f"{url}: {type(exc).__name__}: {exc}")
+
+
+class Client:
+    """Synchronous, bounded, evidence-recording. One per check; exchanges land in ``self.log``."""
+
+    def __init__(self, base_url: str, limits: Limits, headers: Mapping[str, str] | None = None,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.limits = limits
+        self.default_headers = dict(headers or {})
+        self.log: list[Exchange] = []
+        t = limits.timeout
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
+            follow_redirects=False,
+            transport=transport,
+            headers={"User-Agent": "agent-api-conformance"},
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _build(self, method: str, path: str, headers: Mapping[str, str] | None, auth: str | None,
+               **kwargs: Any) -> httpx.Request:
+        merged = {**self.default_headers, **(headers or {})}
+        if auth is not None:  # "" sends no Authorization header at all
+            merged.pop("Authorization", None)
+            if auth:
+                merged["Authorization"] = f"Bearer {auth}"
+        return self._http.build_request(method, self.base_url + path, headers=merged, **kwargs)
+
+    def _record(self, request: httpx.Request) -> Exchange:
+        raw = request.read()  # bodies here are small and in memory; multipart included
+        body = _preview(raw) if raw else None
+        exchange = Exchange(request.method, str(request.url), dict(request.headers), body)
+        self.log.append(exchange)
+        return exchange
+
+    def request(self, method: str, path: str, *, headers: Mapping[str, str] | None = None,
+                auth: str | None = None, **kwargs: Any) -> Response:
+        """``kwargs`` are httpx's: json=, content=, files=, data=, params=."""
+        request = self._build(method, path, headers, auth, **kwargs)
+        exchange = self._record(request)
+        started = time.monotonic()
+        deadline = started + self.limits.timeout
+        try:
+            with closing(self._http.send(request, stream=True)) as resp:
+                exchange.status = resp.status_code
+                exchange.response_headers = dict(resp.headers)
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_raw():
+                    size += len(chunk)
+                    if size > self.limits.max_body_bytes:
+                        raise TargetError(f"response body exceeds {self.limits.max_body_bytes} bytes")
+                    if time.monotonic() > deadline:
+                        raise TargetError(f"response not complete after {self.limits.timeout:g} s (trickling)")
+                    chunks.append(chunk)
+                body = b"".join(chunks)
+        except httpx.HTTPError as exc:
+            error = _describe(exc, str(request.url), self.limits.timeout)
+            exchange.error = str(error)
+            raise error from None
+        except TargetError as error:
+            exchange.error = str(error)
+            raise
+        finally:
+            exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+        exchange.response_body = _preview(body)
+        return Response(resp.status_code, resp.headers, body, exchange)
+
+    def get(self, path: str, **kwargs: Any) -> Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> Response:
+        return self.request("POST", path, **kwargs)
+
+    def put(self, path: str, **kwargs: Any) -> Response:
+        return self.request("PUT", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Response:
+        return self.request("DELETE", path, **kwargs)
+
+    @contextmanager
+    def stream(self, method: str, path: str, *, headers: Mapping[str, str] | None = None,
+               auth: str | None = None, **kwargs: Any) -> Iterator[StreamingResponse]:
+        request = self._build(method, path, headers, auth, **kwargs)
+        exchange = self._record(request)
+        started = time.monotonic()
+        try:
+            with closing(self._http.send(request, stream=True)) as resp:
+                exchange.status = resp.status_code
+                exchange.response_headers = dict(resp.headers)
+                yield StreamingResponse(resp, exchange, self.limits, started)
+        except httpx.HTTPError as exc:
+            error = _describe(exc, str(request.url), self.limits.timeout)
+            exchange.error = str(error)
+            raise error from None
+        except TargetError as error:
+            exchange.error = str(error)
+            raise
+        finally:
+            exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+
+
+class StreamingResponse:
+    """Chunks as they arrive, bounded by the stream budget and the byte cap; keeps a transcript."""
+
+    def __init__(self, resp: httpx.Response, exchange: Exchange, limits: Limits, started: float) -> None:
+        self.status = resp.status_code
+        self.headers = resp.headers
+        self._resp = resp
+        self._exchange = exchange
+        self._limits = limits
+        self._deadline = started + limits.stream_seconds
+        self._transcript = bytearray()
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    def chunks(self) -> Iterator[bytes]:
+        size = 0
+        try:
+            for chunk in self._resp.iter_raw():
+                size += len(chunk)
+                if len(self._transcript) < EVIDENCE_BODY_CHARS:
+                    self._transcript.extend(chunk[: EVIDENCE_BODY_CHARS - len(self._transcript)])
+                self._exchange.response_body = _preview(bytes(self._transcript))
+                if size > self._limits.max_body_bytes:
+                    raise TargetError(f"stream exceeds {self._limits.max_body_bytes} bytes")
+                if time.monotonic() > self._deadline:
+                    raise TargetError(f"stream still open after {self._limits.stream_seconds:g} s")
+                yield chunk
+        except httpx.ReadTimeout:
+            raise TargetError(f"stream stalled: nothing received for {self._limits.timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise TargetError(f"stream broke: {exc or type(exc).__name__}") from None
+
+    def read(self) -> bytes:
+        return b"".join(self.chunks())

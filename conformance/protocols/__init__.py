@@ -1,0 +1,43 @@
+"""One module per protocol: its requirements and scenario checks, nothing generic."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from ..requirements import Registry
+from ..schema_phase import register_schema_requirements
+from ..specs import PROTOCOLS, load
+
+MODULES = {
+    "agent-protocol": "conformance.protocols.agent_protocol",
+    "neuro-san": "conformance.protocols.neuro_san",
+    "sgr-agent-core": "conformance.protocols.sgr_agent_core",
+    "synapse-agent": "conformance.protocols.synapse_agent",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolSuite:
+    id: str
+    registry: Registry
+    streaming_operations: tuple[str, ...]
+    """Operations whose answers are streams, validated frame by frame by scenario checks."""
+    needs_auth: bool
+
+
+_suites: dict[str, ProtocolSuite] = {}
+
+
+def suite(protocol_id: str) -> ProtocolSuite:
+    if protocol_id not in _suites:
+        if protocol_id not in PROTOCOLS:
+            raise KeyError(f"unknown protocol {protocol_id!r}; known: {', '.join(sorted(PROTOCOLS))}")
+        module = importlib.import_module(MODULES[protocol_id])
+        registry: Registry = module.registry
+        spec = load(protocol_id)
+        register_schema_requirements(registry, spec)
+        _suites[protocol_id] = ProtocolSuite(
+            protocol_id, registry, tuple(getattr(module, "STREAMING_OPERATIONS", ())), bool(spec.raw.get("security"))
+        )
+    return _suites[protocol_id]

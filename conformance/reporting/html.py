@@ -1,0 +1,75 @@
+"""report.html: one self-contained page a person reads: summary, each requirement, evidence."""
+
+from __future__ import annotations
+
+from html import escape
+
+from ..results import Exchange, RequirementResult, RunResult, Status
+
+STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#1d1d1f;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em} .meta{color:#555}
+.verdict{display:inline-block;padding:.2em .7em;border-radius:4px;color:#fff;font-weight:600}
+.v-pass{background:#1a7f37}.v-fail{background:#cf222e}.v-error{background:#8250df}
+table{border-collapse:collapse;width:100%;margin:1em 0}
+th,td{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}
+th{background:#f6f8fa}
+.s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-skipped{color:#9a6700}.s-error{color:#8250df;font-weight:600}
+details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap}
+code{font-size:.95em}
+"""
+
+
+def _exchange(ex: Exchange) -> str:
+    req_headers = "\n".join(f"{k}: {v}" for k, v in ex.request_headers.items())
+    resp_headers = "\n".join(f"{k}: {v}" for k, v in ex.response_headers.items())
+    outcome = f"HTTP {ex.status}" if ex.status is not None else "no response"
+    parts = [f"<pre>{escape(ex.method)} {escape(ex.url)}\n{escape(req_headers)}"]
+    if ex.request_body:
+        parts.append(f"\n\n{escape(ex.request_body)}")
+    parts.append(f"</pre><pre>{outcome} ({ex.elapsed_ms:g} ms)\n{escape(resp_headers)}")
+    if ex.response_body:
+        parts.append(f"\n\n{escape(ex.response_body)}")
+    if ex.error:
+        parts.append(f"\n\nerror: {escape(ex.error)}")
+    parts.append("</pre>")
+    return "".join(parts)
+
+
+def _row(res: RequirementResult) -> str:
+    r = res.requirement
+    evidence = "".join(_exchange(ex) for ex in res.evidence)
+    detail = escape(res.message)
+    if evidence:
+        open_attr = "" if res.status is Status.PASSED else " open"
+        detail += f"<details{open_attr}><summary>evidence</summary>{evidence}</details>"
+    return (
+        f"<tr id='{escape(r.id)}'><td><code>{escape(r.id)}</code></td><td>{r.level.value.upper()}</td>"
+        f"<td class='s-{res.status.value}'>{res.status.value}</td>"
+        f"<td>{escape(r.statement)}<br><small>{escape(r.ref)}</small></td><td>{detail}</td></tr>"
+    )
+
+
+def render_html(run: RunResult) -> str:
+    verdict, klass = ("PASS", "v-pass") if run.exit_code == 0 else (
+        ("TARGET ERROR", "v-error") if run.fatal else ("FAIL", "v-fail"))
+    tally = "".join(
+        f"<tr><td>{lvl.upper()}</td><td>{c['passed']}</td><td>{c['failed']}</td><td>{c['skipped']}</td><td>{c['error']}</td></tr>"
+        for lvl, c in run.tally().items()
+    )
+    failing = [r for r in run.results if r.status is not Status.PASSED]
+    ordered = failing + [r for r in run.results if r.status is Status.PASSED]
+    fatal = f"<p class='s-error'>{escape(run.fatal)}</p>" if run.fatal else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Conformance: {escape(run.protocol)}</title>
+<style>{STYLE}</style></head><body>
+<h1>Conformance report: {escape(run.protocol)} <span class="verdict {klass}">{verdict}</span></h1>
+<p class="meta">Target <code>{escape(run.target)}</code> &middot; suite {escape(run.suite_version)} &middot; seed {run.seed}
+&middot; level {run.level.value} &middot; {run.duration_s:.1f} s &middot; started {escape(run.started_at)}</p>
+{fatal}
+<table><tr><th>level</th><th>passed</th><th>failed</th><th>not verified</th><th>error</th></tr>{tally}</table>
+<p>Exit code {run.exit_code}: 0 means every MUST requirement passed.</p>
+<table><tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>
+{"".join(_row(r) for r in ordered)}
+</table></body></html>
+"""

@@ -1,0 +1,49 @@
+"""junit.xml: one testcase per requirement, so CI systems show them natively."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree as ET
+
+from ..results import RunResult, Status
+
+
+def render_junit(run: RunResult) -> str:
+    tally = {s: sum(1 for r in run.results if r.status is s) for s in Status}
+    suite = ET.Element(
+        "testsuite",
+        name=f"conformance.{run.protocol}",
+        tests=str(len(run.results)),
+        failures=str(tally[Status.FAILED]),
+        errors=str(tally[Status.ERROR] + (1 if run.fatal else 0)),
+        skipped=str(tally[Status.SKIPPED]),
+        time=f"{run.duration_s:.3f}",
+        timestamp=run.started_at,
+    )
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("target", run.target), ("seed", str(run.seed)), ("suite_version", run.suite_version)):
+        ET.SubElement(props, "property", name=key, value=value)
+    if run.fatal:
+        case = ET.SubElement(suite, "testcase", classname=run.protocol, name="target")
+        ET.SubElement(case, "error", message=run.fatal)
+    for res in run.results:
+        req = res.requirement
+        case = ET.SubElement(suite, "testcase", classname=f"{run.protocol}.{req.level.value}",
+                             name=f"{req.id} {req.statement}", time=f"{res.duration_s:.3f}")
+        if res.status is Status.FAILED:
+            node = ET.SubElement(case, "failure", message=res.message[:500])
+            node.text = _evidence(res)
+        elif res.status is Status.ERROR:
+            ET.SubElement(case, "error", message=res.message[:500])
+        elif res.status is Status.SKIPPED:
+            ET.SubElement(case, "skipped", message=res.message[:500])
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def _evidence(res: object) -> str:
+    lines = [getattr(res, "message", "")]
+    for ex in getattr(res, "evidence", []):
+        lines.append(f"{ex.method} {ex.url} -> {ex.status if ex.status is not None else ex.error}")
+        if ex.response_body:
+            lines.append(ex.response_body[:1000])
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""Runs one protocol's requirements against a target and returns the results model.
+
+Order: a preflight (is anything speaking HTTP there?), the property-based schema phase, then
+each scenario check with its own bounded client. Nothing passes by default: a check passes only
+by returning after the target answered as required.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from . import __version__
+from .context import CheckFailed, Context, NotVerified, RunOptions
+from .http import Client, Limits, TargetError
+from .protocols import ProtocolSuite, suite
+from .requirements import Check
+from .results import RequirementResult, RunResult, Status
+from .schema_phase import run_schema_phase
+from .schemas import SchemaSet
+from .specs import load
+
+Progress = Callable[[str], None]
+
+EMBEDDED_TOKENS = ("alice-token", "bob-token")
+
+
+@contextmanager
+def target(options: RunOptions) -> Iterator[RunOptions]:
+    """The given base URL, or the embedded reference mock on a free loopback port."""
+    if options.base_url:
+        yield options
+        return
+    from mockserver import EmbeddedServer, MockConfig
+
+    info = load(options.protocol).info
+    with EmbeddedServer(MockConfig(protocols=(options.protocol,), seed=options.seed, job_seconds=0.3)) as server:
+        yield replace(
+            options,
+            base_url=server.url + info.base_path,
+            token=options.token or EMBEDDED_TOKENS[0],
+            second_token=options.second_token or EMBEDDED_TOKENS[1],
+        )
+
+
+def selected(protocol_suite: ProtocolSuite, options: RunOptions) -> list[Check]:
+    checks = [c for c in protocol_suite.registry if options.level.includes(c.requirement.level)]
+    if options.only:
+        checks = [c for c in checks if c.requirement.id.startswith(options.only)]
+    phases = set(options.phases)
+    return [c for c in checks if c.requirement.phase in phases]
+
+
+def preflight(options: RunOptions, limits: Limits) -> str | None:
+    """None when something answers HTTP at the base URL, else why not."""
+    client = Client(options.base_url, limits)
+    try:
+        client.get("/")
+    except TargetError as exc:
+        return f"target unreachable or not speaking HTTP: {exc}"
+    finally:
+        client.close()
+    return None
+
+
+def run_check(check: Check, ctx: Context) -> RequirementResult:
+    assert check.run is not None
+    started = time.monotonic()
+    status, message = Status.PASSED, "passed"
+    try:
+        check.run(ctx)
+    except CheckFailed as exc:
+        status, message = Status.FAILED, str(exc)
+    except NotVerified as exc:
+        status, message = Status.SKIPPED, f"not verified: {exc}"
+    except TargetError as exc:
+        status, message = Status.FAILED, f"the target misbehaved: {exc}"
+    except Exception as exc:  # a suite bug must be visible, never a pass
+        tb = traceback.extract_tb(exc.__traceback__)[-1]
+        status = Status.ERROR
+        message = f"suite error: {type(exc).__name__}: {exc} (at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})"
+    finally:
+        ctx.client.close()
+    evidence = ctx.client.log[-3:] if status is not Status.PASSED else ctx.client.log[-1:]
+    return RequirementResult(check.requirement, status, message, list(evidence), time.monotonic() - started)
+
+
+def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
+    protocol_suite = suite(options.protocol)
+    spec = load(options.protocol, options.profile)
+    started = time.monotonic()
+    result = RunResult(
+        protocol=options.protocol,
+        target=options.base_url or "embedded reference mock",
+        suite_version=__version__,
+        seed=options.seed,
+        level=options.level,
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    limits = Limits(timeout=options.timeout, stream_seconds=max(3 * options.timeout, 10.0))
+    checks = selected(protocol_suite, options)
+    with target(options) as opts:
+        if not options.base_url:
+            result.target = f"embedded reference mock ({opts.base_url})"
+        problem = preflight(opts, limits)
+        if problem:
+            result.fatal = problem
+            progress(f"error: {problem}")
+        else:
+            schema_reqs = [c.requirement for c in checks if c.run is None]
+            if schema_reqs:
+                progress(f"{options.protocol}: property-based phase ({len(schema_reqs)} requirements)")
+                headers = {"Authorization": f"Bearer {opts.token}"} if opts.token and protocol_suite.needs_auth else {}
+                results, stats = run_schema_phase(
+                    spec, opts.base_url, schema_reqs, seed=opts.seed, max_examples=opts.max_examples,
+                    timeout=opts.timeout, budget_s=opts.budget_s / 2, headers=headers,
+                    skip_body_checks_for=protocol_suite.streaming_operations, progress=progress,
+                )
+                result.results.extend(results)
+                result.stats.update(stats)
+            scenarios = [c for c in checks if c.run is not None]
+            schemas = SchemaSet(spec.raw)
+            memo: dict[str, object] = {}
+            for n, check in enumerate(scenarios, 1):
+                if time.monotonic() - started > opts.budget_s:
+                    res = RequirementResult(check.requirement, Status.ERROR,
+                                            f"not run: the run's time budget of {opts.budget_s:g} s ran out")
+                else:
+                    ctx = Context(spec, schemas, opts, limits, memo)
+                    res = run_check(check, ctx)
+                result.results.append(res)
+                progress(f"[{n}/{len(scenarios)}] {check.requirement.id} {res.status.value}"
+                         + (f": {res.message}" if res.status is not Status.PASSED else ""))
+    order = {c.requirement.id: i for i, c in enumerate(checks)}
+    result.results.sort(key=lambda r: order.get(r.requirement.id, 0))
+    result.duration_s = time.monotonic() - started
+    result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    return result

@@ -1,0 +1,188 @@
+"""The property-based phase: schemathesis's engine (examples, coverage, fuzzing, stateful) run
+against the target from the document, its check verdicts rolled up into requirements.
+
+The requirements are the same for every protocol (ids ``<PREFIX>-SCHEMA-NNN``); which apply is
+derived from the document (auth checks only where it declares security, use-after-free only
+where it has a DELETE).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .http import _preview
+from .requirements import Level, Registry, Requirement
+from .results import Exchange, RequirementResult, Status
+from .specs import Spec
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaCheck:
+    number: str
+    level: Level
+    check: str
+    """schemathesis check name."""
+    statement: str
+    applies: Callable[[Spec], bool] = lambda spec: True
+
+
+SCHEMA_CHECKS = (
+    SchemaCheck("001", Level.MUST, "not_a_server_error",
+                "No request, valid or invalid, makes the server answer 5xx"),
+    SchemaCheck("002", Level.MUST, "status_code_conformance",
+                "Every response status is one the document lists for the operation"),
+    SchemaCheck("003", Level.MUST, "content_type_conformance",
+                "Every response Content-Type is one the document lists for that status"),
+    SchemaCheck("004", Level.MUST, "response_headers_conformance",
+                "Response headers the document requires are present and valid"),
+    SchemaCheck("005", Level.MUST, "response_schema_conformance",
+                "Every response body matches the schema the document gives for it"),
+    SchemaCheck("006", Level.SHOULD, "negative_data_rejection",
+                "Requests that violate the document are rejected with a 4xx status"),
+    SchemaCheck("007", Level.SHOULD, "positive_data_acceptance",
+                "Requests that conform to the document are not rejected as invalid"),
+    SchemaCheck("008", Level.SHOULD, "ensure_resource_availability",
+                "A resource the server reports created can be read back (stateful phase)"),
+    SchemaCheck("009", Level.SHOULD, "use_after_free",
+                "A deleted resource is no longer served (stateful phase)",
+                lambda spec: any(op.method == "delete" for op in spec.operations())),
+    SchemaCheck("010", Level.MUST, "ignored_auth",
+                "Operations that declare security reject requests without valid credentials",
+                lambda spec: bool(spec.raw.get("security"))),
+)
+
+
+def register_schema_requirements(registry: Registry, spec: Spec) -> None:
+    prefix = spec.info.prefix
+    for sc in SCHEMA_CHECKS:
+        if sc.applies(spec):
+            registry.add(
+                Requirement(f"{prefix}-SCHEMA-{sc.number}", sc.level, sc.statement,
+                            f"{spec.info.document} (every operation)", spec.info.id, phase="schema"),
+                None,
+            )
+
+
+@dataclass
+class _Tally:
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    message: str = ""
+    evidence: list[Exchange] = field(default_factory=list)
+
+
+def _exchange(interaction: Any) -> Exchange:
+    req, resp = interaction.request, interaction.response
+    exchange = Exchange(req.method, req.uri, {k: ", ".join(v) for k, v in dict(req.headers).items()},
+                        _preview(req.body) if req.body else None)
+    if resp is not None:
+        exchange.status = resp.status_code
+        exchange.response_headers = {k: ", ".join(v) for k, v in dict(resp.headers).items()}
+        exchange.response_body = _preview(resp.content)
+        exchange.elapsed_ms = round(resp.elapsed * 1000, 1)
+    return exchange
+
+
+def run_schema_phase(
+    spec: Spec,
+    base_url: str,
+    requirements: list[Requirement],
+    *,
+    seed: int,
+    max_examples: int,
+    timeout: float,
+    budget_s: float,
+    headers: dict[str, str],
+    skip_body_checks_for: tuple[str, ...] = (),
+    progress: Callable[[str], None] = lambda _: None,
+) -> tuple[list[RequirementResult], dict[str, Any]]:
+    import schemathesis
+    from schemathesis.engine import events, from_schema
+
+    by_check = {sc.check: f"{spec.info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS}
+    wanted = {r.id: r for r in requirements}
+    checks = {name: {"enabled": rid in wanted} for name, rid in by_check.items()}
+    for other in ("missing_required_header", "unsupported_method", "allow_header_conformance",
+                  "object_level_authorization"):
+        checks[other] = {"enabled": False}
+    config: dict[str, Any] = {
+        "seed": seed,
+        "request-timeout": timeout,
+        "headers": headers,
+        "generation": {"max-examples": max_examples, "mode": "all"},
+        "phases": {"stateful": {"enabled": True}},
+        "checks": checks,
+        "suppress-health-check": ["all"],
+    }
+    if skip_body_checks_for:
+        # streamed answers (one JSON object per line) are validated frame by frame by the scenarios
+        config["operations"] = [
+            {"include-operation-id": op_id, "checks": {"response_schema_conformance": {"enabled": False}}}
+            for op_id in skip_body_checks_for
+        ]
+    schema = schemathesis.openapi.from_dict(
+        _for_engine(spec.raw), config=schemathesis.Config.from_dict(config)
+    )
+    schema.config.update(base_url=base_url.rstrip("/"))
+
+    tallies = {rid: _Tally() for rid in wanted}
+    started = time.monotonic()
+    cases = 0
+    stopped = ""
+    stream = from_schema(schema).execute()
+    for event in stream:
+        if time.monotonic() - started > budget_s and not stopped:
+            stopped = f"time budget of {budget_s:g} s for the property-based phase ran out"
+            stream.stop()
+        if isinstance(event, events.PhaseStarted):
+            progress(f"  schema phase: {event.phase.name.value}")
+        elif isinstance(event, events.FatalError):
+            stopped = f"schemathesis stopped: {event.exception}"
+            break
+        elif isinstance(event, events.ScenarioFinished):
+            rec = event.recorder
+            cases += len(rec.cases)
+            for case_id, nodes in rec.checks.items():
+                for node in nodes:
+                    rid = by_check.get(node.name)
+                    if rid is None or rid not in tallies:
+                        continue
+                    tally = tallies[rid]
+                    status = node.status.value
+                    if status == "success":
+                        tally.passed += 1
+                    elif status == "failure":
+                        tally.failed += 1
+                        if not tally.message and node.failure_info is not None:
+                            failure = node.failure_info.failure
+                            tally.message = f"{rec.label}: {failure.title}: {failure.message}".strip()
+                            interaction = rec.interactions.get(case_id)
+                            if interaction is not None:
+                                tally.evidence.append(_exchange(interaction))
+                    else:
+                        tally.errors += 1
+    elapsed = time.monotonic() - started
+    results = []
+    for rid, req in wanted.items():
+        t = tallies[rid]
+        total = t.passed + t.failed
+        if t.failed:
+            status, message = Status.FAILED, f"{t.failed} of {total} generated cases failed; first: {t.message}"
+        elif t.passed:
+            status, message = Status.PASSED, f"{t.passed} generated cases checked"
+        else:
+            status = Status.ERROR if stopped else Status.SKIPPED
+            message = stopped or "no generated case exercised this check against this target"
+        results.append(RequirementResult(req, status, message, t.evidence[:1], elapsed, total))
+    return results, {"schema_cases": cases, "schema_seconds": round(elapsed, 2), "schema_stopped": stopped}
+
+
+def _for_engine(raw: dict[str, Any]) -> dict[str, Any]:
+    """Point the document's servers at the target: the base URL already carries the base path."""
+    doc = dict(raw)
+    doc["servers"] = [{"url": "/"}]
+    return doc
