@@ -2,10 +2,10 @@
 
 __version__ = "0.1.0"
 
-from .context import CheckFailed, Context, NotVerified, RunOptions  # noqa: E402
-from .requirements import Level, Registry, Requirement  # noqa: E402
-from .results import RequirementResult, RunResult, Status  # noqa: E402
-from .specs import PROTOCOLS, SpecError, load  # noqa: E402
+from .context import CheckFailed, Context, NotVerified, RunOptions
+from .requirements import Level, Registry, Requirement
+from .results import RequirementResult, RunResult, Status
+from .specs import PROTOCOLS, SpecError, load
 
 __all__ = [
     "PROTOCOLS",

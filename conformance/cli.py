@@ -20,16 +20,24 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
     run.add_argument("--protocol", required=True, choices=[*sorted(PROTOCOLS), "all"])
-    run.add_argument("--base-url", default="", help="URL the document's paths are appended to "
-                     "(synapse-agent: include /repo/v1); default: start the embedded reference mock")
+    run.add_argument(
+        "--base-url",
+        default="",
+        help="URL the document's paths are appended to "
+        "(synapse-agent: include /repo/v1); default: start the embedded reference mock",
+    )
     run.add_argument("--token", help="bearer token (synapse-agent)")
     run.add_argument("--second-token", help="a second user's token, for ownership (403) requirements")
     run.add_argument("--report-dir", type=Path, help="default reports/<protocol>-<timestamp>/")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-examples", type=int, default=10, help="generated cases per operation and phase")
     run.add_argument("--timeout", type=float, default=10.0, help="seconds per connect/read/exchange")
-    run.add_argument("--level", choices=[lv.value for lv in Level], default="may",
-                     help="run requirements of this level and stricter (exit code still gates on MUST)")
+    run.add_argument(
+        "--level",
+        choices=[lv.value for lv in Level],
+        default="may",
+        help="run requirements of this level and stricter (exit code still gates on MUST)",
+    )
     run.add_argument("--profile", help="a document profile, e.g. 'upstream' for neuro-san's /api/v1/list")
     run.add_argument("--budget", type=float, default=600.0, help="whole-run time budget per protocol, seconds")
     run.add_argument("--only", action="append", default=[], metavar="ID_PREFIX", help="run only these requirements")
@@ -57,10 +65,18 @@ def run_command(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     for pid in protocols:
         options = RunOptions(
-            protocol=pid, base_url=args.base_url, token=args.token, second_token=args.second_token,
-            seed=args.seed, max_examples=args.max_examples, timeout=args.timeout, level=Level(args.level),
+            protocol=pid,
+            base_url=args.base_url,
+            token=args.token,
+            second_token=args.second_token,
+            seed=args.seed,
+            max_examples=args.max_examples,
+            timeout=args.timeout,
+            level=Level(args.level),
             profile=args.profile if args.profile and args.profile in PROTOCOLS[pid].profiles else None,
-            budget_s=args.budget, only=tuple(args.only), phases=tuple(args.phase or ("schema", "scenario")),
+            budget_s=args.budget,
+            only=tuple(args.only),
+            phases=tuple(args.phase or ("schema", "scenario")),
         )
         result: RunResult = run(options, _progress(args.quiet))
         base = args.report_dir or Path("reports") / f"{pid}-{stamp}"

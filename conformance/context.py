@@ -128,7 +128,9 @@ class Context:
             return None
         media = response.content_type
         if media not in content:
-            self.fail(f"{operation_id} {response.status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}")
+            self.fail(
+                f"{operation_id} {response.status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}"
+            )
         schema = content[media].get("schema")
         if "json" not in media:
             return response.body

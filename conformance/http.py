@@ -48,7 +48,7 @@ class Response:
 
     @property
     def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        return str(self.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
 
     def json(self) -> Any:
         from .context import CheckFailed  # local: context imports this module
@@ -87,8 +87,13 @@ def _describe(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
 class Client:
     """Synchronous, bounded, evidence-recording. One per check; exchanges land in ``self.log``."""
 
-    def __init__(self, base_url: str, limits: Limits, headers: Mapping[str, str] | None = None,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        limits: Limits,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.limits = limits
         self.default_headers = dict(headers or {})
@@ -104,8 +109,9 @@ class Client:
     def close(self) -> None:
         self._http.close()
 
-    def _build(self, method: str, path: str, headers: Mapping[str, str] | None, auth: str | None,
-               **kwargs: Any) -> httpx.Request:
+    def _build(
+        self, method: str, path: str, headers: Mapping[str, str] | None, auth: str | None, **kwargs: Any
+    ) -> httpx.Request:
         merged = {**self.default_headers, **(headers or {})}
         if auth is not None:  # "" sends no Authorization header at all
             merged.pop("Authorization", None)
@@ -120,8 +126,15 @@ class Client:
         self.log.append(exchange)
         return exchange
 
-    def request(self, method: str, path: str, *, headers: Mapping[str, str] | None = None,
-                auth: str | None = None, **kwargs: Any) -> Response:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: str | None = None,
+        **kwargs: Any,
+    ) -> Response:
         """``kwargs`` are httpx's: json=, content=, files=, data=, params=."""
         request = self._build(method, path, headers, auth, **kwargs)
         exchange = self._record(request)
@@ -166,8 +179,15 @@ class Client:
         return self.request("DELETE", path, **kwargs)
 
     @contextmanager
-    def stream(self, method: str, path: str, *, headers: Mapping[str, str] | None = None,
-               auth: str | None = None, **kwargs: Any) -> Iterator[StreamingResponse]:
+    def stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: str | None = None,
+        **kwargs: Any,
+    ) -> Iterator[StreamingResponse]:
         request = self._build(method, path, headers, auth, **kwargs)
         exchange = self._record(request)
         started = time.monotonic()
@@ -201,7 +221,7 @@ class StreamingResponse:
 
     @property
     def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        return str(self.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
 
     def chunks(self) -> Iterator[bytes]:
         size = 0

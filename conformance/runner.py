@@ -116,9 +116,16 @@ def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
                 progress(f"{options.protocol}: property-based phase ({len(schema_reqs)} requirements)")
                 headers = {"Authorization": f"Bearer {opts.token}"} if opts.token and protocol_suite.needs_auth else {}
                 results, stats = run_schema_phase(
-                    spec, opts.base_url, schema_reqs, seed=opts.seed, max_examples=opts.max_examples,
-                    timeout=opts.timeout, budget_s=opts.budget_s / 2, headers=headers,
-                    skip_body_checks_for=protocol_suite.streaming_operations, progress=progress,
+                    spec,
+                    opts.base_url,
+                    schema_reqs,
+                    seed=opts.seed,
+                    max_examples=opts.max_examples,
+                    timeout=opts.timeout,
+                    budget_s=opts.budget_s / 2,
+                    headers=headers,
+                    skip_body_checks_for=protocol_suite.streaming_operations,
+                    progress=progress,
                 )
                 result.results.extend(results)
                 result.stats.update(stats)
@@ -127,14 +134,19 @@ def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
             memo: dict[str, object] = {}
             for n, check in enumerate(scenarios, 1):
                 if time.monotonic() - started > opts.budget_s:
-                    res = RequirementResult(check.requirement, Status.ERROR,
-                                            f"not run: the run's time budget of {opts.budget_s:g} s ran out")
+                    res = RequirementResult(
+                        check.requirement,
+                        Status.ERROR,
+                        f"not run: the run's time budget of {opts.budget_s:g} s ran out",
+                    )
                 else:
                     ctx = Context(spec, schemas, opts, limits, memo)
                     res = run_check(check, ctx)
                 result.results.append(res)
-                progress(f"[{n}/{len(scenarios)}] {check.requirement.id} {res.status.value}"
-                         + (f": {res.message}" if res.status is not Status.PASSED else ""))
+                progress(
+                    f"[{n}/{len(scenarios)}] {check.requirement.id} {res.status.value}"
+                    + (f": {res.message}" if res.status is not Status.PASSED else "")
+                )
     order = {c.requirement.id: i for i, c in enumerate(checks)}
     result.results.sort(key=lambda r: order.get(r.requirement.id, 0))
     result.duration_s = time.monotonic() - started

@@ -30,28 +30,63 @@ class SchemaCheck:
 
 
 SCHEMA_CHECKS = (
-    SchemaCheck("001", Level.MUST, "not_a_server_error",
-                "No request, valid or invalid, makes the server answer 5xx"),
-    SchemaCheck("002", Level.MUST, "status_code_conformance",
-                "Every response status is one the document lists for the operation"),
-    SchemaCheck("003", Level.MUST, "content_type_conformance",
-                "Every response Content-Type is one the document lists for that status"),
-    SchemaCheck("004", Level.MUST, "response_headers_conformance",
-                "Response headers the document requires are present and valid"),
-    SchemaCheck("005", Level.MUST, "response_schema_conformance",
-                "Every response body matches the schema the document gives for it"),
-    SchemaCheck("006", Level.SHOULD, "negative_data_rejection",
-                "Requests that violate the document are rejected with a 4xx status"),
-    SchemaCheck("007", Level.SHOULD, "positive_data_acceptance",
-                "Requests that conform to the document are not rejected as invalid"),
-    SchemaCheck("008", Level.SHOULD, "ensure_resource_availability",
-                "A resource the server reports created can be read back (stateful phase)"),
-    SchemaCheck("009", Level.SHOULD, "use_after_free",
-                "A deleted resource is no longer served (stateful phase)",
-                lambda spec: any(op.method == "delete" for op in spec.operations())),
-    SchemaCheck("010", Level.MUST, "ignored_auth",
-                "Operations that declare security reject requests without valid credentials",
-                lambda spec: bool(spec.raw.get("security"))),
+    SchemaCheck("001", Level.MUST, "not_a_server_error", "No request, valid or invalid, makes the server answer 5xx"),
+    SchemaCheck(
+        "002",
+        Level.MUST,
+        "status_code_conformance",
+        "Every response status is one the document lists for the operation",
+    ),
+    SchemaCheck(
+        "003",
+        Level.MUST,
+        "content_type_conformance",
+        "Every response Content-Type is one the document lists for that status",
+    ),
+    SchemaCheck(
+        "004",
+        Level.MUST,
+        "response_headers_conformance",
+        "Response headers the document requires are present and valid",
+    ),
+    SchemaCheck(
+        "005",
+        Level.MUST,
+        "response_schema_conformance",
+        "Every response body matches the schema the document gives for it",
+    ),
+    SchemaCheck(
+        "006",
+        Level.SHOULD,
+        "negative_data_rejection",
+        "Requests that violate the document are rejected with a 4xx status",
+    ),
+    SchemaCheck(
+        "007",
+        Level.SHOULD,
+        "positive_data_acceptance",
+        "Requests that conform to the document are not rejected as invalid",
+    ),
+    SchemaCheck(
+        "008",
+        Level.SHOULD,
+        "ensure_resource_availability",
+        "A resource the server reports created can be read back (stateful phase)",
+    ),
+    SchemaCheck(
+        "009",
+        Level.SHOULD,
+        "use_after_free",
+        "A deleted resource is no longer served (stateful phase)",
+        lambda spec: any(op.method == "delete" for op in spec.operations()),
+    ),
+    SchemaCheck(
+        "010",
+        Level.MUST,
+        "ignored_auth",
+        "Operations that declare security reject requests without valid credentials",
+        lambda spec: bool(spec.raw.get("security")),
+    ),
 )
 
 
@@ -60,8 +95,14 @@ def register_schema_requirements(registry: Registry, spec: Spec) -> None:
     for sc in SCHEMA_CHECKS:
         if sc.applies(spec):
             registry.add(
-                Requirement(f"{prefix}-SCHEMA-{sc.number}", sc.level, sc.statement,
-                            f"{spec.info.document} (every operation)", spec.info.id, phase="schema"),
+                Requirement(
+                    f"{prefix}-SCHEMA-{sc.number}",
+                    sc.level,
+                    sc.statement,
+                    f"{spec.info.document} (every operation)",
+                    spec.info.id,
+                    phase="schema",
+                ),
                 None,
             )
 
@@ -77,8 +118,12 @@ class _Tally:
 
 def _exchange(interaction: Any) -> Exchange:
     req, resp = interaction.request, interaction.response
-    exchange = Exchange(req.method, req.uri, {k: ", ".join(v) for k, v in dict(req.headers).items()},
-                        _preview(req.body) if req.body else None)
+    exchange = Exchange(
+        req.method,
+        req.uri,
+        {k: ", ".join(v) for k, v in dict(req.headers).items()},
+        _preview(req.body) if req.body else None,
+    )
     if resp is not None:
         exchange.status = resp.status_code
         exchange.response_headers = {k: ", ".join(v) for k, v in dict(resp.headers).items()}
@@ -106,8 +151,12 @@ def run_schema_phase(
     by_check = {sc.check: f"{spec.info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS}
     wanted = {r.id: r for r in requirements}
     checks = {name: {"enabled": rid in wanted} for name, rid in by_check.items()}
-    for other in ("missing_required_header", "unsupported_method", "allow_header_conformance",
-                  "object_level_authorization"):
+    for other in (
+        "missing_required_header",
+        "unsupported_method",
+        "allow_header_conformance",
+        "object_level_authorization",
+    ):
         checks[other] = {"enabled": False}
     config: dict[str, Any] = {
         "seed": seed,
@@ -124,9 +173,7 @@ def run_schema_phase(
             {"include-operation-id": op_id, "checks": {"response_schema_conformance": {"enabled": False}}}
             for op_id in skip_body_checks_for
         ]
-    schema = schemathesis.openapi.from_dict(
-        _for_engine(spec.raw), config=schemathesis.Config.from_dict(config)
-    )
+    schema = schemathesis.openapi.from_dict(_for_engine(spec.raw), config=schemathesis.Config.from_dict(config))
     schema.config.update(base_url=base_url.rstrip("/"))
 
     tallies = {rid: _Tally() for rid in wanted}

@@ -10,7 +10,7 @@ import copy
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +54,7 @@ PROTOCOLS: dict[str, ProtocolInfo] = {
             profiles={"upstream": "neuro-san/upstream-extras.yaml"},
         ),
         ProtocolInfo("sgr-agent-core", "SGR Agent Core", "sgr-agent-core/openapi.yaml", "SGR"),
-        ProtocolInfo(
-            "synapse-agent", "Synapse agent chat", "synapse-agent/openapi.yaml", "SYN", base_path="/repo/v1"
-        ),
+        ProtocolInfo("synapse-agent", "Synapse agent chat", "synapse-agent/openapi.yaml", "SYN", base_path="/repo/v1"),
     )
 }
 
@@ -206,7 +204,7 @@ def merge_overlay(base: dict[str, Any], overlay: Mapping[str, Any]) -> dict[str,
     return merged
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(protocol_id: str, profile: str | None = None) -> Spec:
     """Load (once per process) a protocol's document, optionally with a named profile overlay."""
     info = protocol(protocol_id)

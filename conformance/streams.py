@@ -58,9 +58,7 @@ def _line_objects(line: bytes, index: int) -> Iterator[Frame]:
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise FrameError(
-                f"line {index + 1} is not a complete JSON object ({exc.msg}): {text[:120]!r}"
-            ) from None
+            raise FrameError(f"line {index + 1} is not a complete JSON object ({exc.msg}): {text[:120]!r}") from None
         if not isinstance(value, dict):
             raise FrameError(f"line {index + 1} holds a JSON {type(value).__name__}, not an object")
         yield Frame(index, text[pos:end], value)
@@ -70,7 +68,7 @@ def _line_objects(line: bytes, index: int) -> Iterator[Frame]:
             pos += 1
 
 
-def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
+def sse_events(chunks: Iterable[bytes], max_frames: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
     """Server-sent events per the WHATWG parsing rules (data lines joined, comments skipped).
     Yields each event's data; JSON is parsed when it parses, else ``value`` is None."""
     buffer = b""
@@ -82,7 +80,7 @@ def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_byte
             cut = _line_end(buffer)
             if cut is None:
                 break
-            line_bytes, buffer = buffer[: cut[0]], buffer[cut[1]:]
+            line_bytes, buffer = buffer[: cut[0]], buffer[cut[1] :]
             try:
                 line = line_bytes.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -92,8 +90,8 @@ def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_byte
                     yield _event(index, "\n".join(data))
                     index += 1
                     data = []
-                    if index > max_events:
-                        raise FrameError(f"more than {max_events} events; stopping")
+                    if index > max_frames:
+                        raise FrameError(f"more than {max_frames} events; stopping")
                 continue
             if line.startswith(":"):
                 continue

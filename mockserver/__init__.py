@@ -3,8 +3,8 @@
 from .api import Call, ProtocolApi, Reply
 from .app import create_app
 from .config import Limits, MockConfig
-from .errors import ApiError
 from .embedded import EmbeddedServer
+from .errors import ApiError
 from .faults import Fault, FaultSet, catalogue
 
 __all__ = [

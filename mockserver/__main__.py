@@ -28,8 +28,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port (default 8000)")
     p.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS), help="serve only these (repeatable)")
-    p.add_argument("--token", action="append", type=_token, metavar="NAME=TOKEN",
-                   help="Synapse identity (repeatable); default " + ", ".join(f"{k}={v}" for k, v in DEFAULT_TOKENS.items()))
+    p.add_argument(
+        "--token",
+        action="append",
+        type=_token,
+        metavar="NAME=TOKEN",
+        help="Synapse identity (repeatable); default " + ", ".join(f"{k}={v}" for k, v in DEFAULT_TOKENS.items()),
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--job-seconds", type=float, default=0.3, help="how long a Synapse chat job stays PROCESSING")
     p.add_argument("--stream-delay", type=float, default=0.0, help="seconds between streamed frames")

@@ -87,15 +87,21 @@ class ProtocolApi:
         path_item = _with_parameters_resolved(self.spec.raw, self.spec.raw["paths"][op.path])
         definition = _with_parameters_resolved(self.spec.raw, op.definition)
         validator = OperationValidator(
-            self.protocol_id, definition, path_item, self.schemas,
-            self.config.limits.max_json_bytes, self.config.limits.max_upload_bytes,
+            self.protocol_id,
+            definition,
+            path_item,
+            self.schemas,
+            self.config.limits.max_json_bytes,
+            self.config.limits.max_upload_bytes,
         )
         security = op.definition.get("security")
         secured = bool(security) if security is not None else self._secured_by_default
 
         def register(handler: Handler) -> Handler:
             self.routes.append(
-                web.route(op.method.upper(), self.base_path + op.path, self._wrap(operation_id, handler, validator, secured))
+                web.route(
+                    op.method.upper(), self.base_path + op.path, self._wrap(operation_id, handler, validator, secured)
+                )
             )
             return handler
 

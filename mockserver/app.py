@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from conformance.specs import load
 
@@ -44,7 +45,7 @@ def create_app(config: MockConfig | None = None) -> web.Application:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _protocol_errors(owner_of: dict[str, str]) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def _protocol_errors(owner_of: dict[str, str]) -> Middleware:
     """Unrouted paths, wrong methods, oversized bodies and crashes, in the owning protocol's shape."""
 
     @web.middleware

@@ -20,8 +20,9 @@ class StreamGate:
 
     def __enter__(self) -> StreamGate:
         if self.open >= self.limit:
-            raise ApiError(503, f"Too many open streams (limit {self.limit}); retry shortly",
-                           headers={"Retry-After": "1"})
+            raise ApiError(
+                503, f"Too many open streams (limit {self.limit}); retry shortly", headers={"Retry-After": "1"}
+            )
         self.open += 1
         return self
 
@@ -54,8 +55,14 @@ class _Stream:
 class NdjsonStream(_Stream):
     """One JSON object per line, each flushed as it is produced (NeuroSan streaming_chat)."""
 
-    def __init__(self, request: web.Request, content_type: str = "application/json",
-                 headers: dict[str, str] | None = None, delay: float = 0.0, pretty: bool = False) -> None:
+    def __init__(
+        self,
+        request: web.Request,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+        pretty: bool = False,
+    ) -> None:
         super().__init__(request, content_type, headers, delay)
         self.pretty = pretty  # the multi-line-objects fault
 

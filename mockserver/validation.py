@@ -59,8 +59,13 @@ def _coerce(raw: str, kind: str) -> Any:
 
 class OperationValidator:
     def __init__(
-        self, protocol_id: str, definition: Mapping[str, Any], path_item: Mapping[str, Any], schemas: SchemaSet,
-        max_json_bytes: int, max_upload_bytes: int,
+        self,
+        protocol_id: str,
+        definition: Mapping[str, Any],
+        path_item: Mapping[str, Any],
+        schemas: SchemaSet,
+        max_json_bytes: int,
+        max_upload_bytes: int,
     ) -> None:
         self.protocol_id = protocol_id
         self.invalid_status = INVALID_BODY_STATUS[protocol_id]
@@ -73,8 +78,14 @@ class OperationValidator:
             schema = p.get("schema", {})
             kind = schema.get("type", "string")
             self.params.append(
-                _Param(p["name"], p["in"], bool(p.get("required")), kind if isinstance(kind, str) else "string",
-                       schemas.validator(schema), schema.get("default"))
+                _Param(
+                    p["name"],
+                    p["in"],
+                    bool(p.get("required")),
+                    kind if isinstance(kind, str) else "string",
+                    schemas.validator(schema),
+                    schema.get("default"),
+                )
             )
         body = definition.get("requestBody") or {}
         self.body_required = bool(body.get("required"))
@@ -112,7 +123,9 @@ class OperationValidator:
             try:
                 value = _coerce(raw, p.kind)
             except ValueError:
-                problems.append(_violation([p.location, p.name], f"Input should be a valid {p.kind}", f"{p.kind}_parsing", raw))
+                problems.append(
+                    _violation([p.location, p.name], f"Input should be a valid {p.kind}", f"{p.kind}_parsing", raw)
+                )
                 continue
             for error in p.validator.iter_errors(value):
                 problems.append(_violation([p.location, p.name], error.message, "value_error", raw))
@@ -171,7 +184,9 @@ class OperationValidator:
             try:
                 part = await reader.next()
             except (ValueError, AssertionError) as exc:
-                raise self._invalid([_violation(["body"], f"malformed multipart body: {exc}", "multipart", None)]) from None
+                raise self._invalid(
+                    [_violation(["body"], f"malformed multipart body: {exc}", "multipart", None)]
+                ) from None
             if part is None:
                 break
             if not isinstance(part, BodyPartReader) or not part.name:
@@ -190,7 +205,9 @@ class OperationValidator:
                 try:
                     form[part.name] = data.decode("utf-8")
                 except UnicodeDecodeError:
-                    raise self._invalid([_violation(["body", part.name], "not valid UTF-8", "string_unicode", None)]) from None
+                    raise self._invalid(
+                        [_violation(["body", part.name], "not valid UTF-8", "string_unicode", None)]
+                    ) from None
         missing = [name for name in self.multipart_required if name not in form]
         if missing:
             raise self._invalid([_violation(["body", name], "Field required", "missing", None) for name in missing])

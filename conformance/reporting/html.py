@@ -51,8 +51,9 @@ def _row(res: RequirementResult) -> str:
 
 
 def render_html(run: RunResult) -> str:
-    verdict, klass = ("PASS", "v-pass") if run.exit_code == 0 else (
-        ("TARGET ERROR", "v-error") if run.fatal else ("FAIL", "v-fail"))
+    verdict, klass = (
+        ("PASS", "v-pass") if run.exit_code == 0 else (("TARGET ERROR", "v-error") if run.fatal else ("FAIL", "v-fail"))
+    )
     tally = "".join(
         f"<tr><td>{lvl.upper()}</td><td>{c['passed']}</td><td>{c['failed']}</td><td>{c['skipped']}</td><td>{c['error']}</td></tr>"
         for lvl, c in run.tally().items()
@@ -63,9 +64,11 @@ def render_html(run: RunResult) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Conformance: {escape(run.protocol)}</title>
 <style>{STYLE}</style></head><body>
-<h1>Conformance report: {escape(run.protocol)} <span class="verdict {klass}">{verdict}</span></h1>
-<p class="meta">Target <code>{escape(run.target)}</code> &middot; suite {escape(run.suite_version)} &middot; seed {run.seed}
-&middot; level {run.level.value} &middot; {run.duration_s:.1f} s &middot; started {escape(run.started_at)}</p>
+<h1>Conformance report: {escape(run.protocol)}
+<span class="verdict {klass}">{verdict}</span></h1>
+<p class="meta">Target <code>{escape(run.target)}</code> &middot; suite {escape(run.suite_version)}
+&middot; seed {run.seed} &middot; level {run.level.value} &middot; {run.duration_s:.1f} s
+&middot; started {escape(run.started_at)}</p>
 {fatal}
 <table><tr><th>level</th><th>passed</th><th>failed</th><th>not verified</th><th>error</th></tr>{tally}</table>
 <p>Exit code {run.exit_code}: 0 means every MUST requirement passed.</p>

@@ -27,8 +27,13 @@ def render_junit(run: RunResult) -> str:
         ET.SubElement(case, "error", message=run.fatal)
     for res in run.results:
         req = res.requirement
-        case = ET.SubElement(suite, "testcase", classname=f"{run.protocol}.{req.level.value}",
-                             name=f"{req.id} {req.statement}", time=f"{res.duration_s:.3f}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"{run.protocol}.{req.level.value}",
+            name=f"{req.id} {req.statement}",
+            time=f"{res.duration_s:.3f}",
+        )
         if res.status is Status.FAILED:
             node = ET.SubElement(case, "failure", message=res.message[:500])
             node.text = _evidence(res)

@@ -24,7 +24,9 @@ def render_markdown(run: RunResult) -> str:
         lines += [f"> {run.fatal}", ""]
     lines += ["| level | passed | failed | not verified | error |", "|---|---|---|---|---|"]
     for level, counts in run.tally().items():
-        lines.append(f"| {level.upper()} | {counts['passed']} | {counts['failed']} | {counts['skipped']} | {counts['error']} |")
+        lines.append(
+            f"| {level.upper()} | {counts['passed']} | {counts['failed']} | {counts['skipped']} | {counts['error']} |"
+        )
     lines += ["", "| id | level | result | statement | detail |", "|---|---|---|---|---|"]
     for res in run.results:
         r = res.requirement

@@ -1,0 +1,31 @@
+# One command to set up and run the suite against the embedded reference mock, one to run the tests.
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+
+.PHONY: run test lint types mock clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -U pip
+	$(PY) -m pip install -q -e ".[dev,interop]"
+	$(PY) -m pip install -q --no-deps agent-protocol-client==1.1.0
+	touch $@
+
+run: $(VENV)/.installed          ## the suite, all protocols, against the embedded mock
+	$(PY) -m conformance run --protocol all
+
+test: $(VENV)/.installed         ## the project's tests (what CI runs)
+	$(PY) -m pytest
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check conformance mockserver tests bench
+
+types: $(VENV)/.installed
+	$(VENV)/bin/mypy
+
+mock: $(VENV)/.installed         ## the reference mock on 127.0.0.1:8000
+	$(PY) -m mockserver
+
+clean:
+	rm -rf $(VENV) reports/*/ .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,110 @@
+"""pytest integration: ``pytest --conformance-protocol agent-protocol [--conformance-base-url URL]``
+adds one test item per requirement to the session, and the ``conformance_run`` fixture gives
+teams the whole run's results inside their own tests.
+
+The run happens once, on the first item; each item then reports its requirement's verdict, so a
+requirement that was not verified shows as skipped and never as passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .context import RunOptions
+from .requirements import Level
+from .results import RunResult, Status
+
+_KEY = pytest.StashKey[RunResult]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "agent API conformance suite")
+    group.addoption("--conformance-protocol", help="protocol id; adds one test per requirement")
+    group.addoption("--conformance-base-url", default="", help="target URL (default: embedded reference mock)")
+    group.addoption("--conformance-token", default=None)
+    group.addoption("--conformance-second-token", default=None)
+    group.addoption("--conformance-seed", type=int, default=0)
+    group.addoption("--conformance-max-examples", type=int, default=10)
+    group.addoption("--conformance-timeout", type=float, default=10.0)
+    group.addoption("--conformance-level", choices=[lv.value for lv in Level], default="may")
+
+
+def _options(config: pytest.Config) -> RunOptions:
+    return RunOptions(
+        protocol=config.getoption("--conformance-protocol") or "",
+        base_url=config.getoption("--conformance-base-url"),
+        token=config.getoption("--conformance-token"),
+        second_token=config.getoption("--conformance-second-token"),
+        seed=config.getoption("--conformance-seed"),
+        max_examples=config.getoption("--conformance-max-examples"),
+        timeout=config.getoption("--conformance-timeout"),
+        level=Level(config.getoption("--conformance-level")),
+    )
+
+
+def _run(config: pytest.Config) -> RunResult:
+    if _KEY not in config.stash:
+        from .runner import run
+
+        config.stash[_KEY] = run(_options(config))
+    return config.stash[_KEY]
+
+
+class RequirementItem(pytest.Item):
+    def __init__(self, *, requirement_id: str, level: str, statement: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.requirement_id = requirement_id
+        self.level = level
+        self.statement = statement
+
+    def runtest(self) -> None:
+        run = _run(self.config)
+        if run.fatal:
+            raise RequirementFailed(f"target unusable: {run.fatal}")
+        for res in run.results:
+            if res.requirement.id == self.requirement_id:
+                if res.status is Status.SKIPPED:
+                    pytest.skip(res.message)
+                if res.status is not Status.PASSED:
+                    evidence = "\n".join(f"{e.method} {e.url} -> {e.status or e.error}" for e in res.evidence)
+                    raise RequirementFailed(f"{res.status.value}: {res.message}\n{evidence}".rstrip())
+                return
+        raise RequirementFailed("the run produced no result for this requirement")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, RequirementFailed):
+            return f"{self.requirement_id} [{self.level.upper()}] {self.statement}\n{excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        return "conformance", 0, f"{self.requirement_id} {self.statement}"
+
+
+class RequirementFailed(Exception):
+    pass
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    protocol = config.getoption("--conformance-protocol")
+    if not protocol:
+        return
+    from .protocols import suite
+    from .runner import selected
+
+    for check in selected(suite(protocol), _options(config)):
+        r = check.requirement
+        items.append(
+            RequirementItem.from_parent(
+                session, name=f"{r.id}", requirement_id=r.id, level=r.level.value, statement=r.statement
+            )
+        )
+
+
+@pytest.fixture(scope="session")
+def conformance_run(pytestconfig: pytest.Config) -> RunResult:
+    """The run's results (requires --conformance-protocol)."""
+    if not pytestconfig.getoption("--conformance-protocol"):
+        pytest.skip("--conformance-protocol not given")
+    return _run(pytestconfig)
