@@ -12,10 +12,13 @@ Settled where the document is silent (recorded here because the mock is its refe
   is a 400 Status with code 3 (INVALID_ARGUMENT).
 - Histories in a received ``chat_context`` that belong to another network's front man are ignored.
 - Upstream echoes the request in every MAXIMAL frame; the mock sends only ``response``.
+
+FAULTS below break it one way each, for the conformance suite's requirements NS-*.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,9 +29,7 @@ from aiohttp import ClientConnectionResetError, web
 from ..api import Call, ProtocolApi, Reply
 from ..errors import ApiError
 from ..faults import Fault
-from ..streaming import NdjsonStream
-
-FAULTS: tuple[Fault, ...] = ()
+from ..streaming import NdjsonStream, stall
 
 # The media type of streaming_chat frames; see the module docstring.
 STREAM_CONTENT_TYPE = "application/json"
@@ -121,8 +122,7 @@ def _music(text: str, turn: int) -> Turn:
         f"On '{text}': put the record on and listen twice. That question cost ${QUESTION_COST:.2f}; "
         f"running cost ${cost:.2f}. (turn {turn})"
     )
-    return Turn({"running_cost": cost - QUESTION_COST}, f'{{"running_cost": {cost}}}', answer,
-                {"running_cost": cost})
+    return Turn({"running_cost": cost - QUESTION_COST}, f'{{"running_cost": {cost}}}', answer, {"running_cost": cost})
 
 
 def _inquiry(description: str) -> dict[str, Any]:
@@ -137,23 +137,40 @@ NETWORKS: dict[str, Network] = {
     n.name: n
     for n in (
         Network(
-            "hello_world", "I can help you make a terse announcement.", ("example", "basic"),
-            "announcer", "You are an announcer: greet the world and repeat what you were told.",
-            "synonymizer", "llm_agent", _inquiry("The text to announce."),
-            ("Announce that the mock is up",), _hello,
+            "hello_world",
+            "I can help you make a terse announcement.",
+            ("example", "basic"),
+            "announcer",
+            "You are an announcer: greet the world and repeat what you were told.",
+            "synonymizer",
+            "llm_agent",
+            _inquiry("The text to announce."),
+            ("Announce that the mock is up",),
+            _hello,
         ),
         Network(
-            "math_guy", "I can do simple arithmetic on two numbers.", ("example", "coded_tool"),
-            "MathGuy", "You answer arithmetic questions by calling the calculator.",
-            "calculator", "coded_tool", _inquiry("An arithmetic question such as 'what is 6 * 7'."),
-            ("What is 6 * 7?",), _math,
+            "math_guy",
+            "I can do simple arithmetic on two numbers.",
+            ("example", "coded_tool"),
+            "MathGuy",
+            "You answer arithmetic questions by calling the calculator.",
+            "calculator",
+            "coded_tool",
+            _inquiry("An arithmetic question such as 'what is 6 * 7'."),
+            ("What is 6 * 7?",),
+            _math,
         ),
         Network(
-            "music_nerd_pro", "I answer questions about music, for a fee per question.",
+            "music_nerd_pro",
+            "I answer questions about music, for a fee per question.",
             ("example", "sly_data"),
-            "MusicNerdPro", "You are a music nerd; every answer is billed through the Accountant.",
-            "Accountant", "coded_tool", _inquiry("A question about music."),
-            ("Which album should I play first?",), _music,
+            "MusicNerdPro",
+            "You are a music nerd; every answer is billed through the Accountant.",
+            "Accountant",
+            "coded_tool",
+            _inquiry("A question about music."),
+            ("Which album should I play first?",),
+            _music,
         ),
     )
 }
@@ -163,6 +180,8 @@ def _network(call: Call) -> Network:
     name = call.path["agent_name"]
     network = NETWORKS.get(name)
     if network is None:
+        if call.fault("ns-unknown-agent-ok"):
+            return NETWORKS["hello_world"]  # a server that routes every name to a default agent
         raise ApiError(404, f"Agent {name!r} not found on this server")
     return network
 
@@ -205,10 +224,10 @@ def _conversation(kind: str, text: str, front: str) -> dict[str, Any]:
     return message
 
 
-def _frames(network: Network, body: dict[str, Any]) -> list[dict[str, Any]]:
+def _frames(network: Network, body: dict[str, Any], call: Call) -> list[dict[str, Any]]:
     """Every ChatResponse of one exchange, in order, already filtered."""
     text = _user_text(body)
-    history = _history(body, network.front)
+    history = [] if call.fault("ns-context-ignored") else _history(body, network.front)
     turn = 1 + sum(1 for m in history if m["type"] == "HUMAN")
     result = network.respond(text, turn)
     history.append(_conversation("HUMAN", text, network.front))
@@ -221,10 +240,20 @@ def _frames(network: Network, body: dict[str, Any]) -> list[dict[str, Any]]:
     }
     if result.sly_data is not None:
         final["sly_data"] = result.sly_data
-    messages = [final]
+    if call.fault("ns-stream-no-context"):
+        del final["chat_context"]
     chat_filter = (body.get("chat_filter") or {}).get("chat_filter_type", "MINIMAL")
-    if chat_filter == "MAXIMAL":
-        messages[:0] = _intermediate(network, result)
+    maximal = chat_filter == "MAXIMAL"
+    if call.fault("ns-minimal-verbose"):
+        maximal = True
+    if call.fault("ns-maximal-ignored"):
+        maximal = False
+    intermediate = _intermediate(network, result)
+    if call.fault("ns-message-type-enum"):
+        intermediate[-1]["type"] = "ASSISTANT"  # an OpenAI role name where the enum says AI
+    messages = [*intermediate, final] if maximal else [final]
+    if call.fault("ns-stream-no-answer"):
+        messages = intermediate if maximal else intermediate[-1:]  # ends on the AI message
     return [{"response": m} for m in messages]
 
 
@@ -247,14 +276,30 @@ def _intermediate(network: Network, result: Turn) -> list[dict[str, Any]]:
     ]
 
 
+async def _stall_until_the_client_leaves(request: web.Request, limit_s: float = 3600.0) -> None:
+    """One frame, then silence with the connection held open; the handler ends when the client
+    gives up, so that no stalled handler outlives its connection (or the server)."""
+    step = 0.1
+    for _ in range(int(limit_s / step)):
+        if request.transport is None or request.transport.is_closing():
+            return
+        await stall(step)
+
+
 def mount(api: ProtocolApi) -> None:
+    def refuse_get_body(call: Call) -> None:
+        if call.fault("ns-get-body-rejected") and call.request.body_exists:
+            raise ApiError(400, "Invalid request: a GET request must not carry a body")
+
     @api.operation("AgentService_Connectivity")
     async def connectivity(call: Call) -> Reply:
         # The official client sends GET with a `{}` JSON body; the document has no body, so it is ignored.
+        refuse_get_body(call)
         return Reply(_network(call).connectivity())
 
     @api.operation("AgentService_Function")
     async def function(call: Call) -> Reply:
+        refuse_get_body(call)
         return Reply(_network(call).function())
 
     @api.operation("AgentService_StreamingChat")
@@ -263,21 +308,145 @@ def mount(api: ProtocolApi) -> None:
         network = _network(call)
         if not isinstance(call.body, dict):  # only reachable when a fault skips validation
             raise ApiError(400, "Invalid request: the body must be a ChatRequest object")
-        frames = _frames(network, call.body)  # every error is raised before the stream opens
+        frames = _frames(network, call.body, call)  # every error is raised before the stream opens
+        media = "text/plain; charset=utf-8" if call.fault("ns-stream-content-type") else STREAM_CONTENT_TYPE
         with api.gate:
-            stream = NdjsonStream(call.request, STREAM_CONTENT_TYPE, delay=api.config.stream_delay)
+            stream = NdjsonStream(
+                call.request, media, delay=api.config.stream_delay, pretty=call.fault("ns-stream-multiline")
+            )
             response = await stream.open()
             try:
                 for frame in frames:
                     await stream.send(frame)
+                    if call.fault("ns-stream-stall"):
+                        await _stall_until_the_client_leaves(call.request)
+                        return response
                 return await stream.close()
             except (ConnectionResetError, ClientConnectionResetError):
                 return response
 
     async def concierge_list(request: web.Request) -> web.Response:
+        if "ns-list-names-only" in api.faults:
+            return web.json_response({"agents": list(NETWORKS)})
         return web.json_response({"agents": [n.info() for n in NETWORKS.values()]})
 
     # GET /api/v1/list (ConciergeService_List) is in the upstream overlay, not in the published
     # document that `api.spec` holds, so `api.operation` cannot bind it: it is a plain route,
     # served as upstream serves it (the official client's concierge list calls it).
     api.routes.append(web.get("/api/v1/list", concierge_list))
+
+
+# --- faults: each breaks the named NS-* requirements of conformance/protocols/neuro_san.py ---------------
+
+
+def _drop_origins(reply: Reply) -> None:
+    if reply.status == 200:
+        for entry in reply.body.get("connectivity_info", []):
+            entry.pop("origin", None)
+
+
+def _parameters_as_string(reply: Reply) -> None:
+    if reply.status == 200:
+        function = reply.body["function"]
+        function["parameters"] = json.dumps(function["parameters"])  # a Struct serialized twice
+
+
+def _code_as_name(reply: Reply) -> None:
+    if reply.status == 404:
+        reply.body = {"code": "NOT_FOUND", "message": reply.body["message"]}
+
+
+def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
+    return Fault(name=name, protocol="neuro-san", breaks=breaks, description=description, **how)
+
+
+FAULTS: tuple[Fault, ...] = (
+    _fault(
+        "ns-connectivity-no-origin",
+        ("NS-CONN-001",),
+        "connectivity entries lose their `origin`: the graph names no nodes",
+        operation="AgentService_Connectivity",
+        mutate=_drop_origins,
+    ),
+    _fault(
+        "ns-function-parameters-string",
+        ("NS-FUNC-001", "NS-HTTP-001"),
+        "function.parameters is sent as a JSON-encoded string instead of an object",
+        operation="AgentService_Function",
+        mutate=_parameters_as_string,
+    ),
+    _fault(
+        "ns-get-body-rejected",
+        ("NS-HTTP-001",),
+        "GET connectivity/function with a `{}` JSON body (the official client's habit) is answered 400",
+    ),
+    _fault(
+        "ns-unknown-agent-ok",
+        ("NS-ERR-001",),
+        "every unknown agent name is served by hello_world with 200 instead of an error",
+    ),
+    _fault(
+        "ns-error-code-as-name",
+        ("NS-ERR-002", "NS-SCHEMA-005"),
+        'connectivity\'s 404 Status carries the code as its name ("NOT_FOUND") instead of an integer',
+        operation="AgentService_Connectivity",
+        mutate=_code_as_name,
+    ),
+    _fault(
+        "ns-accepts-invalid-input",
+        ("NS-ERR-003",),
+        "streaming_chat bodies are not validated: unknown enum names and mistyped fields are streamed an answer",
+        operation="AgentService_StreamingChat",
+        skip_validation=True,
+    ),
+    _fault(
+        "ns-stream-multiline",
+        ("NS-STREAM-001", "NS-STREAM-002", "NS-CTX-001", "NS-CTX-002", "NS-FILTER-001", "NS-FILTER-002"),
+        "streaming_chat pretty-prints each ChatResponse over several lines",
+    ),
+    _fault(
+        "ns-message-type-enum",
+        ("NS-STREAM-001",),
+        'the intermediate AI message is typed "ASSISTANT", which is not a ChatMessage type',
+    ),
+    _fault(
+        "ns-stream-no-answer",
+        ("NS-STREAM-002", "NS-CTX-001", "NS-CTX-002", "NS-FILTER-001", "NS-FILTER-002"),
+        "the stream ends on the AI message: the final AGENT_FRAMEWORK answer is never sent",
+    ),
+    _fault(
+        "ns-stream-content-type",
+        ("NS-STREAM-003",),
+        "streaming_chat is labelled text/plain",
+    ),
+    _fault(
+        "ns-stream-stall",
+        ("NS-STREAM-001", "NS-STREAM-002", "NS-CTX-001"),
+        "streaming_chat sends one frame, then holds the connection open sending nothing",
+    ),
+    _fault(
+        "ns-stream-no-context",
+        ("NS-CTX-001", "NS-CTX-002", "NS-FILTER-001"),
+        "the final AGENT_FRAMEWORK message carries no chat_context",
+    ),
+    _fault(
+        "ns-context-ignored",
+        ("NS-CTX-002",),
+        "a chat_context sent back is ignored: every answer starts a new conversation",
+    ),
+    _fault(
+        "ns-minimal-verbose",
+        ("NS-FILTER-001",),
+        "chat_filter MINIMAL is treated as MAXIMAL: intermediate messages are streamed too",
+    ),
+    _fault(
+        "ns-maximal-ignored",
+        ("NS-FILTER-002",),
+        "chat_filter MAXIMAL is ignored: only the final answer is streamed",
+    ),
+    _fault(
+        "ns-list-names-only",
+        ("NS-LIST-001",),
+        "GET /api/v1/list answers a list of bare names instead of AgentInfo objects",
+    ),
+)

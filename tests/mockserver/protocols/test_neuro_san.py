@@ -116,7 +116,9 @@ def test_function_describes_parameters(client: httpx.Client, agent: str) -> None
 @pytest.mark.parametrize("method", ["connectivity", "function"])
 def test_get_with_an_empty_json_body_as_the_official_client_sends(client: httpx.Client, method: str) -> None:
     response = client.request(
-        "GET", f"/api/v1/math_guy/{method}", content=b"{}",
+        "GET",
+        f"/api/v1/math_guy/{method}",
+        content=b"{}",
         headers={"Content-Type": "application/json", "user_id": "u1", "request_id": "r1"},
     )
     assert response.status_code == 200
@@ -150,9 +152,7 @@ def test_every_line_is_a_valid_chat_response(client: httpx.Client) -> None:
         assert violations("ChatResponse", frame) == [] and set(frame) == {"response"}
 
 
-@pytest.mark.parametrize(
-    "chat_filter", [None, {}, {"chat_filter_type": "MINIMAL"}, {"chat_filter_type": "UNKNOWN"}]
-)
+@pytest.mark.parametrize("chat_filter", [None, {}, {"chat_filter_type": "MINIMAL"}, {"chat_filter_type": "UNKNOWN"}])
 def test_minimal_sends_only_the_answer(client: httpx.Client, chat_filter: dict[str, str] | None) -> None:
     extra = {} if chat_filter is None else {"chat_filter": chat_filter}
     response = chat(client, "hello_world", "good morning", **extra)
@@ -164,7 +164,8 @@ def test_minimal_sends_only_the_answer(client: httpx.Client, chat_filter: dict[s
     [history] = message["chat_context"]["chat_histories"]
     assert history["origin"] == [{"tool": "announcer", "instantiation_index": 0}]
     assert [(m["type"], m["text"]) for m in history["messages"]] == [
-        ("HUMAN", "good morning"), ("AI", "Hello, world! You said: good morning. (turn 1)"),
+        ("HUMAN", "good morning"),
+        ("AI", "Hello, world! You said: good morning. (turn 1)"),
     ]
 
 
@@ -225,7 +226,8 @@ def test_another_networks_context_starts_a_new_conversation(client: httpx.Client
 
 def test_metadata_headers_are_accepted(client: httpx.Client) -> None:
     response = client.post(
-        "/api/v1/hello_world/streaming_chat", json={"user_message": {"text": "hey"}},
+        "/api/v1/hello_world/streaming_chat",
+        json={"user_message": {"text": "hey"}},
         headers={"user_id": "someone", "request_id": "abc-123"},
     )
     assert answer(response)["text"] == "Hello, world! You said: hey. (turn 1)"
@@ -269,9 +271,7 @@ def test_wrong_types_are_a_400_status_with_details(client: httpx.Client, body: A
         ({"user_message": {"type": "AI", "text": "hi"}}, "HUMAN"),
     ],
 )
-def test_missing_or_unusable_user_message_is_a_400_status(
-    client: httpx.Client, body: Any, fragment: str
-) -> None:
+def test_missing_or_unusable_user_message_is_a_400_status(client: httpx.Client, body: Any, fragment: str) -> None:
     assert_status(client.post("/api/v1/hello_world/streaming_chat", json=body), 400, 3, fragment)
 
 
@@ -324,6 +324,25 @@ def test_a_client_leaving_mid_stream_frees_its_slot(serve: Serve) -> None:
     assert answer(again)["text"] == "Hello, world! You said: again. (turn 1)"
 
 
+def test_the_stall_fault_holds_the_stream_until_the_client_leaves(serve: Serve) -> None:
+    """One frame then silence; the stalled handler ends with its connection, freeing its slot."""
+    settings: dict[str, Any] = {"protocols": ("neuro-san",), "faults": ("ns-stream-stall",)}
+    with (
+        serve(**settings, limits=Limits(max_open_streams=1)) as server,
+        httpx.Client(base_url=server.url, timeout=httpx.Timeout(5, read=0.5)) as http,
+    ):
+        path = "/api/v1/hello_world/streaming_chat"
+        body = {"user_message": {"text": "hi"}, "chat_filter": {"chat_filter_type": "MAXIMAL"}}
+        for _ in range(2):  # the second stream gets the only slot: the first handler has ended
+            with http.stream("POST", path, json=body) as response:
+                assert response.status_code == 200
+                lines = response.iter_lines()
+                assert json.loads(next(lines))["response"]["type"] == "SYSTEM"
+                with pytest.raises(httpx.ReadTimeout):
+                    next(lines)
+            time.sleep(0.3)  # the handler polls its connection every 0.1 s
+
+
 # --- the document, checked by openapi-core -------------------------------------------------------------
 
 
@@ -349,12 +368,19 @@ def _openapi_pair(response: httpx.Response) -> tuple[_Request, _Response]:
     sent = response.request
     url = urlsplit(str(sent.url))
     request = _Request(
-        f"{url.scheme}://{url.netloc}", url.path, sent.method.lower(), sent.content or None,
+        f"{url.scheme}://{url.netloc}",
+        url.path,
+        sent.method.lower(),
+        sent.content or None,
         sent.headers.get("content-type", ""),
         RequestParameters(query=ImmutableMultiDict(), header=Headers(dict(sent.headers))),
     )
-    reply = _Response(response.status_code, response.headers.get("content-type", ""),
-                      Headers(dict(response.headers)), response.content)
+    reply = _Response(
+        response.status_code,
+        response.headers.get("content-type", ""),
+        Headers(dict(response.headers)),
+        response.content,
+    )
     return request, reply
 
 
@@ -381,8 +407,12 @@ def test_list_matches_the_upstream_profile(client: httpx.Client) -> None:
 
 def test_streaming_chat_request_and_frames_match_the_document(client: httpx.Client) -> None:
     first = answer(chat(client, "music_nerd_pro", "why vinyl?"))
-    body = {"user_message": {"type": "HUMAN", "text": "and tape?"}, "chat_context": first["chat_context"],
-            "chat_filter": {"chat_filter_type": "MAXIMAL"}, "sly_data": first["sly_data"]}
+    body = {
+        "user_message": {"type": "HUMAN", "text": "and tape?"},
+        "chat_context": first["chat_context"],
+        "chat_filter": {"chat_filter_type": "MAXIMAL"},
+        "sly_data": first["sly_data"],
+    }
     response = client.post("/api/v1/music_nerd_pro/streaming_chat", json=body)
     request, _ = _openapi_pair(response)
     SPEC.openapi.validate_request(request)  # the continuation request the mock itself asks for
