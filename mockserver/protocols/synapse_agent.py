@@ -4,7 +4,16 @@ A chat job stays PROCESSING for ``config.job_seconds`` (on the event loop's cloc
 computed when somebody looks, so no background task exists. Every read that can observe a finished
 job first settles its session: each finished job appends its interaction to the history exactly
 once, in completion order. Sessions and histories are append-only, so page tokens are cursors into
-them, signed with a per-app key so that a forged or foreign token is a 400, not a wrong page.
+them, signed with a per-app key so that a forged or foreign token cannot pick a page.
+
+Leniencies, each because the document declares the field as any string and schema-valid requests
+must not be rejected (the suite's SYN-SCHEMA-007 sends arbitrary strings there): a page token in
+upstream's ``<limit>a<offset>`` form (the document's example ``50a50``) counts from the newest item;
+any other token the server did not issue for that list names no position in it and reads as past
+its end (an empty last page). The path names the session (PUT) or job (trace): a different
+``sessionId``/``jobId`` in the body is ignored, the document's "must match" binding clients only.
+
+FAULTS at the end make the mock violate one requirement each, for the suite's self-tests.
 """
 
 from __future__ import annotations
@@ -18,15 +27,13 @@ import re
 import secrets
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from ..api import Call, ProtocolApi, Reply
 from ..errors import ApiError
 from ..faults import Fault
-
-FAULTS: tuple[Fault, ...] = ()
 
 PAGE_SIZE = 10
 """Sessions per list page and interactions per history page."""
@@ -45,6 +52,11 @@ TRACE_STEPS = (
 )
 """Trace events of a traced job: (fraction of the job's duration, message)."""
 _TOKEN = re.compile(r"^(\d{1,12})\.([0-9a-f]{32})$")
+_UPSTREAM_TOKEN = re.compile(r"^(\d{1,12})a(\d{1,12})$")
+"""Synapse's own NextPageToken form, ``<limit>a<offset>``, offset counted from the newest item."""
+STALLED_JOB_SECONDS = 1e9
+"""Duration of a job under ``syn-job-never-finishes`` (finite: trace offsets stay numbers)."""
+PROTOCOL = "synapse-agent"
 
 
 def iso(ms: int) -> str:
@@ -150,63 +162,80 @@ class Store:
         self.by_owner.setdefault(owner, []).append(session)
         return session
 
-    def session(self, session_id: str, user: str) -> Session:
+    def session(self, session_id: str, user: str, check_owner: bool = True) -> Session:
         session = self.sessions.get(session_id)
         if session is None:
             raise ApiError(404, f"Session {session_id} does not exist")
-        if session.owner != user:
+        if check_owner and session.owner != user:
             raise ApiError(403, NOT_OWNER)
         return session
 
     # -- jobs -------------------------------------------------------------------------------
-    def start_job(self, owner: str, session: Session, request: dict[str, Any]) -> Job:
+    def start_job(self, owner: str, session: Session, request: dict[str, Any], stall: bool = False) -> Job:
         self._reserve()
+        duration = STALLED_JOB_SECONDS if stall else self.config.job_seconds
         job = Job(
             str(next(self._job_ids)), owner, session, {"concreteType": CHAT_REQUEST, **request},
-            self.now_ms(), asyncio.get_running_loop().time(), self.config.job_seconds, self.etag(),
+            self.now_ms(), asyncio.get_running_loop().time(), duration, self.etag(),
         )
         self.jobs[job.id] = job
         session.pending.append(job)
         return job
 
-    def job(self, job_id: str, user: str) -> Job:
+    def job(self, job_id: str, user: str, check_owner: bool = True) -> Job:
         job = self.jobs.get(job_id)
         if job is None:
             raise ApiError(404, f"Asynchronous job {job_id} does not exist")
-        if job.owner != user:
+        if check_owner and job.owner != user:
             raise ApiError(403, NOT_OWNER)
         return job
 
-    def settle(self, session: Session, now: float) -> None:
-        """Append the interactions of the session's finished jobs, each exactly once."""
+    def settle(self, session: Session, now: float, duplicate: bool = False, drop: bool = False) -> None:
+        """Append the interactions of the session's finished jobs, each exactly once.
+
+        ``duplicate`` and ``drop`` are the history faults: each interaction twice, or only the
+        latest one kept.
+        """
         while session.pending and session.pending[0].done(now):
             job = session.pending.pop(0)
-            session.history.append({
+            interaction = {
                 "requestText": job.chat_text, "requestTimestamp": iso(job.started_ms),
                 "responseText": answer_for(job.chat_text),
                 "responseTimestamp": iso(job.started_ms + int(job.duration * 1000)),
-            })
+            }
+            if drop:
+                session.history.clear()
+            session.history.extend([interaction, dict(interaction)] if duplicate else [interaction])
 
     # -- pages ------------------------------------------------------------------------------
     def _sign(self, scope: str, cursor: int) -> str:
         return hmac.new(self._key, f"{scope}|{cursor}".encode(), hashlib.sha256).hexdigest()[:32]
 
-    def page(self, items: list[Any], scope: str, token: str | None) -> tuple[list[Any], str | None]:
+    def page(
+        self, items: list[Any], scope: str, token: str | None, repeat: bool = False
+    ) -> tuple[list[Any], str | None]:
         """Newest first: a page of ``items`` (oldest first, append-only) and the next page's token.
 
         The cursor is how many of the oldest items are still to come, so appends between pages
-        neither repeat nor skip anything.
+        neither repeat nor skip anything. ``repeat`` is the broken-pagination fault: the token
+        names the page just served.
         """
-        end = len(items) if token is None else self._cursor(scope, token, len(items))
-        start = max(0, end - PAGE_SIZE)
+        end, limit = (len(items), PAGE_SIZE) if token is None else self._cursor(scope, token, len(items))
+        start = max(0, end - limit)
         chosen = list(reversed(items[start:end]))
-        return chosen, (f"{start}.{self._sign(scope, start)}" if start > 0 else None)
+        cursor = end if repeat else start
+        return chosen, (f"{cursor}.{self._sign(scope, cursor)}" if start > 0 else None)
 
-    def _cursor(self, scope: str, token: str, size: int) -> int:
+    def _cursor(self, scope: str, token: str, size: int) -> tuple[int, int]:
+        """(end, limit) of the page a token names; a token naming no position reads as the end."""
+        upstream = _UPSTREAM_TOKEN.match(token)
+        if upstream is not None:
+            limit, offset = (int(g) for g in upstream.groups())
+            return max(0, size - offset), min(limit, PAGE_SIZE)
         match = _TOKEN.match(token)
         if match is None or not hmac.compare_digest(match[2], self._sign(scope, int(match[1]))):
-            raise ApiError(400, "Invalid nextPageToken")
-        return min(int(match[1]), size)
+            return 0, PAGE_SIZE
+        return min(int(match[1]), size), PAGE_SIZE
 
 
 def mount(api: ProtocolApi) -> None:
@@ -220,47 +249,66 @@ def mount(api: ProtocolApi) -> None:
     def now() -> float:
         return asyncio.get_running_loop().time()
 
+    def owned_session(call: Call, session_id: str) -> Session:
+        return store.session(session_id, caller(call), check_owner=not call.fault("syn-cross-user-access"))
+
+    def owned_job(call: Call) -> Job:
+        return store.job(call.path["jobId"], caller(call), check_owner=not call.fault("syn-cross-user-access"))
+
+    def settle(call: Call, session: Session) -> None:
+        store.settle(session, now(), duplicate=call.fault("syn-history-duplicates"),
+                     drop=call.fault("syn-history-drops"))
+
     @api.operation("createAgentSession")
     async def create_session(call: Call) -> Reply:
         user = caller(call)
-        body = call.body
-        session = store.create_session(user, body["agentAccessLevel"], body.get("agentRegistrationId"))
+        # a dict unless syn-accepts-invalid-input skipped validation: then anything goes through
+        body = call.body if isinstance(call.body, dict) else {}
+        session = store.create_session(user, body.get("agentAccessLevel", ""), body.get("agentRegistrationId"))
         return Reply(session.body(store.user_id(user)), status=201)
 
     @api.operation("getAgentSession")
     async def get_session(call: Call) -> Reply:
-        user = caller(call)
-        return Reply(store.session(call.path["sessionId"], user).body(store.user_id(user)))
+        session = owned_session(call, call.path["sessionId"])
+        return Reply(session.body(store.user_id(session.owner)))
 
     @api.operation("updateAgentSession")
     async def update_session(call: Call) -> Reply:
-        user = caller(call)
-        session_id = call.path["sessionId"]
-        if call.body["sessionId"] != session_id:
-            raise ApiError(400, "The sessionId of the body must match the sessionId of the path")
-        session = store.session(session_id, user)
-        session.access_level = call.body["agentAccessLevel"]
+        session = owned_session(call, call.path["sessionId"])  # the path names it (module docstring)
+        level = call.body["agentAccessLevel"]
+        etag = session.etag if call.fault("syn-etag-unchanged") else store.etag()
+        if call.fault("syn-update-not-stored"):
+            answered = replace(session, access_level=level, modified_ms=store.now_ms(), etag=etag)
+            return Reply(answered.body(store.user_id(session.owner)))
+        session.access_level = level
         session.modified_ms = store.now_ms()
-        session.etag = store.etag()
-        return Reply(session.body(store.user_id(user)))
+        session.etag = etag
+        return Reply(session.body(store.user_id(session.owner)))
 
     @api.operation("listAgentSessions")
     async def list_sessions(call: Call) -> Reply:
         user = caller(call)
         token = (call.body or {}).get("nextPageToken")
-        sessions, next_token = store.page(store.by_owner.get(user, []), f"sessions|{user}", token)
-        body: dict[str, Any] = {"page": [s.body(store.user_id(user)) for s in sessions]}
+        if call.fault("syn-list-shows-others"):
+            mine, scope = list(store.sessions.values()), "sessions|*"
+        else:
+            mine, scope = store.by_owner.get(user, []), f"sessions|{user}"
+        sessions, next_token = store.page(mine, scope, token, repeat=call.fault("syn-page-token-repeats"))
+        if call.fault("syn-list-oldest-first"):
+            sessions.reverse()
+        body: dict[str, Any] = {"page": [s.body(store.user_id(s.owner)) for s in sessions]}
         if next_token:
             body["nextPageToken"] = next_token
         return Reply(body)
 
     @api.operation("getSessionHistory")
     async def get_history(call: Call) -> Reply:
-        user = caller(call)
-        session = store.session(call.path["sessionId"], user)
-        store.settle(session, now())
+        session = owned_session(call, call.path["sessionId"])
+        settle(call, session)
         token = (call.body or {}).get("nextPageToken")
         interactions, next_token = store.page(session.history, f"history|{session.id}", token)
+        if call.fault("syn-history-oldest-first"):
+            interactions.reverse()
         body: dict[str, Any] = {"sessionId": session.id, "page": interactions}
         if next_token:
             body["nextPageToken"] = next_token
@@ -269,15 +317,15 @@ def mount(api: ProtocolApi) -> None:
     @api.operation("startAgentChat")
     async def start_chat(call: Call) -> Reply:
         user = caller(call)
-        session = store.session(call.body["sessionId"], user)
-        job = store.start_job(user, session, call.body)
+        session = owned_session(call, call.body["sessionId"])
+        job = store.start_job(user, session, call.body, stall=call.fault("syn-job-never-finishes"))
         return Reply({"token": job.id}, status=201)
 
     @api.operation("getAgentChatResult")
     async def get_result(call: Call) -> Reply:
-        job = store.job(call.path["jobId"], caller(call))
+        job = owned_job(call)
         moment = now()
-        store.settle(job.session, moment)
+        settle(call, job.session)
         if job.done(moment):
             # Upstream answers 201 here; the document allows 200 and 201, and 200 is the plain one.
             return Reply({"concreteType": CHAT_RESPONSE, "sessionId": job.session.id,
@@ -286,13 +334,13 @@ def mount(api: ProtocolApi) -> None:
 
     @api.operation("getTraceEvents")
     async def get_trace(call: Call) -> Reply:
-        job_id = call.path["jobId"]
-        body = call.body or {}
-        if body.get("jobId") not in (None, job_id):
-            raise ApiError(400, "The jobId of the body must match the jobId of the path")
-        job = store.job(job_id, caller(call))
-        newer_than = body.get("newerThanTimestamp")
+        job = owned_job(call)  # the path names it (module docstring)
+        newer_than = (call.body or {}).get("newerThanTimestamp")
         events = [e for e in job.trace(now()) if newer_than is None or e["timestamp"] > newer_than]
+        if call.fault("syn-trace-empty"):
+            events = []
+        if call.fault("syn-trace-newest-first"):
+            events.reverse()
         return Reply({"jobId": job.id, "page": events})
 
     @api.operation("getMyOwnUserProfile")
@@ -309,3 +357,103 @@ def status_body(job: Job, user_id: int) -> dict[str, Any]:
         "jobId": job.id, "startedByUserId": user_id, "startedOn": started, "changedOn": started,
         "progressMessage": "Waiting for the agent", "progressCurrent": 0, "progressTotal": 100,
     }
+
+
+# -- faults ------------------------------------------------------------------------------------
+# Edits of one operation's answer (a ``Reply``: body, status, headers, content_type).
+
+def _drop_session_id(reply: Any) -> None:
+    if reply.status == 201:
+        reply.body.pop("sessionId", None)
+
+
+def _lowercase_level(reply: Any) -> None:
+    if reply.status == 201 and isinstance(reply.body.get("agentAccessLevel"), str):
+        reply.body["agentAccessLevel"] = reply.body["agentAccessLevel"].lower()
+
+
+def _created_200(reply: Any) -> None:
+    if reply.status == 201:
+        reply.status = 200
+
+
+def _message_error(reply: Any) -> None:
+    if reply.status >= 400:
+        reply.body = {"message": reply.body.get("reason")}
+
+
+def _no_challenge(reply: Any) -> None:
+    if reply.status == 401:
+        reply.headers.pop("WWW-Authenticate", None)
+
+
+def _integer_token(reply: Any) -> None:
+    if reply.status == 201:
+        reply.body["token"] = int(reply.body["token"])
+
+
+def _running_state(reply: Any) -> None:
+    if reply.status == 202:
+        reply.body["jobState"] = "RUNNING"
+
+
+def _text_plain(reply: Any) -> None:
+    reply.content_type = "text/plain"
+
+
+def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
+    return Fault(name=name, protocol=PROTOCOL, breaks=breaks, description=description, **how)
+
+
+FAULTS: tuple[Fault, ...] = (
+    # sessions: missing field, wrong enum, wrong status, lost update, stale etag
+    _fault("syn-session-missing-id", ("SYN-SESS-001", "SYN-SCHEMA-005"),
+           "createAgentSession answers without the required sessionId", operation="createAgentSession",
+           mutate=_drop_session_id),
+    _fault("syn-access-level-wrong-enum", ("SYN-SESS-001", "SYN-SCHEMA-005"),
+           "createAgentSession spells agentAccessLevel in lower case, not a value of the enum",
+           operation="createAgentSession", mutate=_lowercase_level),
+    _fault("syn-create-answers-200", ("SYN-SESS-001", "SYN-SCHEMA-002"),
+           "createAgentSession answers 200 instead of the documented 201", operation="createAgentSession",
+           mutate=_created_200),
+    _fault("syn-update-not-stored", ("SYN-SESS-002",),
+           "updateAgentSession answers the new access level but does not keep it"),
+    _fault("syn-etag-unchanged", ("SYN-SESS-003",), "updateAgentSession keeps the old etag"),
+    # lists: broken pagination, wrong order, other users' data
+    _fault("syn-page-token-repeats", ("SYN-PAGE-001",),
+           "listAgentSessions hands out a nextPageToken that names the page just served"),
+    _fault("syn-list-oldest-first", ("SYN-PAGE-002",), "listAgentSessions sorts each page oldest first"),
+    _fault("syn-list-shows-others", ("SYN-OWN-003",), "listAgentSessions lists every user's sessions"),
+    # history: duplicated or lost interactions, wrong order, wrong content type
+    _fault("syn-history-duplicates", ("SYN-HIST-001",), "each finished chat enters the history twice"),
+    _fault("syn-history-drops", ("SYN-HIST-001",), "the history keeps only the latest interaction"),
+    _fault("syn-history-oldest-first", ("SYN-HIST-002",), "getSessionHistory sorts its page oldest first"),
+    _fault("syn-history-text-plain", ("SYN-HIST-001", "SYN-SCHEMA-003"),
+           "getSessionHistory labels its JSON text/plain", operation="getSessionHistory", mutate=_text_plain),
+    # jobs: wrong type, wrong enum, a job that never finishes
+    _fault("syn-job-token-integer", ("SYN-JOB-001", "SYN-SCHEMA-005"),
+           "startAgentChat answers the job token as a JSON number", operation="startAgentChat",
+           mutate=_integer_token),
+    _fault("syn-job-never-finishes", ("SYN-JOB-002",), "chat jobs stay PROCESSING forever"),
+    # (only the scenario is sure to poll a running job: the schema phase rarely sees a 202)
+    _fault("syn-job-state-running", ("SYN-JOB-003",),
+           "a running job's 202 status says jobState RUNNING, not a value of the enum",
+           operation="getAgentChatResult", mutate=_running_state),
+    # trace
+    _fault("syn-trace-empty", ("SYN-TRACE-001",), "a job started with enableTrace has no trace events"),
+    _fault("syn-trace-newest-first", ("SYN-TRACE-002",), "trace events come newest first"),
+    # errors, input validation, auth, ownership
+    _fault("syn-error-body-message", ("SYN-ERR-001", "SYN-AUTH-001", "SYN-AUTH-002", "SYN-OWN-001"),
+           "getAgentSession errors are {message} instead of an ErrorResponse {reason}",
+           operation="getAgentSession", mutate=_message_error),
+    _fault("syn-accepts-invalid-input", ("SYN-ERR-002",),
+           "createAgentSession accepts bodies the document forbids (unknown or missing agentAccessLevel)",
+           operation="createAgentSession", skip_validation=True),
+    _fault("syn-401-without-challenge", ("SYN-AUTH-003",),
+           "createAgentSession answers 401 without a WWW-Authenticate challenge",
+           operation="createAgentSession", mutate=_no_challenge),
+    _fault("syn-no-auth", ("SYN-AUTH-001", "SYN-AUTH-002", "SYN-SCHEMA-010"),
+           "no operation checks the bearer token (every caller is the first user)", disables_auth=True),
+    _fault("syn-cross-user-access", ("SYN-OWN-001", "SYN-OWN-002"),
+           "any authenticated user may read and use another user's sessions and jobs"),
+)

@@ -1,0 +1,150 @@
+"""The Synapse agent chat requirements: the reference mock passes them all, each fault is caught,
+and the checks say "not verified" (never "passed") where the target cannot show the behaviour."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conformance.context import CheckFailed, Context, RunOptions
+from conformance.http import Limits
+from conformance.protocols import suite
+from conformance.protocols import synapse_agent as syn
+from conformance.requirements import Level
+from conformance.results import RunResult, Status
+from conformance.runner import run
+from conformance.schemas import SchemaSet
+from conformance.specs import load
+from mockserver import MockConfig
+from mockserver.embedded import EmbeddedServer
+from mockserver.protocols import synapse_agent as mock
+from mockserver.protocols.synapse_agent import FAULTS
+
+PROTOCOL = "synapse-agent"
+BASE_PATH = "/repo/v1"
+FAULTS_BY_NAME = {f.name: f for f in FAULTS}
+
+
+def statuses(result: RunResult) -> dict[str, Status]:
+    return {r.requirement.id: r.status for r in result.results}
+
+
+def messages(result: RunResult) -> dict[str, str]:
+    return {r.requirement.id: r.message for r in result.results}
+
+
+def run_against(
+    config: MockConfig, only: tuple[str, ...], *, second_token: str | None = "bob-token",
+    phases: tuple[str, ...] = ("scenario",), timeout: float = 5.0,
+) -> RunResult:
+    with EmbeddedServer(config) as server:
+        return run(RunOptions(
+            protocol=PROTOCOL, base_url=server.url + BASE_PATH, token="alice-token", second_token=second_token,
+            seed=0, max_examples=5, timeout=timeout, only=only, phases=phases,
+        ))
+
+
+# -- the reference mock passes -----------------------------------------------------------------
+
+def test_the_unmodified_mock_passes_every_requirement() -> None:
+    result = run(RunOptions(protocol=PROTOCOL, seed=0, max_examples=10))
+    failing = {r.requirement.id: r.message for r in result.results if r.status is not Status.PASSED}
+    assert failing == {}
+    assert result.exit_code == 0
+    assert set(statuses(result)) == {c.requirement.id for c in suite(PROTOCOL).registry}
+
+
+def test_the_registry() -> None:
+    protocol_suite = suite(PROTOCOL)
+    scenario = [c.requirement for c in protocol_suite.registry if c.run is not None]
+    assert 12 <= len(scenario) <= 20
+    assert protocol_suite.streaming_operations == ()
+    assert protocol_suite.needs_auth
+    assert all(r.id.startswith("SYN-") and r.ref and r.statement for r in scenario)
+    assert {r.id for r in scenario if r.level is Level.SHOULD} == {"SYN-SESS-003", "SYN-AUTH-003"}
+
+
+# -- every fault is caught ---------------------------------------------------------------------
+
+def test_there_are_at_least_ten_faults_and_they_cover_every_requirement() -> None:
+    assert len(FAULTS) >= 10
+    assert all(f.name.startswith("syn-") and f.protocol == PROTOCOL and f.description for f in FAULTS)
+    registered = {c.requirement.id for c in suite(PROTOCOL).registry}
+    covered = {rid for f in FAULTS for rid in f.breaks}
+    scenario = {c.requirement.id for c in suite(PROTOCOL).registry if c.run is not None}
+    assert scenario - covered == set()
+    assert covered - registered == set()
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS_BY_NAME))
+def test_each_fault_is_caught(name: str) -> None:
+    fault = FAULTS_BY_NAME[name]
+    schema = any("-SCHEMA-" in rid for rid in fault.breaks)
+    stall = name == "syn-job-never-finishes"
+    started = time.monotonic()
+    result = run_against(
+        MockConfig(protocols=(PROTOCOL,), faults=(name,)), fault.breaks,
+        phases=("schema", "scenario") if schema else ("scenario",), timeout=1.0 if stall else 5.0,
+    )
+    found = statuses(result)
+    assert {rid: found.get(rid) for rid in fault.breaks} == dict.fromkeys(fault.breaks, Status.FAILED), \
+        messages(result)
+    must = {c.requirement.id for c in suite(PROTOCOL).registry if c.requirement.level is Level.MUST}
+    if must & set(fault.breaks):
+        assert result.exit_code == 1
+    if stall:  # the bound is 3 x --timeout, and it says so
+        assert "did not complete within 3 s" in messages(result)["SYN-JOB-002"]
+        assert time.monotonic() - started < 15
+
+
+# -- not verified, never passed ----------------------------------------------------------------
+
+def test_ownership_needs_a_second_token() -> None:
+    result = run_against(MockConfig(protocols=(PROTOCOL,)), ("SYN-OWN-",), second_token=None)
+    assert set(statuses(result).values()) == {Status.SKIPPED}
+    assert all("--second-token" in m for m in messages(result).values())
+    assert result.exit_code == 1  # a MUST that is not verified is not a pass
+
+
+def test_a_job_done_before_the_first_poll_leaves_the_202_form_not_verified() -> None:
+    result = run_against(MockConfig(protocols=(PROTOCOL,), job_seconds=0.0), ("SYN-JOB-",))
+    assert statuses(result) == {"SYN-JOB-001": Status.PASSED, "SYN-JOB-002": Status.PASSED,
+                                "SYN-JOB-003": Status.SKIPPED}
+    assert "never observed" in messages(result)["SYN-JOB-003"]
+
+
+def test_a_server_that_never_pages_leaves_paging_not_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mock, "PAGE_SIZE", 10_000)
+    result = run_against(MockConfig(protocols=(PROTOCOL,)), ("SYN-PAGE-001",))
+    assert statuses(result) == {"SYN-PAGE-001": Status.SKIPPED}
+    assert f"after {syn.MAX_PAGING_SESSIONS} were created" in messages(result)["SYN-PAGE-001"]
+
+
+def test_a_failed_shared_setup_fails_later_checks_at_once() -> None:
+    spec = load(PROTOCOL)
+    ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=PROTOCOL, timeout=1.0), Limits(timeout=1.0))
+    calls = []
+
+    def broken() -> None:
+        calls.append(1)
+        ctx.fail("the job did not complete")
+
+    with pytest.raises(CheckFailed, match=r"^the job did not complete$"):
+        syn._shared(ctx, "key", broken)
+    with pytest.raises(CheckFailed, match=r"^shared setup failed earlier in this run: the job did not complete$"):
+        syn._shared(ctx, "key", broken)
+    assert calls == [1]
+    assert syn._shared(ctx, "other", lambda: 7) == 7
+    ctx.client.close()
+
+
+def test_helpers() -> None:
+    spec = load(PROTOCOL)
+    ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=PROTOCOL, timeout=2.0), Limits(timeout=2.0))
+    assert syn.job_bound(ctx) == 6.0
+    assert syn._ref("/agent/chat/trace/{jobId}", "post") == f"{syn.DOC}#/paths/~1agent~1chat~1trace~1{{jobId}}/post"
+    assert syn._seg("a/b c") == "a%2Fb%20c"
+    assert syn._timestamp("2025-01-14T18:29:11.123Z") is not None
+    assert syn._timestamp("yesterday") is None and syn._timestamp(5) is None
+    ctx.client.close()
