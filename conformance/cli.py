@@ -61,6 +61,11 @@ def run_command(args: argparse.Namespace) -> int:
     from .runner import run
 
     protocols = sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]
+    if args.profile and not any(args.profile in PROTOCOLS[pid].profiles for pid in protocols):
+        known = sorted({name for pid in protocols for name in PROTOCOLS[pid].profiles})
+        print(f"error: no profile {args.profile!r} for {args.protocol} (known: {', '.join(known) or 'none'})",
+              file=sys.stderr)
+        return EXIT_USAGE
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     worst = EXIT_OK
     for pid in protocols:

@@ -88,7 +88,14 @@ class Context:
         if response.status not in expected:
             want = " or ".join(map(str, expected))
             body = getattr(response, "body", b"")[:300].decode("utf-8", "replace")
-            raise CheckFailed(f"expected HTTP {want}, got {response.status}" + (f": {body}" if body else ""))
+            notes = []
+            if 300 <= response.status < 400:
+                where = response.headers.get("location")
+                notes.append(f"a redirect to {where!r}; the suite follows no redirects" if where else "a redirect")
+            if "retry-after" in response.headers:
+                notes.append(f"Retry-After: {response.headers['retry-after']}")
+            note = f" ({'; '.join(notes)})" if notes else ""
+            raise CheckFailed(f"expected HTTP {want}, got {response.status}{note}" + (f": {body}" if body else ""))
 
     def expect_equal(self, actual: Any, expected: Any, what: str) -> None:
         if actual != expected:
@@ -143,6 +150,6 @@ class Context:
     def frames(self, stream: StreamingResponse, kind: str) -> Iterator[Frame]:
         reader = ndjson_frames if kind == "ndjson" else sse_events
         try:
-            yield from reader(stream.chunks(), max_frames=self.limits.max_frames)
+            yield from reader(stream.chunks(), self.limits.max_frames)  # max_frames / max_events
         except FrameError as exc:
             raise CheckFailed(str(exc)) from None

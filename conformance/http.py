@@ -70,6 +70,18 @@ def _preview(body: bytes | str | None, limit: int = EVIDENCE_BODY_CHARS) -> str 
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
+def _raw_chunks(resp: httpx.Response) -> Iterator[bytes]:
+    """The body as sent, chunk by chunk; in one piece when a transport (e.g. httpx.MockTransport
+    with ``content=``/``json=``) handed over a response that is already read."""
+    try:
+        content = resp.content
+    except httpx.ResponseNotRead:
+        yield from resp.iter_raw()
+    else:
+        if content:
+            yield content
+
+
 def _describe(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
     if isinstance(exc, httpx.ConnectError):
         return TargetError(f"cannot connect to {url}: {exc}", unreachable=True)
@@ -103,7 +115,8 @@ class Client:
             timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
             follow_redirects=False,
             transport=transport,
-            headers={"User-Agent": "agent-api-conformance"},
+            # identity: bodies are capped and parsed as sent; a compressed answer would read as garbage
+            headers={"User-Agent": "agent-api-conformance", "Accept-Encoding": "identity"},
         )
 
     def close(self) -> None:
@@ -140,22 +153,36 @@ class Client:
         exchange = self._record(request)
         started = time.monotonic()
         deadline = started + self.limits.timeout
+        url = str(request.url)
+        cap = self.limits.max_body_bytes
+        size = 0
         try:
             with closing(self._http.send(request, stream=True)) as resp:
                 exchange.status = resp.status_code
                 exchange.response_headers = dict(resp.headers)
+                announced = resp.headers.get("content-length", "")
+                if announced.isdigit() and int(announced) > cap:
+                    raise TargetError(f"{url}: response body of {announced} bytes (Content-Length) exceeds "
+                                      f"the {cap}-byte cap")
                 chunks: list[bytes] = []
-                size = 0
-                for chunk in resp.iter_raw():
+                for chunk in _raw_chunks(resp):
                     size += len(chunk)
-                    if size > self.limits.max_body_bytes:
-                        raise TargetError(f"response body exceeds {self.limits.max_body_bytes} bytes")
+                    if size > cap:
+                        raise TargetError(f"{url}: response body exceeds the {cap}-byte cap")
                     if time.monotonic() > deadline:
-                        raise TargetError(f"response not complete after {self.limits.timeout:g} s (trickling)")
+                        raise TargetError(f"{url}: response not complete after {self.limits.timeout:g} s (trickling)")
                     chunks.append(chunk)
                 body = b"".join(chunks)
+        except httpx.ReadTimeout as exc:
+            if exchange.status is None:
+                error = _describe(exc, url, self.limits.timeout)
+            else:  # headers arrived, then the body stopped
+                error = TargetError(f"{url} stalled mid-body: HTTP {exchange.status} and {size} body bytes, "
+                                    f"then nothing for {self.limits.timeout:g} s")
+            exchange.error = str(error)
+            raise error from None
         except httpx.HTTPError as exc:
-            error = _describe(exc, str(request.url), self.limits.timeout)
+            error = _describe(exc, url, self.limits.timeout)
             exchange.error = str(error)
             raise error from None
         except TargetError as error:
@@ -226,7 +253,7 @@ class StreamingResponse:
     def chunks(self) -> Iterator[bytes]:
         size = 0
         try:
-            for chunk in self._resp.iter_raw():
+            for chunk in _raw_chunks(self._resp):
                 size += len(chunk)
                 if len(self._transcript) < EVIDENCE_BODY_CHARS:
                     self._transcript.extend(chunk[: EVIDENCE_BODY_CHARS - len(self._transcript)])

@@ -125,6 +125,7 @@ def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
                     budget_s=opts.budget_s / 2,
                     headers=headers,
                     skip_body_checks_for=protocol_suite.streaming_operations,
+                    expected_statuses=protocol_suite.schema_expected_statuses,
                     progress=progress,
                 )
                 result.results.extend(results)

@@ -9,7 +9,7 @@ where it has a DELETE).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,10 +143,13 @@ def run_schema_phase(
     budget_s: float,
     headers: dict[str, str],
     skip_body_checks_for: tuple[str, ...] = (),
+    expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[list[RequirementResult], dict[str, Any]]:
     import schemathesis
     from schemathesis.engine import events, from_schema
+
+    _read_form_files_as_text()
 
     by_check = {sc.check: f"{spec.info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS}
     wanted = {r.id: r for r in requirements}
@@ -167,11 +170,19 @@ def run_schema_phase(
         "checks": checks,
         "suppress-health-check": ["all"],
     }
-    if skip_body_checks_for:
+    per_operation: dict[str, dict[str, Any]] = {}
+    for op_id in skip_body_checks_for:
         # streamed answers (one JSON object per line) are validated frame by frame by the scenarios
+        per_operation.setdefault(op_id, {})["response_schema_conformance"] = {"enabled": False}
+    for op_id, extra in (expected_statuses or {}).items():
+        # statuses the document prescribes for schema-valid requests (e.g. 501 for an unsupported
+        # mode, 400 for a name the schema cannot enumerate), added to schemathesis's defaults
+        for check_name, statuses in extra.items():
+            defaults = _DEFAULT_EXPECTED[check_name]
+            per_operation.setdefault(op_id, {})[check_name] = {"expected-statuses": [*defaults, *statuses]}
+    if per_operation:
         config["operations"] = [
-            {"include-operation-id": op_id, "checks": {"response_schema_conformance": {"enabled": False}}}
-            for op_id in skip_body_checks_for
+            {"include-operation-id": op_id, "checks": op_checks} for op_id, op_checks in per_operation.items()
         ]
     schema = schemathesis.openapi.from_dict(_for_engine(spec.raw), config=schemathesis.Config.from_dict(config))
     schema.config.update(base_url=base_url.rstrip("/"))
@@ -180,6 +191,8 @@ def run_schema_phase(
     started = time.monotonic()
     cases = 0
     stopped = ""
+    errors = 0
+    first_error = ""
     stream = from_schema(schema).execute()
     for event in stream:
         if time.monotonic() - started > budget_s and not stopped:
@@ -187,6 +200,11 @@ def run_schema_phase(
             stream.stop()
         if isinstance(event, events.PhaseStarted):
             progress(f"  schema phase: {event.phase.name.value}")
+        elif isinstance(event, events.NonFatalError):
+            # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
+            errors += 1
+            if not first_error:
+                first_error = f"{event.label}: {event.info.title}: {event.info.message}".strip()
         elif isinstance(event, events.FatalError):
             stopped = f"schemathesis stopped: {event.exception}"
             break
@@ -213,6 +231,7 @@ def run_schema_phase(
                     else:
                         tally.errors += 1
     elapsed = time.monotonic() - started
+    untested = f"{errors} operation run(s) got no usable answer; first: {first_error}" if errors else ""
     results = []
     for rid, req in wanted.items():
         t = tallies[rid]
@@ -221,11 +240,50 @@ def run_schema_phase(
             status, message = Status.FAILED, f"{t.failed} of {total} generated cases failed; first: {t.message}"
         elif t.passed:
             status, message = Status.PASSED, f"{t.passed} generated cases checked"
+            if untested:
+                message += f" ({untested})"
         else:
-            status = Status.ERROR if stopped else Status.SKIPPED
-            message = stopped or "no generated case exercised this check against this target"
+            status = Status.ERROR if stopped or untested else Status.SKIPPED
+            message = "; ".join(m for m in (stopped, untested) if m) or (
+                "no generated case exercised this check against this target")
         results.append(RequirementResult(req, status, message, t.evidence[:1], elapsed, total))
-    return results, {"schema_cases": cases, "schema_seconds": round(elapsed, 2), "schema_stopped": stopped}
+    return results, {"schema_cases": cases, "schema_seconds": round(elapsed, 2), "schema_stopped": stopped,
+                     "schema_errors": errors}
+
+
+_DEFAULT_EXPECTED = {
+    "not_a_server_error": ("2xx", "3xx", "4xx"),
+    "positive_data_acceptance": ("2xx", "3xx", "401", "403", "404", "409", "429", "5xx"),
+}
+"""schemathesis 4's default ``expected-statuses`` of the checks a protocol may widen."""
+
+
+def _read_form_files_as_text() -> None:
+    """Work around a false "accepted negative data" in schemathesis 4.32.x (found on Agent Protocol's
+    upload). Before it blames a server for accepting a multipart body whose text field was given
+    another type (on the wire every form field is text, so the server read a valid string), it
+    re-validates the fields as sent; the file part's value is a ``Binary``, which jsonschema_rs
+    refuses with an exception, and the exception counts as "invalid". Validating a file part as the
+    string its schema (``type: string, format: binary``) describes gives the intended verdict."""
+    from schemathesis.specs.openapi import checks
+    from schemathesis.transport.serialization import Binary
+
+    original = getattr(checks, "_form_body_is_valid_as_sent", None)
+    if original is None or getattr(original, "files_as_text", False):
+        return
+
+    def valid_as_sent(response: Any, case: Any, media_type: str) -> bool:
+        body = case.body
+        if not isinstance(body, dict) or not any(isinstance(v, Binary) for v in body.values()):
+            return bool(original(response, case, media_type))
+        object.__setattr__(case, "body", {k: str(v) if isinstance(v, Binary) else v for k, v in body.items()})
+        try:
+            return bool(original(response, case, media_type))
+        finally:
+            object.__setattr__(case, "body", body)
+
+    valid_as_sent.files_as_text = True  # type: ignore[attr-defined]
+    checks._form_body_is_valid_as_sent = valid_as_sent
 
 
 def _for_engine(raw: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,9 @@ def _upgrade_30(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     out = {key: _upgrade_30(value) for key, value in node.items()}
-    if out.pop("nullable", False) is True:
+    # only the keyword (a boolean) is consumed: a property *named* "nullable" is a schema and stays
+    nullable = isinstance(out.get("nullable"), bool) and out.pop("nullable") is True
+    if nullable:
         kind = out.get("type")
         if isinstance(kind, str):
             out["type"] = [kind, "null"]
@@ -51,17 +53,32 @@ class SchemaSet:
         components = copy.deepcopy(dict(document.get("components", {})))
         self._components = _upgrade_30(components) if self._legacy else components
         self._cache: dict[int, tuple[Any, Any]] = {}
+        self._refs: dict[str, Any] = {}
+
+    MAX_CACHED = 4096
+    """Distinct schema objects kept compiled; beyond it the cache starts over (bounded memory)."""
 
     def validator(self, schema: Mapping[str, Any]) -> Any:
+        ref = schema.get("$ref") if len(schema) == 1 else None
+        if isinstance(ref, str):  # ``{"$ref": ...}`` built on the fly: cache by target, not identity
+            hit = self._refs.get(ref)
+            if hit is None:
+                hit = self._refs[ref] = self._compile(schema)
+            return hit
         key = id(schema)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] is schema:
-            return hit[1]
-        body = _upgrade_30(dict(schema)) if self._legacy else dict(schema)
-        root = {**body, "components": self._components}
-        compiled = jsonschema_rs.Draft4Validator(root) if self._legacy else jsonschema_rs.Draft202012Validator(root)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        compiled = self._compile(schema)
+        if len(self._cache) >= self.MAX_CACHED:
+            self._cache.clear()
         self._cache[key] = (schema, compiled)  # keep the schema alive so its id stays unique
         return compiled
+
+    def _compile(self, schema: Mapping[str, Any]) -> Any:
+        body = _upgrade_30(dict(schema)) if self._legacy else dict(schema)
+        root = {**body, "components": self._components}
+        return jsonschema_rs.Draft4Validator(root) if self._legacy else jsonschema_rs.Draft202012Validator(root)
 
     def component(self, name: str) -> Any:
         return self.validator({"$ref": f"#/components/schemas/{name}"})

@@ -138,6 +138,8 @@ def read_document(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(path, f"cannot read the file ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError(path, f"cannot read the file: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     try:
         raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
@@ -216,8 +218,10 @@ def load(protocol_id: str, profile: str | None = None) -> Spec:
         overlay_path = specs_root() / info.profiles[profile]
         try:
             overlay = yaml.safe_load(overlay_path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise SpecError(overlay_path, f"cannot read the overlay: {exc}") from exc
+        if not isinstance(overlay, dict):
+            raise SpecError(overlay_path, "the overlay is not a mapping")
         raw = merge_overlay(raw, overlay)
         validate_document(overlay_path, raw)
     return Spec(info, path, raw, profile)

@@ -7,6 +7,7 @@ validates frame by frame and a target that stalls mid-stream is caught at the fr
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,43 +25,67 @@ class Frame:
     """Parsed JSON, or None for a non-JSON SSE sentinel such as ``[DONE]``."""
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_EOL = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+
+
 def ndjson_frames(chunks: Iterable[bytes], max_frames: int = 10_000, max_line_bytes: int = 1 << 20) -> Iterator[Frame]:
     """Each line must hold complete JSON object(s); several objects on one line are allowed (the
     NeuroSan document says a line may carry more than one response), an object split across
-    lines is not."""
-    buffer = b""
+    lines is not. Errors name the line (1-based), not the frame."""
+    pending = bytearray()
     index = 0
+    line_no = 0
     for chunk in chunks:
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            for frame in _line_objects(line, index):
+        if b"\n" not in chunk:
+            pending += chunk
+            if len(pending) > max_line_bytes:
+                raise FrameError(f"line {line_no + 1} is longer than {max_line_bytes} bytes without a newline")
+            continue
+        *lines, rest = (bytes(pending) + chunk).split(b"\n")
+        pending = bytearray(rest)
+        for line in lines:
+            line_no += 1
+            if len(line) > max_line_bytes:
+                raise FrameError(f"line {line_no} is longer than {max_line_bytes} bytes")
+            for frame in _line_objects(line, line_no, index):
+                if index >= max_frames:
+                    raise FrameError(f"more than {max_frames} frames (at line {line_no}); stopping")
                 yield frame
                 index += 1
-                if index > max_frames:
-                    raise FrameError(f"more than {max_frames} frames; stopping")
-        if len(buffer) > max_line_bytes:
-            raise FrameError(f"a line longer than {max_line_bytes} bytes without a newline")
-    if buffer.strip():
-        yield from _line_objects(buffer, index)
+        if len(pending) > max_line_bytes:
+            raise FrameError(f"line {line_no + 1} is longer than {max_line_bytes} bytes without a newline")
+    if pending.strip():  # a last line without its newline still counts
+        for frame in _line_objects(bytes(pending), line_no + 1, index):
+            if index >= max_frames:
+                raise FrameError(f"more than {max_frames} frames (at line {line_no + 1}); stopping")
+            yield frame
+            index += 1
 
 
-def _line_objects(line: bytes, index: int) -> Iterator[Frame]:
+def _line_objects(line: bytes, line_no: int, index: int) -> Iterator[Frame]:
     try:
         text = line.decode("utf-8").strip()
     except UnicodeDecodeError as exc:
-        raise FrameError(f"line {index + 1} is not valid UTF-8 ({exc.reason})") from None
+        raise FrameError(f"line {line_no} is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
     if not text:
         return
-    decoder = json.JSONDecoder()
     pos = 0
     while pos < len(text):
         try:
-            value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise FrameError(f"line {index + 1} is not a complete JSON object ({exc.msg}): {text[:120]!r}") from None
+            value, end = _DECODER.raw_decode(text, pos)
+        except (json.JSONDecodeError, ValueError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise FrameError(
+                f"line {line_no} is not a complete JSON object ({reason}): {text[:120]!r}"
+            ) from None
         if not isinstance(value, dict):
-            raise FrameError(f"line {index + 1} holds a JSON {type(value).__name__}, not an object")
+            raise FrameError(f"line {line_no} holds a JSON {type(value).__name__}, not an object")
         yield Frame(index, text[pos:end], value)
         index += 1
         pos = end
@@ -68,55 +93,75 @@ def _line_objects(line: bytes, index: int) -> Iterator[Frame]:
             pos += 1
 
 
-def sse_events(chunks: Iterable[bytes], max_frames: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
-    """Server-sent events per the WHATWG parsing rules (data lines joined, comments skipped).
-    Yields each event's data; JSON is parsed when it parses, else ``value`` is None."""
-    buffer = b""
+def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
+    """Server-sent events per the WHATWG parsing rules (CRLF, CR or LF line ends; data lines
+    joined with LF; comments and other fields skipped; a leading BOM ignored). Yields each event's
+    data; JSON is parsed when it parses, else ``value`` is None. Stricter than a browser where a
+    conformance verdict needs it: invalid UTF-8 and a stream that ends inside an event are errors."""
+    buffer = bytearray()
     data: list[str] = []
+    size = 0
     index = 0
-    for chunk in chunks:
-        buffer += chunk
-        while True:
-            cut = _line_end(buffer)
-            if cut is None:
-                break
-            line_bytes, buffer = buffer[: cut[0]], buffer[cut[1] :]
+    first = True
+
+    def feed(lines: list[bytes]) -> Iterator[Frame]:
+        nonlocal data, size, index, first
+        for raw in lines:
+            if first:
+                raw = raw.removeprefix(_BOM)
+                first = False
             try:
-                line = line_bytes.decode("utf-8")
+                line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise FrameError(f"event {index + 1} is not valid UTF-8 ({exc.reason})") from None
+                raise FrameError(f"event {index + 1} is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
             if line == "":
                 if data:
+                    if index >= max_events:
+                        raise FrameError(f"more than {max_events} events; stopping")
                     yield _event(index, "\n".join(data))
                     index += 1
-                    data = []
-                    if index > max_frames:
-                        raise FrameError(f"more than {max_frames} events; stopping")
+                    data, size = [], 0
                 continue
             if line.startswith(":"):
                 continue
-            field, _, value = line.partition(":")
-            if field == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
+            name, _, value = line.partition(":")
+            if name == "data":
+                value = value[1:] if value.startswith(" ") else value
+                size += len(value) + 1
+                if size > max_event_bytes:
+                    raise FrameError(f"event {index + 1} is longer than {max_event_bytes} bytes")
+                data.append(value)
+
+    for chunk in chunks:
+        buffer += chunk
+        yield from feed(_take_lines(buffer, final=False))
         if len(buffer) > max_event_bytes:
-            raise FrameError(f"an event line longer than {max_event_bytes} bytes")
+            raise FrameError(f"event {index + 1}: a line longer than {max_event_bytes} bytes")
+    yield from feed(_take_lines(buffer, final=True))
+    unfinished = bytes(buffer).removeprefix(_BOM) if first else bytes(buffer)
     if data:
         raise FrameError(f"the stream ended inside event {index + 1} (no blank line after its data)")
+    if unfinished.strip() and not unfinished.startswith(b":"):
+        raise FrameError(f"the stream ended in the middle of a line (event {index + 1}): {unfinished[:120]!r}")
 
 
-def _line_end(buffer: bytes) -> tuple[int, int] | None:
-    """(end of line, start of next) for the first CR, LF or CRLF; None until a line is complete."""
-    lf, cr = buffer.find(b"\n"), buffer.find(b"\r")
-    if cr == -1 or (lf != -1 and lf < cr):
-        return None if lf == -1 else (lf, lf + 1)
-    if cr + 1 == len(buffer):
-        return None  # a LF may follow in the next chunk
-    return (cr, cr + 2) if buffer[cr + 1 : cr + 2] == b"\n" else (cr, cr + 1)
+def _take_lines(buffer: bytearray, final: bool) -> list[bytes]:
+    """Remove and return the complete lines at the start of ``buffer``. A CR at the very end is
+    held back until the stream ends (a LF may follow in the next chunk)."""
+    lines: list[bytes] = []
+    pos = 0
+    for match in _EOL.finditer(buffer):
+        if not final and match.end() == len(buffer) and match.group() == b"\r":
+            break
+        lines.append(bytes(buffer[pos : match.start()]))
+        pos = match.end()
+    del buffer[:pos]
+    return lines
 
 
 def _event(index: int, data: str) -> Frame:
     try:
-        value = json.loads(data)
+        value = _DECODER.decode(data)
     except ValueError:
         value = None
     return Frame(index, data, value)

@@ -9,11 +9,11 @@ import sys
 
 from aiohttp import web
 
-from conformance.specs import PROTOCOLS
+from conformance.specs import PROTOCOLS, SpecError, load
 
 from .app import create_app
 from .config import DEFAULT_TOKENS, MockConfig
-from .faults import catalogue
+from .faults import catalogue, resolve
 
 
 def _token(value: str) -> tuple[str, str]:
@@ -43,11 +43,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class CannotListen(Exception):
+    """The server could not bind its address; a usage error, not a crash."""
+
+
 async def serve(config: MockConfig, host: str, port: int) -> None:
     runner = web.AppRunner(create_app(config), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:  # the port is taken, the host cannot be bound
+        await runner.cleanup()
+        raise CannotListen(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     server = site._server
     sockets = getattr(server, "sockets", None) or []
     bound = sockets[0].getsockname()[1] if sockets else port
@@ -76,10 +84,20 @@ def main(argv: list[str] | None = None) -> int:
         stream_delay=args.stream_delay,
         faults=tuple(args.fault),
     )
-    try:
-        asyncio.run(serve(config, args.host, args.port))
+    try:  # settle the configuration before serving, so only its own errors are reported as usage errors
+        resolve(config.faults)
+        for pid in config.protocols:
+            load(pid)
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(config, args.host, args.port))
+    except CannotListen as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -7,11 +7,15 @@ parameters and body; the request path does only coercion and one validator call 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import BodyPartReader, web
+from aiohttp import BodyPartReader, MultipartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from conformance.schemas import SchemaSet
 
@@ -23,6 +27,100 @@ class UploadedFile:
     filename: str
     content_type: str
     data: bytes
+
+
+MAX_PART_HEADERS = 32
+MAX_MESSAGE = 300
+"""Longest validator message echoed back (they quote the offending value, which may be huge)."""
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of arrays and objects a JSON body may have (Limits.max_json_depth's default)."""
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: the only way a JSON text can carry a lone surrogate."""
+
+
+class JsonBodyError(ValueError):
+    """A body that is not acceptable JSON; its message is safe to show a client."""
+
+
+def _no_constants(name: str) -> Any:
+    raise JsonBodyError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JsonBodyError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` (iterative: deep data cannot recurse)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """A request body as JSON (RFC 8259, I-JSON's Unicode rule), or ``JsonBodyError``.
+
+    Beyond ``json.loads``: NaN and Infinity are refused (they are not JSON), as are numbers that
+    overflow a double and strings with an unpaired surrogate (``"\\ud800"``, which no UTF-8 text
+    can hold); nesting deeper than ``max_depth`` is refused before it can exhaust the interpreter's
+    recursion limit in a decoder, a validator or an encoder. Every message is the client's
+    mistake in plain words, never an interpreter's.
+    """
+    try:
+        text = raw.decode("utf-8-sig")  # RFC 8259: UTF-8; a byte order mark may be ignored
+    except UnicodeDecodeError as exc:
+        raise JsonBodyError(f"the body is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        data = json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise JsonBodyError(f"{exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})") from None
+    except RecursionError:
+        raise JsonBodyError(f"arrays and objects nest deeper than {max_depth} levels") from None
+    except JsonBodyError:
+        raise
+    except ValueError:  # an integer beyond the interpreter's digit limit
+        raise JsonBodyError("a number has too many digits") from None
+    if (text.count("[") + text.count("{") > max_depth) and _depth_exceeds(data, max_depth):
+        raise JsonBodyError(f"arrays and objects nest deeper than {max_depth} levels")
+    if _SURROGATE_ESCAPE.search(raw):
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise JsonBodyError("a string holds an unpaired UTF-16 surrogate, which is not Unicode text") from None
+    return data
+
+
+class _FormReader(MultipartReader):
+    """Reads part headers the way form encoders write them. The HTML standard's multipart/form-data
+    encoding escapes only CR, LF and '"' in field and file names, so other control characters
+    arrive raw; aiohttp's RFC 9110 header parser would refuse such a form with an exception."""
+
+    async def _read_headers(self) -> CIMultiDictProxy[str]:
+        headers: CIMultiDict[str] = CIMultiDict()
+        last = ""
+        for _ in range(MAX_PART_HEADERS + 1):
+            line = (await self._content.readline()).rstrip(b"\r\n")
+            if not line:
+                return CIMultiDictProxy(headers)
+            if line[:1] in (b" ", b"\t") and last:  # an obsolete folded continuation line
+                headers[last] += " " + line.strip().decode("utf-8", "surrogateescape")
+                continue
+            name, sep, value = line.partition(b":")
+            if not sep or not name.strip():
+                raise ValueError(f"malformed part header {line[:100]!r}")
+            last = name.strip().decode("latin-1")
+            headers.add(last, value.strip(b" \t").decode("utf-8", "surrogateescape"))
+        raise ValueError(f"more than {MAX_PART_HEADERS} headers in one part")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +164,13 @@ class OperationValidator:
         schemas: SchemaSet,
         max_json_bytes: int,
         max_upload_bytes: int,
+        max_json_depth: int = MAX_JSON_DEPTH,
     ) -> None:
         self.protocol_id = protocol_id
         self.invalid_status = INVALID_BODY_STATUS[protocol_id]
         self.max_json_bytes = max_json_bytes
         self.max_upload_bytes = max_upload_bytes
+        self.max_json_depth = max_json_depth
         self.params: list[_Param] = []
         merged = {(p["name"], p["in"]): p for p in path_item.get("parameters", [])}
         merged.update({(p["name"], p["in"]): p for p in definition.get("parameters", [])})
@@ -154,36 +254,46 @@ class OperationValidator:
                 raise ApiError(415, f"Unsupported Content-Type {media_type!r}; expected {', '.join(self.media)}")
         if request.content_length is not None and request.content_length > self.max_json_bytes:
             raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
-        raw = await request.content.read(self.max_json_bytes + 1)
-        if len(raw) > self.max_json_bytes:
-            raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
-        if not raw.strip():
+        raw = await self._read_capped(request)
+        if not raw:  # no body; whitespace alone is a body, and not JSON (RFC 8259: ws value ws)
             if self.body_required:
                 raise self._invalid([_violation(["body"], "Field required", "missing", None)])
             return None
         try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+            data = parse_json(raw, self.max_json_depth)
+        except JsonBodyError as exc:
             raise self._invalid([_violation(["body"], f"JSON decode error: {exc}", "json_invalid", None)]) from None
         problems = [
-            _violation(["body", *error.instance_path], error.message, "value_error", None)
+            _violation(["body", *error.instance_path], error.message[:MAX_MESSAGE], "value_error", None)
             for _, error in zip(range(10), validator.iter_errors(data), strict=False)
         ]
         if problems:
             raise self._invalid(problems)
         return data
 
+    async def _read_capped(self, request: web.Request) -> bytes:
+        """The whole body, chunk by chunk (``read(n)`` returns what has arrived, not n bytes: a
+        chunked body comes in pieces), refused with 413 as soon as it passes the limit."""
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := await request.content.read(self.max_json_bytes + 1 - size):
+            size += len(chunk)
+            if size > self.max_json_bytes:
+                raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
     async def _multipart(self, request: web.Request) -> dict[str, Any]:
         try:
-            reader = await request.multipart()
-        except (ValueError, AssertionError) as exc:
+            reader = _FormReader(request.headers, request.content)
+        except (ValueError, AssertionError, HttpProcessingError) as exc:
             raise self._invalid([_violation(["body"], f"malformed multipart body: {exc}", "multipart", None)]) from None
         form: dict[str, Any] = {}
         total = 0
         while True:
             try:
                 part = await reader.next()
-            except (ValueError, AssertionError) as exc:
+            except (ValueError, AssertionError, HttpProcessingError) as exc:
                 raise self._invalid(
                     [_violation(["body"], f"malformed multipart body: {exc}", "multipart", None)]
                 ) from None

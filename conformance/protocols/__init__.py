@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from ..requirements import Registry
 from ..schema_phase import register_schema_requirements
@@ -24,6 +25,9 @@ class ProtocolSuite:
     streaming_operations: tuple[str, ...]
     """Operations whose answers are streams, validated frame by frame by scenario checks."""
     needs_auth: bool
+    schema_expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Per operationId and schemathesis check, statuses the document prescribes beyond the check's
+    defaults (a module's ``SCHEMA_EXPECTED_STATUSES``); each entry should say why in the module."""
 
 
 _suites: dict[str, ProtocolSuite] = {}
@@ -38,6 +42,10 @@ def suite(protocol_id: str) -> ProtocolSuite:
         spec = load(protocol_id)
         register_schema_requirements(registry, spec)
         _suites[protocol_id] = ProtocolSuite(
-            protocol_id, registry, tuple(getattr(module, "STREAMING_OPERATIONS", ())), bool(spec.raw.get("security"))
+            protocol_id,
+            registry,
+            tuple(getattr(module, "STREAMING_OPERATIONS", ())),
+            bool(spec.raw.get("security")),
+            dict(getattr(module, "SCHEMA_EXPECTED_STATUSES", {})),
         )
     return _suites[protocol_id]

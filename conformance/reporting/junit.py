@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from xml.etree import ElementTree as ET
 
 from ..results import RunResult, Status
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """XML 1.0 cannot carry most control characters at all, even escaped: a hostile target's body
+    (NUL, ANSI escapes) must not make the report unparseable."""
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def render_junit(run: RunResult) -> str:
@@ -12,7 +21,7 @@ def render_junit(run: RunResult) -> str:
     suite = ET.Element(
         "testsuite",
         name=f"conformance.{run.protocol}",
-        tests=str(len(run.results)),
+        tests=str(len(run.results) + (1 if run.fatal else 0)),
         failures=str(tally[Status.FAILED]),
         errors=str(tally[Status.ERROR] + (1 if run.fatal else 0)),
         skipped=str(tally[Status.SKIPPED]),
@@ -21,10 +30,10 @@ def render_junit(run: RunResult) -> str:
     )
     props = ET.SubElement(suite, "properties")
     for key, value in (("target", run.target), ("seed", str(run.seed)), ("suite_version", run.suite_version)):
-        ET.SubElement(props, "property", name=key, value=value)
+        ET.SubElement(props, "property", name=key, value=_xml(value))
     if run.fatal:
         case = ET.SubElement(suite, "testcase", classname=run.protocol, name="target")
-        ET.SubElement(case, "error", message=run.fatal)
+        ET.SubElement(case, "error", message=_xml(run.fatal))
     for res in run.results:
         req = res.requirement
         case = ET.SubElement(
@@ -35,12 +44,12 @@ def render_junit(run: RunResult) -> str:
             time=f"{res.duration_s:.3f}",
         )
         if res.status is Status.FAILED:
-            node = ET.SubElement(case, "failure", message=res.message[:500])
-            node.text = _evidence(res)
+            node = ET.SubElement(case, "failure", message=_xml(res.message[:500]))
+            node.text = _xml(_evidence(res))
         elif res.status is Status.ERROR:
-            ET.SubElement(case, "error", message=res.message[:500])
+            ET.SubElement(case, "error", message=_xml(res.message[:500]))
         elif res.status is Status.SKIPPED:
-            ET.SubElement(case, "skipped", message=res.message[:500])
+            ET.SubElement(case, "skipped", message=_xml(res.message[:500]))
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
 

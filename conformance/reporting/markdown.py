@@ -7,21 +7,25 @@ from ..results import RunResult, Status
 ICON = {Status.PASSED: "pass", Status.FAILED: "**FAIL**", Status.SKIPPED: "not verified", Status.ERROR: "**ERROR**"}
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")[:200]
+def _cell(text: str, limit: int = 200) -> str:
+    """One table cell: no row breaks, no column breaks, and no live HTML (GitHub renders tags
+    in Markdown; a hostile target's text must stay text)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")[:limit]
 
 
 def render_markdown(run: RunResult) -> str:
+    target = run.target.replace("`", "'")
     verdict = "PASS" if run.exit_code == 0 else ("TARGET ERROR" if run.fatal else "FAIL")
     lines = [
         f"# Conformance: {run.protocol} - {verdict}",
         "",
-        f"Target: `{run.target}` | suite {run.suite_version} | seed {run.seed} | level {run.level.value} "
+        f"Target: `{target}` | suite {run.suite_version} | seed {run.seed} | level {run.level.value} "
         f"| {run.duration_s:.1f} s",
         "",
     ]
     if run.fatal:
-        lines += [f"> {run.fatal}", ""]
+        lines += [f"> {_cell(run.fatal, 2000)}", ""]
     lines += ["| level | passed | failed | not verified | error |", "|---|---|---|---|---|"]
     for level, counts in run.tally().items():
         lines.append(

@@ -14,8 +14,10 @@ Settled where the document is silent (recorded here because the mock is its refe
 - A waiting agent is resumed by POST /agents/{id}/provide_clarification, or by
   /v1/chat/completions whose ``model`` is its id or (as upstream) one of whose messages names it
   in its text. Either stream carries X-Agent-ID but not X-Agent-Model, as upstream.
-- provide_clarification for an agent that is not waiting: 500 ``{"detail": ...}``, the only
-  failure the document names for it (upstream accepts it and serves a stream that never ends).
+- provide_clarification for an agent that is not waiting: 200 with a short stream that says so
+  (one content chunk, the final chunk, ``[DONE]``) and leaves the agent as it was. Upstream also
+  accepts it with 200, but its stream never ends; the document's 500 would be a server error for
+  a client's mistake (the schema phase rightly flags any 5xx), and it names no 4xx for it.
 - /v1/chat/completions checks ``stream`` before ``model`` (501 before 400), as upstream.
 - DELETE of a running or waiting agent reports final_state "cancelled". A running stream sees it
   before its next chunk and ends with the final chunk and ``[DONE]``, as upstream's does.
@@ -23,6 +25,9 @@ Settled where the document is silent (recorded here because the mock is its refe
 - creation_time is local time without offset, to the second (seed example). Only ``data:`` image
   URLs longer than 200 characters are truncated when echoed (the document; upstream cuts any URL).
 - Chunks carry the agent id as ``model``; the first delta has role "assistant", the last is ``{}``.
+
+FAULTS (end of module) break one requirement each: stream faults are switched on by name in
+``Wire``/the handlers, JSON answers are edited by ``mutate`` functions.
 """
 
 from __future__ import annotations
@@ -44,9 +49,7 @@ from ..api import Call, ProtocolApi, Reply
 from ..config import Limits
 from ..errors import ApiError
 from ..faults import Fault
-from ..streaming import SseStream
-
-FAULTS: tuple[Fault, ...] = ()
+from ..streaming import SseStream, stall
 
 SERVICE = "SGR Agent Core API"
 MODELS = ("sgr_agent", "sgr_tool_calling_agent", "tool_calling_agent")
@@ -301,30 +304,70 @@ def _chunk(chunk_id: str, agent_id: str, delta: dict[str, Any], finish: str | No
     }
 
 
-async def _run(agent: Agent, plan: Plan, stream: SseStream) -> None:
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """How a run is put on the wire: all false in normal runs, else the stream faults in force."""
+
+    non_json: bool = False
+    wrong_object: bool = False
+    model_name: bool = False
+    no_stop: bool = False
+    no_done: bool = False
+    stall: bool = False
+    stuck: bool = False
+
+    @classmethod
+    def of(cls, call: Call) -> Wire:
+        return cls(*(call.fault(name) for name in _WIRE_FAULTS))
+
+
+class _SseStream(SseStream):
+    async def send_raw(self, data: bytes) -> None:
+        """Bytes as they are: the broken-framing faults."""
+        await self._write(data)
+
+
+async def _run(agent: Agent, plan: Plan, stream: _SseStream, wire: Wire = Wire()) -> None:
     agent.state = RESEARCHING
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    model = agent.model if wire.model_name else agent.agent_id
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        body = _chunk(completion_id, model, delta, finish)
+        if wire.wrong_object:
+            body["object"] = "chat.completion"
+        return body
+
     for number, step in enumerate(plan.steps):
         if agent.state == CANCELLED:  # deleted meanwhile: end the stream as upstream does
             break
+        if wire.stall and number == 2:
+            await stall(request=stream.request)  # ends early once the client has gone
         agent.apply(step)
         delta = {"role": "assistant", "content": step.content} if number == 0 else {"content": step.content}
-        await stream.send(_chunk(completion_id, agent.agent_id, delta))
-    if agent.state != CANCELLED:
+        await stream.send(chunk(delta))
+        if wire.non_json and number == 0:
+            await stream.send_raw(f"data: {step.content.strip()}\n\n".encode())
+    if agent.state != CANCELLED and not (wire.stuck and plan.end_state == COMPLETED):
         agent.finish(plan)  # before the final chunk: a client that read [DONE] sees the end state
-    await stream.send(_chunk(completion_id, agent.agent_id, {}, "stop"))
-    await stream.done()
+    await stream.send(chunk({}, None if wire.no_stop else "stop"))
+    if not wire.no_done:
+        await stream.done()
 
 
 def mount(api: ProtocolApi) -> None:
     store = AgentStore(api.config.limits)
 
+    ghosts: dict[str, Agent] = {}  # the deleted agents the sgr-deleted-agent-listed fault still lists
+
     async def stream_run(call: Call, agent: Agent, plan: Plan, headers: dict[str, str]) -> web.StreamResponse:
         """Streams one run of ``agent``; the caller holds the stream gate."""
-        stream = SseStream(call.request, headers, delay=api.config.stream_delay)
+        if call.fault("sgr-json-content-type"):
+            headers = {**headers, "Content-Type": "application/json"}
+        stream = _SseStream(call.request, headers, delay=api.config.stream_delay)
         try:
             await stream.open()
-            await _run(agent, plan, stream)
+            await _run(agent, plan, stream, Wire.of(call))
             return await stream.close()
         except ConnectionResetError:  # the client left (aiohttp's reset error derives from it)
             agent.abandon()
@@ -333,11 +376,27 @@ def mount(api: ProtocolApi) -> None:
             agent.abandon()
             raise
 
+    async def stream_notice(call: Call, agent: Agent, text: str) -> web.StreamResponse:
+        """A one-message stream that leaves ``agent`` as it is; the caller holds the stream gate."""
+        stream = SseStream(call.request, {"X-Agent-ID": agent.agent_id}, delay=api.config.stream_delay)
+        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+        try:
+            await stream.open()
+            await stream.send(_chunk(completion_id, agent.agent_id, {"role": "assistant", "content": text}))
+            await stream.send(_chunk(completion_id, agent.agent_id, {}, "stop"))
+            await stream.done()
+            return await stream.close()
+        except ConnectionResetError:
+            return stream.response
+
     async def resume(call: Call, agent: Agent, messages: list[Any]) -> web.StreamResponse:
         if agent.state != WAITING:
-            raise ApiError(500, f"Agent {agent.agent_id} is not waiting for clarification "
-                                f"(state: {agent.state})")
+            with api.gate:
+                return await stream_notice(call, agent, f"Agent {agent.agent_id} is not waiting for "
+                                                        f"clarification (state: {agent.state})\n")
         with api.gate:
+            if call.fault("sgr-clarification-ignored"):
+                return await stream_notice(call, agent, "Clarification received\n")
             plan = _resume_plan(agent, messages)
             return await stream_run(call, agent, plan, {"X-Agent-ID": agent.agent_id})
 
@@ -354,18 +413,26 @@ def mount(api: ProtocolApi) -> None:
     @api.operation("createChatCompletion")
     async def create_chat_completion(call: Call) -> web.StreamResponse:
         body = call.body if isinstance(call.body, dict) else {}
-        if body.get("stream", True) is False:
+        if body.get("stream", True) is False and not call.fault("sgr-stream-false-accepted"):
+            if call.fault("sgr-stream-false-crashes"):
+                raise ApiError(500, "Internal Server Error")
             raise ApiError(501, "Only streaming responses are supported. Set 'stream=true'")
         messages = _messages(body)
         model = body.get("model", DEFAULT_MODEL)
-        waiting = store.waiting(model, messages)
+        waiting = None if call.fault("sgr-chat-ignores-waiting-agent") else store.waiting(model, messages)
         if waiting is not None:
             return await resume(call, waiting, messages)
         if model not in MODELS:
+            if call.fault("sgr-unknown-model-404"):
+                raise ApiError(404, f"Model '{model}' not found")
             raise ApiError(400, f"Invalid model '{model}'. Available models: {list(MODELS)}")
         with api.gate:
             agent = store.add(model, messages)
             headers = {"X-Agent-ID": agent.agent_id, "X-Agent-Model": model}
+            if call.fault("sgr-missing-agent-id"):
+                del headers["X-Agent-ID"]
+            if call.fault("sgr-missing-model-header"):
+                del headers["X-Agent-Model"]
             return await stream_run(call, agent, _first_plan(agent), headers)
 
     @api.operation("provideClarification")
@@ -374,7 +441,9 @@ def mount(api: ProtocolApi) -> None:
 
     @api.operation("listAgents")
     async def list_agents(call: Call) -> Reply:
-        agents = [agent.summary() for agent in store.agents.values()]
+        agents = [agent.summary() for agent in store.agents.values()
+                  if not (call.fault("sgr-list-drops-finished") and agent.state not in RUNNING_STATES)]
+        agents += [agent.summary() for agent in ghosts.values()]
         return Reply({"agents": agents, "total": len(agents)})
 
     @api.operation("getAgentState")
@@ -385,4 +454,112 @@ def mount(api: ProtocolApi) -> None:
     async def delete_agent(call: Call) -> Reply:
         agent = store.remove(call.path["agent_id"])
         agent.cancel()  # a running stream notices before its next chunk
+        if call.fault("sgr-deleted-agent-listed"):
+            ghosts[agent.agent_id] = agent
         return Reply({"agent_id": agent.agent_id, "deleted": True, "final_state": agent.state})
+
+
+# --- faults -----------------------------------------------------------------------------------
+
+PROTOCOL = "sgr-agent-core"
+
+_WIRE_FAULTS = (  # in the order of Wire's fields
+    "sgr-non-json-event", "sgr-wrong-chunk-object", "sgr-chunk-model-name", "sgr-no-finish-stop",
+    "sgr-missing-done", "sgr-stall-mid-stream", "sgr-state-stuck",
+)
+
+
+def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
+    return Fault(name=name, protocol=PROTOCOL, breaks=breaks, description=description, **how)
+
+
+def _not_healthy(reply: Reply) -> None:
+    reply.body["status"] = "ok"
+
+
+def _models_as_agents(reply: Reply) -> None:
+    for model in reply.body["data"]:
+        model["object"] = "agent"
+
+
+def _drop_sources_count(reply: Reply) -> None:
+    if reply.status == 200:
+        reply.body.pop("sources_count", None)
+
+
+def _not_found_as_error(reply: Reply) -> None:
+    if reply.status == 404:
+        reply.body = {"error": reply.body["detail"]}
+
+
+def _string_422(reply: Reply) -> None:
+    if reply.status == 422:
+        reply.body = {"detail": "Request validation failed"}
+
+
+FAULTS: tuple[Fault, ...] = (
+    # wrong enum values, a missing required field
+    _fault("sgr-health-not-healthy", ("SGR-SVC-001", "SGR-SCHEMA-005"),
+           'GET /health answers {"status": "ok"} instead of "healthy"', operation="health", mutate=_not_healthy),
+    _fault("sgr-model-wrong-object", ("SGR-MODEL-001", "SGR-SCHEMA-005"),
+           'GET /v1/models lists its models with object "agent" instead of "model"', operation="listModels",
+           mutate=_models_as_agents),
+    _fault("sgr-state-missing-field", ("SGR-AGENT-002", "SGR-SCHEMA-005"),
+           "GET /agents/{id}/state leaves out the required sources_count", operation="getAgentState",
+           mutate=_drop_sources_count),
+    # wrong content type, missing headers
+    _fault("sgr-json-content-type", ("SGR-STREAM-001", "SGR-SCHEMA-003"),
+           "chat and clarification streams are labelled application/json instead of text/event-stream",
+           operation="createChatCompletion"),
+    _fault("sgr-missing-agent-id", ("SGR-STREAM-002", "SGR-SCHEMA-004"),
+           "a new chat's stream carries no X-Agent-ID header", operation="createChatCompletion"),
+    _fault("sgr-missing-model-header", ("SGR-STREAM-003",),
+           "a new chat's stream carries no X-Agent-Model header", operation="createChatCompletion"),
+    # broken stream framing and chunks
+    _fault("sgr-non-json-event", ("SGR-STREAM-004", "SGR-SCHEMA-005"),
+           "after the first chunk the stream sends a plain-text data: event", operation="createChatCompletion"),
+    _fault("sgr-wrong-chunk-object", ("SGR-STREAM-004", "SGR-SCHEMA-005"),
+           'chunks say object "chat.completion" instead of "chat.completion.chunk"',
+           operation="createChatCompletion"),
+    _fault("sgr-chunk-model-name", ("SGR-STREAM-005",),
+           "chunks carry the model name (sgr_agent) as model instead of the agent id",
+           operation="createChatCompletion"),
+    _fault("sgr-no-finish-stop", ("SGR-STREAM-006",),
+           'the last chunk has finish_reason null instead of "stop"', operation="createChatCompletion"),
+    _fault("sgr-missing-done", ("SGR-STREAM-007",),
+           "streams end after the final chunk without data: [DONE]", operation="createChatCompletion"),
+    _fault("sgr-stall-mid-stream", ("SGR-STREAM-004", "SGR-STREAM-007"),
+           "streams stall after two chunks and never finish", operation="createChatCompletion"),
+    # losing data, a never-finishing agent
+    _fault("sgr-list-drops-finished", ("SGR-AGENT-001",),
+           "GET /agents lists only running agents: finished ones vanish from the list", operation="listAgents"),
+    _fault("sgr-state-stuck", ("SGR-AGENT-003",),
+           "a research never completes: the agent stays researching with no execution_result",
+           operation="createChatCompletion"),
+    _fault("sgr-deleted-agent-listed", ("SGR-AGENT-004",),
+           "a deleted agent is still listed by GET /agents", operation="deleteAgent"),
+    # wrong statuses, error bodies of the wrong shape, accepting invalid input
+    _fault("sgr-unknown-model-404", ("SGR-ERR-001", "SGR-SCHEMA-002"),
+           "an unknown model is answered 404 instead of 400", operation="createChatCompletion"),
+    _fault("sgr-stream-false-accepted", ("SGR-ERR-002",),
+           "stream=false is answered 200 with a stream instead of 501", operation="createChatCompletion"),
+    _fault("sgr-stream-false-crashes", ("SGR-ERR-002", "SGR-SCHEMA-001"),
+           "stream=false crashes with 500 instead of the documented 501 (only 501 is exempt from SCHEMA-001)",
+           operation="createChatCompletion"),
+    _fault("sgr-not-found-wrong-shape", ("SGR-ERR-003", "SGR-SCHEMA-005"),
+           'GET /agents/{id}/state for an unknown agent answers {"error": ...} instead of {"detail": ...}',
+           operation="getAgentState", mutate=_not_found_as_error),
+    _fault("sgr-422-string-detail", ("SGR-ERR-004", "SGR-SCHEMA-005"),
+           "an invalid chat body gets 422 with a string detail instead of a list of errors",
+           operation="createChatCompletion", mutate=_string_422),
+    _fault("sgr-accepts-invalid-body", ("SGR-ERR-004", "SGR-SCHEMA-006"),
+           "chat completions do not validate their body: a missing or malformed messages starts an agent",
+           operation="createChatCompletion", skip_validation=True),
+    # the clarification flow
+    _fault("sgr-clarification-ignored", ("SGR-CLAR-001",),
+           "provide_clarification streams an acknowledgement but the agent stays waiting, unchanged",
+           operation="provideClarification"),
+    _fault("sgr-chat-ignores-waiting-agent", ("SGR-CLAR-002",),
+           "chat completions with a waiting agent's id as model answer 400 instead of resuming it",
+           operation="createChatCompletion"),
+)

@@ -1,0 +1,97 @@
+"""``python -m conformance``: listing requirements, a real run against the embedded mock, usage errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from conformance.cli import main
+from tests.hostile import closed_port_url
+
+ID_LINE = re.compile(r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|scenario)\s+\S")
+
+
+def test_requirements_lists_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["requirements", "--protocol", "agent-protocol"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    parsed = [m.groupdict() for m in map(ID_LINE.match, lines) if m]
+    assert len(parsed) == len(lines) > 0  # every line is a requirement
+    ids = [p["id"] for p in parsed]
+    assert len(ids) == len(set(ids))
+    assert "AP-TASK-001" in ids
+    assert {"AP-SCHEMA-001", "AP-SCHEMA-002"} <= set(ids)
+    assert all(i.startswith("AP-") for i in ids)
+    first = next(p for p in parsed if p["id"] == "AP-TASK-001")
+    assert (first["level"], first["phase"]) == ("MUST", "scenario")
+
+
+def test_requirements_for_all_protocols(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["requirements"]) == 0
+    ids = {m["id"] for m in map(ID_LINE.match, capsys.readouterr().out.splitlines()) if m}
+    assert {"AP-SCHEMA-001", "NS-SCHEMA-001", "SGR-SCHEMA-001", "SYN-SCHEMA-001"} <= ids
+
+
+def test_run_against_embedded_mock_writes_four_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report_dir = tmp_path / "reports"
+    code = main(["run", "--protocol", "agent-protocol", "--only", "AP-TASK-001", "--phase", "scenario",
+                 "--report-dir", str(report_dir)])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert sorted(p.name for p in report_dir.iterdir()) == ["junit.xml", "report.html", "results.json", "summary.md"]
+
+    data = json.loads((report_dir / "results.json").read_text(encoding="utf-8"))
+    assert data["protocol"] == "agent-protocol" and data["exit_code"] == 0
+    assert data["target"].startswith("embedded reference mock (http://127.0.0.1:")
+    assert [(r["id"], r["status"]) for r in data["requirements"]] == [("AP-TASK-001", "passed")]
+    assert data["requirements"][0]["evidence"][0]["status"] == 200
+
+    junit = ET.parse(report_dir / "junit.xml").getroot()
+    assert (junit.get("tests"), junit.get("failures"), junit.get("errors")) == ("1", "0", "0")
+    html = (report_dir / "report.html").read_text(encoding="utf-8")
+    assert "AP-TASK-001" in html and "PASS" in html
+    assert "| AP-TASK-001 | MUST | pass |" in (report_dir / "summary.md").read_text(encoding="utf-8")
+
+    assert "agent-protocol: PASS - MUST 1 passed, 0 failed" in out
+    assert "[1/1] AP-TASK-001 passed" in err  # progress while it runs
+
+
+def test_quiet_run_prints_no_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--protocol", "agent-protocol", "--only", "AP-TASK-001", "--phase", "scenario",
+                 "--report-dir", str(tmp_path), "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "PASS" in out
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["run"],
+    ["run", "--protocol", "a2a"],
+    ["run", "--protocol", "agent-protocol", "--timeout", "soon"],
+    ["run", "--protocol", "agent-protocol", "--phase", "stateful"],
+    ["run", "--protocol", "agent-protocol", "--level", "critical"],
+    ["requirements", "--protocol", "nope"],
+    ["frobnicate"],
+])
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m conformance" in err
+    assert "error:" in err
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--help"]) == 0
+    assert "--base-url" in capsys.readouterr().out
+
+
+def test_unknown_profile_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--protocol", "agent-protocol", "--profile", "upstream", "--base-url", closed_port_url(),
+                 "--report-dir", str(tmp_path / "r")])
+    assert code == 2
+    assert "error: no profile 'upstream' for agent-protocol (known: none)" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()  # refused before running anything

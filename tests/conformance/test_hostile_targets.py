@@ -1,0 +1,264 @@
+"""The suite against targets that misbehave: every run ends in bounded time, never passes, and says why.
+
+Each case runs the real runner (``conformance.runner.run``) against a server from ``tests/hostile.py``
+with a short timeout. Fatal cases (nothing usable answers: refused, garbage, a root that stalls)
+must exit 2; the rest must fail the requirements they touch (exit 1) with a message naming the
+misbehaviour. Stream cases give the target a working preamble (``canned`` answers) so the stream
+itself is what misbehaves.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+
+import pytest
+
+from conformance.context import CheckFailed, Context, RunOptions
+from conformance.http import Limits, TargetError
+from conformance.protocols import suite
+from conformance.results import RunResult, Status
+from conformance.runner import run
+from conformance.schemas import SchemaSet
+from conformance.specs import load
+from tests.hostile import SSE_FRAME, HostileServer, closed_port_url
+
+BOUND_S = 60.0
+"""Generous wall-clock bound for one hostile run (they take a few seconds)."""
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_against(url: str, protocol: str, **overrides: object) -> tuple[RunResult, float]:
+    settings: dict[str, object] = {"timeout": 1.0, "max_examples": 2, "budget_s": 60.0, **overrides}
+    options = RunOptions(protocol=protocol, base_url=url, **settings)  # type: ignore[arg-type]
+    started = time.monotonic()
+    result = run(options)
+    return result, time.monotonic() - started
+
+
+def messages(result: RunResult) -> str:
+    parts = [result.fatal or ""]
+    for r in result.results:
+        if r.status is not Status.PASSED:
+            parts.append(r.message)
+            parts += [e.error or "" for e in r.evidence]
+    return "\n".join(parts)
+
+
+def assert_never_passes(result: RunResult, elapsed: float, exit_code: int, *reasons: str) -> None:
+    assert elapsed < BOUND_S, f"run took {elapsed:.1f} s"
+    summary = [(r.requirement.id, r.status, r.message) for r in result.results]
+    assert result.exit_code == exit_code, (result.fatal, summary)
+    assert not result.must_passed
+    text = messages(result)
+    for reason in reasons:
+        assert reason in text, f"{reason!r} not in:\n{text}"
+
+
+# --- fatal: nothing usable answers (exit 2) ------------------------------------------------------
+
+FATAL_CASES = [
+    # (behaviour or None for connection refused, protocol, what the fatal message must say)
+    (None, "agent-protocol", ("target unreachable", "cannot connect", "Connection refused")),
+    ("garbage", "synapse-agent", ("not speaking HTTP", "broke the HTTP exchange", "illegal status line")),
+    ("stall_headers", "sgr-agent-core", ("sent nothing for 1 s (stalled)",)),
+    ("stall_mid_stream", "neuro-san", ("stalled mid-body",)),
+    ("reset_before_response", "agent-protocol", ("connection reset",)),
+    ("huge", "synapse-agent", ("exceeds the 8388608-byte cap",)),
+]
+
+
+@pytest.mark.parametrize(("behaviour", "protocol", "reasons"), FATAL_CASES,
+                         ids=[f"{b or 'refused'}-{p}" for b, p, _ in FATAL_CASES])
+def test_unusable_target_is_fatal(behaviour: str | None, protocol: str, reasons: tuple[str, ...]) -> None:
+    server: AbstractContextManager[str] = HostileServer(behaviour) if behaviour else nullcontext(closed_port_url())
+    with server as url:
+        result, elapsed = run_against(url, protocol)
+    assert_never_passes(result, elapsed, 2, *reasons)
+    assert result.results == []  # nothing is run, so nothing can pass
+    if isinstance(server, HostileServer):
+        assert server.requests, "the target was never contacted"
+
+
+# --- the requirements meet the misbehaviour (exit 1) ---------------------------------------------
+
+CHECK_CASES = [
+    # (behaviour, whether GET / must answer properly for the preflight to pass, what the failure says)
+    ("stall_headers", True, ("sent nothing for 1 s (stalled)",)),
+    ("stall_mid_stream", True, ("stalled mid-body",)),
+    ("reset", True, ("connection reset",)),
+    ("endless", True, ("exceeds the 8388608-byte cap",)),
+    ("huge", True, ("response body of 4294967296 bytes (Content-Length) exceeds",)),
+    ("trickle", True, ("(trickling)",)),
+    ("garbage", True, ("broke the HTTP exchange",)),
+    # these answer HTTP on every path, the root included
+    ("invalid_utf8", False, ("not valid JSON", "can't decode byte 0xff")),
+    ("invalid_json", False, ("not valid JSON", "Unterminated string")),
+    ("redirect_loop", False, ("got 302", "a redirect to '/ap/v1/agent/tasks'")),
+    ("rate_limited", False, ("got 429", "Retry-After: 3600")),
+    ("unavailable", False, ("got 503", "Retry-After: 3600")),
+]
+
+
+@pytest.mark.parametrize(("behaviour", "healthy_root", "reasons"), CHECK_CASES, ids=[c[0] for c in CHECK_CASES])
+def test_misbehaviour_fails_the_requirement(behaviour: str, healthy_root: bool, reasons: tuple[str, ...]) -> None:
+    server = HostileServer(behaviour, healthy_root=healthy_root)
+    with server as url:
+        result, elapsed = run_against(url, "agent-protocol", phases=("scenario",), only=("AP-TASK-001",))
+    assert_never_passes(result, elapsed, 1, *reasons)
+    assert result.fatal is None
+    [res] = result.results
+    assert res.requirement.id == "AP-TASK-001"
+    assert res.status is Status.FAILED
+    assert res.evidence and res.evidence[-1].url.endswith("/ap/v1/agent/tasks")
+    assert "POST /ap/v1/agent/tasks" in server.requests
+
+
+def test_huge_body_is_never_read_in_full() -> None:
+    server = HostileServer("huge", healthy_root=True)
+    with server as url:
+        run_against(url, "agent-protocol", phases=("scenario",), only=("AP-TASK-001",))
+    assert server.bytes_sent < 64 << 20  # of an announced 4 GiB
+
+
+# --- with the property-based phase too -----------------------------------------------------------
+
+@pytest.mark.parametrize(("behaviour", "reasons"), [
+    ("unavailable", ("Server error", "got 503")),
+    ("invalid_json", ("JSON deserialization error", "not valid JSON")),
+    ("reset_before_response", ("no usable answer", "connection reset")),
+])
+def test_full_run_fails_in_both_phases(behaviour: str, reasons: tuple[str, ...]) -> None:
+    with HostileServer(behaviour, healthy_root=behaviour == "reset_before_response") as url:
+        result, elapsed = run_against(url, "agent-protocol", only=("AP-TASK-001", "AP-SCHEMA"))
+    assert_never_passes(result, elapsed, 1, *reasons)
+    schema = [r for r in result.results if r.requirement.phase == "schema"]
+    assert schema, "the schema phase reported nothing"
+    assert any(r.status is not Status.PASSED and r.requirement.level.value == "must" for r in schema)
+
+
+def test_stalling_target_is_bounded_by_the_budget() -> None:
+    """Every generated request stalls; the property-based phase stops at its share of the budget."""
+    with HostileServer("stall_headers", healthy_root=True) as url:
+        result, elapsed = run_against(url, "agent-protocol", only=("AP-TASK-001", "AP-SCHEMA"), budget_s=6)
+    assert elapsed < 6 + 8  # budget, plus one in-flight scenario of stalled requests and the check
+    assert_never_passes(result, elapsed, 1, "time budget of 3 s", "Read timed out", "stalled")
+    schema = [r for r in result.results if r.requirement.phase == "schema"]
+    assert schema and all(r.status is Status.ERROR for r in schema)
+
+
+# --- streams ---------------------------------------------------------------------------------------
+
+NS_PREAMBLE: dict[str, tuple[int, object]] = {
+    "GET /api/v1/list": (404, {"code": 5, "message": "Not Found"}),
+    "GET /api/v1/hello_world/connectivity": (200, {"connectivity_info": [], "metadata": {}}),
+}
+SGR_PREAMBLE: dict[str, tuple[int, object]] = {
+    "GET /health": (200, {"status": "healthy", "service": "SGR Agent Core API"}),
+    "GET /v1/models": (200, {"object": "list", "data": [
+        {"id": "sgr_agent", "object": "model", "created": 0, "owned_by": "sgr"}]}),
+    "GET /agents": (200, {"agents": [], "total": 0}),
+}
+
+STREAM_CASES = [
+    ("stall_mid_stream", ("stream stalled: nothing received for 1 s",)),
+    ("endless", ("more than 10000",)),
+    ("reset", ("reset",)),
+    ("invalid_utf8", ("not valid UTF-8",)),
+    ("invalid_json", ("line 1 is not a complete JSON object",)),
+]
+
+
+def stream_ids(protocol: str) -> tuple[str, ...]:
+    ids = tuple(c.requirement.id for c in suite(protocol).registry
+                if c.run is not None and "-STREAM-" in c.requirement.id)
+    if not ids:
+        pytest.skip(f"{protocol} registers no -STREAM- requirements yet")
+    return ids
+
+
+@pytest.mark.parametrize(("behaviour", "reasons"), STREAM_CASES, ids=[c[0] for c in STREAM_CASES])
+def test_neuro_san_stream_misbehaviour(behaviour: str, reasons: tuple[str, ...]) -> None:
+    only = stream_ids("neuro-san")
+    with HostileServer(behaviour, healthy_root=True, canned=NS_PREAMBLE) as url:
+        result, elapsed = run_against(url, "neuro-san", phases=("scenario",), only=only)
+    assert_never_passes(result, elapsed, 1, *reasons)
+    framing = next(r for r in result.results if r.requirement.id == only[0])
+    assert framing.status is Status.FAILED, framing.message
+
+
+SGR_STREAM_CASES = [
+    ("stall_mid_stream", ("stream stalled: nothing received for 1 s",)),
+    ("endless", ("more than 10000 events",)),
+    ("reset", ("reset",)),
+    ("invalid_utf8", ("event 1 is not valid UTF-8",)),
+    ("invalid_json", ("not a JSON",)),
+]
+
+
+@pytest.mark.parametrize(("behaviour", "reasons"), SGR_STREAM_CASES, ids=[c[0] for c in SGR_STREAM_CASES])
+def test_sgr_stream_misbehaviour(behaviour: str, reasons: tuple[str, ...]) -> None:
+    only = stream_ids("sgr-agent-core")
+    with HostileServer(behaviour, healthy_root=True, canned=SGR_PREAMBLE, frame=SSE_FRAME,
+                       content_type="text/event-stream") as url:
+        result, elapsed = run_against(url, "sgr-agent-core", phases=("scenario",), only=only)
+    assert_never_passes(result, elapsed, 1, *reasons)
+    assert all(r.status is not Status.PASSED for r in result.results)
+
+
+# --- frame readers over a real hostile socket, through Context.frames -----------------------------
+
+@pytest.mark.parametrize(("kind", "behaviour", "error", "reason"), [
+    ("ndjson", "stall_mid_stream", TargetError, "stream stalled"),
+    ("ndjson", "endless", CheckFailed, "more than 10000 frames"),
+    ("ndjson", "invalid_utf8", CheckFailed, "line 1 is not valid UTF-8"),
+    ("ndjson", "invalid_json", CheckFailed, "line 1 is not a complete JSON object"),
+    ("ndjson", "reset", TargetError, "reset"),
+    ("sse", "stall_mid_stream", TargetError, "stream stalled"),
+    ("sse", "endless", CheckFailed, "more than 10000 events"),
+    ("sse", "invalid_utf8", CheckFailed, "event 1 is not valid UTF-8"),
+    ("sse", "reset", TargetError, "reset"),
+])
+def test_context_frames_against_hostile_streams(kind: str, behaviour: str, error: type[Exception],
+                                                reason: str) -> None:
+    sse = kind == "sse"
+    server = HostileServer(behaviour, frame=SSE_FRAME if sse else b'{"response": {"type": "AI"}}\n',
+                           content_type="text/event-stream" if sse else "application/json")
+    with server as url:
+        protocol = "sgr-agent-core" if sse else "neuro-san"
+        spec = load(protocol)
+        ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=protocol, base_url=url),
+                      Limits(timeout=1.0, stream_seconds=10))
+        frames = 0
+        started = time.monotonic()
+        with pytest.raises(error, match=reason), ctx.client.stream("POST", "/chat", json={}) as stream:
+            for _ in ctx.frames(stream, kind):
+                frames += 1
+        assert time.monotonic() - started < 10
+    if behaviour == "stall_mid_stream":
+        assert frames == 1  # the frame before the stall was delivered as it arrived
+    if behaviour == "endless":
+        assert frames == 10_000
+
+
+# --- the CLI end to end ----------------------------------------------------------------------------
+
+def test_cli_unreachable_target_exits_2(tmp_path: Path) -> None:
+    url = closed_port_url()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--protocol", "agent-protocol", "--base-url", url,
+         "--timeout", "1", "--report-dir", str(tmp_path / "r")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
+    )
+    assert time.monotonic() - started < BOUND_S
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"target unreachable or not speaking HTTP: cannot connect to {url}/" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "agent-protocol: FAIL" in proc.stdout
+    assert (tmp_path / "r" / "results.json").is_file()  # the failed run is still reported
