@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 
-from .http import Client, Limits, Response, StreamingResponse
+from .http import Client, Limits, Response, StreamingResponse, TargetError
 from .requirements import Level
+from .results import Exchange
 from .schemas import SchemaSet
 from .specs import Spec
 from .streams import Frame, FrameError, ndjson_frames, sse_events
@@ -25,6 +26,15 @@ class CheckFailed(AssertionError):
 
 class NotVerified(Exception):
     """The requirement cannot be decided against this target; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    error: Exception
+
+    def again(self) -> Exception:
+        kind = CheckFailed if isinstance(self.error, TargetError) else type(self.error)
+        return kind(f"shared setup failed earlier in this run: {self.error}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +63,24 @@ class Context:
     limits: Limits
     memo_store: dict[str, Any] = field(default_factory=dict)
     client: Client = field(init=False)
+    _clients: list[Client] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
 
     def new_client(self) -> Client:
         headers = {"Authorization": f"Bearer {self.options.token}"} if self.options.token else {}
-        return Client(self.base_url, self.limits, headers=headers)
+        client = Client(self.base_url, self.limits, headers=headers)
+        self._clients.append(client)
+        return client
+
+    def exchanges(self) -> list[Exchange]:
+        """Every exchange this check made, across all its clients: the evidence."""
+        return [exchange for client in self._clients for exchange in client.log]
+
+    def close(self) -> None:
+        for client in self._clients:
+            client.close()
 
     @property
     def base_url(self) -> str:
@@ -102,10 +123,20 @@ class Context:
             raise CheckFailed(f"{what}: expected {expected!r}, got {actual!r}")
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
-        """Share an expensive fixture (a finished job, a task with steps) between checks of a run."""
+        """Share an expensive fixture (a finished job, a task with steps) between checks of a run.
+
+        A failed setup is remembered too: later checks fail (or are not verified) at once with
+        the original reason, instead of each waiting out the same stall again."""
         if key not in self.memo_store:
-            self.memo_store[key] = factory()
-        return self.memo_store[key]  # type: ignore[no-any-return]
+            try:
+                self.memo_store[key] = factory()
+            except (CheckFailed, NotVerified, TargetError) as exc:
+                self.memo_store[key] = _Failed(exc)
+                raise
+        value = self.memo_store[key]
+        if isinstance(value, _Failed):
+            raise value.again()
+        return value  # type: ignore[no-any-return]
 
     # the document -------------------------------------------------------------------------
     def response_spec(self, operation_id: str, status: int) -> Mapping[str, Any] | None:

@@ -84,8 +84,9 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
         status = Status.ERROR
         message = f"suite error: {type(exc).__name__}: {exc} (at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})"
     finally:
-        ctx.client.close()
-    evidence = ctx.client.log[-3:] if status is not Status.PASSED else ctx.client.log[-1:]
+        ctx.close()
+    log = ctx.exchanges()
+    evidence = log[-3:] if status is not Status.PASSED else log[-1:]
     return RequirementResult(check.requirement, status, message, list(evidence), time.monotonic() - started)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..context import CheckFailed, Context
-from ..http import Response, TargetError
+from ..http import Response
 from ..requirements import Level, Registry
 
 registry = Registry("synapse-agent")
@@ -171,28 +171,12 @@ class Fixture:
     job_id: str
 
 
-def _shared(ctx: Context, key: str, factory: Callable[[], Any]) -> Any:
-    """``ctx.memo`` that also remembers a failed setup, so later checks fail at once, not after a wait."""
-
-    def attempt() -> tuple[bool, Any]:
-        try:
-            return True, factory()
-        except (CheckFailed, TargetError) as exc:
-            return False, str(exc)
-
-    fresh = key not in ctx.memo_store
-    ok, value = ctx.memo(key, attempt)
-    if not ok:
-        ctx.fail(value if fresh else f"shared setup failed earlier in this run: {value}")
-    return value
-
-
 def _fixture(ctx: Context) -> Fixture:
     def make() -> Fixture:
         session_id = _session(ctx)["sessionId"]
         return Fixture(session_id, _start(ctx, session_id, f"Trace this request {_nonce()}", trace=True))
 
-    result: Fixture = _shared(ctx, "syn-fixture", make)
+    result: Fixture = ctx.memo("syn-fixture", make)
     return result
 
 
@@ -202,7 +186,7 @@ def _finished_fixture(ctx: Context) -> Fixture:
         _finish(ctx, fixture.job_id)
         return fixture
 
-    result: Fixture = _shared(ctx, "syn-fixture-finished", make)
+    result: Fixture = ctx.memo("syn-fixture-finished", make)
     return result
 
 

@@ -121,24 +121,6 @@ def test_a_server_that_never_pages_leaves_paging_not_verified(monkeypatch: pytes
     assert f"after {syn.MAX_PAGING_SESSIONS} were created" in messages(result)["SYN-PAGE-001"]
 
 
-def test_a_failed_shared_setup_fails_later_checks_at_once() -> None:
-    spec = load(PROTOCOL)
-    ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=PROTOCOL, timeout=1.0), Limits(timeout=1.0))
-    calls = []
-
-    def broken() -> None:
-        calls.append(1)
-        ctx.fail("the job did not complete")
-
-    with pytest.raises(CheckFailed, match=r"^the job did not complete$"):
-        syn._shared(ctx, "key", broken)
-    with pytest.raises(CheckFailed, match=r"^shared setup failed earlier in this run: the job did not complete$"):
-        syn._shared(ctx, "key", broken)
-    assert calls == [1]
-    assert syn._shared(ctx, "other", lambda: 7) == 7
-    ctx.client.close()
-
-
 def test_helpers() -> None:
     spec = load(PROTOCOL)
     ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=PROTOCOL, timeout=2.0), Limits(timeout=2.0))
