@@ -2,12 +2,21 @@
 
 A task's plan depends only on its input (2 to 4 steps), so the same input always yields the same
 steps and outputs; the final step writes an agent-created ``output.txt``. Artifact bytes live in
-memory keyed by artifact id: nothing here touches the filesystem, so names are checked only so
-that no client could read them as a path leaving the task's workspace.
+memory keyed by artifact id and nothing here touches a filesystem: ``file_name`` and
+``relative_path`` are stored and echoed verbatim (the document allows any string) and are never
+resolved as a path, so ``../other-task/x`` names an artifact of this task and nothing else. Only the
+download's Content-Disposition is sanitized, so no client is handed a path to write to.
+
+Once the plan is done the task stays open: each further POST .../steps executes an empty step
+that does nothing and reports ``is_last: true`` again. The document gives a finished task no
+status of its own (200/404/422 only, 422 meaning a malformed request), so a well-formed POST is
+answered as the document says, with an executed step.
 """
 
 from __future__ import annotations
 
+import asyncio
+import posixpath
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,12 +31,12 @@ from ..errors import ApiError
 from ..faults import Fault
 from ..validation import UploadedFile
 
-FAULTS: tuple[Fault, ...] = ()
-
+PROTOCOL = "agent-protocol"
 OUTPUT_FILE = "output.txt"
-MAX_FILE_NAME = 255
-"""Characters; a longer name is no file name on common filesystems."""
-MAX_RELATIVE_PATH = 1024
+DONE_STEP = "Nothing left to do"
+"""Name of the empty steps executed after the plan is done."""
+INT32_MAX = 2**31 - 1
+"""The paging parameters are ``format: int32``; the document's bound, which JSON Schema leaves out."""
 
 T = TypeVar("T")
 
@@ -39,6 +48,8 @@ class Artifact:
     relative_path: str | None
     agent_created: bool
     data: bytes = field(repr=False)
+    workspace_path: str = ""
+    """Where a filesystem-backed agent would keep it: task id / relative path / file name."""
 
     def view(self) -> dict[str, Any]:
         return {
@@ -60,6 +71,7 @@ class Step:
     number: int
     total: int
     artifacts: list[Artifact]
+    is_last: bool
 
     def view(self) -> dict[str, Any]:
         """A fresh dict per answer, so a fault editing a reply never edits the store."""
@@ -73,7 +85,7 @@ class Step:
             "output": self.output,
             "additional_output": {"step_number": self.number, "total_steps": self.total},
             "artifacts": [a.view() for a in self.artifacts],
-            "is_last": self.number == self.total,
+            "is_last": self.is_last,
         }
 
 
@@ -88,31 +100,43 @@ class Task:
     artifacts: list[Artifact] = field(default_factory=list)
     artifacts_by_id: dict[str, Artifact] = field(default_factory=dict)
 
-    def view(self) -> dict[str, Any]:
+    def view(self, agent_artifacts_only: bool = False) -> dict[str, Any]:
+        artifacts = [a for a in self.artifacts if a.agent_created or not agent_artifacts_only]
         return {
             "task_id": self.task_id,
             "input": self.input,
             "additional_input": self.additional_input,
-            "artifacts": [a.view() for a in self.artifacts],
+            "artifacts": [a.view() for a in artifacts],
         }
+
+
+def words(task_input: Any) -> list[str]:
+    """The input's words; a non-text input (stored only under ap-create-accepts-invalid) has none."""
+    return task_input.split() if isinstance(task_input, str) else []
 
 
 def plan_for(task_input: str | None) -> tuple[str, ...]:
     """Step names: 2 + (word count mod 3) steps, so the same input always gets the same plan."""
-    count = 2 + len((task_input or "").split()) % 3
+    count = 2 + len(words(task_input)) % 3
     return ("Read the task", *(f"Work on part {i}" for i in range(1, count - 1)), f"Write {OUTPUT_FILE}")
 
 
 def step_output(task: Task, index: int, step_input: str | None) -> str:
-    words = (task.input or "").split()
+    said = words(task.input)
     total = len(task.plan)
     if index == 0:
-        text = f"Read the task: {len(words)} word(s), {total} step(s) planned."
+        text = f"Read the task: {len(said)} word(s), {total} step(s) planned."
     elif index < total - 1:
-        text = f"Part {index}: {' '.join(words[index - 1 :: total - 2])}"  # middle steps share the words
+        text = f"Part {index}: {' '.join(said[index - 1 :: total - 2])}"  # middle steps share the words
+    elif index == total - 1:
+        text = f"Result: {' '.join(said)}"
     else:
-        text = f"Result: {' '.join(words)}"
+        text = "The task is complete; this step did nothing."
     return f"{text} (step input: {step_input})" if step_input else text
+
+
+def workspace_path(task_id: str, relative_path: str | None, file_name: str) -> str:
+    return posixpath.normpath(posixpath.join(task_id, relative_path or "", file_name))
 
 
 class Store:
@@ -150,68 +174,91 @@ class Store:
     def add_artifact(
         self, task: Task, file_name: str, relative_path: str | None, data: bytes, agent_created: bool
     ) -> Artifact:
-        artifact = Artifact(str(uuid.uuid4()), file_name, relative_path, agent_created, data)
+        artifact = Artifact(str(uuid.uuid4()), file_name, relative_path, agent_created, data,
+                            workspace_path(task.task_id, relative_path, file_name))
         task.artifacts.append(artifact)
         task.artifacts_by_id[artifact.artifact_id] = artifact
         return artifact
 
-    def execute_step(self, task: Task, body: dict[str, Any]) -> Step:
+    def write_through(self, path: str, data: bytes) -> None:
+        """The traversal fault: a shared filesystem, where equal paths are one file."""
+        for task in self.order:
+            for artifact in task.artifacts:
+                if artifact.workspace_path == path:
+                    artifact.data = data
+
+    def execute_step(self, task: Task, body: dict[str, Any], never_last: bool = False) -> Step:
+        """The next planned step, or an empty one once the plan is done (see the module docstring)."""
         index = len(task.steps)
-        if index >= len(task.plan):
-            # The document names 200/404/422 only; a finished task is an unprocessable request.
-            raise ApiError(422, "Task is already complete")
-        is_last = index == len(task.plan) - 1
+        planned = index < len(task.plan)
+        writes_output = index == len(task.plan) - 1
         step_input = body.get("input")
         output = step_output(task, index, step_input)
         data = output.encode()
-        self.reserve(2 if is_last else 1, len(data) if is_last else 0)
-        created = [self.add_artifact(task, OUTPUT_FILE, None, data, True)] if is_last else []
-        step = Step(str(uuid.uuid4()), task.task_id, task.plan[index], step_input,
-                    body.get("additional_input", {}), output, index + 1, len(task.plan), created)
+        self.reserve(2 if writes_output else 1, len(data) if writes_output else 0)
+        created = [self.add_artifact(task, OUTPUT_FILE, None, data, True)] if writes_output else []
+        step = Step(str(uuid.uuid4()), task.task_id, task.plan[index] if planned else DONE_STEP, step_input,
+                    body.get("additional_input", {}), output, index + 1, len(task.plan), created,
+                    is_last=not never_last and index >= len(task.plan) - 1)
         task.steps.append(step)
         task.steps_by_id[step.step_id] = step
         return step
 
 
-def paginate(items: Sequence[T], query: dict[str, Any]) -> tuple[Sequence[T], dict[str, int]]:
-    current = int(query.get("current_page", 1))
-    size = int(query.get("page_size", 10))
+@dataclass(frozen=True, slots=True)
+class Page:
+    current: int
+    size: int
+
+
+def paging(call: Call) -> Page:
+    """The paging parameters, checked before any lookup: invalid input is a 422 whatever the task."""
+    current = int(call.query.get("current_page", 1))
+    size = int(call.query.get("page_size", 10))
+    if call.fault("ap-page-default-size-20") and "page_size" not in call.request.query:
+        size = 20
+    if call.fault("ap-page-huge-size-crashes") and size > 1000:
+        raise RuntimeError("page buffer allocation failed")  # the fault: a crash, rendered as 500
+    too_big = [(name, value) for name, value in (("current_page", current), ("page_size", size)) if value > INT32_MAX]
+    if too_big:
+        message = "; ".join(f"query.{name}: must be at most {INT32_MAX} (int32)" for name, _ in too_big)
+        details = [{"type": "value_error", "loc": ["query", name], "msg": f"must be at most {INT32_MAX} (int32)",
+                    "input": value} for name, value in too_big]
+        raise ApiError(422, f"Invalid request: {message}", details)
+    return Page(current, size)
+
+
+def paginate(items: Sequence[T], page: Page, call: Call) -> tuple[Sequence[T], dict[str, int]]:
     total = len(items)
-    start = (current - 1) * size
+    pages = total // page.size if call.fault("ap-page-floor-total-pages") else -(-total // page.size)
+    if call.fault("ap-page-beyond-end-404") and page.current > max(pages, 1):
+        raise ApiError(404, f"Page {page.current} not found")
+    current = 1 if call.fault("ap-page-ignores-current-page") else page.current
+    start = (current - 1) * page.size
     pagination = {
         "total_items": total,
-        "total_pages": -(-total // size),
-        "current_page": current,
-        "page_size": size,
+        "total_pages": pages,
+        "current_page": page.current,
+        "page_size": page.size,
     }
-    return items[start : start + size], pagination
-
-
-def _unsafe(text: str) -> bool:
-    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
+    return items[start : start + page.size], pagination
 
 
 def check_file_name(name: str) -> str:
-    if not name or name in (".", ".."):
+    """Any text: it is a label, never a path. Bytes that were not UTF-8 reach us as lone surrogates."""
+    if not name:
         raise ApiError(422, "The uploaded file needs a file name")
-    if "/" in name or "\\" in name or _unsafe(name) or len(name) > MAX_FILE_NAME:
-        raise ApiError(422, "The file name must be one path component without control characters")
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+        raise ApiError(422, "The file name is not valid UTF-8")
     return name
 
 
-def check_relative_path(path: str) -> str:
-    """Reject anything a filesystem could read as leaving the task's workspace."""
-    absolute = path.startswith("/") or (len(path) >= 2 and path[1] == ":")  # POSIX root or a drive
-    if absolute or "\\" in path or _unsafe(path) or len(path) > MAX_RELATIVE_PATH:
-        raise ApiError(422, "relative_path must be a relative POSIX path without control characters")
-    if ".." in path.split("/"):
-        raise ApiError(422, "relative_path must not contain '..' components")
-    return path
-
-
 def content_disposition(name: str) -> str:
-    """An ASCII ``filename`` that cannot break the header, plus RFC 6266 ``filename*`` when needed."""
-    fallback = "".join(c if 0x20 <= ord(c) < 0x7F and c not in '"\\' else "_" for c in name) or "download"
+    """An ASCII ``filename`` that cannot break the header or name a directory, plus the exact name as
+    RFC 6266 ``filename*`` when they differ (recipients must strip path information from it)."""
+    fallback = "".join(c if 0x20 <= ord(c) < 0x7F and c not in '"\\/' else "_" for c in name)
+    if not fallback.strip("."):  # "", "." and ".." name directories, not files
+        fallback = "download"
     header = f'attachment; filename="{fallback}"'
     if fallback != name:
         header += "; filename*=UTF-8''" + quote(name, safe="")
@@ -234,59 +281,226 @@ def mount(api: ProtocolApi) -> None:
 
     @api.operation("createAgentTask")
     async def create_task(call: Call) -> Reply:
-        body = call.body or {}
-        task = store.create_task(body.get("input"), body.get("additional_input", {}))
+        body = call.body if isinstance(call.body, dict) else {}  # not a dict only under ap-create-accepts-invalid
+        additional_input = body.get("additional_input", {})
+        if call.fault("ap-task-flattens-additional-input") and isinstance(additional_input, dict):
+            additional_input = {k: v for k, v in additional_input.items() if not isinstance(v, dict | list)}
+        task = store.create_task(body.get("input"), additional_input)
         return Reply(task.view())
 
     @api.operation("listAgentTasks")
     async def list_tasks(call: Call) -> Reply:
-        tasks, pagination = paginate(store.order, call.query)
+        tasks, pagination = paginate(store.order, paging(call), call)
         return Reply({"tasks": [t.view() for t in tasks], "pagination": pagination})
 
     @api.operation("getAgentTask")
     async def get_task(call: Call) -> Reply:
-        return Reply(store.task(call.path["task_id"]).view())
+        task = store.task(call.path["task_id"])
+        return Reply(task.view(agent_artifacts_only=call.fault("ap-task-artifacts-stale")))
 
     @api.operation("listAgentTaskSteps")
     async def list_steps(call: Call) -> Reply:
-        steps, pagination = paginate(store.task(call.path["task_id"]).steps, call.query)
-        return Reply({"steps": [s.view() for s in steps], "pagination": pagination})
+        page = paging(call)
+        steps: Sequence[Step] = store.task(call.path["task_id"]).steps
+        if call.fault("ap-step-list-omits-latest"):
+            steps = steps[:-1]
+        listed, pagination = paginate(steps, page, call)
+        return Reply({"steps": [s.view() for s in listed], "pagination": pagination})
 
     @api.operation("executeAgentTaskStep")
     async def execute_step(call: Call) -> Reply:
         task = store.task(call.path["task_id"])
-        return Reply(store.execute_step(task, call.body or {}).view())
+        body = call.body or {}
+        if call.fault("ap-step-drops-additional-input"):
+            # the answer echoes the request, the store keeps nothing of it
+            step = store.execute_step(task, {**body, "additional_input": {}})
+            return Reply({**step.view(), "additional_input": body.get("additional_input", {})})
+        return Reply(store.execute_step(task, body, never_last=call.fault("ap-step-never-last")).view())
 
     @api.operation("getAgentTaskStep")
     async def get_step(call: Call) -> Reply:
-        step = store.task(call.path["task_id"]).steps_by_id.get(call.path["step_id"])
+        task = store.task(call.path["task_id"])
+        step = task.steps_by_id.get(call.path["step_id"])
+        if call.fault("ap-step-get-returns-latest") and task.steps:
+            step = task.steps[-1]
         if step is None:
             raise ApiError(404, f"Step {call.path['step_id']!r} not found in this task")
         return Reply(step.view())
 
     @api.operation("listAgentTaskArtifacts")
     async def list_artifacts(call: Call) -> Reply:
-        artifacts, pagination = paginate(store.task(call.path["task_id"]).artifacts, call.query)
-        return Reply({"artifacts": [a.view() for a in artifacts], "pagination": pagination})
+        page = paging(call)
+        artifacts: Sequence[Artifact] = store.task(call.path["task_id"]).artifacts
+        if call.fault("ap-artifacts-list-agent-only"):
+            artifacts = [a for a in artifacts if a.agent_created]
+        listed, pagination = paginate(artifacts, page, call)
+        return Reply({"artifacts": [a.view() for a in listed], "pagination": pagination})
 
     @api.operation("uploadAgentTaskArtifacts")
-    async def upload_artifact(call: Call) -> Reply:
+    async def upload_artifact(call: Call) -> Reply | web.StreamResponse:
         task = store.task(call.path["task_id"])
+        if call.body is None:
+            # The document does not make this body required, so a request without one is valid;
+            # it carries no file, so nothing is stored, and 204 says exactly that.
+            return web.Response(status=204)
         upload, relative_path = _form(call.body)
         name = check_file_name(upload.filename)
-        path = check_relative_path(relative_path) if relative_path is not None else None
         store.reserve(1, len(upload.data))
-        return Reply(store.add_artifact(task, name, path, upload.data, False).view())
+        artifact = store.add_artifact(task, name, relative_path, upload.data, False)
+        if call.fault("ap-upload-path-traversal"):
+            store.write_through(artifact.workspace_path, upload.data)  # the names became a path
+        return Reply(artifact.view())
 
     @api.operation("downloadAgentTaskArtifact")
     async def download_artifact(call: Call) -> web.StreamResponse:
         task = store.task(call.path["task_id"])
         artifact = task.artifacts_by_id.get(call.path["artifact_id"])
         if artifact is None:
+            if call.fault("ap-artifact-unknown-200"):
+                return web.Response(body=b"", content_type="application/octet-stream")
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found in this task")
+        data = artifact.data
+        if call.fault("ap-download-text-mode"):
+            data = data.decode("utf-8", "replace").encode()
+        headers = {} if call.fault("ap-download-no-disposition") else {
+            "Content-Disposition": content_disposition(artifact.file_name)}
         # Octet-stream whatever the Accept header says: the official client asks for JSON here.
-        return web.Response(
-            body=artifact.data,
-            content_type="application/octet-stream",
-            headers={"Content-Disposition": content_disposition(artifact.file_name)},
-        )
+        content_type = "application/json" if call.fault("ap-download-json-content-type") else "application/octet-stream"
+        if call.fault("ap-download-stalls"):
+            return await _stall(call.request, data, content_type, headers)
+        return web.Response(body=data, content_type=content_type, headers=headers)
+
+
+async def _stall(request: web.Request, data: bytes, content_type: str, headers: dict[str, str]) -> web.StreamResponse:
+    """The stall fault: headers and half the bytes, then nothing until the client gives up."""
+    response = web.StreamResponse(headers={"Content-Type": content_type, **headers})
+    response.content_length = len(data)
+    await response.prepare(request)
+    await response.write(data[: len(data) // 2])
+    for _ in range(int(STALL_SECONDS / STALL_POLL)):  # until the client gives up, within a bound
+        if request.transport is None or request.transport.is_closing():
+            break
+        await asyncio.sleep(STALL_POLL)
+    return response
+
+
+STALL_SECONDS = 30.0
+"""Bounded, so a forgotten client never pins the server; far beyond any sane client timeout."""
+STALL_POLL = 0.1
+
+
+def _drop_task_id(reply: Any) -> None:
+    if reply.status == 200:
+        reply.body.pop("task_id", None)
+
+
+def _created_201(reply: Any) -> None:
+    if reply.status == 200:
+        reply.status = 201
+
+
+def _detail_404(reply: Any) -> None:
+    if reply.status == 404:
+        reply.body = {"detail": reply.body.get("message")}
+
+
+def _list_422(reply: Any) -> None:
+    if reply.status == 422:
+        reply.body = reply.body.get("errors") or [reply.body.get("message")]
+
+
+def _text_plain(reply: Any) -> None:
+    reply.content_type = "text/plain"
+
+
+def _status_done(reply: Any) -> None:
+    if reply.status == 200:
+        reply.body["status"] = "done"
+
+
+def _agent_created(reply: Any) -> None:
+    if reply.status == 200:
+        reply.body["agent_created"] = True
+
+
+def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
+    return Fault(name=name, protocol=PROTOCOL, breaks=breaks, description=description, **how)
+
+
+FAULTS: tuple[Fault, ...] = (
+    # missing required field, wrong enum value, wrong status, wrong content type, error body shape
+    _fault("ap-task-missing-id", ("AP-TASK-001", "AP-SCHEMA-005"),
+           "createAgentTask answers without the required task_id", operation="createAgentTask",
+           mutate=_drop_task_id),
+    # Not AP-SCHEMA-002: every operation documents `default`, which admits any status.
+    _fault("ap-task-created-201", ("AP-TASK-001",),
+           "createAgentTask answers 201, a status the document does not list", operation="createAgentTask",
+           mutate=_created_201),
+    _fault("ap-list-text-plain", ("AP-PAGE-001", "AP-SCHEMA-003"),
+           "listAgentTasks labels its JSON text/plain", operation="listAgentTasks", mutate=_text_plain),
+    _fault("ap-step-status-done", ("AP-STEP-001", "AP-SCHEMA-005"),
+           "an executed step's status is \"done\", not one of created/running/completed",
+           operation="executeAgentTaskStep", mutate=_status_done),
+    _fault("ap-404-wrong-shape", ("AP-ERR-001", "AP-SCHEMA-005"),
+           "getAgentTask's 404 body is {\"detail\"} instead of {\"message\"}", operation="getAgentTask",
+           mutate=_detail_404),
+    _fault("ap-422-wrong-shape", ("AP-ERR-004", "AP-SCHEMA-005"),
+           "createAgentTask's 422 body is a JSON array, not an object", operation="createAgentTask",
+           mutate=_list_422),
+    _fault("ap-artifact-unknown-200", ("AP-ERR-003",),
+           "downloading an unknown artifact answers 200 with no bytes instead of 404",
+           operation="downloadAgentTaskArtifact"),
+    _fault("ap-step-get-returns-latest", ("AP-STEP-004", "AP-STEP-002", "AP-ERR-002"),
+           "GET .../steps/{step_id} answers the task's latest step whatever the id",
+           operation="getAgentTaskStep"),
+    # accepting invalid input, a crash
+    _fault("ap-create-accepts-invalid", ("AP-ERR-004", "AP-SCHEMA-006"),
+           "createAgentTask does not validate its body: wrong types and non-objects get 200",
+           operation="createAgentTask", skip_validation=True),
+    _fault("ap-page-huge-size-crashes", ("AP-SCHEMA-001",),
+           "a page_size above 1000 crashes the list operations (500)", operation="listAgentTasks"),
+    # losing data
+    _fault("ap-task-flattens-additional-input", ("AP-TASK-002",),
+           "createAgentTask keeps only the scalar values of additional_input (nested ones are lost)",
+           operation="createAgentTask"),
+    _fault("ap-step-drops-additional-input", ("AP-STEP-002", "AP-STEP-003", "AP-STEP-004"),
+           "a step's answer echoes additional_input but the stored step has {}",
+           operation="executeAgentTaskStep"),
+    _fault("ap-step-list-omits-latest", ("AP-STEP-003", "AP-PAGE-002"),
+           "listing a task's steps leaves out the latest executed step", operation="listAgentTaskSteps"),
+    _fault("ap-upload-marks-agent-created", ("AP-ARTIFACT-001", "AP-ARTIFACT-004", "AP-ARTIFACT-005"),
+           "an uploaded artifact is reported agent_created: true", operation="uploadAgentTaskArtifacts",
+           mutate=_agent_created),
+    _fault("ap-download-text-mode", ("AP-ARTIFACT-002", "AP-ARTIFACT-006"),
+           "downloads pass the bytes through a UTF-8 text round trip (invalid bytes become U+FFFD)",
+           operation="downloadAgentTaskArtifact"),
+    _fault("ap-download-json-content-type", ("AP-ARTIFACT-002",),
+           "downloads are labelled application/json instead of application/octet-stream",
+           operation="downloadAgentTaskArtifact"),
+    _fault("ap-download-no-disposition", ("AP-ARTIFACT-003",),
+           "downloads carry no Content-Disposition header", operation="downloadAgentTaskArtifact"),
+    _fault("ap-artifacts-list-agent-only", ("AP-ARTIFACT-004", "AP-ARTIFACT-006", "AP-PAGE-003"),
+           "the artifact list shows only agent-created artifacts, not uploads",
+           operation="listAgentTaskArtifacts"),
+    _fault("ap-task-artifacts-stale", ("AP-ARTIFACT-005",),
+           "a task's artifacts list only agent-created artifacts, not uploads", operation="getAgentTask"),
+    _fault("ap-upload-path-traversal", ("AP-ARTIFACT-006",),
+           "uploads write task/relative_path/file_name to one shared store without checking for '..', "
+           "so a crafted path overwrites another task's artifact", operation="uploadAgentTaskArtifacts"),
+    # broken pagination
+    _fault("ap-page-floor-total-pages", ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003"),
+           "total_pages is total_items // page_size (rounded down)", operation="listAgentTasks"),
+    _fault("ap-page-ignores-current-page", ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003", "AP-PAGE-004"),
+           "every list answers its first page whatever current_page asks", operation="listAgentTasks"),
+    _fault("ap-page-default-size-20", ("AP-PAGE-001",),
+           "without page_size the lists use 20 items per page instead of the documented 10",
+           operation="listAgentTasks"),
+    _fault("ap-page-beyond-end-404", ("AP-PAGE-004",),
+           "a current_page beyond the last page answers 404 instead of an empty page",
+           operation="listAgentTasks"),
+    # a job that never finishes, a stall
+    _fault("ap-step-never-last", ("AP-STEP-001",),
+           "steps never report is_last: the task never finishes", operation="executeAgentTaskStep"),
+    _fault("ap-download-stalls", ("AP-ARTIFACT-002",),
+           "a download sends its headers and half its bytes, then stalls", operation="downloadAgentTaskArtifact"),
+)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -138,7 +139,8 @@ def test_list_tasks_paginates_in_creation_order(serve: Serve) -> None:
 
 
 @pytest.mark.parametrize(
-    "params", [{"current_page": 0}, {"page_size": 0}, {"page_size": -1}, {"current_page": "x"}]
+    "params", [{"current_page": 0}, {"page_size": 0}, {"page_size": -1}, {"current_page": "x"},
+               {"page_size": 2**31}, {"current_page": 2**31}],  # the parameters are format: int32
 )
 @pytest.mark.parametrize("suffix", ["", "/{id}/steps", "/{id}/artifacts"])
 def test_lists_reject_invalid_paging(http: httpx.Client, params: dict[str, Any], suffix: str) -> None:
@@ -165,10 +167,17 @@ def test_steps_follow_an_input_driven_plan(http: httpx.Client, task_input: str |
         assert uuid.UUID(step["step_id"]).version == 4
         assert step["additional_output"] == {"step_number": number, "total_steps": count}
     assert len({s["step_id"] for s in steps}) == count
-    after = http.post(f"{TASKS}/{task_id}/steps", json={})
-    assert_error(after, 422, "already complete")
+    # A finished task keeps executing: each further POST is an empty step that is_last again.
+    after = http.post(f"{TASKS}/{task_id}/steps", json={"input": "more?", "additional_input": {"k": [1]}})
+    assert after.status_code == 200, after.text
+    extra = after.json()
+    assert extra["name"] == "Nothing left to do" and extra["is_last"] is True and extra["artifacts"] == []
+    assert (extra["input"], extra["additional_input"], extra["status"]) == ("more?", {"k": [1]}, "completed")
+    assert extra["output"] == "The task is complete; this step did nothing. (step input: more?)"
+    assert extra["step_id"] not in {s["step_id"] for s in steps}
     listed = http.get(f"{TASKS}/{task_id}/steps", params={"page_size": 10}).json()
-    assert listed["steps"] == steps  # the refused POST added nothing
+    assert listed["steps"] == [*steps, extra]
+    assert len(http.get(f"{TASKS}/{task_id}").json()["artifacts"]) == 1  # output.txt is written once
 
 
 def test_same_input_gives_the_same_plan_and_outputs(http: httpx.Client) -> None:
@@ -274,35 +283,75 @@ def test_task_artifacts_list_uploaded_and_agent_created(http: httpx.Client) -> N
 
 
 @pytest.mark.parametrize(
-    "relative_path",
-    ["/etc", "../up", "a/../../b", "..", "a\\..\\b", "C:/Windows", "a\x00b", "a\r\nb", "x" * 1025],
+    ("file_name", "relative_path"),
+    [("victim.txt", "../{victim}/shared"), ("victim.txt", "../../{victim}/shared"), ("victim.txt", "/etc"),
+     ("victim.txt", "..\\{victim}\\shared"), ("victim.txt", "C:/Windows"), ("../{victim}/shared/victim.txt", None),
+     ("..", "a\x00b"), ("v.txt", "a\r\nb"), ("v.txt", "x" * 5000)],
 )
-def test_upload_rejects_relative_paths_leaving_the_workspace(http: httpx.Client, relative_path: str) -> None:
-    task_id = new_task(http)["task_id"]
-    response = upload(http, task_id, ('name="relative_path"', relative_path.encode()),
-                      ('name="file"; filename="f.txt"', b"x"))
-    assert_error(response, 422, "relative_path")
-    assert http.get(f"{TASKS}/{task_id}/artifacts").json()["pagination"]["total_items"] == 0
+def test_names_are_stored_verbatim_and_never_resolved(
+    http: httpx.Client, file_name: str, relative_path: str | None
+) -> None:
+    """Names are labels here, not paths: a crafted one is kept as sent and reaches no other task."""
+    victim = new_task(http)["task_id"]
+    kept = upload(http, victim, ('name="relative_path"', b"shared"), ('name="file"; filename="victim.txt"', b"mine"))
+    name = file_name.format(victim=victim)
+    parts = [('name="relative_path"', relative_path.format(victim=victim).encode())] if relative_path else []
+    attacker = new_task(http)["task_id"]
+    response = upload(http, attacker, *parts, (f'name="file"; filename="{name}"', b"theirs"))
+    assert response.status_code == 200, response.text
+    stored = response.json()
+    assert stored["file_name"] == name
+    assert stored["relative_path"] == (relative_path.format(victim=victim) if relative_path else None)
+    assert http.get(f"{TASKS}/{attacker}/artifacts/{stored['artifact_id']}").content == b"theirs"
+    assert http.get(f"{TASKS}/{victim}/artifacts/{kept.json()['artifact_id']}").content == b"mine"
+    assert http.get(f"{TASKS}/{victim}/artifacts").json()["artifacts"] == [kept.json()]
 
 
 @pytest.mark.parametrize(
-    "disposition",
-    ['filename="../evil.txt"', 'filename="dir/x.txt"', 'filename="..\\\\evil"', 'filename=""',
-     'filename=".."', "filename*=UTF-8''a%0D%0Ab.txt", "filename*=UTF-8''a%00b"],
+    ("disposition", "stored"),
+    [("filename*=UTF-8''a%0D%0Ab.txt", "a\r\nb.txt"), ("filename*=UTF-8''a%00b", "a\x00b"),
+     ('filename="dir/x.txt"', "dir/x.txt"), ('filename=".."', "..")],
 )
-def test_upload_rejects_unsafe_file_names(http: httpx.Client, disposition: str) -> None:
+def test_odd_file_names_are_kept_and_downloads_name_them_safely(
+    http: httpx.Client, disposition: str, stored: str
+) -> None:
     task_id = new_task(http)["task_id"]
-    assert_error(upload(http, task_id, (f'name="file"; {disposition}', b"x")), 422)
+    artifact = upload(http, task_id, (f'name="file"; {disposition}', b"x")).json()
+    assert artifact["file_name"] == stored
+    header = http.get(f"{TASKS}/{task_id}/artifacts/{artifact['artifact_id']}").headers["content-disposition"]
+    fallback = header.split('filename="', 1)[1].split('"', 1)[0]
+    assert all(0x20 <= ord(c) < 0x7F and c not in '/\\"' for c in fallback)
+    assert header.endswith("filename*=UTF-8''" + quote(stored, safe=""))
+
+
+@pytest.mark.parametrize("disposition", ['filename=""', b'filename="\xff\xfe.txt"'.decode("latin-1")])
+def test_upload_rejects_empty_or_undecodable_file_names(http: httpx.Client, disposition: str) -> None:
+    task_id = new_task(http)["task_id"]
+    body, headers = multipart((f'name="file"; {disposition}', b"x"))
+    body = body.replace(disposition.encode("utf-8"), disposition.encode("latin-1"))  # raw bytes, not UTF-8
+    assert_error(http.post(f"{TASKS}/{task_id}/artifacts", content=body, headers=headers), 422, "file name")
     assert http.get(f"{TASKS}/{task_id}").json()["artifacts"] == []
+
+
+def test_part_names_with_control_characters_are_read(http: httpx.Client) -> None:
+    """Browsers escape only CR, LF and '"' in part names; other control characters arrive raw."""
+    task_id = new_task(http)["task_id"]
+    response = upload(http, task_id, ('name="x\x1ey\x04"', b"ignored"), ('name="file"; filename="f\x7f.txt"', b"x"))
+    assert response.status_code == 200, response.text
+    assert response.json()["file_name"] == "f\x7f.txt"
 
 
 def test_upload_requires_a_file_part(http: httpx.Client) -> None:
     task_id = new_task(http)["task_id"]
     assert_error(upload(http, task_id, ('name="relative_path"', b"a")), 422, "file")
     assert_error(upload(http, task_id, ('name="file"', b"no filename")), 422, "file")
-    empty_form = {"Content-Type": "multipart/form-data; boundary=x"}
-    no_body = http.post(f"{TASKS}/{task_id}/artifacts", headers=empty_form)
-    assert_error(no_body, 422, "file")
+    assert_error(upload(http, task_id, ('name="file"; filename="a"\r\nno colon here', b"x")), 422, "malformed")
+    # The document does not require this body: without one the request is valid, uploads nothing
+    # and stores nothing.
+    for headers in ({}, {"Content-Type": "multipart/form-data; boundary=x"}):
+        no_body = http.post(f"{TASKS}/{task_id}/artifacts", headers=headers)
+        assert no_body.status_code == 204 and no_body.content == b""
+    assert http.get(f"{TASKS}/{task_id}").json()["artifacts"] == []
     assert_error(upload(http, str(uuid.uuid4()), ('name="file"; filename="a"', b"a")), 404, "not found")
 
 
@@ -312,6 +361,7 @@ def test_download_names_are_sanitized(http: httpx.Client) -> None:
         'filename="quote\\"d.txt"': ('attachment; filename="quote_d.txt"; filename*=UTF-8\'\'quote%22d.txt'),
         "filename*=UTF-8''r%C3%A9sum%C3%A9.txt": (
             "attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt"),
+        'filename="../up.txt"': "attachment; filename=\".._up.txt\"; filename*=UTF-8''..%2Fup.txt",
     }
     for disposition, expected in cases.items():
         artifact = upload(http, task_id, (f'name="file"; {disposition}', b"body")).json()
@@ -422,7 +472,8 @@ def test_every_operation_answers_as_documented(http: httpx.Client) -> None:
         http.get(TASKS, params={"page_size": 2}),
         http.get(base), http.get(f"{TASKS}/{missing}"),
         http.get(f"{base}/steps"), http.get(f"{TASKS}/{missing}/steps"),
-        step, http.post(f"{TASKS}/{missing}/steps", json={}), http.post(f"{base}/steps", json={}),
+        step, http.post(f"{TASKS}/{missing}/steps", json={}),
+        http.post(f"{base}/steps", content=b"[]", headers=CLIENT_HEADERS), http.post(f"{base}/steps", json={}),
         http.get(f"{base}/steps/{steps[-1]['step_id']}"), http.get(f"{base}/steps/{missing}"),
         http.get(f"{base}/artifacts"), http.get(f"{TASKS}/{missing}/artifacts"),
         uploaded, upload(http, missing, ('name="file"; filename="f"', b"x")),
