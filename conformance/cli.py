@@ -43,6 +43,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--only", action="append", default=[], metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--phase", action="append", choices=["schema", "scenario"], help="limit to a phase")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    check = sub.add_parser("selfcheck", help="run the suite against the mock with each named fault")
+    check.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
+    check.add_argument("--fault", action="append", default=[], help="only these faults")
+    check.add_argument("--report-dir", type=Path, help="default reports/selfcheck-<timestamp>/")
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     return p
@@ -63,8 +67,10 @@ def run_command(args: argparse.Namespace) -> int:
     protocols = sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]
     if args.profile and not any(args.profile in PROTOCOLS[pid].profiles for pid in protocols):
         known = sorted({name for pid in protocols for name in PROTOCOLS[pid].profiles})
-        print(f"error: no profile {args.profile!r} for {args.protocol} (known: {', '.join(known) or 'none'})",
-              file=sys.stderr)
+        print(
+            f"error: no profile {args.profile!r} for {args.protocol} (known: {', '.join(known) or 'none'})",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     worst = EXIT_OK
@@ -112,6 +118,27 @@ def requirements_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def selfcheck_command(args: argparse.Namespace) -> int:
+    from mockserver.faults import catalogue
+
+    from .selfcheck import run_catalogue, write_catalogue
+
+    faults = [
+        f
+        for f in sorted(catalogue().values(), key=lambda f: (f.protocol, f.name))
+        if (args.protocol == "all" or f.protocol == args.protocol) and (not args.fault or f.name in args.fault)
+    ]
+    if not faults:
+        print("error: no fault matches", file=sys.stderr)
+        return EXIT_USAGE
+    outcomes = run_catalogue(faults, lambda line: print(line, file=sys.stderr, flush=True))
+    directory = args.report_dir or Path("reports") / f"selfcheck-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    write_catalogue(outcomes, directory)
+    caught = sum(o.caught for o in outcomes)
+    print(f"selfcheck: {caught} of {len(outcomes)} faults caught; catalogue in {directory}")
+    return EXIT_OK if caught == len(outcomes) else EXIT_FAILED
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
@@ -120,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "requirements":
             return requirements_command(args)
+        if args.command == "selfcheck":
+            return selfcheck_command(args)
         return run_command(args)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)

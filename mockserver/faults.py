@@ -29,6 +29,17 @@ class Fault:
     mutate: Mutation | None = None
     skip_validation: bool = False
     disables_auth: bool = False
+    hangs: bool = False
+    """The server holds a connection open: test it with a short client timeout."""
+
+
+def fault_maker(protocol: str) -> Callable[..., Fault]:
+    """``_fault = fault_maker("agent-protocol")``; then ``_fault(name, breaks, description, **how)``."""
+
+    def make(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
+        return Fault(name=name, protocol=protocol, breaks=breaks, description=description, **how)
+
+    return make
 
 
 class FaultSet:

@@ -28,7 +28,7 @@ from aiohttp import web
 from ..api import Call, ProtocolApi, Reply
 from ..config import Limits
 from ..errors import ApiError
-from ..faults import Fault
+from ..faults import Fault, fault_maker
 from ..validation import UploadedFile
 
 PROTOCOL = "agent-protocol"
@@ -423,8 +423,7 @@ def _agent_created(reply: Any) -> None:
         reply.body["agent_created"] = True
 
 
-def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
-    return Fault(name=name, protocol=PROTOCOL, breaks=breaks, description=description, **how)
+_fault = fault_maker(PROTOCOL)
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -502,5 +501,6 @@ FAULTS: tuple[Fault, ...] = (
     _fault("ap-step-never-last", ("AP-STEP-001",),
            "steps never report is_last: the task never finishes", operation="executeAgentTaskStep"),
     _fault("ap-download-stalls", ("AP-ARTIFACT-002",),
-           "a download sends its headers and half its bytes, then stalls", operation="downloadAgentTaskArtifact"),
+           "a download sends its headers and half its bytes, then stalls", operation="downloadAgentTaskArtifact",
+           hangs=True),
 )

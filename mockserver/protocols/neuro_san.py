@@ -28,7 +28,7 @@ from aiohttp import ClientConnectionResetError, web
 
 from ..api import Call, ProtocolApi, Reply
 from ..errors import ApiError
-from ..faults import Fault
+from ..faults import Fault, fault_maker
 from ..streaming import NdjsonStream, stall
 
 # The media type of streaming_chat frames; see the module docstring.
@@ -356,8 +356,7 @@ def _code_as_name(reply: Reply) -> None:
         reply.body = {"code": "NOT_FOUND", "message": reply.body["message"]}
 
 
-def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
-    return Fault(name=name, protocol="neuro-san", breaks=breaks, description=description, **how)
+_fault = fault_maker("neuro-san")
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -423,6 +422,7 @@ FAULTS: tuple[Fault, ...] = (
         "ns-stream-stall",
         ("NS-STREAM-001", "NS-STREAM-002", "NS-CTX-001"),
         "streaming_chat sends one frame, then holds the connection open sending nothing",
+        hangs=True,
     ),
     _fault(
         "ns-stream-no-context",

@@ -48,7 +48,7 @@ from aiohttp import web
 from ..api import Call, ProtocolApi, Reply
 from ..config import Limits
 from ..errors import ApiError
-from ..faults import Fault
+from ..faults import Fault, fault_maker
 from ..streaming import SseStream, stall
 
 SERVICE = "SGR Agent Core API"
@@ -469,8 +469,7 @@ _WIRE_FAULTS = (  # in the order of Wire's fields
 )
 
 
-def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
-    return Fault(name=name, protocol=PROTOCOL, breaks=breaks, description=description, **how)
+_fault = fault_maker(PROTOCOL)
 
 
 def _not_healthy(reply: Reply) -> None:
@@ -529,13 +528,13 @@ FAULTS: tuple[Fault, ...] = (
     _fault("sgr-missing-done", ("SGR-STREAM-007",),
            "streams end after the final chunk without data: [DONE]", operation="createChatCompletion"),
     _fault("sgr-stall-mid-stream", ("SGR-STREAM-004", "SGR-STREAM-007"),
-           "streams stall after two chunks and never finish", operation="createChatCompletion"),
+           "streams stall after two chunks and never finish", operation="createChatCompletion", hangs=True),
     # losing data, a never-finishing agent
     _fault("sgr-list-drops-finished", ("SGR-AGENT-001",),
            "GET /agents lists only running agents: finished ones vanish from the list", operation="listAgents"),
     _fault("sgr-state-stuck", ("SGR-AGENT-003",),
            "a research never completes: the agent stays researching with no execution_result",
-           operation="createChatCompletion"),
+           operation="createChatCompletion", hangs=True),
     _fault("sgr-deleted-agent-listed", ("SGR-AGENT-004",),
            "a deleted agent is still listed by GET /agents", operation="deleteAgent"),
     # wrong statuses, error bodies of the wrong shape, accepting invalid input

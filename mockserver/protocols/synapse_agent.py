@@ -33,7 +33,7 @@ from typing import Any
 
 from ..api import Call, ProtocolApi, Reply
 from ..errors import ApiError
-from ..faults import Fault
+from ..faults import Fault, fault_maker
 
 PAGE_SIZE = 10
 """Sessions per list page and interactions per history page."""
@@ -401,8 +401,7 @@ def _text_plain(reply: Any) -> None:
     reply.content_type = "text/plain"
 
 
-def _fault(name: str, breaks: tuple[str, ...], description: str, **how: Any) -> Fault:
-    return Fault(name=name, protocol=PROTOCOL, breaks=breaks, description=description, **how)
+_fault = fault_maker(PROTOCOL)
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -434,7 +433,7 @@ FAULTS: tuple[Fault, ...] = (
     _fault("syn-job-token-integer", ("SYN-JOB-001", "SYN-SCHEMA-005"),
            "startAgentChat answers the job token as a JSON number", operation="startAgentChat",
            mutate=_integer_token),
-    _fault("syn-job-never-finishes", ("SYN-JOB-002",), "chat jobs stay PROCESSING forever"),
+    _fault("syn-job-never-finishes", ("SYN-JOB-002",), "chat jobs stay PROCESSING forever", hangs=True),
     # (only the scenario is sure to poll a running job: the schema phase rarely sees a 202)
     _fault("syn-job-state-running", ("SYN-JOB-003",),
            "a running job's 202 status says jobState RUNNING, not a value of the enum",

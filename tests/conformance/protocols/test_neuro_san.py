@@ -13,10 +13,10 @@ from conformance.context import CheckFailed, Context, NotVerified, RunOptions
 from conformance.http import Client, Limits
 from conformance.protocols import neuro_san as ns
 from conformance.protocols import suite
-from conformance.requirements import Level
 from conformance.results import RunResult, Status
 from conformance.runner import run
 from conformance.schemas import SchemaSet
+from conformance.selfcheck import run_fault
 from conformance.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
@@ -53,50 +53,11 @@ def test_the_registry_has_its_requirements_and_streaming_operation() -> None:
     assert all(r.id.startswith("NS-") and r.ref for r in scenario)
 
 
-# --- every fault is caught ---------------------------------------------------------------------------------
-
-
-def test_there_are_at_least_ten_faults_and_they_cover_every_requirement() -> None:
-    assert len(FAULTS) >= 10
-    assert all(f.name.startswith("ns-") and f.protocol == PROTOCOL for f in FAULTS)
-    covered = {rid for f in FAULTS for rid in f.breaks}
-    scenario = {c.requirement.id for c in suite(PROTOCOL).registry if c.run is not None}
-    assert scenario - covered == set()
-    assert covered - {c.requirement.id for c in suite(PROTOCOL).registry} == set()
-
-
-def run_with_fault(name: str, timeout: float = 5.0) -> RunResult:
-    fault = FAULTS_BY_NAME[name]
-    phases = ("scenario", "schema") if any("-SCHEMA-" in rid for rid in fault.breaks) else ("scenario",)
-    with EmbeddedServer(MockConfig(protocols=(PROTOCOL,), faults=(name,))) as server:
-        return run(
-            RunOptions(
-                protocol=PROTOCOL,
-                base_url=server.url,
-                seed=0,
-                max_examples=5,
-                timeout=timeout,
-                only=fault.breaks,
-                phases=phases,
-            )
-        )
-
-
-@pytest.mark.parametrize("name", sorted(FAULTS_BY_NAME))
-def test_each_fault_fails_the_requirements_it_breaks(name: str) -> None:
-    fault = FAULTS_BY_NAME[name]
-    result = run_with_fault(name, timeout=2.0 if "stall" in name else 5.0)
-    found = statuses(result)
-    assert {rid: found.get(rid) for rid in fault.breaks} == dict.fromkeys(fault.breaks, Status.FAILED), messages(result)
-    levels = {c.requirement.id: c.requirement.level for c in suite(PROTOCOL).registry}
-    if any(levels[rid] is Level.MUST for rid in fault.breaks):
-        assert result.exit_code == 1
-    if "stall" in name:  # bounded by the read timeout, and said so
-        assert all("stalled" in messages(result)[rid] for rid in fault.breaks)
+# --- fault detail (every fault is caught: tests/conformance/test_selfcheck.py) ---------------------------
 
 
 def test_an_unknown_enum_name_is_reported_at_its_frame() -> None:
-    result = run_with_fault("ns-message-type-enum")
+    result = run_fault(FAULTS_BY_NAME["ns-message-type-enum"])
     message = messages(result)["NS-STREAM-001"]
     assert "streamed object 4" in message and "ASSISTANT" in message
 

@@ -1,0 +1,68 @@
+"""The broken-server catalogue: the suite must catch every named fault of the mock, and every
+requirement must be broken by at least one fault, or be listed here with the reason it cannot be."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.protocols import suite
+from conformance.selfcheck import check_fault, render_catalogue
+from conformance.specs import PROTOCOLS
+from mockserver.faults import catalogue
+
+FAULTS = catalogue()
+
+# Requirements no fault can break, and why. Each entry is a claim about the document, checked below.
+UNBREAKABLE: dict[str, str] = {
+    "AP-SCHEMA-002": "every Agent Protocol operation documents a `default` response, so any status conforms",
+}
+
+
+def test_each_protocol_has_at_least_ten_faults_named_for_it() -> None:
+    for pid, info in PROTOCOLS.items():
+        mine = [f for f in FAULTS.values() if f.protocol == pid]
+        assert len(mine) >= 10, pid
+        assert all(f.name.startswith(info.prefix.lower() + "-") and f.description and f.breaks for f in mine)
+
+
+@pytest.mark.parametrize("pid", sorted(PROTOCOLS))
+def test_every_requirement_is_broken_by_some_fault(pid: str) -> None:
+    registered = {c.requirement.id for c in suite(pid).registry}
+    covered = {rid for f in FAULTS.values() if f.protocol == pid for rid in f.breaks}
+    assert covered <= registered, "faults name requirements that do not exist"
+    assert registered - covered == {rid for rid in UNBREAKABLE if rid in registered}
+
+
+def test_unbreakable_claims_hold() -> None:
+    from conformance.specs import load
+
+    for op in load("agent-protocol").operations():
+        assert "default" in op.definition["responses"], op.label
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_the_suite_catches_the_fault(name: str) -> None:
+    outcome = check_fault(FAULTS[name])
+    assert outcome.caught, f"{name}: {', '.join(outcome.missed)}"
+
+
+def test_selfcheck_command_writes_the_catalogue(tmp_path: Path) -> None:
+    code = main(
+        ["selfcheck", "--fault", "ap-task-missing-id", "--fault", "sgr-missing-done", "--report-dir", str(tmp_path)]
+    )
+    assert code == 0
+    data = json.loads((tmp_path / "catalogue.json").read_text())
+    assert data["faults"] == 2 and data["caught"] == 2
+    table = (tmp_path / "catalogue.md").read_text()
+    assert "| **all** | 2 | 2 |" in table and "`sgr-missing-done`" in table
+
+
+def test_a_missed_fault_is_reported_as_missed() -> None:
+    from conformance.selfcheck import Outcome
+
+    text = render_catalogue([Outcome("x-fault", "agent-protocol", ("AP-X-1",), ("AP-X-1 (passed)",), 0, 1.0)])
+    assert "**missed**: AP-X-1 (passed)" in text and "| **all** | 1 | 0 |" in text
