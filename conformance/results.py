@@ -89,8 +89,11 @@ class RunResult:
 
     @property
     def must_passed(self) -> bool:
+        """Every MUST passed. A selection with no MUST (``--only`` a SHOULD) gates on what it ran;
+        an empty one never passes."""
         musts = [r for r in self.results if r.requirement.level is Level.MUST]
-        return self.fatal is None and bool(musts) and all(r.status is Status.PASSED for r in musts)
+        gating = musts or self.results
+        return self.fatal is None and bool(gating) and all(r.status is Status.PASSED for r in gating)
 
     @property
     def exit_code(self) -> int:

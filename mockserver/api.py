@@ -93,6 +93,7 @@ class ProtocolApi:
             self.schemas,
             self.config.limits.max_json_bytes,
             self.config.limits.max_upload_bytes,
+            self.config.limits.max_json_depth,
         )
         security = op.definition.get("security")
         secured = bool(security) if security is not None else self._secured_by_default
@@ -113,7 +114,8 @@ class ProtocolApi:
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() == "bearer" and token:
-            presented = token.strip().encode()
+            # aiohttp decodes header bytes that are not UTF-8 as lone surrogates: keep them as bytes
+            presented = token.strip().encode("utf-8", "surrogateescape")
             found = None
             for user, expected in self._tokens:  # compare with every token: timing reveals nothing
                 if hmac.compare_digest(presented, expected):
@@ -175,7 +177,7 @@ async def _raw_json(request: web.Request) -> Any:
     """Body without validation (the accept-invalid-input faults); never fails."""
     try:
         return json.loads(await request.read()) if request.body_exists else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -15,6 +15,9 @@ class Limits:
     """Largest JSON request body (1 MiB); larger ones get 413 in the protocol's error shape."""
     max_upload_bytes: int = 10 << 20
     """Largest artifact upload (10 MiB)."""
+    max_json_depth: int = 100
+    """Deepest nesting of arrays and objects in a JSON body; deeper ones get the protocol's
+    invalid-body status (a decoder, validator or encoder would otherwise exhaust the recursion limit)."""
     max_stored_objects: int = 200_000
     """Per protocol store (tasks, steps, artifacts, agents, sessions, jobs); beyond it: 507."""
     max_stored_bytes: int = 512 << 20

@@ -85,6 +85,22 @@ class SseStream(_Stream):
         await self._write(b"data: [DONE]\n\n")
 
 
-async def stall(seconds: float = 3600.0) -> None:
-    """The stalled-stream and stuck-job faults: hold the connection open, sending nothing."""
-    await asyncio.sleep(seconds)
+STALL_POLL = 0.1
+"""How often a stall given its request looks whether the client is still there."""
+
+
+async def stall(seconds: float = 3600.0, request: web.Request | None = None) -> None:
+    """The stalled-stream and stuck-job faults: hold the connection open, sending nothing.
+
+    Given the ``request``, the stall ends as soon as its client has gone, so that a stalled
+    handler (and the stream slot it holds) never outlives its connection.
+    """
+    if request is None:
+        await asyncio.sleep(seconds)
+        return
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    while (left := end - loop.time()) > 0:
+        if request.transport is None or request.transport.is_closing():
+            return
+        await asyncio.sleep(min(STALL_POLL, left))

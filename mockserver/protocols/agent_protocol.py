@@ -279,13 +279,33 @@ def _form(body: Any) -> tuple[UploadedFile, str | None]:
 def mount(api: ProtocolApi) -> None:
     store = Store(api.config.limits)
 
+    # per task, the ids its latest write created, which reads cannot see under ap-reads-lag-one-write
+    unprojected: dict[str, set[str]] = {}
+
+    def written(call: Call, task: Task, *ids: str) -> None:
+        if call.fault(LAGGING_READS):
+            unprojected[task.task_id] = set(ids)
+
+    def visible(call: Call, task: Task, object_id: str, what: str) -> None:
+        if call.fault(LAGGING_READS) and object_id in unprojected.get(task.task_id, ()):
+            raise ApiError(404, f"{what} {object_id!r} not found")
+
+    def task_of(call: Call) -> Task:
+        """The task, as reads see it; writes (steps, uploads) use ``store.task``."""
+        task = store.task(call.path["task_id"])
+        visible(call, task, task.task_id, "Task")
+        return task
+
     @api.operation("createAgentTask")
     async def create_task(call: Call) -> Reply:
         body = call.body if isinstance(call.body, dict) else {}  # not a dict only under ap-create-accepts-invalid
+        if call.fault("ap-create-requires-input") and body.get("input") is None:
+            raise ApiError(422, "Invalid request: body.input: field required")  # the fault: stricter than the document
         additional_input = body.get("additional_input", {})
         if call.fault("ap-task-flattens-additional-input") and isinstance(additional_input, dict):
             additional_input = {k: v for k, v in additional_input.items() if not isinstance(v, dict | list)}
         task = store.create_task(body.get("input"), additional_input)
+        written(call, task, task.task_id)
         return Reply(task.view())
 
     @api.operation("listAgentTasks")
@@ -295,13 +315,13 @@ def mount(api: ProtocolApi) -> None:
 
     @api.operation("getAgentTask")
     async def get_task(call: Call) -> Reply:
-        task = store.task(call.path["task_id"])
+        task = task_of(call)
         return Reply(task.view(agent_artifacts_only=call.fault("ap-task-artifacts-stale")))
 
     @api.operation("listAgentTaskSteps")
     async def list_steps(call: Call) -> Reply:
         page = paging(call)
-        steps: Sequence[Step] = store.task(call.path["task_id"]).steps
+        steps: Sequence[Step] = task_of(call).steps
         if call.fault("ap-step-list-omits-latest"):
             steps = steps[:-1]
         listed, pagination = paginate(steps, page, call)
@@ -315,22 +335,25 @@ def mount(api: ProtocolApi) -> None:
             # the answer echoes the request, the store keeps nothing of it
             step = store.execute_step(task, {**body, "additional_input": {}})
             return Reply({**step.view(), "additional_input": body.get("additional_input", {})})
-        return Reply(store.execute_step(task, body, never_last=call.fault("ap-step-never-last")).view())
+        step = store.execute_step(task, body, never_last=call.fault("ap-step-never-last"))
+        written(call, task, step.step_id, *(a.artifact_id for a in step.artifacts))
+        return Reply(step.view())
 
     @api.operation("getAgentTaskStep")
     async def get_step(call: Call) -> Reply:
-        task = store.task(call.path["task_id"])
+        task = task_of(call)
         step = task.steps_by_id.get(call.path["step_id"])
         if call.fault("ap-step-get-returns-latest") and task.steps:
             step = task.steps[-1]
         if step is None:
             raise ApiError(404, f"Step {call.path['step_id']!r} not found in this task")
+        visible(call, task, step.step_id, "Step")
         return Reply(step.view())
 
     @api.operation("listAgentTaskArtifacts")
     async def list_artifacts(call: Call) -> Reply:
         page = paging(call)
-        artifacts: Sequence[Artifact] = store.task(call.path["task_id"]).artifacts
+        artifacts: Sequence[Artifact] = task_of(call).artifacts
         if call.fault("ap-artifacts-list-agent-only"):
             artifacts = [a for a in artifacts if a.agent_created]
         listed, pagination = paginate(artifacts, page, call)
@@ -349,16 +372,18 @@ def mount(api: ProtocolApi) -> None:
         artifact = store.add_artifact(task, name, relative_path, upload.data, False)
         if call.fault("ap-upload-path-traversal"):
             store.write_through(artifact.workspace_path, upload.data)  # the names became a path
+        written(call, task, artifact.artifact_id)
         return Reply(artifact.view())
 
     @api.operation("downloadAgentTaskArtifact")
     async def download_artifact(call: Call) -> web.StreamResponse:
-        task = store.task(call.path["task_id"])
+        task = task_of(call)
         artifact = task.artifacts_by_id.get(call.path["artifact_id"])
         if artifact is None:
             if call.fault("ap-artifact-unknown-200"):
                 return web.Response(body=b"", content_type="application/octet-stream")
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found in this task")
+        visible(call, task, artifact.artifact_id, "Artifact")
         data = artifact.data
         if call.fault("ap-download-text-mode"):
             data = data.decode("utf-8", "replace").encode()
@@ -384,6 +409,8 @@ async def _stall(request: web.Request, data: bytes, content_type: str, headers: 
     return response
 
 
+LAGGING_READS = "ap-reads-lag-one-write"
+"""The fault whose reads see each task as it was before its latest write."""
 STALL_SECONDS = 30.0
 """Bounded, so a forgotten client never pins the server; far beyond any sane client timeout."""
 STALL_POLL = 0.1
@@ -458,6 +485,13 @@ FAULTS: tuple[Fault, ...] = (
            operation="createAgentTask", skip_validation=True),
     _fault("ap-page-huge-size-crashes", ("AP-SCHEMA-001",),
            "a page_size above 1000 crashes the list operations (500)", operation="listAgentTasks"),
+    # rejecting valid input, a created task that cannot be read back
+    _fault("ap-create-requires-input", ("AP-SCHEMA-007",),
+           "createAgentTask answers 422 when input is missing or null, which the document allows",
+           operation="createAgentTask"),
+    _fault(LAGGING_READS, ("AP-SCHEMA-008",),
+           "reads see each task as it was before its latest write (an off-by-one projection): a task just "
+           "created, its newest step and its newest artifact answer 404 until the task is written again"),
     # losing data
     _fault("ap-task-flattens-additional-input", ("AP-TASK-002",),
            "createAgentTask keeps only the scalar values of additional_input (nested ones are lost)",

@@ -178,6 +178,8 @@ NETWORKS: dict[str, Network] = {
 
 def _network(call: Call) -> Network:
     name = call.path["agent_name"]
+    if call.fault("ns-unknown-agent-crashes"):
+        return NETWORKS[name]  # the fault: an unknown name escapes as KeyError, rendered as 500
     network = NETWORKS.get(name)
     if network is None:
         if call.fault("ns-unknown-agent-ok"):
@@ -305,6 +307,9 @@ def mount(api: ProtocolApi) -> None:
     @api.operation("AgentService_StreamingChat")
     async def streaming_chat(call: Call) -> web.StreamResponse:
         # Headers user_id and request_id are client metadata upstream only logs: accepted, ignored.
+        if call.fault("ns-chat-filter-required") and isinstance(call.body, dict) and "chat_filter" not in call.body:
+            # the fault: a stricter request check, run before routing, with no default filter
+            raise ApiError(400, "Invalid request: chat_filter is required")
         network = _network(call)
         if not isinstance(call.body, dict):  # only reachable when a fault skips validation
             raise ApiError(400, "Invalid request: the body must be a ChatRequest object")
@@ -354,6 +359,18 @@ def _parameters_as_string(reply: Reply) -> None:
 def _code_as_name(reply: Reply) -> None:
     if reply.status == 404:
         reply.body = {"code": "NOT_FOUND", "message": reply.body["message"]}
+
+
+def _error_text_plain(reply: Reply) -> None:
+    if reply.status >= 400:
+        reply.content_type = "text/plain"
+
+
+def _error_in_stream(reply: Reply) -> None:
+    if reply.status >= 400:
+        # grpc-gateway's in-stream error frame: the HTTP status is 200, the error is in the body
+        reply.status = 200
+        reply.body = {"error": reply.body}
 
 
 _fault = fault_maker("neuro-san")
@@ -443,6 +460,32 @@ FAULTS: tuple[Fault, ...] = (
         "ns-maximal-ignored",
         ("NS-FILTER-002",),
         "chat_filter MAXIMAL is ignored: only the final answer is streamed",
+    ),
+    _fault(
+        "ns-unknown-agent-crashes",
+        ("NS-SCHEMA-001",),
+        "an agent name the server does not host escapes the registry lookup as an exception: 500, not 404",
+    ),
+    _fault(
+        "ns-error-text-plain",
+        ("NS-SCHEMA-003",),
+        "connectivity's error Status bodies are labelled text/plain instead of application/json",
+        operation="AgentService_Connectivity",
+        mutate=_error_text_plain,
+    ),
+    _fault(
+        "ns-stream-errors-in-band",
+        ("NS-ERR-001", "NS-ERR-003", "NS-SCHEMA-006"),
+        "streaming_chat answers every error (invalid body, unknown agent) with HTTP 200 and an in-stream "
+        '{"error": Status} frame, as a gRPC gateway does once a stream is open',
+        operation="AgentService_StreamingChat",
+        mutate=_error_in_stream,
+    ),
+    _fault(
+        "ns-chat-filter-required",
+        ("NS-STREAM-002", "NS-SCHEMA-007"),
+        "streaming_chat refuses a request without chat_filter (400) instead of defaulting to MINIMAL; the check "
+        "runs before the agent lookup",
     ),
     _fault(
         "ns-list-names-only",

@@ -413,6 +413,11 @@ def mount(api: ProtocolApi) -> None:
     @api.operation("createChatCompletion")
     async def create_chat_completion(call: Call) -> web.StreamResponse:
         body = call.body if isinstance(call.body, dict) else {}
+        if call.fault("sgr-content-parts-rejected") and any(
+            isinstance(m, dict) and isinstance(m.get("content"), list) for m in _messages(body)
+        ):
+            # the fault: a text-only message model, stricter than the document's content parts
+            raise ApiError(422, "Invalid request: message content must be a string")
         if body.get("stream", True) is False and not call.fault("sgr-stream-false-accepted"):
             if call.fault("sgr-stream-false-crashes"):
                 raise ApiError(500, "Internal Server Error")
@@ -452,6 +457,10 @@ def mount(api: ProtocolApi) -> None:
 
     @api.operation("deleteAgent")
     async def delete_agent(call: Call) -> Reply:
+        if call.fault("sgr-deleted-agent-served"):
+            agent = store.get(call.path["agent_id"])  # the fault: cancelled, but kept in the store
+            agent.cancel()
+            return Reply({"agent_id": agent.agent_id, "deleted": True, "final_state": agent.state})
         agent = store.remove(call.path["agent_id"])
         agent.cancel()  # a running stream notices before its next chunk
         if call.fault("sgr-deleted-agent-listed"):
@@ -537,6 +546,9 @@ FAULTS: tuple[Fault, ...] = (
            operation="createChatCompletion", hangs=True),
     _fault("sgr-deleted-agent-listed", ("SGR-AGENT-004",),
            "a deleted agent is still listed by GET /agents", operation="deleteAgent"),
+    _fault("sgr-deleted-agent-served", ("SGR-AGENT-004", "SGR-SCHEMA-009"),
+           "DELETE /agents/{id} answers deleted: true but keeps the agent: its state is still served (and listed)",
+           operation="deleteAgent"),
     # wrong statuses, error bodies of the wrong shape, accepting invalid input
     _fault("sgr-unknown-model-404", ("SGR-ERR-001", "SGR-SCHEMA-002"),
            "an unknown model is answered 404 instead of 400", operation="createChatCompletion"),
@@ -554,6 +566,9 @@ FAULTS: tuple[Fault, ...] = (
     _fault("sgr-accepts-invalid-body", ("SGR-ERR-004", "SGR-SCHEMA-006"),
            "chat completions do not validate their body: a missing or malformed messages starts an agent",
            operation="createChatCompletion", skip_validation=True),
+    _fault("sgr-content-parts-rejected", ("SGR-SCHEMA-007",),
+           "chat completions refuse messages whose content is a list of content parts (422), which the document "
+           "allows", operation="createChatCompletion"),
     # the clarification flow
     _fault("sgr-clarification-ignored", ("SGR-CLAR-001",),
            "provide_clarification streams an acknowledgement but the agent stays waiting, unchanged",

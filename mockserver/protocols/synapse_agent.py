@@ -54,6 +54,8 @@ TRACE_STEPS = (
 _TOKEN = re.compile(r"^(\d{1,12})\.([0-9a-f]{32})$")
 _UPSTREAM_TOKEN = re.compile(r"^(\d{1,12})a(\d{1,12})$")
 """Synapse's own NextPageToken form, ``<limit>a<offset>``, offset counted from the newest item."""
+SESSION_READ_LAG_MS = 5000
+"""Under ``syn-session-read-lag``, how long a new session stays unreadable (replication lag)."""
 STALLED_JOB_SECONDS = 1e9
 """Duration of a job under ``syn-job-never-finishes`` (finite: trace offsets stay numbers)."""
 PROTOCOL = "synapse-agent"
@@ -226,6 +228,11 @@ class Store:
         cursor = end if repeat else start
         return chosen, (f"{cursor}.{self._sign(scope, cursor)}" if start > 0 else None)
 
+    def issued(self, scope: str, token: str) -> bool:
+        """Whether ``token`` is one this server handed out for the list ``scope``."""
+        match = _TOKEN.match(token)
+        return match is not None and hmac.compare_digest(match[2], self._sign(scope, int(match[1])))
+
     def _cursor(self, scope: str, token: str, size: int) -> tuple[int, int]:
         """(end, limit) of the page a token names; a token naming no position reads as the end."""
         upstream = _UPSTREAM_TOKEN.match(token)
@@ -250,10 +257,19 @@ def mount(api: ProtocolApi) -> None:
         return asyncio.get_running_loop().time()
 
     def owned_session(call: Call, session_id: str) -> Session:
-        return store.session(session_id, caller(call), check_owner=not call.fault("syn-cross-user-access"))
+        if call.fault("syn-session-id-parse-crash"):
+            int(session_id)  # the fault: ids parsed as numbers, a ValueError rendered as 500 instead of 404
+        session = store.session(session_id, caller(call), check_owner=not call.fault("syn-cross-user-access"))
+        if call.fault("syn-session-read-lag") and store.now_ms() - session.started_ms < SESSION_READ_LAG_MS:
+            raise ApiError(404, f"Session {session_id} does not exist")  # the fault: the replica lags behind
+        return session
 
     def owned_job(call: Call) -> Job:
         return store.job(call.path["jobId"], caller(call), check_owner=not call.fault("syn-cross-user-access"))
+
+    def check_token(call: Call, scope: str, token: str | None) -> None:
+        if call.fault("syn-foreign-page-token-400") and token is not None and not store.issued(scope, token):
+            raise ApiError(400, f"Invalid nextPageToken: {token}")  # the fault: valid strings refused
 
     def settle(call: Call, session: Session) -> None:
         store.settle(session, now(), duplicate=call.fault("syn-history-duplicates"),
@@ -293,6 +309,7 @@ def mount(api: ProtocolApi) -> None:
             mine, scope = list(store.sessions.values()), "sessions|*"
         else:
             mine, scope = store.by_owner.get(user, []), f"sessions|{user}"
+        check_token(call, scope, token)
         sessions, next_token = store.page(mine, scope, token, repeat=call.fault("syn-page-token-repeats"))
         if call.fault("syn-list-oldest-first"):
             sessions.reverse()
@@ -306,6 +323,7 @@ def mount(api: ProtocolApi) -> None:
         session = owned_session(call, call.path["sessionId"])
         settle(call, session)
         token = (call.body or {}).get("nextPageToken")
+        check_token(call, f"history|{session.id}", token)
         interactions, next_token = store.page(session.history, f"history|{session.id}", token)
         if call.fault("syn-history-oldest-first"):
             interactions.reverse()
@@ -445,9 +463,17 @@ FAULTS: tuple[Fault, ...] = (
     _fault("syn-error-body-message", ("SYN-ERR-001", "SYN-AUTH-001", "SYN-AUTH-002", "SYN-OWN-001"),
            "getAgentSession errors are {message} instead of an ErrorResponse {reason}",
            operation="getAgentSession", mutate=_message_error),
-    _fault("syn-accepts-invalid-input", ("SYN-ERR-002",),
+    _fault("syn-accepts-invalid-input", ("SYN-ERR-002", "SYN-SCHEMA-006"),
            "createAgentSession accepts bodies the document forbids (unknown or missing agentAccessLevel)",
            operation="createAgentSession", skip_validation=True),
+    _fault("syn-session-id-parse-crash", ("SYN-SCHEMA-001",),
+           "session ids are parsed as numbers before the lookup: a non-numeric sessionId answers 500, not 404"),
+    _fault("syn-foreign-page-token-400", ("SYN-SCHEMA-007",),
+           "a nextPageToken the server did not issue (any string, as the document allows) is refused 400 "
+           "instead of reading as past the end of the list"),
+    _fault("syn-session-read-lag", ("SYN-SCHEMA-008",),
+           f"sessions are read from a replica that lags {SESSION_READ_LAG_MS // 1000} s behind: a session just "
+           "created answers 404 (get, update, history, chat)"),
     _fault("syn-401-without-challenge", ("SYN-AUTH-003",),
            "createAgentSession answers 401 without a WWW-Authenticate challenge",
            operation="createAgentSession", mutate=_no_challenge),

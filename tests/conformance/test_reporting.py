@@ -67,8 +67,14 @@ def test_a_must_that_did_not_pass_exits_1(status: Status) -> None:
     assert run.exit_code == 1
 
 
-def test_no_must_requirements_at_all_is_not_a_pass() -> None:
-    run = _with(RequirementResult(req("A", Level.SHOULD), Status.PASSED))
+def test_a_selection_without_musts_gates_on_what_it_ran() -> None:
+    assert _with(RequirementResult(req("A", Level.SHOULD), Status.PASSED)).exit_code == 0
+    assert _with(RequirementResult(req("A", Level.SHOULD), Status.PASSED),
+                 RequirementResult(req("B", Level.MAY), Status.SKIPPED, "why")).exit_code == 1
+
+
+def test_an_empty_run_is_not_a_pass() -> None:
+    run = _with()
     assert not run.must_passed and run.exit_code == 1
 
 

@@ -1,0 +1,283 @@
+"""Shared helpers for the benchmarks: loopback servers as subprocesses, CPU pinning, machine facts.
+
+Every server here is started on 127.0.0.1 on a free port and stopped by its PID in ``finally``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+PYTHON = sys.executable
+HOST = "127.0.0.1"
+
+SERVER_CPU = 0
+"""The core the server under test is pinned to; load generators and clients take the other one."""
+CLIENT_CPU = 1
+
+
+def can_pin() -> bool:
+    return hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2
+
+
+def pinned(cpu: int | None) -> list[str]:
+    """A ``taskset`` prefix that pins a command to one core, or nothing when pinning is off."""
+    if cpu is None or not can_pin() or shutil.which("taskset") is None:
+        return []
+    return ["taskset", "-c", str(cpu)]
+
+
+def pin_self(cpu: int | None) -> None:
+    if cpu is not None and can_pin():
+        os.sched_setaffinity(0, {cpu})
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Until something accepts TCP on the port; fails early if the process died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with code {process.returncode} before listening on {port}")
+        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listened on {HOST}:{port} within {timeout:g} s")
+
+
+def stop(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    """SIGTERM by PID, then SIGKILL by PID if it is still there after ``grace`` seconds."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL)
+        process.wait(grace)
+
+
+@dataclass(slots=True)
+class Server:
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+@contextlib.contextmanager
+def server(name: str, command: Sequence[str], port: int, cpu: int | None, log: Path | None = None) -> Iterator[Server]:
+    """Start ``command`` (which must listen on ``port``), yield it, stop it by PID."""
+    out = log.open("wb") if log is not None else None
+    try:
+        process = subprocess.Popen(
+            [*pinned(cpu), *command],
+            stdin=subprocess.DEVNULL,
+            stdout=out if out is not None else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if out is not None else subprocess.DEVNULL,
+            cwd=ROOT,
+        )
+        try:
+            wait_for_port(port, process)
+            yield Server(name, port, process)
+        finally:
+            stop(process)
+    finally:
+        if out is not None:
+            out.close()
+
+
+def mock_command(port: int, *extra: str) -> list[str]:
+    return [PYTHON, "-m", "mockserver", "--host", HOST, "--port", str(port), *extra]
+
+
+def http(method: str, url: str, body: Any = None, timeout: float = 10.0) -> tuple[int, bytes]:
+    """One small request with the standard library; JSON body if given. Never raises on 4xx/5xx."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status), bytes(response.read())
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), bytes(exc.read())
+
+
+def version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def command_output(command: Sequence[str]) -> str:
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unavailable"
+    return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else ""
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def memory_total() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / (1 << 20):.1f} GiB"
+    return "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """The facts a reader needs to compare a figure with their own."""
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "memory": memory_total(),
+        "free_h": command_output(["sh", "-c", "free -h | sed -n 2p"]),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "aiohttp": version("aiohttp"),
+        "openapi-core": version("openapi-core"),
+        "schemathesis": version("schemathesis"),
+        "jsonschema-rs": version("jsonschema-rs"),
+        "hypothesis": version("hypothesis"),
+        "git_commit": command_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
+        "pinning": f"server on CPU {SERVER_CPU}, client on CPU {CLIENT_CPU}" if can_pin() else "off",
+    }
+
+
+def write_json(name: str, data: Any) -> Path:
+    path = RESULTS / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    return path
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile of a non-empty sequence."""
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(pct / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of a process from /proc (Linux), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for PID {pid}")
+
+
+# --- other load on the machine -------------------------------------------------------------------
+
+
+def _cpu_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies over all CPUs, from /proc/stat."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """utime + stime of a live process, from /proc/PID/stat (USER_HZ = 100)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+def _own_cpu_seconds() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+class LoadMeter:
+    """CPU used on the whole machine during a block, split into ours and everybody else's.
+
+    Ours = this process, its reaped children (wrk, finished suite runs) and the live ``pids``
+    (servers). Other = the rest: a shared machine's neighbours, which make a figure noisy.
+    """
+
+    def __init__(self, pids: Sequence[int] = ()) -> None:
+        self.pids = list(pids)
+        self.other_cores = 0.0
+        self.busy_cores = 0.0
+        self.seconds = 0.0
+
+    def _ours(self) -> float:
+        total = _own_cpu_seconds()
+        for pid in self.pids:
+            with contextlib.suppress(OSError):
+                total += process_cpu_seconds(pid)
+        return total
+
+    def __enter__(self) -> LoadMeter:
+        self._start = time.monotonic()
+        self._jiffies = _cpu_jiffies()
+        self._ours_start = self._ours()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = max(time.monotonic() - self._start, 1e-9)
+        busy, _ = _cpu_jiffies()
+        self.busy_cores = (busy - self._jiffies[0]) / 100.0 / self.seconds
+        ours = (self._ours() - self._ours_start) / self.seconds
+        self.other_cores = round(max(0.0, self.busy_cores - ours), 2)
+
+
+def wait_quiet(max_wait: float, threshold: float = 0.15, window: float = 3.0) -> dict[str, Any]:
+    """Wait (bounded) until the rest of the machine uses under ``threshold`` cores over ``window`` s."""
+    started = time.monotonic()
+    seen = []
+    while True:
+        with LoadMeter() as meter:
+            time.sleep(window)
+        seen.append(meter.other_cores)
+        if meter.other_cores < threshold:
+            return {"quiet": True, "waited_s": round(time.monotonic() - started, 1), "other_cores": meter.other_cores}
+        if time.monotonic() - started >= max_wait:
+            print(f"warning: the machine stayed busy ({meter.other_cores:.2f} cores used by other processes); "
+                  "figures will be noisy", file=sys.stderr, flush=True)
+            return {"quiet": False, "waited_s": round(time.monotonic() - started, 1), "other_cores": max(seen)}

@@ -1,0 +1,445 @@
+"""Mock throughput and latency under wrk, side by side with a bare aiohttp ceiling and Stoplight Prism.
+
+    python bench/mock_throughput.py                # full run: 3 rounds of 10 s per measurement, -t2 -c50
+    python bench/mock_throughput.py --duration 2 --warmup 1 --rounds 1   # a quick look
+    python bench/mock_throughput.py --profile      # also record py-spy profiles of mock and bare
+
+Each round starts fresh servers, each a subprocess on a free 127.0.0.1 port pinned to CPU 0, and
+loads them one after another (order rotated per round) with wrk pinned to CPU 1 (a 2-core
+machine: the server gets one core, the load generator the other); the median round is kept:
+  bare   bench/bare_server.py: plain aiohttp handlers returning similar bodies (the ceiling)
+  mock   python -m mockserver: every request validated against the protocol document
+  prism  prism mock specs/agent-protocol/openapi.json (Agent Protocol operations only)
+Writes bench/results/mock_throughput.{json,md} and the raw wrk output mock_throughput.wrk.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    BENCH,
+    CLIENT_CPU,
+    PYTHON,
+    RESULTS,
+    ROOT,
+    SERVER_CPU,
+    LoadMeter,
+    Server,
+    free_port,
+    http,
+    machine,
+    mock_command,
+    pinned,
+    process_cpu_seconds,
+    server,
+    wait_quiet,
+    write_json,
+)
+
+PRISM = BENCH / ".prism" / "node_modules" / ".bin" / "prism"
+AP_DOCUMENT = ROOT / "specs" / "agent-protocol" / "openapi.json"
+TASK_BODY = {"input": "Write 'Washington' to the file 'output.txt'.",
+             "additional_input": {"debug": False, "mode": "benchmarks"}}
+STORED_TASKS = 5
+
+READ_TARGET = 0.5  # mock >= 50% of bare requests/s on read and write
+PRISM_TARGET = 5.0  # mock >= 5x Prism's requests/s on the same operations
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    method: str
+    path: str
+    body: dict[str, Any] | None
+    servers: tuple[str, ...]
+    targeted: bool
+    """Whether the issue's targets apply (read and write)."""
+
+
+SCENARIOS = (
+    Scenario("read", "GET", "/ap/v1/agent/tasks", None, ("bare", "mock", "prism"), True),
+    Scenario("write", "POST", "/ap/v1/agent/tasks", TASK_BODY, ("bare", "mock", "prism"), True),
+    Scenario(
+        "neuro-san stream",
+        "POST",
+        "/api/v1/hello_world/streaming_chat",
+        {"user_message": {"type": "HUMAN", "text": "Announce that the benchmark is running"},
+         "chat_filter": {"chat_filter_type": "MAXIMAL"}},
+        ("bare", "mock"),
+        False,
+    ),
+    Scenario(
+        "sgr stream",
+        "POST",
+        "/v1/chat/completions",
+        {"model": "sgr_agent", "stream": True,
+         "messages": [{"role": "user", "content": "Research the history of jazz music"}]},
+        ("bare", "mock"),
+        False,
+    ),
+)
+
+LUA_DONE = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"errors_connect":%d,' ..
+    '"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"latency_mean_us":%.1f,' ..
+    '"latency_max_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d}\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
+    latency.mean, latency.max, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9)))
+end
+"""
+
+
+def lua_script(scenario: Scenario) -> str:
+    lines = [f'wrk.method = "{scenario.method}"']
+    if scenario.body is not None:
+        text = json.dumps(scenario.body)
+        if "]==]" in text or not text.isascii():
+            raise ValueError("the body must be ASCII and must not contain ']==]'")
+        lines.append(f"wrk.body = [==[{text}]==]")
+        lines.append('wrk.headers["Content-Type"] = "application/json"')
+    return "\n".join(lines) + "\n" + LUA_DONE
+
+
+def run_wrk(url: str, lua: Path, duration: float, threads: int, connections: int) -> tuple[dict[str, Any], str]:
+    command = [*pinned(CLIENT_CPU), "wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(duration))}s",
+               "--latency", "--timeout", "5s", "-s", str(lua), url]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()}")
+    for line in done.stdout.splitlines():
+        if line.startswith("WRKJSON "):
+            return json.loads(line.removeprefix("WRKJSON ")), done.stdout
+    raise RuntimeError(f"wrk printed no summary:\n{done.stdout}")
+
+
+def sanity(srv: Server, scenario: Scenario) -> dict[str, Any]:
+    status, body = http(scenario.method, srv.url + scenario.path, scenario.body)
+    if status != 200:
+        raise RuntimeError(f"{srv.name} answered {status} to {scenario.method} {scenario.path}: {body[:300]!r}")
+    return {"status": status, "body_bytes": len(body)}
+
+
+def measure(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: Path, raw: list[str]) -> dict[str, Any]:
+    lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
+    lua.write_text(lua_script(scenario))
+    check = sanity(srv, scenario)
+    if args.warmup > 0:
+        run_wrk(srv.url + scenario.path, lua, args.warmup, args.threads, args.connections)
+    cpu_before = process_cpu_seconds(srv.pid)
+    with LoadMeter([srv.pid]) as load:
+        stats, stdout = run_wrk(srv.url + scenario.path, lua, args.duration, args.threads, args.connections)
+    cpu_used = process_cpu_seconds(srv.pid) - cpu_before
+    raw.append(f"### {srv.name} / {scenario.name}: {scenario.method} {scenario.path}\n{stdout}")
+    seconds = stats["duration_us"] / 1e6
+    errors = sum(v for k, v in stats.items() if k.startswith("errors_"))
+    result = {
+        "requests": stats["requests"],
+        "rps": round(stats["requests"] / seconds, 1),
+        "p50_ms": round(stats["p50_us"] / 1000, 2),
+        "p90_ms": round(stats["p90_us"] / 1000, 2),
+        "p99_ms": round(stats["p99_us"] / 1000, 2),
+        "p999_ms": round(stats["p999_us"] / 1000, 2),
+        "mean_ms": round(stats["latency_mean_us"] / 1000, 2),
+        "max_ms": round(stats["latency_max_us"] / 1000, 2),
+        "bytes_per_response": round(stats["bytes"] / max(1, stats["requests"])),
+        "body_bytes": check["body_bytes"],
+        "errors": errors,
+        "server_cpu_percent": round(100 * cpu_used / seconds, 1),
+        "server_cpu_us_per_request": round(1e6 * cpu_used / max(1, stats["requests"]), 1),
+        "other_load_cores": load.other_cores,
+        "wrk": stats,
+    }
+    print(f"  {srv.name:5} {scenario.name:17} {result['rps']:>9.1f} req/s  p50 {result['p50_ms']:6.2f} ms  "
+          f"p99 {result['p99_ms']:7.2f} ms  {result['bytes_per_response']} B/resp  errors {errors}  "
+          f"server CPU {result['server_cpu_percent']}%  other load {load.other_cores} cores", flush=True)
+    return result
+
+
+def start_command(name: str, port: int) -> list[str]:
+    if name == "bare":
+        return [PYTHON, str(BENCH / "bare_server.py"), "--host", "127.0.0.1", "--port", str(port)]
+    if name == "mock":
+        return mock_command(port)
+    return [str(PRISM), "mock", "-h", "127.0.0.1", "-p", str(port), "-v", "error", str(AP_DOCUMENT)]
+
+
+@contextlib.contextmanager
+def start(name: str, scripts: Path) -> Iterator[Server]:
+    port = free_port()
+    with server(name, start_command(name, port), port, SERVER_CPU, scripts / f"{name}.log") as srv:
+        yield srv
+
+
+def seed(srv: Server) -> None:
+    """A few stored tasks, so the read lists real ones (bare and Prism answer fixed bodies)."""
+    if srv.name == "mock":
+        for _ in range(STORED_TASKS):
+            status, _ = http("POST", srv.url + "/ap/v1/agent/tasks", TASK_BODY)
+            if status != 200:
+                raise RuntimeError(f"seeding the mock failed with {status}")
+
+
+# --- profiles ----------------------------------------------------------------------------------
+
+
+CATEGORIES = (
+    ("/mockserver/validation.py", "mock: request validation (mockserver/validation.py, jsonschema-rs)"),
+    ("/mockserver/api.py", "mock: operation wrapper and Reply (mockserver/api.py)"),
+    ("/mockserver/app.py", "mock: error middleware (mockserver/app.py)"),
+    ("/mockserver/streaming.py", "mock: stream writers and gate (mockserver/streaming.py)"),
+    ("/mockserver/protocols/", "mock: handlers and store (mockserver/protocols/)"),
+    ("/bare_server.py", "bare: handlers (bench/bare_server.py)"),
+    ("/json/", "json encode/decode (stdlib)"),
+    ("/uuid.py", "uuid4 (stdlib)"),
+    ("/aiohttp/", "aiohttp: HTTP parsing, routing, responses"),
+    ("/asyncio/", "asyncio: event loop, transports"),
+    ("/selectors.py", "asyncio: event loop, transports"),
+    ("/socket.py", "asyncio: event loop, transports"),
+)
+
+
+def summarize_profile(raw: Path, top: int = 25) -> str:
+    """Own-time shares per category and per function, and inclusive shares, from py-spy's raw stacks.
+
+    A coroutine resumed by the event loop may be sampled without the loop's frames below it, so
+    inclusive shares of event-loop frames under-count; own time (the sampled leaf) is exact.
+    """
+    own: dict[str, int] = defaultdict(int)
+    category: dict[str, int] = defaultdict(int)
+    inclusive: dict[str, int] = defaultdict(int)
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        frames = [f for f in stack.split(";") if not f.startswith(("process ", "thread "))]
+        if not frames:
+            continue
+        total += count
+        leaf = frames[-1]
+        own[_frame(leaf)] += count
+        category[_category(leaf)] += count
+        for frame in {_frame(f) for f in frames}:
+            inclusive[frame] += count
+    if not total:
+        return "no samples\n"
+
+    def share(items: dict[str, int], limit: int) -> list[str]:
+        return [f"{100 * n / total:6.1f}%  {name}" for name, n in sorted(items.items(), key=lambda kv: -kv[1])[:limit]]
+
+    lines = [f"{total} samples of the busy server", "", "own time by category:", *share(category, 20), "",
+             f"top {top} functions by own time:", *share(own, top), "",
+             f"top {top} functions by inclusive time (coroutine frames; see above):",
+             *share({k: v for k, v in inclusive.items() if "asyncio/" not in k and "runpy" not in k
+                     and "__main__" not in k}, top)]
+    return "\n".join(lines) + "\n"
+
+
+def _category(frame: str) -> str:
+    where = "/" + frame.partition(" (")[2]  # py-spy shows paths relative to sys.path entries
+    for needle, name in CATEGORIES:
+        if needle in where:
+            return name
+    return "other"
+
+
+def _frame(frame: str) -> str:
+    """``func (path/to/file.py:123)`` -> ``func (to/file.py)``: lines merged, paths shortened."""
+    name, _, where = frame.partition(" (")
+    where = where.rstrip(")").rsplit(":", 1)[0]
+    parts = where.split("/")
+    short = "/".join(parts[-2:]) if len(parts) > 1 else where
+    return f"{name} ({short})"
+
+
+def profile(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: Path) -> Path | None:
+    py_spy = shutil.which("py-spy") or str(Path(PYTHON).parent / "py-spy")
+    if not Path(py_spy).exists():
+        print("  py-spy not found: pip install py-spy (see bench/requirements.txt); no profile", flush=True)
+        return None
+    tag = f"{srv.name}-{scenario.name.replace(' ', '-')}"
+    raw = scripts / f"profile-{tag}.txt"
+    lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
+    lua.write_text(lua_script(scenario))
+    seconds = max(2, round(args.duration))
+    spy = subprocess.Popen(
+        [*pinned(CLIENT_CPU), py_spy, "record", "--pid", str(srv.pid), "--duration", str(seconds), "--rate", "250",
+         "--format", "raw", "--output", str(raw), "--nonblocking"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(0.5)
+        run_wrk(srv.url + scenario.path, lua, seconds, args.threads, args.connections)
+        spy.wait(timeout=seconds + 30)
+    finally:
+        if spy.poll() is None:
+            spy.kill()
+            spy.wait()
+    if not raw.exists():
+        err = spy.stderr.read().decode() if spy.stderr else ""
+        print(f"  py-spy recorded nothing: {err.strip()[:300]}", flush=True)
+        return None
+    keep = RESULTS / "tmp" / raw.name  # collapsed stacks for flamegraph tools; gitignored
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(raw, keep)
+    out = RESULTS / f"profile-{tag}.txt"
+    out.write_text(f"py-spy record --rate 250 --nonblocking, {seconds} s of wrk -t{args.threads} "
+                   f"-c{args.connections} on {srv.name} {scenario.method} {scenario.path}\n"
+                   + summarize_profile(raw))
+    print(f"  profile written to {out.relative_to(ROOT)}", flush=True)
+    return out
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
+
+
+def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    rows = ["| operation | server | req/s (median) | rounds | p50 ms | p99 ms | bytes/resp | errors | server CPU | "
+            "CPU µs/req | other load |", "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for scenario in SCENARIOS:
+        for name in scenario.servers:
+            r = results.get(scenario.name, {}).get(name)
+            if r is None or "skipped" in r:
+                reason = r["skipped"] if r else "not run"
+                rows.append(f"| {scenario.name} | {name} | {reason} | | | | | | | | |")
+                continue
+            spread = ", ".join(f"{v:,.0f}" for v in r.get("rps_rounds", [r["rps"]]))
+            rows.append(f"| {scenario.name} | {name} | {r['rps']:,.0f} | {spread} | {r['p50_ms']:.2f} | "
+                        f"{r['p99_ms']:.2f} | "
+                        f"{r['bytes_per_response']} | {r['errors']} | {r['server_cpu_percent']:.0f}% | "
+                        f"{r['server_cpu_us_per_request']:.0f} | {r['other_load_cores']:.2f} cores |")
+    rows += ["", "| operation | mock / bare | target | mock / prism | target |", "|---|---:|---|---:|---|"]
+    for scenario in SCENARIOS:
+        res = results.get(scenario.name, {})
+        rps = {name: res[name]["rps"] for name in scenario.servers if name in res and "rps" in res[name]}
+        to_bare = ratio(rps.get("mock"), rps.get("bare"))
+        to_prism = ratio(rps.get("mock"), rps.get("prism"))
+        bare_verdict = prism_verdict = "-"
+        if scenario.targeted:
+            bare_verdict = _verdict(to_bare, READ_TARGET, f">= {READ_TARGET:.0%}")
+            prism_verdict = _verdict(to_prism, PRISM_TARGET, f">= {PRISM_TARGET:g}x")
+        rows.append(f"| {scenario.name} | {_show(to_bare, '%')} | {bare_verdict} | {_show(to_prism, 'x')} | "
+                    f"{prism_verdict} |")
+    return "\n".join(rows) + "\n"
+
+
+def _show(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.0%}" if unit == "%" else f"{value:.1f}x"
+
+
+def _verdict(value: float | None, target: float, text: str) -> str:
+    if value is None:
+        return f"{text}: not measured"
+    return f"{text}: **met**" if value >= target else f"{text}: **MISSED**"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured wrk run (default 10)")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds of unmeasured wrk load first (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds on fresh servers; the median is kept (3)")
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
+    parser.add_argument("--connections", type=int, default=50, help="wrk connections (default 50)")
+    parser.add_argument("--servers", default="bare,mock,prism", help="comma-separated subset of bare,mock,prism")
+    parser.add_argument("--profile", action="store_true", help="also record py-spy profiles of mock and bare")
+    parser.add_argument("--output", default="mock_throughput", help="results file stem under bench/results/")
+    parser.add_argument("--quiet-wait", type=float, default=180.0,
+                        help="wait up to this long for other processes to go idle first (default 180 s)")
+    args = parser.parse_args(argv)
+    if args.duration > 120 or args.warmup > 60 or not 1 <= args.rounds <= 9:
+        parser.error("keep runs bounded: --duration <= 120, --warmup <= 60, 1 <= --rounds <= 9")
+
+    if shutil.which("wrk") is None:
+        print("wrk is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk", file=sys.stderr)
+        return 2
+    wanted = [s.strip() for s in args.servers.split(",") if s.strip()]
+    results: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    if "prism" in wanted and not PRISM.exists():
+        print("Prism is not installed: npm install --prefix bench/.prism @stoplight/prism-cli; skipping it",
+              file=sys.stderr)
+        wanted.remove("prism")
+        for scenario in SCENARIOS:
+            if "prism" in scenario.servers:
+                results[scenario.name]["prism"] = {"skipped": "Prism not installed"}
+    facts = machine()
+    facts["before_start"] = wait_quiet(args.quiet_wait)
+    facts["wrk"] = subprocess.run(["wrk", "--version"], capture_output=True, text=True, check=False).stdout.split(
+        "\n")[0].strip() or "wrk"
+    facts["prism"] = (subprocess.run([str(PRISM), "--version"], capture_output=True, text=True, check=False)
+                      .stdout.strip() if PRISM.exists() else "not installed")
+    settings = {"rounds": args.rounds, "duration_s": args.duration, "warmup_s": args.warmup, "threads": args.threads,
+                "connections": args.connections, "server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU,
+                "stored_tasks": STORED_TASKS, "prism_flags": "-v error (logging off)"}
+    print(f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency "
+          f"(warm-up {args.warmup:g} s); server pinned to CPU {SERVER_CPU}, wrk to CPU {CLIENT_CPU}", flush=True)
+    raw: list[str] = []
+    profiles: list[str] = []
+    rounds: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    with tempfile.TemporaryDirectory(prefix="bench-wrk-") as tmp:
+        scripts = Path(tmp)
+        for number in range(args.rounds):
+            # Fresh servers each round, all up at once; each scenario measured on each server in turn
+            # (order rotated per round), so neighbours' load hits every server alike.
+            order = wanted[number % len(wanted):] + wanted[:number % len(wanted)]
+            print(f"round {number + 1}/{args.rounds}", flush=True)
+            with contextlib.ExitStack() as stack:
+                servers = {name: stack.enter_context(start(name, scripts)) for name in order}
+                for srv in servers.values():
+                    seed(srv)
+                for scenario in SCENARIOS:
+                    for name in order:
+                        if name in scenario.servers:
+                            rounds[scenario.name][name].append(measure(servers[name], scenario, args, scripts, raw))
+        for scenario_name, by_server in rounds.items():
+            for name, runs in by_server.items():
+                median = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
+                results[scenario_name][name] = {**median, "rps_rounds": [r["rps"] for r in runs]}
+        if args.profile:
+            for name in ("mock", "bare"):
+                if name not in wanted:
+                    continue
+                with start(name, scripts) as srv:
+                    seed(srv)
+                    for scenario in SCENARIOS:
+                        if name in scenario.servers:
+                            out = profile(srv, scenario, args, scripts)
+                            if out is not None:
+                                profiles.append(str(out.relative_to(ROOT)))
+    text = table(results)
+    print("\n" + text)
+    write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "results": results,
+                                       "profiles": profiles})
+    (RESULTS / f"{args.output}.md").write_text(
+        f"# Mock throughput ({facts['date']})\n\nwrk -t{args.threads} -c{args.connections} "
+        f"-d{args.duration:g}s --latency after {args.warmup:g} s of warm-up; median of {args.rounds} rounds; "
+        f"{facts['pinning']}.\n\n" + text)
+    (RESULTS / f"{args.output}.wrk.txt").write_text("\n".join(raw))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

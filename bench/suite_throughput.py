@@ -1,0 +1,196 @@
+"""Suite throughput: wall time and generated cases per second of ``python -m conformance run``.
+
+    python bench/suite_throughput.py                          # every protocol, default and --max-examples 50
+    python bench/suite_throughput.py --protocol agent-protocol --max-examples 20   # a quick look
+
+For each protocol: ``python -m conformance run --protocol X`` against the embedded reference mock
+(started by the runner itself, in a thread of the same process), at the default profile
+(--max-examples 10) and at --max-examples N. Reported: wall time (process start to exit,
+imports included), the run's own duration, schemathesis cases (results.json stats.schema_cases),
+cases per second (schema_cases / duration), and the CPU time the process used.
+
+Scaling: the runner has no internal parallelism (protocols run one after another, each
+requirement in turn; schemathesis runs single-worker). So 2 workers means 2 processes: every
+protocol's default run sequentially, vs the same runs on a pool of 2 processes, vs one
+``--protocol all`` process. Writes bench/results/suite_throughput.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from _common import PYTHON, RESULTS, ROOT, LoadMeter, machine, wait_quiet, write_json
+
+from conformance.specs import PROTOCOLS
+
+DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples
+TARGET_SECONDS = 30.0  # a default run of one protocol against the mock
+
+
+def run_suite(protocol: str, max_examples: int | None, report_dir: Path, timeout: float) -> dict[str, Any]:
+    """One ``conformance run`` process; its wall time, CPU time and results.json stats."""
+    command = [PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--report-dir", str(report_dir), "-q"]
+    if max_examples is not None:
+        command += ["--max-examples", str(max_examples)]
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        return {"protocol": protocol, "error": f"timed out after {timeout:g} s"}
+    finally:
+        wall = time.monotonic() - started
+    row: dict[str, Any] = {"protocol": protocol, "max_examples": max_examples or DEFAULT_EXAMPLES,
+                           "exit_code": process.returncode, "wall_s": round(wall, 2)}
+    results = report_dir / "results.json"
+    if protocol == "all":
+        row["summary_line"] = stdout.strip().splitlines()
+        return row
+    if not results.exists():
+        row["error"] = (stderr.strip() or stdout.strip())[-600:] or "no results.json"
+        return row
+    data = json.loads(results.read_text())
+    stats = data.get("stats", {})
+    duration = float(data.get("duration_s") or 0.0)
+    cases = int(stats.get("schema_cases") or 0)
+    schema_seconds = float(stats.get("schema_seconds") or 0.0)
+    row.update({
+        "duration_s": round(duration, 2),
+        "schema_cases": cases,
+        "schema_seconds": schema_seconds,
+        "cases_per_s": round(cases / duration, 1) if duration else None,
+        "schema_cases_per_s": round(cases / schema_seconds, 1) if schema_seconds else None,
+        "requirements": sum(sum(c.values()) for c in data.get("summary", {}).values()),
+        "must": data.get("summary", {}).get("must"),
+        "summary_line": stdout.strip(),
+    })
+    return row
+
+
+def cpu_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(protocol: str, max_examples: int | None, tmp: Path, timeout: float) -> dict[str, Any]:
+    """A run alone, with the CPU seconds its process used (children's rusage delta)."""
+    before = cpu_children()
+    tag = f"{protocol}-{max_examples or DEFAULT_EXAMPLES}"
+    with LoadMeter() as load:
+        row = run_suite(protocol, max_examples, tmp / tag, timeout)
+    row["cpu_s"] = round(cpu_children() - before, 2)
+    row["other_load_cores"] = load.other_cores
+    if row.get("wall_s"):
+        row["cpu_percent_of_one_core"] = round(100 * row["cpu_s"] / row["wall_s"])
+    shown = (f"{row['schema_cases']} cases, {row['cases_per_s']} cases/s, " if "schema_cases" in row else "")
+    error = f"  ERROR {row['error'][:200]}" if "error" in row else ""
+    print(f"  {tag:28} wall {row.get('wall_s')} s, {shown}CPU {row['cpu_s']} s, exit {row.get('exit_code')}, "
+          f"other load {load.other_cores} cores{error}", flush=True)
+    return row
+
+
+def scaling(protocols: list[str], tmp: Path, timeout: float) -> dict[str, Any]:
+    print("scaling: sequential, 2-process pool, one --protocol all process", flush=True)
+    with LoadMeter() as seq_load:
+        sequential = [run_suite(p, None, tmp / f"seq-{p}", timeout) for p in protocols]
+    sequential_wall = seq_load.seconds
+
+    with LoadMeter() as par_load, ThreadPoolExecutor(max_workers=2) as pool:  # a thread waits on each process
+        parallel = list(pool.map(lambda p: run_suite(p, None, tmp / f"par-{p}", timeout), protocols))
+    parallel_wall = par_load.seconds
+
+    all_wall = None
+    if set(protocols) == set(PROTOCOLS):
+        started = time.monotonic()
+        run_suite("all", None, tmp / "all", timeout * len(protocols))
+        all_wall = time.monotonic() - started
+
+    out = {
+        "protocols": protocols,
+        "sequential_wall_s": round(sequential_wall, 2),
+        "two_workers_wall_s": round(parallel_wall, 2),
+        "speedup": round(sequential_wall / parallel_wall, 2) if parallel_wall else None,
+        "protocol_all_one_process_wall_s": round(all_wall, 2) if all_wall is not None else None,
+        "cases_sequential": sum(r.get("schema_cases", 0) for r in sequential),
+        "cases_two_workers": sum(r.get("schema_cases", 0) for r in parallel),
+        "exit_codes_sequential": [r.get("exit_code") for r in sequential],
+        "exit_codes_two_workers": [r.get("exit_code") for r in parallel],
+        "per_run_two_workers": {r["protocol"]: r.get("wall_s") for r in parallel},
+        "busy_cores_sequential": round(seq_load.busy_cores, 2),
+        "busy_cores_two_workers": round(par_load.busy_cores, 2),
+        "other_load_cores": max(seq_load.other_cores, par_load.other_cores),
+    }
+    print(f"  sequential {out['sequential_wall_s']} s, 2 workers {out['two_workers_wall_s']} s "
+          f"(speedup {out['speedup']}x), --protocol all {out['protocol_all_one_process_wall_s']} s; cases "
+          f"{out['cases_sequential']} vs {out['cases_two_workers']}", flush=True)
+    return out
+
+
+def table(rows: list[dict[str, Any]], scale: dict[str, Any] | None) -> str:
+    lines = ["| protocol | --max-examples | wall s | run s | schema cases | cases/s | CPU s | MUST | other load | "
+             "target |", "|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['protocol']} | {r.get('max_examples', '')} | {r.get('wall_s', '')} | | | | | "
+                         f"error: {r['error'][:80]} | | |")
+            continue
+        must = r.get("must") or {}
+        must_text = f"{must.get('passed', 0)} passed, {must.get('failed', 0)} failed"
+        target = ""
+        if r["max_examples"] == DEFAULT_EXAMPLES:
+            target = f"< {TARGET_SECONDS:g} s: **{'met' if r['wall_s'] < TARGET_SECONDS else 'MISSED'}**"
+        lines.append(f"| {r['protocol']} | {r['max_examples']} | {r['wall_s']:.1f} | {r['duration_s']:.1f} | "
+                     f"{r['schema_cases']:,} | {r['cases_per_s']} | {r['cpu_s']:.1f} | {must_text} | "
+                     f"{r['other_load_cores']:.2f} cores | {target} |")
+    if scale:
+        all_wall = scale["protocol_all_one_process_wall_s"]
+        lines += ["", "| default runs of | sequential | 2 worker processes | speedup | one `--protocol all` process | "
+                  "busy cores (seq / 2 workers) | other load |", "|---|---:|---:|---:|---:|---|---:|",
+                  f"| {', '.join(scale['protocols'])} | {scale['sequential_wall_s']:.1f} s | "
+                  f"{scale['two_workers_wall_s']:.1f} s | {scale['speedup']}x | "
+                  f"{f'{all_wall:.1f} s' if all_wall is not None else 'n/a'} | "
+                  f"{scale['busy_cores_sequential']} / {scale['busy_cores_two_workers']} | "
+                  f"{scale['other_load_cores']:.2f} cores |"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS), help="default: all four")
+    parser.add_argument("--max-examples", type=int, default=50, help="the larger profile (default 50)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="bound on one run, seconds (default 600)")
+    parser.add_argument("--no-scaling", action="store_true", help="skip the 2-worker comparison")
+    parser.add_argument("--output", default="suite_throughput", help="results file stem under bench/results/")
+    parser.add_argument("--quiet-wait", type=float, default=180.0, help="wait up to this long for an idle machine")
+    args = parser.parse_args(argv)
+    protocols = args.protocol or sorted(PROTOCOLS)
+    facts = machine()
+    facts["before_start"] = wait_quiet(args.quiet_wait)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp_name:
+        tmp = Path(tmp_name)
+        for protocol in protocols:
+            rows.append(timed(protocol, None, tmp, args.timeout))
+            rows.append(timed(protocol, args.max_examples, tmp, args.timeout))
+        scale = None if args.no_scaling else scaling(protocols, tmp, args.timeout)
+    text = table(rows, scale)
+    print("\n" + text)
+    write_json(f"{args.output}.json", {"machine": facts, "settings": vars(args), "runs": rows, "scaling": scale})
+    (RESULTS / f"{args.output}.md").write_text(f"# Suite throughput ({facts['date']})\n\n" + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

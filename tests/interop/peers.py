@@ -1,0 +1,220 @@
+"""Dedicated virtualenvs for real peer servers whose pins cannot share the project's venv.
+
+``peer_python("agent-protocol==1.0.2")`` creates (once) ``.peers/agent-protocol-1.0.2/`` at the
+repository root with ``python -m venv`` and ``pip install``, bounded in time, and returns the
+venv's interpreter. A failed or timed-out install raises :class:`PeerUnavailable` whose message is
+pip's last error line, for ``pytest.skip``. A venv is reused only when its install completed
+(a ``.installed`` marker written last); a half-built one is removed and rebuilt.
+
+Servers started from these venvs (``serve``) bind 127.0.0.1 only, are waited for with a bound,
+and are stopped by their own PID.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+PEERS = ROOT / ".peers"
+INSTALL_TIMEOUT_S = 300.0
+
+
+class PeerUnavailable(RuntimeError):
+    """The peer's venv could not be built or its server did not come up; the message says why."""
+
+
+_failed: dict[str, PeerUnavailable] = {}
+"""Installs that failed in this process, so that each is tried once."""
+
+
+def venv_dir(name: str) -> Path:
+    return PEERS / name.replace("==", "-").replace("[", "-").replace("]", "").replace(",", "-")
+
+
+def _last_error(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith("ERROR") or "Error" in line or "error:" in line:
+            return line
+    return lines[-1] if lines else "(no output)"
+
+
+def peer_python(
+    *requirements: str,
+    name: str | None = None,
+    python: str = sys.executable,
+    timeout_s: float = INSTALL_TIMEOUT_S,
+) -> Path:
+    """The interpreter of a venv holding exactly ``requirements``, built on first use.
+
+    ``python`` is the interpreter the venv is created from (the venv gets its version).
+    """
+    home = venv_dir(name or requirements[0])
+    if str(home) in _failed:
+        raise _failed[str(home)]
+    try:
+        return _build(home, requirements, python, timeout_s)
+    except PeerUnavailable as exc:
+        _failed[str(home)] = exc
+        raise
+
+
+def _build(home: Path, requirements: tuple[str, ...], python: str, timeout_s: float) -> Path:
+    interpreter = home / "bin" / "python"
+    marker = home / ".installed"
+    wanted = "\n".join(requirements)
+    if marker.is_file() and marker.read_text() == wanted and interpreter.exists():
+        return interpreter
+    shutil.rmtree(home, ignore_errors=True)
+    home.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout_s
+    steps = (
+        [python, "-m", "venv", str(home)],
+        [str(interpreter), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements],
+    )
+    for command in steps:
+        left = deadline - time.monotonic()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=max(left, 1.0), check=False)
+        except subprocess.TimeoutExpired:
+            shutil.rmtree(home, ignore_errors=True)
+            raise PeerUnavailable(
+                f"installing {' '.join(requirements)} did not finish within {timeout_s:g} s"
+            ) from None
+        except OSError as exc:
+            shutil.rmtree(home, ignore_errors=True)
+            raise PeerUnavailable(f"{command[0]}: {exc}") from None
+        if done.returncode != 0:
+            shutil.rmtree(home, ignore_errors=True)
+            raise PeerUnavailable(
+                f"{' '.join(command[2:4])} {' '.join(requirements)} failed: {_last_error(done.stderr + done.stdout)}"
+            )
+    marker.write_text(wanted)
+    return interpreter
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop the process we started, by its PID: SIGTERM, then SIGKILL after a bound."""
+    if process.poll() is not None:
+        return
+    os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+@contextmanager
+def serve(
+    command: Sequence[str],
+    ready_url: str,
+    *,
+    timeout_s: float = 30.0,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    log: Path | None = None,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``command``, wait (bounded) until ``ready_url`` answers any HTTP status, stop it by PID after."""
+    sink = log.open("wb") if log else subprocess.DEVNULL
+    process = subprocess.Popen(
+        list(command),
+        stdout=sink,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if process.poll() is not None:
+                tail = log.read_text(errors="replace")[-500:] if log else ""
+                raise PeerUnavailable(f"the peer server exited with {process.returncode} before answering: {tail}")
+            try:
+                httpx.get(ready_url, timeout=1.0)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise PeerUnavailable(
+                        f"the peer server did not answer {ready_url} within {timeout_s:g} s"
+                    ) from None
+                time.sleep(0.2)
+        yield process
+    finally:
+        _stop(process)
+        if log:
+            sink.close()  # type: ignore[union-attr]
+
+
+def skip_reason(exc: PeerUnavailable) -> str:
+    return f"peer unavailable: {exc}"
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What ``python -m conformance run`` reported, read back from its results.json."""
+
+    exit_code: int
+    fatal: str | None
+    statuses: dict[str, str]
+    messages: dict[str, str]
+
+    def ids(self, status: str) -> set[str]:
+        return {rid for rid, got in self.statuses.items() if got == status}
+
+
+def run_suite(protocol: str, base_url: str, report_dir: Path, *extra: str, timeout_s: float = 300) -> CliRun:
+    """The suite exactly as a vendor runs it: the CLI in its own process, which pins string hashing,
+    so a snapshot of verdicts for one seed does not depend on how pytest was started."""
+    command = [
+        sys.executable,
+        "-m",
+        "conformance",
+        "run",
+        "--protocol",
+        protocol,
+        "--base-url",
+        base_url,
+        "--report-dir",
+        str(report_dir),
+        "--seed",
+        "0",
+        "--max-examples",
+        "5",
+        "--timeout",
+        "5",
+        "--budget",
+        "180",
+        "-q",
+        *extra,
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env, check=False)
+    results = json.loads((report_dir / "results.json").read_text())
+    assert results["exit_code"] == done.returncode, done.stderr[-2000:]
+    return CliRun(
+        done.returncode,
+        results["fatal"],
+        {r["id"]: r["status"] for r in results["requirements"]},
+        {r["id"]: r["message"] for r in results["requirements"]},
+    )

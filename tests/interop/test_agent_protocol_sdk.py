@@ -1,0 +1,103 @@
+"""The suite against a real Agent Protocol server no one here wrote: the SDK (agent-protocol 1.0.2).
+
+The SDK pins pydantic<2, fastapi 0.100 and pytest<8, so it runs from its own venv under
+``.peers/`` (built once by peers.py; the test is skipped, with pip's error, when it cannot be).
+The agent is ``ap_sdk_agent.py``: two steps per task, the last writes ``output.txt`` as an artifact.
+The server listens on 127.0.0.1 only and is stopped by its PID.
+
+The verdicts below are a snapshot of what the suite reports about the SDK, checked by hand in
+docs/interop-agent-protocol-sdk.md: a change in either set means the suite or the SDK changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from .peers import CliRun, PeerUnavailable, free_port, peer_python, run_suite, serve, skip_reason
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]  # a first run builds the peer venv
+
+SDK = "agent-protocol==1.0.2"
+AGENT = Path(__file__).with_name("ap_sdk_agent.py")
+
+PASSED = {
+    "AP-ERR-001",
+    "AP-ERR-003",
+    "AP-STEP-001",
+    "AP-ARTIFACT-001",
+    "AP-ARTIFACT-002",
+    "AP-ARTIFACT-003",
+    "AP-ARTIFACT-005",
+    "AP-SCHEMA-002",
+    "AP-SCHEMA-003",
+    "AP-SCHEMA-004",
+    "AP-SCHEMA-008",
+}
+FAILED = {
+    "AP-TASK-001",
+    "AP-TASK-002",
+    "AP-ERR-002",
+    "AP-ERR-004",
+    "AP-STEP-002",
+    "AP-STEP-003",
+    "AP-STEP-004",
+    "AP-ARTIFACT-004",
+    "AP-ARTIFACT-006",
+    "AP-PAGE-001",
+    "AP-PAGE-002",
+    "AP-PAGE-003",
+    "AP-PAGE-004",
+    "AP-SCHEMA-001",
+    "AP-SCHEMA-005",
+    "AP-SCHEMA-006",
+    "AP-SCHEMA-007",
+}
+NOT_VERIFIED: set[str] = set()
+
+
+@contextmanager
+def sdk_server(home: Path) -> Iterator[str]:
+    """The SDK agent from its own venv, its workspace under ``home``; yields its base URL."""
+    python = peer_python(SDK)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with serve(
+        [str(python), str(AGENT), str(port)],
+        f"{url}/ap/v1/agent/tasks",
+        timeout_s=30,
+        env={"AGENT_WORKSPACE": str(home / "workspace")},
+        cwd=home,
+        log=home / "server.log",
+    ):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def sdk_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    try:
+        with sdk_server(tmp_path_factory.mktemp("ap-sdk")) as url:
+            yield url
+    except PeerUnavailable as exc:
+        pytest.skip(skip_reason(exc))
+
+
+@pytest.fixture(scope="module")
+def sdk_run(sdk_url: str, tmp_path_factory: pytest.TempPathFactory) -> CliRun:
+    return run_suite("agent-protocol", sdk_url, tmp_path_factory.mktemp("report"))
+
+
+def test_the_sdk_is_reachable_and_judged(sdk_run: CliRun) -> None:
+    assert sdk_run.fatal is None
+    assert sdk_run.exit_code == 1  # reachable (not 2), and it fails MUST requirements (see the snapshot)
+    assert not sdk_run.ids("error"), {rid: sdk_run.messages[rid] for rid in sdk_run.ids("error")}
+
+
+def test_what_the_suite_reports_about_the_sdk(sdk_run: CliRun) -> None:
+    got = {"passed": sdk_run.ids("passed"), "failed": sdk_run.ids("failed"), "not verified": sdk_run.ids("skipped")}
+    expected = {"passed": PASSED, "failed": FAILED, "not verified": NOT_VERIFIED}
+    changed = {rid for kind in got for rid in got[kind] ^ expected[kind]}
+    assert got == expected, {rid: f"{sdk_run.statuses[rid]}: {sdk_run.messages[rid]}" for rid in changed}
