@@ -253,15 +253,30 @@ def check_file_name(name: str) -> str:
     return name
 
 
+MAX_HEADER_NAME = 200
+"""Characters of a file name carried in Content-Disposition: the stored name is kept whole, the
+header stays far below common 8 KiB header limits so the artifact always downloads."""
+
+
+def _header_name(name: str) -> str:
+    """One path segment, no control characters, bounded: what a client may safely write to disk."""
+    safe = "".join("_" if c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7F else c for c in name)
+    if len(safe) > MAX_HEADER_NAME:
+        _, dot, ext = safe.rpartition(".")
+        keep = ext if dot and 0 < len(ext) <= 16 else ""
+        safe = safe[: MAX_HEADER_NAME - len(keep) - 1].rstrip(".") + ("." + keep if keep else "")
+    return safe if safe.strip(".") else "download"  # "", "." and ".." name directories, not files
+
+
 def content_disposition(name: str) -> str:
-    """An ASCII ``filename`` that cannot break the header or name a directory, plus the exact name as
-    RFC 6266 ``filename*`` when they differ (recipients must strip path information from it)."""
-    fallback = "".join(c if 0x20 <= ord(c) < 0x7F and c not in '"\\/' else "_" for c in name)
-    if not fallback.strip("."):  # "", "." and ".." name directories, not files
-        fallback = "download"
+    """An ASCII ``filename`` that cannot break the header, plus RFC 6266 ``filename*`` with the
+    name in UTF-8 when it is not plain ASCII. Both name a single bounded path segment: a client that
+    prefers ``filename*`` and does not strip path information is still never handed a path."""
+    segment = _header_name(name)
+    fallback = "".join(c if 0x20 <= ord(c) < 0x7F and c != '"' else "_" for c in segment)
     header = f'attachment; filename="{fallback}"'
-    if fallback != name:
-        header += "; filename*=UTF-8''" + quote(name, safe="")
+    if fallback != segment:
+        header += "; filename*=UTF-8''" + quote(segment, safe="")
     return header
 
 
