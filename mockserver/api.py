@@ -8,6 +8,7 @@ the protocol's error shape. Handlers only ever see valid input.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -142,12 +143,19 @@ class ProtocolApi:
                 path, query = validator.parameters(request)
                 body = await (_raw_json(request) if skip_body else validator.body(request))
                 result = await handler(Call(request, operation_id, path, query, body, user, faults))
+            except web.HTTPRequestEntityTooLarge:  # aiohttp's own cap on the whole body
+                return error_response(protocol_id, ApiError(413, "Request body too large"))
+            except (ConnectionResetError, asyncio.CancelledError):
+                raise
             except ApiError as error:
                 if mutate is not None:
                     reply = Reply(error_body(protocol_id, error), error.status, dict(error.headers))
                     mutate(reply)
                     return json_response(protocol_id, reply)
                 return error_response(protocol_id, error)
+            except Exception:  # a bug must still answer in the protocol's shape, without internals
+                log.exception("unhandled error in %s", operation_id)
+                return error_response(protocol_id, ApiError(500, "Internal server error"))
             if isinstance(result, Reply):
                 if mutate is not None:
                     mutate(result)
@@ -179,16 +187,3 @@ async def _raw_json(request: web.Request) -> Any:
         return json.loads(await request.read()) if request.body_exists else None
     except (ValueError, RecursionError):
         return None
-
-
-def first_segments(spec: Spec) -> set[str]:
-    """First path segments this protocol owns, used to shape errors for unrouted requests."""
-    segments = set()
-    for op in spec.operations():
-        full = spec.info.base_path + op.path
-        segments.add(full.strip("/").split("/", 1)[0])
-    return segments
-
-
-def owners(specs: Mapping[str, Spec]) -> dict[str, str]:
-    return {segment: pid for pid, spec in specs.items() for segment in first_segments(spec)}

@@ -1,23 +1,25 @@
-"""The app factory: mounts the selected protocols on one aiohttp application."""
+"""The app factory: mounts the selected protocols on one aiohttp application.
+
+No middleware sits on the request path (each costs every request a coroutine hop): the
+operation wrapper in api.py shapes errors and crashes, and each protocol gets fallback routes,
+registered after its own, that answer unrouted paths (404) and wrong methods (405 with Allow) in
+the protocol's error shape.
+"""
 
 from __future__ import annotations
 
 import importlib
-import logging
-from collections.abc import Awaitable, Callable
+import re
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from conformance.specs import load
 
-from .api import ProtocolApi, error_response, owners
+from .api import ProtocolApi, error_response
 from .config import MockConfig
 from .errors import ApiError
 from .faults import PROTOCOL_MODULES, FaultSet, resolve
 from .streaming import StreamGate
-
-log = logging.getLogger("mockserver")
 
 GATE = web.AppKey("stream_gate", StreamGate)
 CONFIG = web.AppKey("config", MockConfig)
@@ -28,40 +30,39 @@ def create_app(config: MockConfig | None = None) -> web.Application:
     faults: FaultSet = resolve(config.faults) if config.faults else FaultSet()
     specs = {pid: load(pid) for pid in config.protocols}
     gate = StreamGate(config.limits.max_open_streams)
-    app = web.Application(
-        client_max_size=config.limits.max_upload_bytes + (1 << 16),
-        middlewares=[_protocol_errors(owners(specs))],
-    )
+    app = web.Application(client_max_size=config.limits.max_upload_bytes + (1 << 16))
     app[CONFIG] = config
     app[GATE] = gate
+    fallbacks: list[web.RouteDef] = []
     for pid, spec in specs.items():
         api = ProtocolApi(spec, config, faults, gate)
         module = importlib.import_module(PROTOCOL_MODULES[pid])
         module.mount(api)
         app.router.add_routes(api.routes)
+        fallbacks += fallback_routes(pid, api.routes)
+    app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
     return app
 
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+def _template(path: str) -> re.Pattern[str]:
+    """``/ap/v1/agent/tasks/{task_id}`` -> a regex matching concrete paths of that template."""
+    parts = re.split(r"(\{[^}/]+\})", path)
+    return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
 
 
-def _protocol_errors(owner_of: dict[str, str]) -> Middleware:
-    """Unrouted paths, wrong methods, oversized bodies and crashes, in the owning protocol's shape."""
+def fallback_routes(protocol_id: str, routes: list[web.RouteDef]) -> list[web.RouteDef]:
+    """Catch-alls under each first path segment the protocol owns, answering in its shape."""
+    templates = [(_template(r.path), r.method.upper()) for r in routes]
 
-    @web.middleware
-    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            return await handler(request)
-        except web.HTTPException as exc:
-            pid = owner_of.get(request.path.strip("/").split("/", 1)[0])
-            if pid is None or exc.status < 400:
-                raise
-            headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
-            message = "Request body too large" if exc.status == 413 else exc.reason
-            return error_response(pid, ApiError(exc.status, message, headers=headers))
-        except Exception:
-            log.exception("unhandled error on %s %s", request.method, request.path)
-            pid = owner_of.get(request.path.strip("/").split("/", 1)[0], "agent-protocol")
-            return error_response(pid, ApiError(500, "Internal server error"))
+    async def fallback(request: web.Request) -> web.StreamResponse:
+        allowed = sorted({method for rx, method in templates if rx.fullmatch(request.path)})
+        if allowed:
+            error = ApiError(405, "Method Not Allowed", headers={"Allow": ",".join(allowed)})
+        else:
+            error = ApiError(404, "Not Found")
+        return error_response(protocol_id, error)
 
-    return middleware
+    segments = sorted({r.path.strip("/").split("/", 1)[0] for r in routes})
+    return [
+        web.route("*", path, fallback) for segment in segments for path in (f"/{segment}", f"/{segment}/{{tail:.*}}")
+    ]
