@@ -19,7 +19,7 @@ test: $(VENV)/.installed         ## the project's tests (what CI runs)
 	$(PY) -m pytest
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check conformance mockserver tests bench
+	$(VENV)/bin/ruff check conformance mockserver tests bench scripts
 
 types: $(VENV)/.installed
 	$(VENV)/bin/mypy

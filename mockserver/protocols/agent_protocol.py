@@ -473,7 +473,7 @@ FAULTS: tuple[Fault, ...] = (
     _fault("ap-task-missing-id", ("AP-TASK-001", "AP-SCHEMA-005"),
            "createAgentTask answers without the required task_id", operation="createAgentTask",
            mutate=_drop_task_id),
-    # Not AP-SCHEMA-002: every operation documents `default`, which admits any status.
+    # No AP-SCHEMA-002: every operation documents `default`, which admits any status (not registered).
     _fault("ap-task-created-201", ("AP-TASK-001",),
            "createAgentTask answers 201, a status the document does not list", operation="createAgentTask",
            mutate=_created_201),

@@ -23,7 +23,7 @@ def test_requirements_lists_ids(capsys: pytest.CaptureFixture[str]) -> None:
     ids = [p["id"] for p in parsed]
     assert len(ids) == len(set(ids))
     assert "AP-TASK-001" in ids
-    assert {"AP-SCHEMA-001", "AP-SCHEMA-002"} <= set(ids)
+    assert {"AP-SCHEMA-001", "AP-SCHEMA-005"} <= set(ids)
     assert all(i.startswith("AP-") for i in ids)
     first = next(p for p in parsed if p["id"] == "AP-TASK-001")
     assert (first["level"], first["phase"]) == ("MUST", "scenario")

@@ -32,9 +32,7 @@ PASSED = {
     "AP-ARTIFACT-002",
     "AP-ARTIFACT-003",
     "AP-ARTIFACT-005",
-    "AP-SCHEMA-002",
     "AP-SCHEMA-003",
-    "AP-SCHEMA-004",
     "AP-SCHEMA-008",
 }
 FAILED = {

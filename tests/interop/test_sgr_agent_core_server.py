@@ -69,7 +69,6 @@ PASSED = {
     "SGR-SCHEMA-003",
     "SGR-SCHEMA-004",
     "SGR-SCHEMA-007",
-    "SGR-SCHEMA-008",
     "SGR-SCHEMA-009",
 }
 FAILED = {

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-from openapi_core.datatypes import RequestParameters
 
+from conformance.contrib.httpx import validate_exchange
 from conformance.specs import load
 from mockserver import Limits
 from mockserver.embedded import EmbeddedServer
@@ -442,36 +442,14 @@ def test_store_limit_answers_507(serve: Serve) -> None:
 
 # -- the document ------------------------------------------------------------------------------
 
-@dataclass
-class _Request:
-    host_url: str
-    path: str
-    method: str
-    body: bytes | None
-    content_type: str
-    parameters: RequestParameters
-
-    @property
-    def full_url_pattern(self) -> str:
-        return self.host_url + self.path
-
-
-@dataclass
-class _Response:
-    status_code: int
-    content_type: str
-    headers: dict[str, str]
-    data: bytes
-
-
 def test_answers_match_the_document(serve: Serve) -> None:
     """Every operation, successes and errors, validated with openapi-core against the document."""
     spec = load("synapse-agent")
-    exchanges: list[tuple[httpx.Request, httpx.Response]] = []
+    exchanges: list[httpx.Response] = []
 
     def record(response: httpx.Response) -> None:
         response.read()
-        exchanges.append((response.request, response))
+        exchanges.append(response)
 
     with serve(protocols=("synapse-agent",), job_seconds=0.1) as server, \
             httpx.Client(base_url=server.url, timeout=10, event_hooks={"response": [record]}) as http:
@@ -488,22 +466,10 @@ def test_answers_match_the_document(serve: Serve) -> None:
         http.post(f"{ROOT}/agent/session", json={}, headers=ALICE)
         http.get(f"{ROOT}/agent/session/0", headers=ALICE)
 
-    patterns = [
-        (op.method.upper(), re.compile(f"^{ROOT}{re.sub(r'{[^}]+}', '[^/]+', op.path)}$"), op.operation_id)
-        for op in spec.operations()
-    ]
     seen: set[tuple[str, int]] = set()
-    for request, response in exchanges:
-        url = request.url
-        oa_request = _Request(
-            f"{url.scheme}://{url.netloc.decode()}", url.path, request.method.lower(),
-            request.content or None, request.headers.get("Content-Type", "application/json"),
-            RequestParameters(),
-        )
-        oa_response = _Response(response.status_code, response.headers.get("Content-Type", ""),
-                                dict(response.headers), response.content)
-        spec.openapi.validate_response(oa_request, oa_response)
-        operation = next(op for m, rx, op in patterns if m == request.method and rx.match(url.path))
+    for response in exchanges:
+        # 400 and 401 answer a body malformed or a token left out on purpose: only the answer is checked
+        operation = validate_exchange(spec, response, check_request=response.status_code not in (400, 401))
         seen.add((operation, response.status_code))
     assert {op for op, _ in seen} == {op.operation_id for op in spec.operations()}
     assert {status for _, status in seen} == {200, 201, 202, 400, 401, 403, 404}
