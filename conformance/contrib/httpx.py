@@ -41,6 +41,8 @@ class HttpxOpenAPIRequest:
 
     @property
     def path(self) -> str:
+        """Percent-decoded, as werkzeug's adapter has it, so path parameters arrive decoded; an
+        encoded ``/`` inside one therefore splits it and the path is not found."""
         return self.request.url.path
 
     @property
