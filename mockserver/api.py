@@ -58,11 +58,12 @@ Handler = Callable[[Call], Awaitable["Reply | web.StreamResponse"]]
 
 
 def json_response(protocol_id: str, reply: Reply) -> web.Response:
+    # The Content-Type header is given whole: aiohttp's content_type= argument parses it per response.
+    headers = (
+        {"Content-Type": reply.content_type, **reply.headers} if reply.headers else {"Content-Type": reply.content_type}
+    )
     return web.Response(
-        body=json.dumps(reply.body, separators=(",", ":")).encode(),
-        status=reply.status,
-        headers=reply.headers,
-        content_type=reply.content_type,
+        body=json.dumps(reply.body, separators=(",", ":")).encode(), status=reply.status, headers=headers
     )
 
 

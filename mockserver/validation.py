@@ -6,6 +6,7 @@ parameters and body; the request path does only coercion and one validator call 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -263,17 +264,24 @@ class OperationValidator:
             data = parse_json(raw, self.max_json_depth)
         except JsonBodyError as exc:
             raise self._invalid([_violation(["body"], f"JSON decode error: {exc}", "json_invalid", None)]) from None
+        if validator.is_valid(data):  # the common case: one native call, no error objects built
+            return data
         problems = [
             _violation(["body", *error.instance_path], error.message[:MAX_MESSAGE], "value_error", None)
             for _, error in zip(range(10), validator.iter_errors(data), strict=False)
         ]
-        if problems:
-            raise self._invalid(problems)
-        return data
+        raise self._invalid(problems)
 
     async def _read_capped(self, request: web.Request) -> bytes:
         """The whole body, chunk by chunk (``read(n)`` returns what has arrived, not n bytes: a
         chunked body comes in pieces), refused with 413 as soon as it passes the limit."""
+        if request.content_length is not None:  # declared and within the limit (checked by the caller)
+            try:
+                return await request.content.readexactly(request.content_length)
+            except asyncio.IncompleteReadError:
+                raise self._invalid(
+                    [_violation(["body"], "the body is shorter than its Content-Length", "truncated", None)]
+                ) from None
         chunks: list[bytes] = []
         size = 0
         while chunk := await request.content.read(self.max_json_bytes + 1 - size):

@@ -95,3 +95,24 @@ def test_unknown_profile_is_a_usage_error(tmp_path: Path, capsys: pytest.Capture
     assert code == 2
     assert "error: no profile 'upstream' for agent-protocol (known: none)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # refused before running anything
+
+
+def test_run_all_protocols_passes_against_the_mock_and_writes_readable_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's main command, smaller: every protocol, every requirement, one report folder each."""
+    code = main(["run", "--protocol", "all", "--max-examples", "3", "--report-dir", str(tmp_path), "-q"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for pid in ("agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent"):
+        folder = tmp_path / pid
+        assert sorted(p.name for p in folder.iterdir()) == ["junit.xml", "report.html", "results.json", "summary.md"]
+        results = json.loads((folder / "results.json").read_text())
+        assert results["protocol"] == pid and results["exit_code"] == 0
+        assert results["requirements"]
+        assert {r["id"]: r["message"] for r in results["requirements"] if r["status"] != "passed"} == {}
+        suite = ET.parse(folder / "junit.xml").getroot()
+        assert suite.get("failures") == "0" and int(suite.get("tests") or 0) == len(results["requirements"])
+        html = (folder / "report.html").read_text()
+        assert all(r["id"] in html for r in results["requirements"]) and "PASS" in html
+        assert f"{pid}: PASS" in out
