@@ -149,22 +149,18 @@ class Client:
         **kwargs: Any,
     ) -> Response:
         """``kwargs`` are httpx's: json=, content=, files=, data=, params=."""
-        request = self._build(method, path, headers, auth, **kwargs)
-        exchange = self._record(request)
-        started = time.monotonic()
-        deadline = started + self.limits.timeout
-        url = str(request.url)
-        cap = self.limits.max_body_bytes
-        size = 0
-        try:
-            with closing(self._http.send(request, stream=True)) as resp:
-                exchange.status = resp.status_code
-                exchange.response_headers = dict(resp.headers)
-                announced = resp.headers.get("content-length", "")
-                if announced.isdigit() and int(announced) > cap:
-                    raise TargetError(f"{url}: response body of {announced} bytes (Content-Length) exceeds "
-                                      f"the {cap}-byte cap")
-                chunks: list[bytes] = []
+        with self._open(method, path, headers, auth, kwargs) as (resp, exchange, started):
+            url = str(resp.request.url)
+            cap = self.limits.max_body_bytes
+            announced = resp.headers.get("content-length", "")
+            if announced.isdigit() and int(announced) > cap:
+                raise TargetError(
+                    f"{url}: response body of {announced} bytes (Content-Length) exceeds the {cap}-byte cap"
+                )
+            deadline = started + self.limits.timeout
+            chunks: list[bytes] = []
+            size = 0
+            try:
                 for chunk in _raw_chunks(resp):
                     size += len(chunk)
                     if size > cap:
@@ -172,17 +168,30 @@ class Client:
                     if time.monotonic() > deadline:
                         raise TargetError(f"{url}: response not complete after {self.limits.timeout:g} s (trickling)")
                     chunks.append(chunk)
-                body = b"".join(chunks)
-        except httpx.ReadTimeout as exc:
-            if exchange.status is None:
-                error = _describe(exc, url, self.limits.timeout)
-            else:  # headers arrived, then the body stopped
-                error = TargetError(f"{url} stalled mid-body: HTTP {exchange.status} and {size} body bytes, "
-                                    f"then nothing for {self.limits.timeout:g} s")
-            exchange.error = str(error)
-            raise error from None
+            except httpx.ReadTimeout:  # headers arrived, then the body stopped
+                raise TargetError(
+                    f"{url} stalled mid-body: HTTP {resp.status_code} and {size} body bytes, "
+                    f"then nothing for {self.limits.timeout:g} s"
+                ) from None
+            body = b"".join(chunks)
+        exchange.response_body = _preview(body)
+        return Response(resp.status_code, resp.headers, body, exchange)
+
+    @contextmanager
+    def _open(
+        self, method: str, path: str, headers: Mapping[str, str] | None, auth: str | None, kwargs: dict[str, Any]
+    ) -> Iterator[tuple[httpx.Response, Exchange, float]]:
+        """Send, record the exchange as evidence, and turn every transport failure into TargetError."""
+        request = self._build(method, path, headers, auth, **kwargs)
+        exchange = self._record(request)
+        started = time.monotonic()
+        try:
+            with closing(self._http.send(request, stream=True)) as resp:
+                exchange.status = resp.status_code
+                exchange.response_headers = dict(resp.headers)
+                yield resp, exchange, started
         except httpx.HTTPError as exc:
-            error = _describe(exc, url, self.limits.timeout)
+            error = _describe(exc, str(request.url), self.limits.timeout)
             exchange.error = str(error)
             raise error from None
         except TargetError as error:
@@ -190,8 +199,6 @@ class Client:
             raise
         finally:
             exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
-        exchange.response_body = _preview(body)
-        return Response(resp.status_code, resp.headers, body, exchange)
 
     def get(self, path: str, **kwargs: Any) -> Response:
         return self.request("GET", path, **kwargs)
@@ -215,23 +222,8 @@ class Client:
         auth: str | None = None,
         **kwargs: Any,
     ) -> Iterator[StreamingResponse]:
-        request = self._build(method, path, headers, auth, **kwargs)
-        exchange = self._record(request)
-        started = time.monotonic()
-        try:
-            with closing(self._http.send(request, stream=True)) as resp:
-                exchange.status = resp.status_code
-                exchange.response_headers = dict(resp.headers)
-                yield StreamingResponse(resp, exchange, self.limits, started)
-        except httpx.HTTPError as exc:
-            error = _describe(exc, str(request.url), self.limits.timeout)
-            exchange.error = str(error)
-            raise error from None
-        except TargetError as error:
-            exchange.error = str(error)
-            raise
-        finally:
-            exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+        with self._open(method, path, headers, auth, kwargs) as (resp, exchange, started):
+            yield StreamingResponse(resp, exchange, self.limits, started)
 
 
 class StreamingResponse:
