@@ -182,6 +182,13 @@ class CliRun:
     def ids(self, status: str) -> set[str]:
         return {rid for rid, got in self.statuses.items() if got == status}
 
+    def assert_verdicts(self, passed: set[str], failed: set[str], not_verified: set[str]) -> None:
+        """The snapshot of a real server: any change means the suite or the server changed."""
+        got = {"passed": self.ids("passed"), "failed": self.ids("failed"), "not verified": self.ids("skipped")}
+        expected = {"passed": passed, "failed": failed, "not verified": not_verified}
+        changed = {rid for kind in got for rid in got[kind] ^ expected[kind]}
+        assert got == expected, {rid: f"{self.statuses.get(rid)}: {self.messages.get(rid)}" for rid in changed}
+
 
 def run_suite(protocol: str, base_url: str, report_dir: Path, *extra: str, timeout_s: float = 300) -> CliRun:
     """The suite exactly as a vendor runs it: the CLI in its own process, which pins string hashing,
