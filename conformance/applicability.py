@@ -8,18 +8,7 @@ schemathesis walks it).
 
 from __future__ import annotations
 
-from typing import Any
-
 from .specs import Spec
-
-
-def _resolved(document: dict[str, Any], node: Any) -> Any:
-    while isinstance(node, dict) and "$ref" in node:
-        target: Any = document
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
-        node = target
-    return node
 
 
 def some_status_can_be_undocumented(spec: Spec) -> bool:
@@ -32,9 +21,9 @@ def some_header_can_fail(spec: Spec) -> bool:
     refuses: some declared header must be required or constrained beyond any string."""
     for op in spec.operations():
         for response in op.definition.get("responses", {}).values():
-            for header in (_resolved(spec.raw, response).get("headers") or {}).values():
-                header = _resolved(spec.raw, header)
-                if header.get("required") or _resolved(spec.raw, header.get("schema")) != {"type": "string"}:
+            for header in (spec.resolve(response).get("headers") or {}).values():
+                header = spec.resolve(header)
+                if header.get("required") or spec.resolve(header.get("schema")) != {"type": "string"}:
                     return True
     return False
 
@@ -54,11 +43,10 @@ def something_created_is_read_back(spec: Spec) -> bool:
     operations, is there such a parent and step? This leans on schemathesis internals on purpose;
     if they move, the requirement stays registered (the safe side) and a test notices."""
     try:
-        import schemathesis
         from schemathesis.core.result import Ok
         from schemathesis.specs.openapi.stateful import classify_root_transitions, collect_transitions
 
-        schema = schemathesis.openapi.from_dict(spec.raw)
+        schema = spec.schemathesis_schema()
         if schema.analysis.should_inject_links():
             schema.analysis.inject_links()
         operations = [result.ok() for result in schema.get_all_operations() if isinstance(result, Ok)]

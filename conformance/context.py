@@ -143,7 +143,7 @@ class Context:
         responses = self.spec.operation(operation_id).definition.get("responses", {})
         for key in (str(status), f"{str(status)[0]}XX", "default"):
             if key in responses:
-                return responses[key]  # type: ignore[no-any-return]
+                return self.spec.resolve(responses[key])  # type: ignore[no-any-return]
         return None
 
     def validate(self, schema: Mapping[str, Any], instance: Any, what: str) -> None:

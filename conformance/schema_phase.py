@@ -150,7 +150,6 @@ def run_schema_phase(
     expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[list[RequirementResult], dict[str, Any]]:
-    import schemathesis
     from schemathesis.engine import events, from_schema
 
     _read_form_files_as_text()
@@ -190,7 +189,7 @@ def run_schema_phase(
         config["operations"] = [
             {"include-operation-id": op_id, "checks": op_checks} for op_id, op_checks in per_operation.items()
         ]
-    schema = schemathesis.openapi.from_dict(_for_engine(spec.raw), config=schemathesis.Config.from_dict(config))
+    schema = spec.schemathesis_schema(config, server="/")
     schema.config.update(base_url=base_url.rstrip("/"))
 
     tallies = {rid: _Tally() for rid in wanted}
@@ -295,10 +294,3 @@ def _read_form_files_as_text() -> None:
 
     valid_as_sent.files_as_text = True  # type: ignore[attr-defined]
     checks._form_body_is_valid_as_sent = valid_as_sent
-
-
-def _for_engine(raw: dict[str, Any]) -> dict[str, Any]:
-    """Point the document's servers at the target: the base URL already carries the base path."""
-    doc = dict(raw)
-    doc["servers"] = [{"url": "/"}]
-    return doc

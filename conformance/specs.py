@@ -106,6 +106,10 @@ class Spec:
                     op_id = definition.get("operationId") or f"{method.upper()} {path}"
                     yield Operation(method, path, op_id, definition)
 
+    def resolve(self, node: Any) -> Any:
+        """Follow local ``$ref``s (``#/components/responses/NotFound``) to the node they name."""
+        return resolve_ref(self.raw, node)
+
     def operation(self, operation_id: str) -> Operation:
         for op in self.operations():
             if op.operation_id == operation_id:
@@ -122,14 +126,30 @@ class Spec:
         except Exception as exc:  # openapi-core raises several unrelated types
             raise SpecError(self.path, f"openapi-core cannot load it: {exc}") from exc
 
-    def schemathesis_schema(self) -> Any:
-        """A fresh schemathesis schema; each run configures its own copy."""
+    def schemathesis_schema(self, config: Mapping[str, Any] | None = None, *, server: str | None = None) -> Any:
+        """A fresh schemathesis schema (each run configures its own copy), with an optional
+        schemathesis configuration (the keys of schemathesis.toml). ``server`` replaces the
+        document's servers: a target's base URL already carries the base path."""
         import schemathesis
 
+        raw = copy.deepcopy(self.raw)
+        if server is not None:
+            raw["servers"] = [{"url": server}]
         try:
-            return schemathesis.openapi.from_dict(copy.deepcopy(self.raw))
+            settings = schemathesis.Config.from_dict(dict(config)) if config is not None else None
+            return schemathesis.openapi.from_dict(raw, config=settings)
         except Exception as exc:
             raise SpecError(self.path, f"schemathesis cannot load it: {exc}") from exc
+
+
+def resolve_ref(document: Mapping[str, Any], node: Any) -> Any:
+    """``node``, or what its local ``$ref`` chain points at within ``document``."""
+    while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        target: Any = document
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node = target
+    return node
 
 
 def read_document(path: Path) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from conformance.schemas import SchemaSet
-from conformance.specs import Spec
+from conformance.specs import Spec, resolve_ref
 
 from .config import MockConfig
 from .errors import ApiError, error_body
@@ -171,15 +171,7 @@ def _with_parameters_resolved(document: Mapping[str, Any], node: Mapping[str, An
     params = node.get("parameters")
     if not params or not any("$ref" in p for p in params):
         return node
-    resolved = []
-    for p in params:
-        while "$ref" in p:
-            target: Any = document
-            for part in p["$ref"].removeprefix("#/").split("/"):
-                target = target[part.replace("~1", "/").replace("~0", "~")]
-            p = target
-        resolved.append(p)
-    return {**node, "parameters": resolved}
+    return {**node, "parameters": [resolve_ref(document, p) for p in params]}
 
 
 async def _raw_json(request: web.Request) -> Any:

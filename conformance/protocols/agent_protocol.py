@@ -39,7 +39,6 @@ def _op(path: str, method: str) -> str:
 
 
 TASK_OPS = "/ap/v1/agent/tasks"
-TASK_OP = "/ap/v1/agent/tasks/{task_id}"
 STEPS_OP = "/ap/v1/agent/tasks/{task_id}/steps"
 STEP_OP = "/ap/v1/agent/tasks/{task_id}/steps/{step_id}"
 ARTIFACTS_OP = "/ap/v1/agent/tasks/{task_id}/artifacts"

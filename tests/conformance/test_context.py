@@ -57,3 +57,15 @@ def test_evidence_spans_every_client_of_a_check(ctx: Context) -> None:
     extra = ctx.new_client()
     assert ctx.exchanges() == []
     assert extra in ctx._clients and ctx.client in ctx._clients
+
+
+def test_response_spec_follows_refs_to_shared_responses() -> None:
+    """SGR's 404s are `$ref: '#/components/responses/...'`; a scenario-only run must see their content
+    without the schema phase having run (schemathesis once inlined refs in the shared document)."""
+    spec = load("sgr-agent-core")
+    context = Context(spec, SchemaSet(spec.raw), RunOptions(protocol="sgr-agent-core"), Limits(timeout=1.0))
+    try:
+        assert "$ref" in spec.operation("getAgentState").definition["responses"]["404"]
+        assert "application/json" in context.response_spec("getAgentState", 404)["content"]
+    finally:
+        context.close()
