@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: make the repository's packages importable
     sys.path.insert(0, str(ROOT))
 
-from conformance.schema_phase import _for_engine, _read_form_files_as_text  # noqa: E402
+from conformance.schema_phase import _read_form_files_as_text  # noqa: E402
 from conformance.specs import PROTOCOLS, load  # noqa: E402
 from mockserver import MockConfig  # noqa: E402
 from mockserver.embedded import EmbeddedServer  # noqa: E402
@@ -240,7 +240,6 @@ def fuzz_protocol(
     """One schemathesis run (all phases, positive and negative data) over ``protocol``'s document,
     against the mock at ``server_url`` (its root: the document's base path is added here);
     ``operations`` (operationIds) narrows it."""
-    import schemathesis
     from schemathesis.checks import CHECKS, load_all_checks
     from schemathesis.engine import events, from_schema
 
@@ -269,8 +268,7 @@ def fuzz_protocol(
         if named:
             config["dictionaries"] = {key.replace(".", "-"): {"values": list(values)} for key, values in named.items()}
             config["parameters"] = {key: {"dictionary": key.replace(".", "-"), "probability": 0.5} for key in named}
-        schema: Any = schemathesis.openapi.from_dict(
-            _for_engine(spec.raw), config=schemathesis.Config.from_dict(config))
+        schema: Any = spec.schemathesis_schema(config, server="/")
         schema.config.update(base_url=server_url.rstrip("/") + spec.info.base_path)
         if operations:
             schema = schema.include(operation_id=list(operations))
