@@ -79,7 +79,7 @@ def _build(home: Path, requirements: tuple[str, ...], python: str, timeout_s: fl
     if marker.is_file() and marker.read_text() == wanted and interpreter.exists():
         return interpreter
     shutil.rmtree(home, ignore_errors=True)
-    home.parent.mkdir(parents=True, exist_ok=True)
+    home.parent.resolve().mkdir(parents=True, exist_ok=True)  # .peers may be a symlink to a shared folder
     deadline = time.monotonic() + timeout_s
     steps = (
         [python, "-m", "venv", str(home)],

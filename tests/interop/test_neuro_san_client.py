@@ -1,75 +1,85 @@
-"""The official neuro-san Python HTTP client sessions against the mock.
+"""The official neuro-san client (0.7.15) against the mock, on every agent network it serves.
 
-neuro-san 0.7.x requires Python >= 3.12; on 3.11 the newest installable release is 0.6.98, whose
-HTTP sessions speak the same wire protocol (GET with a `{}` JSON body for connectivity and
-function, NDJSON streaming_chat, GET /api/v1/list for the concierge).
+The client needs Python >= 3.12, so it runs from its own venv (neuro_san_peer.py) through
+neuro_san_client_driver.py in a subprocess; what each call returned comes back as JSON and is
+judged here against the mock's own networks. Skipped, with the reason, where no Python 3.12
+exists or the venv cannot be built.
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
+from mockserver.protocols.neuro_san import NETWORKS
 
-http_session = pytest.importorskip(
-    "neuro_san.session.http_service_agent_session", reason="the neuro-san client package is not installed"
-)
-async_session = pytest.importorskip("neuro_san.session.async_http_service_agent_session")
-concierge_session = pytest.importorskip("neuro_san.session.http_concierge_session")
+from .neuro_san_peer import neuro_san_python
+from .peers import PeerUnavailable, skip_reason
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]  # a first run builds the peer venv
+
+DRIVER = Path(__file__).with_name("neuro_san_client_driver.py")
+FIRST, SECOND = "6 * 7", "2 + 3"  # the driver's two turns
 
 
 @pytest.fixture(scope="module")
-def port() -> Iterator[int]:
+def driven() -> Iterator[dict[str, Any]]:
+    try:
+        python = neuro_san_python()
+    except PeerUnavailable as exc:
+        pytest.skip(skip_reason(exc))
     with EmbeddedServer(MockConfig(protocols=("neuro-san",))) as server:
-        yield server.port
+        done = subprocess.run(
+            [str(python), str(DRIVER), str(server.port)], capture_output=True, text=True, timeout=120, check=False
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    yield json.loads(done.stdout)
 
 
-def session(port: int, agent: str) -> Any:
-    return http_session.HttpServiceAgentSession(
-        host="127.0.0.1", port=port, agent_name=agent, metadata={"user_id": "interop", "request_id": "r-1"}
-    )
+@pytest.fixture(params=sorted(NETWORKS))
+def network(request: pytest.FixtureRequest, driven: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    name: str = request.param
+    assert name in driven["agents"], f"the concierge list did not name {name}: {driven['list']}"
+    return name, driven["agents"][name]
 
 
-def test_function_and_connectivity(port: int) -> None:
-    agent = session(port, "math_guy")
-    assert agent.function({})["function"]["parameters"]["required"] == ["inquiry"]
-    connectivity = agent.connectivity({})
-    assert [node["origin"] for node in connectivity["connectivity_info"]] == ["MathGuy", "calculator"]
+def test_the_concierge_lists_every_network(driven: dict[str, Any]) -> None:
+    assert driven["list"] == {"agents": [n.info() for n in NETWORKS.values()]}
 
 
-def test_unknown_agent_reads_as_a_status(port: int) -> None:
-    assert session(port, "nobody").function({})["code"] == 5
+def test_function_and_connectivity(network: tuple[str, dict[str, Any]]) -> None:
+    name, got = network
+    assert got["function"] == NETWORKS[name].function()
+    assert got["connectivity"] == NETWORKS[name].connectivity()
 
 
-def test_concierge_list(port: int) -> None:
-    listed = concierge_session.HttpConciergeSession(host="127.0.0.1", port=port).list({})
-    assert [a["agent_name"] for a in listed["agents"]] == ["hello_world", "math_guy", "music_nerd_pro"]
+def test_minimal_stream_is_the_answer_alone(network: tuple[str, dict[str, Any]]) -> None:
+    name, got = network
+    assert [m["type"] for m in got["minimal"]] == ["AGENT_FRAMEWORK"]
+    assert got["minimal"][0]["text"] == NETWORKS[name].respond(FIRST, 1).answer
+    assert got["minimal"][0]["chat_context"]["chat_histories"]
 
 
-def test_streaming_chat_continues_with_the_returned_context(port: int) -> None:
-    agent = session(port, "hello_world")
-    request: dict[str, Any] = {"user_message": {"type": "HUMAN", "text": "first"}}
-    first = list(agent.streaming_chat(request))[-1]["response"]
-    assert first["text"] == "Hello, world! You said: first. (turn 1)"
-    request = {"user_message": {"type": "HUMAN", "text": "second"}, "chat_context": first["chat_context"],
-               "chat_filter": {"chat_filter_type": "MAXIMAL"}}
-    responses = [r["response"] for r in agent.streaming_chat(request)]
-    assert [r["type"] for r in responses] == ["SYSTEM", "AGENT", "AGENT_TOOL_RESULT", "AI", "AGENT_FRAMEWORK"]
-    assert responses[-1]["text"] == "Hello, world! You said: second. (turn 2)"
+def test_maximal_stream_continues_through_chat_context(network: tuple[str, dict[str, Any]]) -> None:
+    name, got = network
+    stream = got["maximal_continued"]
+    assert [m["type"] for m in stream] == ["SYSTEM", "AGENT", "AGENT_TOOL_RESULT", "AI", "AGENT_FRAMEWORK"]
+    assert stream[-1]["text"] == NETWORKS[name].respond(SECOND, 2).answer  # turn 2: the context was read
+    history = [m["text"] for h in stream[-1]["chat_context"]["chat_histories"] for m in h["messages"]]
+    assert history == [FIRST, NETWORKS[name].respond(FIRST, 1).answer, SECOND, stream[-1]["text"]]
 
 
-def test_async_session_streams(port: int) -> None:
-    async def run() -> list[dict[str, Any]]:
-        agent = async_session.AsyncHttpServiceAgentSession(host="127.0.0.1", port=port, agent_name="math_guy")
-        request = {"user_message": {"type": "HUMAN", "text": "6 * 7"}}
-        return [r async for r in agent.streaming_chat(request)]
+def test_async_session_streams(network: tuple[str, dict[str, Any]]) -> None:
+    name, got = network
+    assert [m["text"] for m in got["async_minimal"]] == [NETWORKS[name].respond(FIRST, 1).answer]
 
-    responses = asyncio.run(run())
-    assert responses[-1]["response"]["text"] == "6 * 7 = 42. (turn 1)"
+
+def test_unknown_agent_reads_as_a_status(driven: dict[str, Any]) -> None:
+    assert driven["unknown_function"]["code"] == 5  # NOT_FOUND, the client hands the Status back as is
