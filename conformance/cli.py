@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .context import RunOptions
+from .events import EventHandler
 from .requirements import Level
 from .results import RunResult
 from .specs import PROTOCOLS, SpecError
@@ -53,15 +54,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _progress(quiet: bool):  # type: ignore[no-untyped-def]
-    def show(line: str) -> None:
-        if not quiet:
-            print(line, file=sys.stderr, flush=True)
-
-    return show
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from .progress import ProgressLines
     from .reporting import write_reports
     from .runner import run
 
@@ -90,7 +88,8 @@ def run_command(args: argparse.Namespace) -> int:
             only=tuple(args.only),
             phases=tuple(args.phase or ("schema", "scenario")),
         )
-        result: RunResult = run(options, _progress(args.quiet))
+        handlers: list[EventHandler] = [] if args.quiet else [ProgressLines(_stderr_line)]
+        result: RunResult = run(options, handlers)
         base = args.report_dir or Path("reports") / f"{pid}-{stamp}"
         directory = base / pid if args.report_dir and len(protocols) > 1 else base
         write_reports(result, directory)

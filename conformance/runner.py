@@ -9,13 +9,24 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from . import __version__
 from .context import CheckFailed, Context, NotVerified, RunOptions
+from .events import (
+    Emitter,
+    EventHandler,
+    Fatal,
+    PhaseFinished,
+    PhaseStarted,
+    RequirementFinished,
+    RequirementStarted,
+    RunFinished,
+    RunStarted,
+)
 from .http import Client, Limits, TargetError
 from .protocols import ProtocolSuite, suite
 from .requirements import Check
@@ -23,8 +34,6 @@ from .results import RequirementResult, RunResult, Status
 from .schema_phase import run_schema_phase
 from .schemas import SchemaSet
 from .specs import load
-
-Progress = Callable[[str], None]
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
 
@@ -90,7 +99,9 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     return RequirementResult(check.requirement, status, message, list(evidence), time.monotonic() - started)
 
 
-def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
+def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult:
+    """Run the selected requirements, telling ``handlers`` each step (see ``events``)."""
+    emit = Emitter(handlers)
     protocol_suite = suite(options.protocol)
     spec = load(options.protocol, options.profile)
     started = time.monotonic()
@@ -107,14 +118,26 @@ def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
     with target(options) as opts:
         if not options.base_url:
             result.target = f"embedded reference mock ({opts.base_url})"
+        emit(
+            RunStarted(
+                options.protocol, result.target, options.seed, options.level.value,
+                tuple(c.requirement.id for c in checks),
+            )
+        )
+        emit(PhaseStarted("preflight"))
+        phase_started = time.monotonic()
         problem = preflight(opts, limits)
         if problem:
             result.fatal = problem
-            progress(f"error: {problem}")
-        else:
+            emit(Fatal(problem))
+        emit(PhaseFinished("preflight", time.monotonic() - phase_started))
+        if not problem:
             schema_reqs = [c.requirement for c in checks if c.run is None]
             if schema_reqs:
-                progress(f"{options.protocol}: property-based phase ({len(schema_reqs)} requirements)")
+                emit(PhaseStarted("schema", tuple(r.id for r in schema_reqs)))
+                phase_started = time.monotonic()
+                for n, req in enumerate(schema_reqs, 1):
+                    emit(RequirementStarted(req, n, len(schema_reqs)))
                 headers = {"Authorization": f"Bearer {opts.token}"} if opts.token and protocol_suite.needs_auth else {}
                 results, stats = run_schema_phase(
                     spec,
@@ -127,14 +150,21 @@ def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
                     headers=headers,
                     skip_body_checks_for=protocol_suite.streaming_operations,
                     expected_statuses=protocol_suite.schema_expected_statuses,
-                    progress=progress,
+                    emit=emit,
                 )
                 result.results.extend(results)
                 result.stats.update(stats)
+                for n, res in enumerate(results, 1):
+                    emit(RequirementFinished(res, n, len(results)))
+                emit(PhaseFinished("schema", time.monotonic() - phase_started))
             scenarios = [c for c in checks if c.run is not None]
+            if scenarios:
+                emit(PhaseStarted("scenario", tuple(c.requirement.id for c in scenarios)))
+                phase_started = time.monotonic()
             schemas = SchemaSet(spec.raw)
             memo: dict[str, object] = {}
             for n, check in enumerate(scenarios, 1):
+                emit(RequirementStarted(check.requirement, n, len(scenarios)))
                 if time.monotonic() - started > opts.budget_s:
                     res = RequirementResult(
                         check.requirement,
@@ -145,12 +175,12 @@ def run(options: RunOptions, progress: Progress = lambda _: None) -> RunResult:
                     ctx = Context(spec, schemas, opts, limits, memo)
                     res = run_check(check, ctx)
                 result.results.append(res)
-                progress(
-                    f"[{n}/{len(scenarios)}] {check.requirement.id} {res.status.value}"
-                    + (f": {res.message}" if res.status is not Status.PASSED else "")
-                )
+                emit(RequirementFinished(res, n, len(scenarios)))
+            if scenarios:
+                emit(PhaseFinished("scenario", time.monotonic() - phase_started))
     order = {c.requirement.id: i for i, c in enumerate(checks)}
     result.results.sort(key=lambda r: order.get(r.requirement.id, 0))
     result.duration_s = time.monotonic() - started
     result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    emit(RunFinished(result))
     return result

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .applicability import some_header_can_fail, some_status_can_be_undocumented, something_created_is_read_back
+from .events import CaseFinished, Event, StageStarted
 from .http import _preview
 from .requirements import Level, Registry, Requirement
 from .results import Exchange, RequirementResult, Status
@@ -148,7 +149,7 @@ def run_schema_phase(
     headers: dict[str, str],
     skip_body_checks_for: tuple[str, ...] = (),
     expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
-    progress: Callable[[str], None] = lambda _: None,
+    emit: Callable[[Event], None] = lambda _: None,
 ) -> tuple[list[RequirementResult], dict[str, Any]]:
     from schemathesis.engine import events, from_schema
 
@@ -204,7 +205,7 @@ def run_schema_phase(
             stopped = f"time budget of {budget_s:g} s for the property-based phase ran out"
             stream.stop()
         if isinstance(event, events.PhaseStarted):
-            progress(f"  schema phase: {event.phase.name.value}")
+            emit(StageStarted("schema", event.phase.name.value))
         elif isinstance(event, events.NonFatalError):
             # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
             errors += 1
@@ -217,16 +218,21 @@ def run_schema_phase(
             rec = event.recorder
             cases += len(rec.cases)
             for case_id, nodes in rec.checks.items():
+                checked: list[str] = []
+                failed: list[str] = []
+                undecided = False
                 for node in nodes:
                     rid = by_check.get(node.name)
                     if rid is None or rid not in tallies:
                         continue
                     tally = tallies[rid]
                     status = node.status.value
+                    checked.append(rid)
                     if status == "success":
                         tally.passed += 1
                     elif status == "failure":
                         tally.failed += 1
+                        failed.append(rid)
                         if not tally.message and node.failure_info is not None:
                             failure = node.failure_info.failure
                             tally.message = f"{rec.label}: {failure.title}: {failure.message}".strip()
@@ -235,6 +241,9 @@ def run_schema_phase(
                                 tally.evidence.append(_exchange(interaction))
                     else:
                         tally.errors += 1
+                        undecided = True
+                if checked:
+                    emit(_case_finished(event.phase.value, rec, case_id, checked, failed, undecided))
     elapsed = time.monotonic() - started
     untested = f"{errors} operation run(s) got no usable answer; first: {first_error}" if errors else ""
     results = []
@@ -259,6 +268,17 @@ def run_schema_phase(
         "schema_stopped": stopped,
         "schema_errors": errors,
     }
+
+
+def _case_finished(
+    stage: str, rec: Any, case_id: str, checked: list[str], failed: list[str], undecided: bool
+) -> CaseFinished:
+    node = rec.cases.get(case_id)
+    operation = node.value.operation.label if node is not None else rec.label
+    outcome = "failed" if failed else "error" if undecided else "passed"
+    return CaseFinished(
+        stage, operation, outcome, tuple(dict.fromkeys(checked)), tuple(dict.fromkeys(failed))
+    )
 
 
 _DEFAULT_EXPECTED = {
