@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 
@@ -45,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--only", action="append", default=[], metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--phase", action="append", choices=["schema", "scenario"], help="limit to a phase")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    run.add_argument(
+        "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"
+    )
     check = sub.add_parser("selfcheck", help="run the suite against the mock with each named fault")
     check.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     check.add_argument("--fault", action="append", default=[], help="only these faults")
@@ -60,8 +64,7 @@ def _stderr_line(line: str) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from .progress import ProgressLines
-    from .reporting import write_reports
-    from .runner import run
+    from .reporting.ndjson import EventStream
 
     protocols = sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]
     if args.profile and not any(args.profile in PROTOCOLS[pid].profiles for pid in protocols):
@@ -71,6 +74,22 @@ def run_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    with ExitStack() as stack:
+        handlers: list[EventHandler] = [] if args.quiet else [ProgressLines(_stderr_line)]
+        if args.events:
+            try:
+                stream = stack.enter_context(args.events.open("w", encoding="utf-8"))
+            except OSError as exc:
+                print(f"error: cannot write --events {args.events}: {exc.strerror or exc}", file=sys.stderr)
+                return EXIT_USAGE
+            handlers.append(EventStream(stream))
+        return _run_protocols(args, protocols, handlers)
+
+
+def _run_protocols(args: argparse.Namespace, protocols: list[str], handlers: list[EventHandler]) -> int:
+    from .reporting import write_reports
+    from .runner import run
+
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     worst = EXIT_OK
     for pid in protocols:
@@ -88,7 +107,6 @@ def run_command(args: argparse.Namespace) -> int:
             only=tuple(args.only),
             phases=tuple(args.phase or ("schema", "scenario")),
         )
-        handlers: list[EventHandler] = [] if args.quiet else [ProgressLines(_stderr_line)]
         result: RunResult = run(options, handlers)
         base = args.report_dir or Path("reports") / f"{pid}-{stamp}"
         directory = base / pid if args.report_dir and len(protocols) > 1 else base
