@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from .curl import curl_command
 from .results import Exchange
 
 EVIDENCE_BODY_CHARS = 4000
@@ -132,10 +133,12 @@ class Client:
                 merged["Authorization"] = f"Bearer {auth}"
         return self._http.build_request(method, self.base_url + path, headers=merged, **kwargs)
 
-    def _record(self, request: httpx.Request) -> Exchange:
+    def _record(self, request: httpx.Request, stream: bool) -> Exchange:
         raw = request.read()  # bodies here are small and in memory; multipart included
         body = _preview(raw) if raw else None
-        exchange = Exchange(request.method, str(request.url), dict(request.headers), body)
+        headers = dict(request.headers)
+        exchange = Exchange(request.method, str(request.url), headers, body)
+        exchange.curl = curl_command(request.method, str(request.url), headers, raw, stream=stream)
         self.log.append(exchange)
         return exchange
 
@@ -149,7 +152,7 @@ class Client:
         **kwargs: Any,
     ) -> Response:
         """``kwargs`` are httpx's: json=, content=, files=, data=, params=."""
-        with self._open(method, path, headers, auth, kwargs) as (resp, exchange, started):
+        with self._open(method, path, headers, auth, kwargs, False) as (resp, exchange, started):
             url = str(resp.request.url)
             cap = self.limits.max_body_bytes
             announced = resp.headers.get("content-length", "")
@@ -179,11 +182,17 @@ class Client:
 
     @contextmanager
     def _open(
-        self, method: str, path: str, headers: Mapping[str, str] | None, auth: str | None, kwargs: dict[str, Any]
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str] | None,
+        auth: str | None,
+        kwargs: dict[str, Any],
+        stream: bool,
     ) -> Iterator[tuple[httpx.Response, Exchange, float]]:
         """Send, record the exchange as evidence, and turn every transport failure into TargetError."""
         request = self._build(method, path, headers, auth, **kwargs)
-        exchange = self._record(request)
+        exchange = self._record(request, stream)
         started = time.monotonic()
         try:
             with closing(self._http.send(request, stream=True)) as resp:
@@ -222,7 +231,7 @@ class Client:
         auth: str | None = None,
         **kwargs: Any,
     ) -> Iterator[StreamingResponse]:
-        with self._open(method, path, headers, auth, kwargs) as (resp, exchange, started):
+        with self._open(method, path, headers, auth, kwargs, True) as (resp, exchange, started):
             yield StreamingResponse(resp, exchange, self.limits, started)
 
 

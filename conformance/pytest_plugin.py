@@ -65,7 +65,7 @@ class RequirementItem(pytest.Item):
             raise RequirementFailed(f"target unusable: {run.fatal}")
         for res in run.results:
             if res.requirement.id == self.requirement_id:
-                if res.status is Status.SKIPPED:
+                if res.status in (Status.SKIPPED, Status.BLOCKED):
                     pytest.skip(res.message)
                 if res.status is not Status.PASSED:
                     evidence = "\n".join(f"{e.method} {e.url} -> {e.status or e.error}" for e in res.evidence)

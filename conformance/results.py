@@ -8,6 +8,14 @@ from typing import Any
 
 from .requirements import Level, Requirement
 
+FORMAT_VERSION = 2
+"""results.json's layout; raised whenever a field changes meaning or is removed."""
+FINDING_KEY = (
+    "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
+    "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
+    "blanked>; stable across runs and versions of this format"
+)
+
 
 class Status(StrEnum):
     PASSED = "passed"
@@ -16,6 +24,9 @@ class Status(StrEnum):
     """Not verified against this target; the message says why. Never counts as passed."""
     ERROR = "error"
     """The check could not reach a verdict (target unusable, suite bug); counts as not passed."""
+    BLOCKED = "blocked"
+    """Not verified because another requirement's failure left nothing to check (``blocked_by``
+    names it); counts as not verified, so one bug shows as one root failure."""
 
 
 @dataclass(slots=True)
@@ -31,9 +42,52 @@ class Exchange:
     response_body: str | None = None
     error: str | None = None
     elapsed_ms: float = 0.0
+    curl: str = ""
+    """The request as a curl command line, rendered from the bytes sent (conformance/curl.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Exchange:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+@dataclass(slots=True)
+class Finding:
+    """One distinct way a requirement failed: one kind of failure on one operation, with how many
+    cases or checks hit it, the first one's evidence and the curl line that replays it.
+
+    ``key`` is stable across runs and suite versions (a baseline may store it):
+    ``<requirement id>|<METHOD /path/template>|<kind>``, where kind is schemathesis's failure code
+    plus its own grouping key (``ST101:500``) in the property-based phase, and ``scenario`` plus a
+    short digest of the message with ids and numbers blanked out in a scenario check."""
+
+    key: str
+    requirement: str
+    operation: str
+    kind: str
+    message: str
+    count: int = 1
+    evidence: list[Exchange] = field(default_factory=list)
+    """Oldest first; the last one decided the failure (its ``curl`` replays it)."""
+
+    @property
+    def deciding(self) -> Exchange | None:
+        return self.evidence[-1] if self.evidence else None
+
+    def to_dict(self) -> dict[str, Any]:
+        deciding = self.deciding
+        return {
+            "key": self.key,
+            "operation": self.operation,
+            "kind": self.kind,
+            "message": self.message,
+            "count": self.count,
+            "curl": deciding.curl if deciding else "",
+            "status": deciding.status if deciding else None,
+            "evidence": [e.to_dict() for e in self.evidence],
+        }
 
 
 @dataclass(slots=True)
@@ -45,6 +99,10 @@ class RequirementResult:
     duration_s: float = 0.0
     cases: int = 0
     """Generated cases behind a schema-phase verdict."""
+    findings: list[Finding] = field(default_factory=list)
+    """Every distinct failure, most frequent first (empty unless failed)."""
+    blocked_by: str | None = None
+    """For ``blocked``: the requirement whose failure left this one nothing to check."""
 
     def to_dict(self) -> dict[str, Any]:
         r = self.requirement
@@ -58,6 +116,8 @@ class RequirementResult:
             "message": self.message,
             "duration_s": round(self.duration_s, 3),
             "cases": self.cases,
+            "blocked_by": self.blocked_by,
+            "findings": [f.to_dict() for f in self.findings],
             "evidence": [e.to_dict() for e in self.evidence],
         }
 
@@ -103,6 +163,8 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "format_version": FORMAT_VERSION,
+            "finding_key": FINDING_KEY,
             "protocol": self.protocol,
             "target": self.target,
             "suite_version": self.suite_version,

@@ -27,6 +27,7 @@ from .events import (
     RunFinished,
     RunStarted,
 )
+from .findings import scenario_finding
 from .http import Client, Limits, TargetError
 from .protocols import ProtocolSuite, suite
 from .requirements import Check
@@ -96,7 +97,14 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
         ctx.close()
     log = ctx.exchanges()
     evidence = log[-3:] if status is not Status.PASSED else log[-1:]
-    return RequirementResult(check.requirement, status, message, list(evidence), time.monotonic() - started)
+    findings = (
+        [scenario_finding(ctx.spec, ctx.base_url, check.requirement.id, message, list(evidence))]
+        if status is Status.FAILED
+        else []
+    )
+    return RequirementResult(
+        check.requirement, status, message, list(evidence), time.monotonic() - started, findings=findings
+    )
 
 
 def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult:

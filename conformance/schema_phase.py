@@ -8,13 +8,17 @@ registered for it, so nothing is reported passed that tested nothing.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .applicability import some_header_can_fail, some_status_can_be_undocumented, something_created_is_read_back
+from .curl import curl_command
 from .events import CaseFinished, Event, StageStarted
+from .findings import FindingSet
 from .http import _preview
 from .requirements import Level, Registry, Requirement
 from .results import Exchange, RequirementResult, Status
@@ -117,18 +121,14 @@ class _Tally:
     passed: int = 0
     failed: int = 0
     errors: int = 0
-    message: str = ""
-    evidence: list[Exchange] = field(default_factory=list)
+    findings: FindingSet = field(default_factory=FindingSet)
 
 
 def _exchange(interaction: Any) -> Exchange:
     req, resp = interaction.request, interaction.response
-    exchange = Exchange(
-        req.method,
-        req.uri,
-        {k: ", ".join(v) for k, v in dict(req.headers).items()},
-        _preview(req.body) if req.body else None,
-    )
+    headers = {k: ", ".join(v) for k, v in dict(req.headers).items()}
+    exchange = Exchange(req.method, req.uri, headers, _preview(req.body) if req.body else None)
+    exchange.curl = curl_command(req.method, req.uri, headers, req.body)
     if resp is not None:
         exchange.status = resp.status_code
         exchange.response_headers = {k: ", ".join(v) for k, v in dict(resp.headers).items()}
@@ -174,6 +174,8 @@ def run_schema_phase(
         "generation": {"max-examples": max_examples, "mode": "all", "database": "none"},
         "phases": {"stateful": {"enabled": True}},
         "checks": checks,
+        # explore past a failing check: a second bug on the same operation is a finding too
+        "continue-on-failure": True,
         "suppress-health-check": ["all"],
     }
     per_operation: dict[str, dict[str, Any]] = {}
@@ -233,12 +235,8 @@ def run_schema_phase(
                     elif status == "failure":
                         tally.failed += 1
                         failed.append(rid)
-                        if not tally.message and node.failure_info is not None:
-                            failure = node.failure_info.failure
-                            tally.message = f"{rec.label}: {failure.title}: {failure.message}".strip()
-                            interaction = rec.interactions.get(case_id)
-                            if interaction is not None:
-                                tally.evidence.append(_exchange(interaction))
+                        if node.failure_info is not None:
+                            _add_finding(tally.findings, rid, rec, case_id, node.failure_info)
                     else:
                         tally.errors += 1
                         undecided = True
@@ -250,8 +248,13 @@ def run_schema_phase(
     for rid, req in wanted.items():
         t = tallies[rid]
         total = t.passed + t.failed
+        findings = t.findings.ordered()
         if t.failed:
-            status, message = Status.FAILED, f"{t.failed} of {total} generated cases failed; first: {t.message}"
+            status = Status.FAILED
+            top = findings[0] if findings else None
+            message = f"{t.failed} of {total} generated cases failed"
+            if top is not None:
+                message += f"; {len(findings)} distinct failure(s); most frequent ({top.count}x): {top.message}"
         elif t.passed:
             status, message = Status.PASSED, f"{t.passed} generated cases checked"
             if untested:
@@ -261,7 +264,8 @@ def run_schema_phase(
             message = "; ".join(m for m in (stopped, untested) if m) or (
                 "no generated case exercised this check against this target"
             )
-        results.append(RequirementResult(req, status, message, t.evidence[:1], elapsed, total))
+        evidence = [findings[0].evidence[-1]] if findings and findings[0].evidence else []
+        results.append(RequirementResult(req, status, message, evidence, elapsed, total, findings))
     return results, {
         "schema_cases": cases,
         "schema_seconds": round(elapsed, 2),
@@ -279,6 +283,28 @@ def _case_finished(
     return CaseFinished(
         stage, operation, outcome, tuple(dict.fromkeys(checked)), tuple(dict.fromkeys(failed))
     )
+
+
+def _kind(failure: Any) -> str:
+    """schemathesis's failure code and its own grouping key (``ST101:500``); a key that is not a
+    short token (a schema path, an exception origin) is digested, so the key stays one line."""
+    unique = str(getattr(failure, "_unique_key", "") or "")
+    if not unique:
+        return str(failure.code)
+    if re.fullmatch(r"[\w.:/-]{1,40}", unique):
+        return f"{failure.code}:{unique}"
+    return f"{failure.code}:{hashlib.sha1(unique.encode()).hexdigest()[:10]}"
+
+
+def _add_finding(findings: FindingSet, rid: str, rec: Any, case_id: str, info: Any) -> None:
+    failure = info.failure
+    failing = failure.case_id or case_id
+    node = rec.cases.get(failing)
+    operation = failure.operation or (node.value.operation.label if node is not None else rec.label)
+    chain = [step.case_id for step in info.steps if step.case_id != failing] + [failing]
+    evidence = [_exchange(rec.interactions[c]) for c in chain if c in rec.interactions]
+    message = f"{operation}: {failure.title}: {failure.message}".strip()
+    findings.add(rid, operation, _kind(failure), message, evidence)
 
 
 _DEFAULT_EXPECTED = {

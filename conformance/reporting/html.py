@@ -40,6 +40,12 @@ def _row(res: RequirementResult) -> str:
     r = res.requirement
     evidence = "".join(_exchange(ex) for ex in res.evidence)
     detail = escape(res.message)
+    for f in res.findings:
+        curl = f.deciding.curl if f.deciding else ""
+        detail += (
+            f"<details><summary>{f.count}&times; {escape(f.operation)}: {escape(f.message[:200])}</summary>"
+            f"<pre>{escape(curl)}</pre></details>"
+        )
     if evidence:
         open_attr = "" if res.status is Status.PASSED else " open"
         detail += f"<details{open_attr}><summary>evidence</summary>{evidence}</details>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree as ET
 
-from ..results import RunResult, Status
+from ..results import RequirementResult, RunResult, Status
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -24,7 +24,7 @@ def render_junit(run: RunResult) -> str:
         tests=str(len(run.results) + (1 if run.fatal else 0)),
         failures=str(tally[Status.FAILED]),
         errors=str(tally[Status.ERROR] + (1 if run.fatal else 0)),
-        skipped=str(tally[Status.SKIPPED]),
+        skipped=str(tally[Status.SKIPPED] + tally[Status.BLOCKED]),
         time=f"{run.duration_s:.3f}",
         timestamp=run.started_at,
     )
@@ -48,15 +48,19 @@ def render_junit(run: RunResult) -> str:
             node.text = _xml(_evidence(res))
         elif res.status is Status.ERROR:
             ET.SubElement(case, "error", message=_xml(res.message[:500]))
-        elif res.status is Status.SKIPPED:
+        elif res.status in (Status.SKIPPED, Status.BLOCKED):
             ET.SubElement(case, "skipped", message=_xml(res.message[:500]))
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
 
 
-def _evidence(res: object) -> str:
-    lines = [getattr(res, "message", "")]
-    for ex in getattr(res, "evidence", []):
+def _evidence(res: RequirementResult) -> str:
+    lines = [res.message]
+    for finding in res.findings:
+        lines.append(f"[{finding.count}x] {finding.key}: {finding.message[:300]}")
+        if finding.deciding is not None and finding.deciding.curl:
+            lines.append(f"  {finding.deciding.curl[:2000]}")
+    for ex in res.evidence:
         lines.append(f"{ex.method} {ex.url} -> {ex.status if ex.status is not None else ex.error}")
         if ex.response_body:
             lines.append(ex.response_body[:1000])

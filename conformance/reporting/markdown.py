@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from ..results import RunResult, Status
 
-ICON = {Status.PASSED: "pass", Status.FAILED: "**FAIL**", Status.SKIPPED: "not verified", Status.ERROR: "**ERROR**"}
+ICON = {
+    Status.PASSED: "pass",
+    Status.FAILED: "**FAIL**",
+    Status.SKIPPED: "not verified",
+    Status.ERROR: "**ERROR**",
+    Status.BLOCKED: "blocked",
+}
 
 
 def _cell(text: str, limit: int = 200) -> str:
@@ -36,4 +42,13 @@ def render_markdown(run: RunResult) -> str:
         r = res.requirement
         detail = "" if res.status is Status.PASSED else _cell(res.message)
         lines.append(f"| {r.id} | {r.level.value.upper()} | {ICON[res.status]} | {_cell(r.statement)} | {detail} |")
+    findings = [f for res in run.results for f in res.findings]
+    if findings:
+        lines += ["", "## Distinct failures", "", "| requirement | operation | count | status | message |"]
+        lines.append("|---|---|---|---|---|")
+        for f in findings:
+            lines.append(
+                f"| {f.requirement} | {_cell(f.operation)} | {f.count} | "
+                f"{f.deciding.status if f.deciding else ''} | {_cell(f.message)} |"
+            )
     return "\n".join(lines) + "\n"

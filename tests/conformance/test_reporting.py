@@ -85,9 +85,9 @@ def test_fatal_exits_2_whatever_passed() -> None:
 
 def test_tally_rolls_up_by_level() -> None:
     tally = make_run().tally()
-    assert tally["must"] == {"passed": 1, "failed": 1, "skipped": 0, "error": 1}
-    assert tally["should"] == {"passed": 0, "failed": 0, "skipped": 1, "error": 0}
-    assert tally["may"] == {"passed": 0, "failed": 0, "skipped": 0, "error": 1}
+    assert tally["must"] == {"passed": 1, "failed": 1, "skipped": 0, "error": 1, "blocked": 0}
+    assert tally["should"] == {"passed": 0, "failed": 0, "skipped": 1, "error": 0, "blocked": 0}
+    assert tally["may"] == {"passed": 0, "failed": 0, "skipped": 0, "error": 1, "blocked": 0}
 
 
 # --- results.json --------------------------------------------------------------------------------

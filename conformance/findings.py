@@ -1,0 +1,86 @@
+"""Distinct failures: each failure of a requirement is grouped by kind and operation, counted, and
+keeps the first occurrence's evidence (see ``Finding`` for the stable key)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from .results import Exchange, Finding
+from .specs import Spec
+
+_VARIABLE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # uuids
+    r"|\b[0-9a-fA-F]{16,}\b"  # hex ids
+    r"|'[^']{0,200}'|\"[^\"]{0,200}\""  # quoted values (ids, echoed bodies)
+    r"|\d+(?:\.\d+)?"  # counts, ports, timings
+)
+
+
+def digest(text: str) -> str:
+    """A short digest of ``text`` with its run-specific parts (ids, quoted values, numbers) blanked,
+    so the same failure gets the same key in every run."""
+    return hashlib.sha1(_VARIABLE.sub("#", text).encode()).hexdigest()[:10]
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.strip("/").split("/") if s] if path.strip("/") else []
+
+
+def operation_of(spec: Spec, base_url: str, method: str, url: str) -> str:
+    """``METHOD /path/template`` of the document operation a request went to, else the raw path."""
+    base = urlsplit(base_url).path.rstrip("/")
+    path = urlsplit(url).path
+    if base and path.startswith(base):
+        path = path[len(base) :] or "/"
+    got = _segments(path)
+    best: tuple[int, str] | None = None
+    for op in spec.operations():
+        if op.method.upper() != method.upper():
+            continue
+        want = _segments(op.path)
+        if len(want) != len(got):
+            continue
+        literal = 0
+        for w, g in zip(want, got, strict=True):
+            if w.startswith("{") and w.endswith("}"):
+                continue
+            if w != g:
+                break
+            literal += 1
+        else:
+            if best is None or literal > best[0]:
+                best = (literal, op.label)
+    return best[1] if best else f"{method.upper()} {path}"
+
+
+def scenario_finding(spec: Spec, base_url: str, rid: str, message: str, evidence: list[Exchange]) -> Finding:
+    """A scenario check stops at its first failure: one finding, decided by its last exchange."""
+    last = evidence[-1] if evidence else None
+    operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
+    kind = f"scenario:{digest(message)}"
+    return Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, message, 1, list(evidence))
+
+
+class FindingSet:
+    """Findings of one requirement, by key, in the order first seen."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, Finding] = {}
+
+    def add(self, rid: str, operation: str, kind: str, message: str, evidence: Iterable[Exchange]) -> None:
+        key = f"{rid}|{operation}|{kind}"
+        found = self._by_key.get(key)
+        if found is not None:
+            found.count += 1
+        else:
+            self._by_key[key] = Finding(key, rid, operation, kind, message, 1, list(evidence))
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def ordered(self) -> list[Finding]:
+        """Most frequent first; ties in the order first seen (stable for one seed)."""
+        return sorted(self._by_key.values(), key=lambda f: -f.count)
