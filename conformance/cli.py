@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .context import RunOptions
 from .events import EventHandler
+from .proxy import cli as proxy_cli
 from .requirements import Level
 from .results import RunResult
 from .specs import PROTOCOLS, SpecError
@@ -53,6 +54,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     check.add_argument("--fault", action="append", default=[], help="only these faults")
     check.add_argument("--report-dir", type=Path, help="default reports/selfcheck-<timestamp>/")
+    proxy_cli.add_parser(sub)
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     return p
@@ -179,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             return requirements_command(args)
         if args.command == "selfcheck":
             return selfcheck_command(args)
+        if args.command == "proxy":
+            return proxy_cli.command(args)
         return run_command(args)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -34,38 +34,56 @@ _EOL = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
 
 
+class NdjsonReader:
+    """Push-style NDJSON framing: ``feed`` each chunk as it arrives, then ``close``; both yield the
+    frames completed so far. ``ndjson_frames`` (pull) and the proxy (push) share it."""
+
+    def __init__(self, max_frames: int = 10_000, max_line_bytes: int = 1 << 20) -> None:
+        self.max_frames = max_frames
+        self.max_line_bytes = max_line_bytes
+        self._pending = bytearray()
+        self._index = 0
+        self._line_no = 0
+
+    def feed(self, chunk: bytes) -> Iterator[Frame]:
+        if b"\n" not in chunk:
+            self._pending += chunk
+            if len(self._pending) > self.max_line_bytes:
+                raise FrameError(
+                    f"line {self._line_no + 1} is longer than {self.max_line_bytes} bytes without a newline"
+                )
+            return
+        *lines, rest = (bytes(self._pending) + chunk).split(b"\n")
+        self._pending = bytearray(rest)
+        for line in lines:
+            self._line_no += 1
+            if len(line) > self.max_line_bytes:
+                raise FrameError(f"line {self._line_no} is longer than {self.max_line_bytes} bytes")
+            yield from self._objects(line, self._line_no)
+        if len(self._pending) > self.max_line_bytes:
+            raise FrameError(f"line {self._line_no + 1} is longer than {self.max_line_bytes} bytes without a newline")
+
+    def close(self) -> Iterator[Frame]:
+        if self._pending.strip():  # a last line without its newline still counts
+            yield from self._objects(bytes(self._pending), self._line_no + 1)
+        self._pending.clear()
+
+    def _objects(self, line: bytes, line_no: int) -> Iterator[Frame]:
+        for frame in _line_objects(line, line_no, self._index):
+            if self._index >= self.max_frames:
+                raise FrameError(f"more than {self.max_frames} frames (at line {line_no}); stopping")
+            yield frame
+            self._index += 1
+
+
 def ndjson_frames(chunks: Iterable[bytes], max_frames: int = 10_000, max_line_bytes: int = 1 << 20) -> Iterator[Frame]:
     """Each line must hold complete JSON object(s); several objects on one line are allowed (the
     NeuroSan document says a line may carry more than one response), an object split across
     lines is not. Errors name the line (1-based), not the frame."""
-    pending = bytearray()
-    index = 0
-    line_no = 0
+    reader = NdjsonReader(max_frames, max_line_bytes)
     for chunk in chunks:
-        if b"\n" not in chunk:
-            pending += chunk
-            if len(pending) > max_line_bytes:
-                raise FrameError(f"line {line_no + 1} is longer than {max_line_bytes} bytes without a newline")
-            continue
-        *lines, rest = (bytes(pending) + chunk).split(b"\n")
-        pending = bytearray(rest)
-        for line in lines:
-            line_no += 1
-            if len(line) > max_line_bytes:
-                raise FrameError(f"line {line_no} is longer than {max_line_bytes} bytes")
-            for frame in _line_objects(line, line_no, index):
-                if index >= max_frames:
-                    raise FrameError(f"more than {max_frames} frames (at line {line_no}); stopping")
-                yield frame
-                index += 1
-        if len(pending) > max_line_bytes:
-            raise FrameError(f"line {line_no + 1} is longer than {max_line_bytes} bytes without a newline")
-    if pending.strip():  # a last line without its newline still counts
-        for frame in _line_objects(bytes(pending), line_no + 1, index):
-            if index >= max_frames:
-                raise FrameError(f"more than {max_frames} frames (at line {line_no + 1}); stopping")
-            yield frame
-            index += 1
+        yield from reader.feed(chunk)
+    yield from reader.close()
 
 
 def _line_objects(line: bytes, line_no: int, index: int) -> Iterator[Frame]:
@@ -93,56 +111,74 @@ def _line_objects(line: bytes, line_no: int, index: int) -> Iterator[Frame]:
             pos += 1
 
 
-def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
-    """Server-sent events per the WHATWG parsing rules (CRLF, CR or LF line ends; data lines
-    joined with LF; comments and other fields skipped; a leading BOM ignored). Yields each event's
-    data; JSON is parsed when it parses, else ``value`` is None. Stricter than a browser where a
-    conformance verdict needs it: invalid UTF-8 and a stream that ends inside an event are errors."""
-    buffer = bytearray()
-    data: list[str] = []
-    size = 0
-    index = 0
-    first = True
+class SseReader:
+    """Push-style server-sent events: ``feed`` each chunk as it arrives, then ``close``; both yield
+    the events completed so far. ``sse_events`` (pull) and the proxy (push) share it."""
 
-    def feed(lines: list[bytes]) -> Iterator[Frame]:
-        nonlocal data, size, index, first
+    def __init__(self, max_events: int = 10_000, max_event_bytes: int = 1 << 20) -> None:
+        self.max_events = max_events
+        self.max_event_bytes = max_event_bytes
+        self._buffer = bytearray()
+        self._data: list[str] = []
+        self._size = 0
+        self._index = 0
+        self._first = True
+
+    def feed(self, chunk: bytes) -> Iterator[Frame]:
+        self._buffer += chunk
+        yield from self._lines(_take_lines(self._buffer, final=False))
+        if len(self._buffer) > self.max_event_bytes:
+            raise FrameError(f"event {self._index + 1}: a line longer than {self.max_event_bytes} bytes")
+
+    def close(self) -> Iterator[Frame]:
+        yield from self._lines(_take_lines(self._buffer, final=True))
+        unfinished = bytes(self._buffer).removeprefix(_BOM) if self._first else bytes(self._buffer)
+        if self._data:
+            raise FrameError(f"the stream ended inside event {self._index + 1} (no blank line after its data)")
+        if unfinished.strip() and not unfinished.startswith(b":"):
+            raise FrameError(
+                f"the stream ended in the middle of a line (event {self._index + 1}): {unfinished[:120]!r}"
+            )
+
+    def _lines(self, lines: list[bytes]) -> Iterator[Frame]:
         for raw in lines:
-            if first:
+            if self._first:
                 raw = raw.removeprefix(_BOM)
-                first = False
+                self._first = False
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise FrameError(f"event {index + 1} is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+                raise FrameError(
+                    f"event {self._index + 1} is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+                ) from None
             if line == "":
-                if data:
-                    if index >= max_events:
-                        raise FrameError(f"more than {max_events} events; stopping")
-                    yield _event(index, "\n".join(data))
-                    index += 1
-                    data, size = [], 0
+                if self._data:
+                    if self._index >= self.max_events:
+                        raise FrameError(f"more than {self.max_events} events; stopping")
+                    yield _event(self._index, "\n".join(self._data))
+                    self._index += 1
+                    self._data, self._size = [], 0
                 continue
             if line.startswith(":"):
                 continue
             name, _, value = line.partition(":")
             if name == "data":
                 value = value[1:] if value.startswith(" ") else value
-                size += len(value) + 1
-                if size > max_event_bytes:
-                    raise FrameError(f"event {index + 1} is longer than {max_event_bytes} bytes")
-                data.append(value)
+                self._size += len(value) + 1
+                if self._size > self.max_event_bytes:
+                    raise FrameError(f"event {self._index + 1} is longer than {self.max_event_bytes} bytes")
+                self._data.append(value)
 
+
+def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
+    """Server-sent events per the WHATWG parsing rules (CRLF, CR or LF line ends; data lines
+    joined with LF; comments and other fields skipped; a leading BOM ignored). Yields each event's
+    data; JSON is parsed when it parses, else ``value`` is None. Stricter than a browser where a
+    conformance verdict needs it: invalid UTF-8 and a stream that ends inside an event are errors."""
+    reader = SseReader(max_events, max_event_bytes)
     for chunk in chunks:
-        buffer += chunk
-        yield from feed(_take_lines(buffer, final=False))
-        if len(buffer) > max_event_bytes:
-            raise FrameError(f"event {index + 1}: a line longer than {max_event_bytes} bytes")
-    yield from feed(_take_lines(buffer, final=True))
-    unfinished = bytes(buffer).removeprefix(_BOM) if first else bytes(buffer)
-    if data:
-        raise FrameError(f"the stream ended inside event {index + 1} (no blank line after its data)")
-    if unfinished.strip() and not unfinished.startswith(b":"):
-        raise FrameError(f"the stream ended in the middle of a line (event {index + 1}): {unfinished[:120]!r}")
+        yield from reader.feed(chunk)
+    yield from reader.close()
 
 
 def _take_lines(buffer: bytearray, final: bool) -> list[bytes]:

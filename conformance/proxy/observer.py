@@ -1,0 +1,190 @@
+"""Judges each exchange as it passes and keeps the tally every report is built from.
+
+A requirement is passed only when some observed exchange exercised it and none broke it; one no
+exchange exercised is reported not observed. Each violation is printed as one line as it is found.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from ..protocols import suite
+from ..requirements import Requirement
+from ..results import Exchange
+from ..schemas import SchemaSet
+from ..specs import load
+from ..streams import FrameError, NdjsonReader, SseReader
+from .document import JUDGED, DocumentJudge, client_registry
+from .passive import Checks, StreamState, checks_for
+from .traffic import Observed, Routes
+from .verdicts import Verdict
+
+MAX_EVIDENCE = 3
+"""Failing exchanges kept per requirement (the first ones), plus one that held."""
+
+
+@dataclass(slots=True)
+class Tally:
+    requirement: Requirement
+    exercised: int = 0
+    broken: int = 0
+    first_reason: str = ""
+    failing: list[Exchange] = field(default_factory=list)
+    holding: Exchange | None = None
+
+
+@dataclass(slots=True)
+class Open:
+    """An exchange in flight: its verdict so far, its request's problems, its stream if any."""
+
+    ex: Observed
+    verdict: Verdict
+    problems: list[str]
+    stream: StreamState | None = None
+    reader: NdjsonReader | SseReader | None = None
+
+
+class Observer:
+    def __init__(
+        self,
+        protocol_id: str,
+        upstream: str,
+        tokens: tuple[str, ...] = (),
+        console: Callable[[str], None] = lambda _: None,
+        max_frames: int = 10_000,
+    ) -> None:
+        self.protocol_id = protocol_id
+        self.upstream = upstream.rstrip("/")
+        self.console = console
+        self.max_frames = max_frames
+        self.spec = load(protocol_id)
+        protocol_suite = suite(protocol_id)
+        self.schemas = SchemaSet(self.spec.raw)
+        self.requirements = [c.requirement for c in protocol_suite.registry] + [
+            c.requirement for c in client_registry(protocol_id)
+        ]
+        known = {r.id for r in self.requirements}
+        self.document = DocumentJudge(
+            self.spec,
+            self.schemas,
+            {rid for rid in known if "-SCHEMA-" in rid},
+            protocol_suite.schema_expected_statuses,
+            protocol_suite.streaming_operations,
+            tokens,
+        )
+        self.checks: Checks = checks_for(protocol_id, self.spec, self.schemas, tokens)
+        unknown = set(self.checks.judges) - known
+        if unknown:
+            raise ValueError(f"{protocol_id}: passive checks judge unregistered requirements {sorted(unknown)}")
+        prefix = self.spec.info.prefix
+        self.judged = {f"{prefix}-SCHEMA-{n}" for n in JUDGED} | {self.document.client_id}
+        self.judged |= set(self.checks.judges)
+        self.tallies = {r.id: Tally(r) for r in self.requirements}
+        self.routes = Routes(self.spec)
+        self.exchanges = 0
+        self.violations = 0
+        self.started = time.monotonic()
+        self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+    # one exchange, in the order the proxy sees it -------------------------------------------------
+    def begin(self, method: str, path: str, query: list[tuple[str, str]], headers: dict[str, str], body: bytes) -> Open:
+        self.exchanges += 1
+        ex = Observed(self.exchanges, method, path, query, headers, body)
+        matched = self.routes.match(method, path)
+        if matched:
+            ex.operation, ex.path_params = matched
+        problems = self.document.request_problems(ex)
+        verdict = Verdict()
+        self.document.judge_request(ex, problems, verdict)
+        return Open(ex, verdict, problems)
+
+    def stream_kind(self, flight: Open) -> str | None:
+        if flight.ex.status is None or not 200 <= flight.ex.status < 300 or flight.ex.operation is None:
+            return None
+        return self.checks.stream_kind(flight.ex)
+
+    def whole(self, flight: Open) -> dict[str, str]:
+        """A complete answer (status, headers, body): judge it; the violations so far."""
+        self.document.judge_response(flight.ex, flight.problems, flight.verdict)
+        if flight.ex.operation is not None:
+            self._guard(flight, lambda: self.checks.on_response(flight.ex, flight.verdict))
+        return flight.verdict.violations
+
+    def stream_start(self, flight: Open, kind: str) -> dict[str, str]:
+        """A stream's status and headers, before its first byte is forwarded."""
+        flight.ex.streamed = True
+        flight.stream = StreamState(kind)
+        flight.reader = NdjsonReader(self.max_frames) if kind == "ndjson" else SseReader(self.max_frames)
+        self.document.judge_response(flight.ex, flight.problems, flight.verdict)
+        stream = flight.stream
+        self._guard(flight, lambda: self.checks.on_stream_start(flight.ex, flight.verdict, stream))
+        return flight.verdict.violations
+
+    def chunk(self, flight: Open, data: bytes) -> None:
+        """Bytes just forwarded: judge every frame they complete. After a framing error the rest
+        of the stream is passed on unjudged."""
+        if flight.reader is None or flight.stream is None:
+            return
+        if len(flight.ex.response_body) < 4000:
+            flight.ex.response_body += data[: 4000 - len(flight.ex.response_body)]
+        try:
+            for frame in flight.reader.feed(data):
+                self._frame(flight, frame)
+        except FrameError as exc:
+            self._end(flight, str(exc))
+
+    def end(self, flight: Open, error: str | None = None) -> None:
+        if flight.reader is not None and flight.stream is not None:
+            if error is None:
+                try:
+                    for frame in flight.reader.close():
+                        self._frame(flight, frame)
+                except FrameError as exc:
+                    error = str(exc)
+            self._end(flight, error)
+        self.commit(flight)
+
+    def _frame(self, flight: Open, frame: object) -> None:
+        assert flight.stream is not None
+        stream = flight.stream
+        stream.frames += 1
+        stream.last = frame  # type: ignore[assignment]
+        self._guard(flight, lambda: self.checks.on_frame(flight.ex, flight.verdict, stream, frame))  # type: ignore[arg-type]
+
+    def _end(self, flight: Open, error: str | None) -> None:
+        stream = flight.stream
+        if stream is None or flight.reader is None:
+            return
+        flight.reader = None  # judged once
+        self._guard(flight, lambda: self.checks.on_stream_end(flight.ex, flight.verdict, stream, error))
+
+    def _guard(self, flight: Open, hook: Callable[[], None]) -> None:
+        """A passive check that crashes on odd traffic must not break the forwarding; it shows."""
+        try:
+            hook()
+        except Exception as exc:
+            self.console(f"proxy: internal error judging {flight.ex.label}: {type(exc).__name__}: {exc}")
+
+    def commit(self, flight: Open) -> None:
+        ex = flight.ex
+        evidence: Exchange | None = None
+        for rid, reason in flight.verdict.results.items():
+            tally = self.tallies.get(rid)
+            if tally is None:
+                continue
+            tally.exercised += 1
+            if reason is None:
+                if tally.holding is None:
+                    tally.holding = evidence = evidence or ex.exchange(self.upstream + ex.path)
+                continue
+            tally.broken += 1
+            self.violations += 1
+            if not tally.first_reason:
+                tally.first_reason = f"{ex.label}: {reason}"
+            if len(tally.failing) < MAX_EVIDENCE:
+                evidence = evidence or ex.exchange(self.upstream + ex.path)
+                tally.failing.append(evidence)
+            self.console(f"{rid} {ex.label}: {reason}")

@@ -1,0 +1,9 @@
+"""sgr_agent_core requirements judged from traffic: placeholder until the checks land."""
+
+from __future__ import annotations
+
+from . import Checks
+
+
+class Passive(Checks):
+    judges = ()

@@ -1,0 +1,61 @@
+"""The observer's tally as the suite's results model, so every report writer applies unchanged.
+
+Status mapping: exercised and never broken -> passed; broken by some exchange -> failed; never
+exercised -> skipped with a message starting "not observed" (a proxy never passes what it did
+not see).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .. import __version__
+from ..reporting import write_reports
+from ..requirements import Level
+from ..results import RequirementResult, RunResult, Status
+from .observer import Observer, Tally
+
+
+def _result(tally: Tally, judged: bool) -> RequirementResult:
+    if tally.broken:
+        message = f"broken in {tally.broken} of {tally.exercised} observed exchanges; first: {tally.first_reason}"
+        return RequirementResult(tally.requirement, Status.FAILED, message, list(tally.failing), cases=tally.exercised)
+    if tally.exercised:
+        evidence = [tally.holding] if tally.holding else []
+        message = f"held in {tally.exercised} observed exchanges"
+        return RequirementResult(tally.requirement, Status.PASSED, message, evidence, cases=tally.exercised)
+    why = (
+        "no exchange through the proxy exercised it"
+        if judged
+        else "the proxy cannot judge it from traffic alone (`conformance run` decides it)"
+    )
+    return RequirementResult(tally.requirement, Status.SKIPPED, f"not observed: {why}")
+
+
+def run_result(observer: Observer) -> RunResult:
+    result = RunResult(
+        protocol=observer.protocol_id,
+        target=f"proxy to {observer.upstream}",
+        suite_version=__version__,
+        seed=0,
+        level=Level.MAY,
+        started_at=observer.started_at,
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        duration_s=time.monotonic() - observer.started,
+    )
+    result.results = [_result(observer.tallies[r.id], r.id in observer.judged) for r in observer.requirements]
+    result.stats = {
+        "mode": "proxy",
+        "exchanges": observer.exchanges,
+        "violations": observer.violations,
+        "observed": sorted(rid for rid, t in observer.tallies.items() if t.exercised),
+    }
+    return result
+
+
+def write(observer: Observer, directory: Path) -> RunResult:
+    result = run_result(observer)
+    write_reports(result, directory)
+    return result

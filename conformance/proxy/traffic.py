@@ -1,0 +1,159 @@
+"""One exchange as the proxy saw it, and which document operation it is."""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..http import _preview
+from ..results import Exchange
+from ..specs import Operation, Spec
+
+_NOT_PARSED = object()
+
+
+@dataclass(slots=True)
+class Observed:
+    """A request and its answer as forwarded; the body fields are bounded copies for judging."""
+
+    number: int
+    method: str
+    path: str
+    query: list[tuple[str, str]]
+    request_headers: Mapping[str, str]
+    request_body: bytes
+    operation: Operation | None = None
+    path_params: dict[str, str] = field(default_factory=dict)
+    status: int | None = None
+    response_headers: Mapping[str, str] = field(default_factory=dict)
+    response_body: bytes = b""
+    """The whole answer, or for a stream the first bytes (evidence only)."""
+    streamed: bool = False
+    error: str | None = None
+    elapsed_ms: float = 0.0
+    _json: Any = field(default=_NOT_PARSED, repr=False)
+    _request_json: Any = field(default=_NOT_PARSED, repr=False)
+
+    @property
+    def label(self) -> str:
+        op = f" ({self.operation.operation_id})" if self.operation else ""
+        outcome = self.status if self.status is not None else "no answer"
+        return f"#{self.number} {self.method} {self.path}{op} -> {outcome}"
+
+    @property
+    def operation_id(self) -> str | None:
+        return self.operation.operation_id if self.operation else None
+
+    def param(self, name: str) -> str | None:
+        for key, value in self.query:
+            if key == name:
+                return value
+        return None
+
+    @property
+    def content_type(self) -> str:
+        return media_type(self.response_headers.get("content-type", ""))
+
+    @property
+    def request_content_type(self) -> str:
+        return media_type(self.request_headers.get("content-type", ""))
+
+    def json(self) -> Any:
+        """The answer's body as JSON, or ``None`` when it is not JSON (decoded once)."""
+        if self._json is _NOT_PARSED:
+            self._json = parse_json(decoded(self.response_body, self.response_headers))
+        return self._json
+
+    def request_json(self) -> Any:
+        if self._request_json is _NOT_PARSED:
+            self._request_json = parse_json(self.request_body) if self.request_body else None
+        return self._request_json
+
+    @property
+    def bearer(self) -> str | None:
+        """The request's bearer token, ``""`` for another scheme, None without Authorization."""
+        value = self.request_headers.get("authorization")
+        if value is None:
+            return None
+        scheme, _, token = value.partition(" ")
+        return token.strip() if scheme.lower() == "bearer" else ""
+
+    def exchange(self, url: str) -> Exchange:
+        return Exchange(
+            self.method,
+            url,
+            dict(self.request_headers),
+            _preview(self.request_body) if self.request_body else None,
+            self.status,
+            dict(self.response_headers),
+            _preview(self.response_body) if self.response_body else None,
+            self.error,
+            self.elapsed_ms,
+        )
+
+
+class NotJson:
+    """A body that did not parse; carries why (distinct from a JSON ``null``)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"<not JSON: {self.reason}>"
+
+
+def parse_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return NotJson(str(exc)[:200])
+
+
+def media_type(header: str) -> str:
+    return header.split(";", 1)[0].strip().lower()
+
+
+def decoded(body: bytes, headers: Mapping[str, str]) -> bytes:
+    """The body with gzip/deflate undone for judging (the client still gets the encoded bytes)."""
+    encoding = headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("gzip", "deflate") and body:
+        try:
+            return zlib.decompressobj(wbits=47 if encoding == "gzip" else 15).decompress(body, 64 << 20)
+        except zlib.error:
+            return body
+    return body
+
+
+class Routes:
+    """Request path -> (operation, path parameters), most literal template first."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.base_path = spec.info.base_path.rstrip("/")
+        routes = []
+        for op in spec.operations():
+            parts = op.path.strip("/").split("/")
+            pattern = "/".join("([^/]+)" if p.startswith("{") else re.escape(p) for p in parts)
+            names = [p[1:-1] for p in parts if p.startswith("{")]
+            literal = sum(not p.startswith("{") for p in parts)
+            routes.append((-literal, len(parts), re.compile(f"^/{pattern}/?$"), names, op))
+        routes.sort(key=lambda r: (r[0], r[1]))
+        self._routes = [(rx, names, op) for _, _, rx, names, op in routes]
+
+    def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
+        from urllib.parse import unquote
+
+        candidates = [path]
+        if self.base_path and path.startswith(self.base_path + "/"):
+            candidates.insert(0, path[len(self.base_path) :])
+        for candidate in candidates:
+            for rx, names, op in self._routes:
+                if op.method != method.lower():
+                    continue
+                found = rx.match(candidate)
+                if found:
+                    return op, {n: unquote(v) for n, v in zip(names, found.groups(), strict=True)}
+        return None

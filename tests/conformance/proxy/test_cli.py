@@ -1,0 +1,48 @@
+"""``python -m conformance proxy`` as a user runs it: usage errors, and reports written on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from conformance.cli import main
+from mockserver import EmbeddedServer, MockConfig
+from tests.interop.peers import free_port
+
+
+def test_a_bad_upstream_is_a_usage_error() -> None:
+    assert main(["proxy", "--protocol", "agent-protocol", "--upstream", "localhost:8000"]) == 2
+
+
+def test_sigterm_writes_the_reports(tmp_path: Path) -> None:
+    port = free_port()
+    with EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server:
+        command = [sys.executable, "-m", "conformance", "proxy", "--protocol", "agent-protocol",
+                   "--upstream", server.url, "--port", str(port), "--report-dir", str(tmp_path)]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    httpx.post(f"http://127.0.0.1:{port}/ap/v1/agent/tasks", json={"input": "x"}, timeout=2)
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline and process.poll() is None, "the proxy did not start"
+                    time.sleep(0.2)
+            httpx.get(f"http://127.0.0.1:{port}/ap/v1/agent/tasks", params={"page_size": "0"}, timeout=5)
+        finally:
+            os.kill(process.pid, signal.SIGTERM)
+            out, err = process.communicate(timeout=20)
+    assert process.returncode == 1, err  # the client's page_size 0 broke AP-CLIENT-001
+    assert "AP-CLIENT-001 #2 GET /ap/v1/agent/tasks (listAgentTasks) -> 422" in err
+    results = json.loads((tmp_path / "results.json").read_text())
+    statuses = {r["id"]: r["status"] for r in results["requirements"]}
+    assert statuses["AP-CLIENT-001"] == "failed" and statuses["AP-SCHEMA-005"] == "passed"
+    assert "2 exchanges, 1 violations" in out
