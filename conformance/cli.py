@@ -5,28 +5,40 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import NoReturn
 
+from . import __version__
 from .context import RunOptions
 from .events import EventHandler
 from .proxy import cli as proxy_cli
 from .requirements import Level
 from .results import RunResult
 from .specs import PROTOCOLS, SpecError
+from .usage import UsageError, check_report_dir, plan_runs
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line that says what is wrong and where to look, not the whole usage block."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m conformance", description="Conformance suite for AI-agent HTTP APIs")
+    p = _Parser(prog="python -m conformance", description="Conformance suite for AI-agent HTTP APIs")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
     run.add_argument("--protocol", required=True, choices=[*sorted(PROTOCOLS), "all"])
     run.add_argument(
         "--base-url",
-        default="",
+        default=None,
         help="URL the document's paths are appended to "
         "(synapse-agent: include /repo/v1); default: start the embedded reference mock",
     )
@@ -76,6 +88,28 @@ def run_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    template = RunOptions(
+        protocol=protocols[0],
+        base_url=args.base_url or "",
+        token=args.token,
+        second_token=args.second_token,
+        seed=args.seed,
+        max_examples=args.max_examples,
+        timeout=args.timeout,
+        level=Level(args.level),
+        budget_s=args.budget,
+        only=tuple(args.only),
+        phases=tuple(args.phase or ("schema", "scenario")),
+    )
+    plans = plan_runs(protocols, template, base_url_given=args.base_url is not None)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+
+    def report_dir(pid: str) -> Path:
+        base = args.report_dir or Path("reports") / f"{pid}-{stamp}"
+        return base / pid if args.report_dir and len(protocols) > 1 else base
+
+    for plan in plans:  # refused now, not after the whole run
+        check_report_dir(report_dir(plan.protocol))
     with ExitStack() as stack:
         handlers: list[EventHandler] = [] if args.quiet else [ProgressLines(_stderr_line)]
         if args.events:
@@ -85,33 +119,22 @@ def run_command(args: argparse.Namespace) -> int:
                 print(f"error: cannot write --events {args.events}: {exc.strerror or exc}", file=sys.stderr)
                 return EXIT_USAGE
             handlers.append(EventStream(stream))
-        return _run_protocols(args, protocols, handlers)
+        return _run_protocols(args, plans, report_dir, handlers)
 
 
-def _run_protocols(args: argparse.Namespace, protocols: list[str], handlers: list[EventHandler]) -> int:
+def _run_protocols(
+    args: argparse.Namespace, plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler]
+) -> int:
     from .reporting import write_reports
     from .runner import run
 
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     worst = EXIT_OK
-    for pid in protocols:
-        options = RunOptions(
-            protocol=pid,
-            base_url=args.base_url,
-            token=args.token,
-            second_token=args.second_token,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            timeout=args.timeout,
-            level=Level(args.level),
-            profile=args.profile if args.profile and args.profile in PROTOCOLS[pid].profiles else None,
-            budget_s=args.budget,
-            only=tuple(args.only),
-            phases=tuple(args.phase or ("schema", "scenario")),
-        )
+    for options in plans:
+        pid = options.protocol
+        if args.profile and args.profile in PROTOCOLS[pid].profiles:
+            options = replace(options, profile=args.profile)
         result: RunResult = run(options, handlers)
-        base = args.report_dir or Path("reports") / f"{pid}-{stamp}"
-        directory = base / pid if args.report_dir and len(protocols) > 1 else base
+        directory = report_dir(pid)
         write_reports(result, directory)
         tally = result.tally()
         must = tally["must"]
@@ -177,19 +200,19 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors already; keep 0 for --help
         return int(exc.code or 0)
     try:
-        if args.command == "requirements":
-            return requirements_command(args)
-        if args.command == "selfcheck":
-            return selfcheck_command(args)
-        if args.command == "proxy":
-            return proxy_cli.command(args)
-        return run_command(args)
-    except SpecError as exc:
+        commands = {"requirements": requirements_command, "selfcheck": selfcheck_command, "proxy": proxy_cli.command}
+        code = commands.get(args.command, run_command)(args)
+        sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit
+        return code
+    except (SpecError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `... | head` stopped reading: not an error, and no traceback at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -17,12 +17,13 @@ from .requirements import Level
 from .results import RunResult, Status
 
 _KEY = pytest.StashKey[RunResult]()
+_OPTIONS = pytest.StashKey[RunOptions]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "agent API conformance suite")
     group.addoption("--conformance-protocol", help="protocol id; adds one test per requirement")
-    group.addoption("--conformance-base-url", default="", help="target URL (default: embedded reference mock)")
+    group.addoption("--conformance-base-url", default=None, help="target URL (default: embedded reference mock)")
     group.addoption("--conformance-token", default=None)
     group.addoption("--conformance-second-token", default=None)
     group.addoption("--conformance-seed", type=int, default=0)
@@ -31,10 +32,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-level", choices=[lv.value for lv in Level], default="may")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The CLI's usage validation, as a pytest usage error (exit 4, one line) before collection."""
+    if config.getoption("--conformance-protocol", None):
+        _options(config)
+
+
 def _options(config: pytest.Config) -> RunOptions:
+    """The validated options of the run (cached), or pytest.UsageError saying what to fix."""
+    if _OPTIONS in config.stash:
+        return config.stash[_OPTIONS]
+    from .usage import UsageError, known_protocol, plan_runs
+
+    base_url = config.getoption("--conformance-base-url")
+    try:
+        protocol = known_protocol(config.getoption("--conformance-protocol"))
+        [options] = plan_runs([protocol], _given(config, protocol, base_url or ""), base_url_given=base_url is not None)
+    except UsageError as exc:
+        raise pytest.UsageError(f"conformance: {exc}") from None
+    config.stash[_OPTIONS] = options
+    return options
+
+
+def _given(config: pytest.Config, protocol: str, base_url: str) -> RunOptions:
     return RunOptions(
-        protocol=config.getoption("--conformance-protocol") or "",
-        base_url=config.getoption("--conformance-base-url"),
+        protocol=protocol,
+        base_url=base_url,
         token=config.getoption("--conformance-token"),
         second_token=config.getoption("--conformance-second-token"),
         seed=config.getoption("--conformance-seed"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import signal
 import sys
 
@@ -80,8 +81,12 @@ async def serve(config: MockConfig, host: str, port: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.list_faults:
-        for fault in sorted(catalogue().values(), key=lambda f: f.name):
-            print(f"{fault.name:40} {fault.protocol:15} breaks {', '.join(fault.breaks)}: {fault.description}")
+        try:
+            for fault in sorted(catalogue().values(), key=lambda f: f.name):
+                print(f"{fault.name:40} {fault.protocol:15} breaks {', '.join(fault.breaks)}: {fault.description}")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `--list-faults | head` stopped reading: no traceback at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     config = MockConfig(
         protocols=tuple(args.protocol or PROTOCOLS),

@@ -1,0 +1,139 @@
+"""Usage validation: every mistake a user can make in the options is refused before anything is
+tested, with one line that says what to do.
+
+The CLI and the pytest plugin both call ``plan_runs``; a run that starts has options that make
+sense, so whatever it reports is about the target, never about the invocation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+
+from .context import RunOptions
+from .protocols import suite
+from .runner import selected
+from .specs import PROTOCOLS, load
+
+_VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*")
+
+
+class UsageError(Exception):
+    """The invocation cannot be run as given; the message says what to do instead."""
+
+
+def check_base_url(url: str, protocol: str) -> str:
+    """The base URL without a trailing slash, or a UsageError naming the problem and the fix."""
+    if not url.strip():
+        raise UsageError(
+            "--base-url is empty (an unset variable?); give the target's URL, or omit the option to test "
+            "the embedded reference mock"
+        )
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise UsageError(f"--base-url {url!r} is not a valid URL ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(f"--base-url {url!r} must be an http:// or https:// URL with a host")
+    if parsed.query or parsed.fragment:
+        raise UsageError(f"--base-url {url!r} must not carry a query or fragment")
+    doubled = _doubled_root(parsed.path, protocol)
+    if doubled:
+        root, example = doubled
+        fixed = str(parsed.copy_with(path=parsed.path.rstrip("/")[: -len(root)] or "/")).rstrip("/")
+        raise UsageError(
+            f"--base-url {url!r} ends in {root}, which the {protocol} document's paths already start with "
+            f"({example}); use --base-url {fixed}"
+        )
+    return url.rstrip("/")
+
+
+def _doubled_root(path: str, protocol: str) -> tuple[str, str] | None:
+    """The API root (``/ap/v1``) a base URL's path ends in when the document's paths start with it too.
+
+    One rule for every protocol: an API root is a path's leading segments up to and including its
+    first version segment (``/ap/v1/agent/tasks`` -> ``/ap/v1``, ``/v1/models`` -> ``/v1``); the
+    document's server path (Synapse's ``/repo/v1``) belongs in the base URL and is not one."""
+    tail = path.rstrip("/")
+    for op in load(protocol).operations():
+        segments = op.path.strip("/").split("/")
+        for n, segment in enumerate(segments, 1):
+            if "{" in segment:
+                break
+            if _VERSION_SEGMENT.fullmatch(segment):
+                root = "/" + "/".join(segments[:n])
+                if tail.endswith(root):
+                    return root, op.path
+                break
+    return None
+
+
+def check_token(option: str, token: str | None) -> None:
+    if token is None:
+        return
+    if not token:
+        raise UsageError(f"{option} is empty (an unset variable?); give the token, or omit the option")
+    if token[:7].lower() == "bearer ":
+        raise UsageError(f"{option} starts with 'Bearer '; pass the token alone, the suite adds the scheme")
+    if not token.isascii():
+        raise UsageError(f"{option} contains non-ASCII characters; an HTTP header cannot carry them")
+    if any(c.isspace() or not c.isprintable() for c in token):
+        raise UsageError(
+            f"{option} contains whitespace or a control character (a trailing newline from a file?); strip it"
+        )
+
+
+def plan_runs(protocols: list[str], options: RunOptions, *, base_url_given: bool) -> list[RunOptions]:
+    """The options for each protocol to run, or UsageError. A protocol none of whose requirements
+    ``--only`` selects is left out; a selection that is empty everywhere is refused."""
+    if options.max_examples < 1:
+        raise UsageError(f"--max-examples must be at least 1 (got {options.max_examples})")
+    if not options.timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds (got {options.timeout:g})")
+    if not options.budget_s > 0:
+        raise UsageError(f"--budget must be a positive number of seconds (got {options.budget_s:g})")
+    check_token("--token", options.token)
+    check_token("--second-token", options.second_token)
+    for prefix in options.only:
+        if not any(c.requirement.id.startswith(prefix) for pid in protocols for c in suite(pid).registry):
+            where = protocols[0] if len(protocols) == 1 else "any protocol"
+            raise UsageError(
+                f"--only {prefix!r} matches no requirement of {where}; "
+                "list them with: python -m conformance requirements"
+            )
+    plans = []
+    for pid in protocols:
+        opts = replace(options, protocol=pid)
+        if base_url_given:
+            opts = replace(opts, base_url=check_base_url(options.base_url, pid))
+        if not selected(suite(pid), opts):
+            continue
+        if base_url_given and suite(pid).needs_auth and not opts.token:
+            raise UsageError(
+                f"{pid} requires credentials (its document declares bearer auth): pass --token "
+                "(and --second-token for the ownership requirements), or omit --base-url to test the embedded mock"
+            )
+        plans.append(opts)
+    if not plans:
+        raise UsageError("no requirement is selected by --only, --level and --phase together")
+    return plans
+
+
+def check_report_dir(directory: Path) -> None:
+    """Create the report folder and prove it writable now, not after the whole run."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / ".write-probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"--report-dir {str(directory)!r} is not writable ({exc.strerror or exc})") from None
+
+
+def known_protocol(protocol: str | None) -> str:
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"unknown protocol {protocol!r}; known: {', '.join(sorted(PROTOCOLS))}")
+    return protocol

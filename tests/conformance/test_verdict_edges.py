@@ -1,0 +1,142 @@
+"""Every ordinary mistake and edge condition, through the real CLI (and the pytest plugin where it
+applies): the exit code, no traceback, one line that says what to do, and what the reports say.
+
+One table, one test. A case names its command line, the target it runs against (none, a closed
+port, the embedded mock, a hostile server), the exit code, the text stderr must carry, and what
+must hold of the report folder afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import closed_port_url
+
+REPO = Path(__file__).resolve().parents[2]
+BOUND_S = 90.0
+
+
+def no_reports(report_dir: Path) -> None:
+    assert not report_dir.exists(), "a usage error must refuse before anything is tested or written"
+
+
+def verdicts(report_dir: Path, protocol: str | None = None) -> dict[str, str]:
+    folder = report_dir / protocol if protocol else report_dir
+    data = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    return {r["id"]: r["status"] for r in data["requirements"]}
+
+
+def only_protocol_run(protocol: str) -> Callable[[Path], None]:
+    def check(report_dir: Path) -> None:
+        assert sorted(p.name for p in report_dir.iterdir()) == [protocol]
+        assert set(verdicts(report_dir, protocol)) == {"AP-TASK-001"}
+
+    return check
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: tuple[str, ...]
+    code: int
+    says: str
+    """A fragment of the one line on stderr (or stdout for ``--version``)."""
+    reports: Callable[[Path], None] = no_reports
+    target: str = ""
+    """``closed`` puts a closed port's URL where ``{url}`` appears in argv."""
+    shell: str = ""
+    """A shell pipeline instead of argv (``{python}`` is the interpreter)."""
+    plugin: tuple[str, ...] = ()
+    """The same mistake through the pytest plugin: its arguments (pytest exits 4 on usage errors)."""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+RUN = ("run", "--protocol", "agent-protocol")
+CASES = [
+    Case("empty-base-url", (*RUN, "--base-url", ""), 2, "--base-url is empty (an unset variable?)",
+         plugin=("--conformance-protocol", "agent-protocol", "--conformance-base-url", "")),
+    Case("zero-examples", (*RUN, "--max-examples", "0"), 2, "--max-examples must be at least 1",
+         plugin=("--conformance-protocol", "agent-protocol", "--conformance-max-examples", "0")),
+    Case("negative-examples", (*RUN, "--max-examples", "-1"), 2, "--max-examples must be at least 1"),
+    Case("zero-timeout", (*RUN, "--timeout", "0"), 2, "--timeout must be a positive number of seconds"),
+    Case("zero-budget", (*RUN, "--budget", "0"), 2, "--budget must be a positive number of seconds"),
+    Case("seed-not-an-integer", (*RUN, "--seed", "x"), 2, "argument --seed: invalid int value: 'x'"),
+    Case("only-matches-nothing", (*RUN, "--only", "AP-NOPE"), 2,
+         "--only 'AP-NOPE' matches no requirement of agent-protocol"),
+    Case("only-leaves-out-other-protocols",
+         ("run", "--protocol", "all", "--only", "AP-TASK-001", "--phase", "scenario", "-q"), 0,
+         "", reports=only_protocol_run("agent-protocol")),
+    Case("selection-empty", (*RUN, "--only", "AP-SCHEMA", "--phase", "scenario"), 2,
+         "no requirement is selected by --only, --level and --phase together"),
+    Case("report-dir-unwritable", (*RUN, "--report-dir", "/proc/no-such-dir/reports"), 2,
+         "--report-dir '/proc/no-such-dir/reports' is not writable"),
+    Case("malformed-url", (*RUN, "--base-url", "http://[::1"), 2, "--base-url 'http://[::1' is not a valid URL"),
+    Case("url-without-scheme", (*RUN, "--base-url", "localhost:8000"), 2, "must be an http:// or https:// URL"),
+    Case("url-doubles-the-api-root", (*RUN, "--base-url", "http://127.0.0.1:9/ap/v1/"), 2,
+         "ends in /ap/v1, which the agent-protocol document's paths already start with "
+         "(/ap/v1/agent/tasks); use --base-url http://127.0.0.1:9"),
+    Case("url-doubles-the-api-root-ns", ("run", "--protocol", "neuro-san", "--base-url", "http://h/x/api/v1"), 2,
+         "use --base-url http://h/x"),
+    Case("token-non-ascii", (*RUN, "--base-url", "{url}", "--token", "tökén"), 2,
+         "--token contains non-ASCII characters", target="closed"),
+    Case("token-with-bearer-prefix", (*RUN, "--base-url", "{url}", "--token", "Bearer abc"), 2,
+         "--token starts with 'Bearer '; pass the token alone", target="closed",
+         plugin=("--conformance-protocol", "agent-protocol", "--conformance-token", "Bearer abc")),
+    Case("token-trailing-newline", (*RUN, "--second-token", "abc\n"), 2,
+         "--second-token contains whitespace or a control character (a trailing newline from a file?)"),
+    Case("auth-protocol-without-token", ("run", "--protocol", "synapse-agent", "--base-url", "{url}"), 2,
+         "synapse-agent requires credentials (its document declares bearer auth): pass --token", target="closed"),
+    Case("plugin-unknown-protocol", (), 4, "", plugin=("--conformance-protocol", "nope")),
+    Case("version", ("--version",), 0, "python -m conformance 0.1.0"),
+    Case("list-faults-into-head", (), 0, "", shell="{python} -m mockserver --list-faults | head -1"),
+    Case("requirements-into-head", (), 0, "", shell="{python} -m conformance requirements | head -1"),
+]
+
+
+def _env(case: Case) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0", **case.env}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_edge(case: Case, tmp_path: Path) -> None:
+    report_dir = tmp_path / "reports"
+    url = closed_port_url() if case.target == "closed" else ""
+    started = time.monotonic()
+    if case.shell:
+        proc = subprocess.run(case.shell.format(python=sys.executable), shell=True, capture_output=True, text=True,
+                              timeout=BOUND_S, cwd=tmp_path, env=_env(case))
+        assert proc.returncode == 0 and proc.stdout.count("\n") == 1, proc.stdout + proc.stderr
+        assert proc.stderr == "", proc.stderr
+        return
+    if case.argv:
+        argv = [a.replace("{url}", url) for a in case.argv]
+        if "--report-dir" not in argv and argv[0] == "run":
+            argv += ["--report-dir", str(report_dir)]
+        proc = subprocess.run([sys.executable, "-m", "conformance", *argv], capture_output=True, text=True,
+                              timeout=BOUND_S, cwd=tmp_path, env=_env(case))
+        assert time.monotonic() - started < BOUND_S
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert proc.returncode == case.code, proc.stdout + proc.stderr
+        if case.code == 2:
+            [line] = proc.stderr.splitlines()  # one line that says what to do
+            assert case.says in line
+        elif case.says:
+            assert case.says in proc.stdout + proc.stderr
+        case.reports(report_dir)
+        assert not (tmp_path / ".hypothesis").exists()
+    if case.plugin:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *case.plugin],
+                              capture_output=True, text=True, timeout=BOUND_S, cwd=tmp_path, env=_env(case))
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 4, out  # pytest's usage error
+        assert "INTERNALERROR" not in out and "Traceback" not in out, out
+        assert "ERROR: conformance: " + (case.says or "unknown protocol 'nope'") in out
