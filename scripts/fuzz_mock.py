@@ -136,6 +136,19 @@ class ProtocolFuzz:
     def problems(self) -> int:
         return self.server_errors + self.leaks + self.shape_violations
 
+    def absorb(self, other: ProtocolFuzz) -> None:
+        """Add another run's counts (a top-up run over operations the budget left unreached)."""
+        for name in ("requests", "cases", "server_errors", "documented_5xx", "leaks", "shape_violations",
+                     "transport_errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.operations = sorted({*self.operations, *other.operations})
+        for status, count in other.statuses.items():
+            self.statuses[status] = self.statuses.get(status, 0) + count
+        self.samples = (self.samples + other.samples)[:MAX_SAMPLES]
+        self.transport_samples = (self.transport_samples + other.transport_samples)[:MAX_SAMPLES]
+        self.phases += [phase for phase in other.phases if phase not in self.phases]
+        self.duration_s = round(self.duration_s + other.duration_s, 2)
+
     def summary(self) -> str:
         return (f"{self.protocol}: {self.requests} requests ({self.cases} cases) over {len(self.operations)} "
                 f"operations in {self.duration_s:.1f} s; 5xx {self.server_errors} (+{self.documented_5xx} documented), "
