@@ -3,7 +3,10 @@
 ``ProtocolApi.operation("createAgentTask")`` registers a handler at the operation's method and
 path; the wrapper authenticates (where the document asks for it), validates the request with
 the validators compiled at start-up, applies the run's faults, and renders any ``ApiError`` in
-the protocol's error shape. Handlers only ever see valid input.
+the protocol's error shape. Handlers only ever see valid input. ``Hooks.wrap`` puts chaos, the
+journal and the access log around it, at the cost of one attribute test while they are off.
+
+A protocol's store is made through ``ProtocolApi.stateful``, so that the admin API can reset it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -24,10 +27,12 @@ from conformance.specs import Spec, resolve_ref
 from .config import MockConfig
 from .errors import ApiError, error_body
 from .faults import FaultSet
+from .hooks import Hooks
 from .streaming import StreamGate
 from .validation import OperationValidator
 
 log = logging.getLogger("mockserver")
+S = TypeVar("S")
 
 
 @dataclass(slots=True)
@@ -72,12 +77,17 @@ def error_response(protocol_id: str, error: ApiError) -> web.Response:
 
 
 class ProtocolApi:
-    def __init__(self, spec: Spec, config: MockConfig, faults: FaultSet, gate: StreamGate) -> None:
+    def __init__(
+        self, spec: Spec, config: MockConfig, faults: FaultSet, gate: StreamGate, hooks: Hooks | None = None
+    ) -> None:
         self.spec = spec
         self.protocol_id = spec.info.id
         self.config = config
         self.faults = faults
         self.gate = gate
+        self.hooks = hooks
+        self.stores: list[tuple[Any, Callable[[], Any]]] = []
+        """Each store the protocol keeps, with the factory that makes it empty (``reset``)."""
         self.base_path = spec.info.base_path
         self.routes: list[web.RouteDef] = []
         self.schemas = SchemaSet(spec.raw)
@@ -109,6 +119,25 @@ class ProtocolApi:
             return handler
 
         return register
+
+    def stateful(self, factory: Callable[[], S]) -> S:
+        """A store made by ``factory``; ``reset`` empties it in place, so handlers keep their reference."""
+        store = factory()
+        self.stores.append((store, factory))
+        return store
+
+    def reset(self) -> None:
+        for store, factory in self.stores:
+            fresh = vars(factory())
+            vars(store).clear()
+            vars(store).update(fresh)
+
+    def store(self, kind: type[S]) -> S:
+        """The protocol's store of that class (fixtures.py loads into it)."""
+        for store, _ in self.stores:
+            if isinstance(store, kind):
+                return store
+        raise LookupError(f"{self.protocol_id} keeps no {kind.__name__}")
 
     def authenticate(self, request: web.Request) -> str:
         if self.faults.disables_auth:
@@ -163,7 +192,9 @@ class ProtocolApi:
                 return json_response(protocol_id, result)
             return result
 
-        return endpoint
+        if self.hooks is None:
+            return endpoint
+        return self.hooks.wrap(protocol_id, operation_id, endpoint, error_response)
 
 
 def _with_parameters_resolved(document: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -3,26 +3,33 @@
 No middleware sits on the request path (each costs every request a coroutine hop): the
 operation wrapper in api.py shapes errors and crashes, and each protocol gets fallback routes,
 registered after its own, that answer unrouted paths (404) and wrong methods (405 with Allow) in
-the protocol's error shape.
+the protocol's error shape, and CORS preflights. The admin API (admin.py) lives under ``/__mock``.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 
 from aiohttp import web
 
 from conformance.specs import load
 
+from . import cors, fixtures
+from .admin import Admin
 from .api import ProtocolApi, error_response
+from .chaos import Chaos, load_document
 from .config import MockConfig
 from .errors import ApiError
 from .faults import PROTOCOL_MODULES, FaultSet, resolve
+from .hooks import Hooks
+from .journal import Journal
+from .routing import allowed_methods, templates
 from .streaming import StreamGate
 
 GATE = web.AppKey("stream_gate", StreamGate)
 CONFIG = web.AppKey("config", MockConfig)
+HOOKS = web.AppKey("hooks", Hooks)
+APIS = web.AppKey("apis", dict[str, ProtocolApi])
 
 
 def create_app(config: MockConfig | None = None) -> web.Application:
@@ -30,38 +37,51 @@ def create_app(config: MockConfig | None = None) -> web.Application:
     faults: FaultSet = resolve(config.faults) if config.faults else FaultSet()
     specs = {pid: load(pid) for pid in config.protocols}
     gate = StreamGate(config.limits.max_open_streams)
+    operations = {pid: [op.operation_id for op in spec.operations()] for pid, spec in specs.items()}
+    rules, _ = load_document(list(config.chaos), operations)
+    seed = config.chaos_seed if config.chaos_seed is not None else config.seed
+    hooks = Hooks(Chaos(rules, seed), Journal(config.journal), config.access_log, config.verbose)
     app = web.Application(client_max_size=config.limits.max_upload_bytes + (1 << 16))
     app[CONFIG] = config
     app[GATE] = gate
+    app[HOOKS] = hooks
+    apis: dict[str, ProtocolApi] = {}
     fallbacks: list[web.RouteDef] = []
     for pid, spec in specs.items():
-        api = ProtocolApi(spec, config, faults, gate)
+        api = apis[pid] = ProtocolApi(spec, config, faults, gate, hooks)
         module = importlib.import_module(PROTOCOL_MODULES[pid])
         module.mount(api)
         app.router.add_routes(api.routes)
-        fallbacks += fallback_routes(pid, api.routes)
+        fallbacks += fallback_routes(pid, api.routes, hooks, config.cors)
+    app[APIS] = apis
+    admin = Admin(apis, hooks)
+    app.router.add_routes(admin.routes())
     app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
+    app.router.add_routes(admin.fallback(config.cors))
+    if config.cors:
+        app.on_response_prepare.append(cors.add_headers)
+    if config.fixtures is not None:
+        fixtures.load(apis, config.fixtures)
     return app
 
 
-def _template(path: str) -> re.Pattern[str]:
-    """``/ap/v1/agent/tasks/{task_id}`` -> a regex matching concrete paths of that template."""
-    parts = re.split(r"(\{[^}/]+\})", path)
-    return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
-
-
-def fallback_routes(protocol_id: str, routes: list[web.RouteDef]) -> list[web.RouteDef]:
+def fallback_routes(
+    protocol_id: str, routes: list[web.RouteDef], hooks: Hooks | None = None, answer_cors: bool = False
+) -> list[web.RouteDef]:
     """Catch-alls under each first path segment the protocol owns, answering in its shape."""
-    templates = [(_template(r.path), r.method.upper()) for r in routes]
+    compiled = templates(routes)
 
-    async def fallback(request: web.Request) -> web.StreamResponse:
-        allowed = sorted({method for rx, method in templates if rx.fullmatch(request.path)})
+    async def serve(request: web.Request) -> web.StreamResponse:
+        allowed = allowed_methods(compiled, request.path)
+        if answer_cors and cors.is_preflight(request):
+            return cors.preflight(request, allowed)
         if allowed:
             error = ApiError(405, "Method Not Allowed", headers={"Allow": ",".join(allowed)})
         else:
             error = ApiError(404, "Not Found")
         return error_response(protocol_id, error)
 
+    fallback = serve if hooks is None else hooks.wrap(protocol_id, None, serve, error_response)
     segments = sorted({r.path.strip("/").split("/", 1)[0] for r in routes})
     return [
         web.route("*", path, fallback) for segment in segments for path in (f"/{segment}", f"/{segment}/{{tail:.*}}")

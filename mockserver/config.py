@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.specs import PROTOCOLS
 
@@ -37,3 +39,16 @@ class MockConfig:
     """Pause between streamed frames, to make streams observable as they are produced."""
     faults: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    chaos: tuple[Mapping[str, Any], ...] = ()
+    """Chaos rules as mappings (chaos.py); they keep the mock correct but unreliable."""
+    chaos_seed: int | None = None
+    """Seed of the chaos draws; None uses ``seed``."""
+    journal: int = 0
+    """Entries the request journal keeps; 0 leaves it off until the admin API turns it on."""
+    access_log: bool = False
+    verbose: bool = False
+    """Also log request and response bodies (implies the access log)."""
+    cors: bool = True
+    """Answer browsers from any origin, as the real sgr-agent-core does."""
+    fixtures: Mapping[str, Any] | None = None
+    """A fixtures document (fixtures.py) loaded before the first request."""

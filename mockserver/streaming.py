@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from .errors import ApiError
+from .hooks import EXCHANGE, Exchange
 
 
 class StreamGate:
@@ -36,16 +37,31 @@ class _Stream:
         self.delay = delay
         self.response = web.StreamResponse(headers={"Content-Type": content_type, **(headers or {})})
         self.sent = 0
+        self.exchange: Exchange | None = request.get(EXCHANGE)
+        """Present only when chaos or the journal watches this request (hooks.py)."""
+
+    def encode(self, obj: Any) -> bytes:
+        raise NotImplementedError
 
     async def open(self) -> web.StreamResponse:
         await self.response.prepare(self.request)
         return self.response
 
     async def _write(self, data: bytes) -> None:
+        if self.exchange is not None:
+            first = await self.exchange.before_frame(self.request, self.sent, self.encode)
+            if first is None:
+                return
+            if first:
+                await self.response.write(first)
+                self.exchange.written(first)
+                return
         if self.delay and self.sent:
             await asyncio.sleep(self.delay)
         await self.response.write(data)
         self.sent += 1
+        if self.exchange is not None:
+            self.exchange.written(data)
 
     async def close(self) -> web.StreamResponse:
         await self.response.write_eof()
@@ -66,9 +82,12 @@ class NdjsonStream(_Stream):
         super().__init__(request, content_type, headers, delay)
         self.pretty = pretty  # the multi-line-objects fault
 
-    async def send(self, obj: Any) -> None:
+    def encode(self, obj: Any) -> bytes:
         text = json.dumps(obj, indent=2) if self.pretty else json.dumps(obj, separators=(",", ":"))
-        await self._write(text.encode() + b"\n")
+        return text.encode() + b"\n"
+
+    async def send(self, obj: Any) -> None:
+        await self._write(self.encode(obj))
 
 
 class SseStream(_Stream):
@@ -78,8 +97,11 @@ class SseStream(_Stream):
         base = {"Cache-Control": "no-cache", "Connection": "keep-alive"}
         super().__init__(request, "text/event-stream", {**base, **(headers or {})}, delay)
 
+    def encode(self, obj: Any) -> bytes:
+        return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
     async def send(self, obj: Any) -> None:
-        await self._write(b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n")
+        await self._write(self.encode(obj))
 
     async def done(self) -> None:
         await self._write(b"data: [DONE]\n\n")

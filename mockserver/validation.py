@@ -21,6 +21,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from conformance.schemas import SchemaSet
 
 from .errors import INVALID_BODY_STATUS, ApiError
+from .hooks import EXCHANGE
 
 
 @dataclass(slots=True)
@@ -256,6 +257,9 @@ class OperationValidator:
         if request.content_length is not None and request.content_length > self.max_json_bytes:
             raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
         raw = await self._read_capped(request)
+        exchange = request.get(EXCHANGE)
+        if exchange is not None:  # the journal watches this request (hooks.py)
+            exchange.read(raw)
         if not raw:  # no body; whitespace alone is a body, and not JSON (RFC 8259: ws value ws)
             if self.body_required:
                 raise self._invalid([_violation(["body"], "Field required", "missing", None)])

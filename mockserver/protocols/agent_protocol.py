@@ -292,7 +292,7 @@ def _form(body: Any) -> tuple[UploadedFile, str | None]:
 
 
 def mount(api: ProtocolApi) -> None:
-    store = Store(api.config.limits)
+    store = api.stateful(lambda: Store(api.config.limits))
 
     # per task, the ids its latest write created, which reads cannot see under ap-reads-lag-one-write
     unprojected: dict[str, set[str]] = {}

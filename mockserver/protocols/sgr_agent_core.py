@@ -356,7 +356,7 @@ async def _run(agent: Agent, plan: Plan, stream: _SseStream, wire: Wire = Wire()
 
 
 def mount(api: ProtocolApi) -> None:
-    store = AgentStore(api.config.limits)
+    store = api.stateful(lambda: AgentStore(api.config.limits))
 
     ghosts: dict[str, Agent] = {}  # the deleted agents the sgr-deleted-agent-listed fault still lists
 

@@ -246,7 +246,7 @@ class Store:
 
 
 def mount(api: ProtocolApi) -> None:
-    store = Store(api)
+    store = api.stateful(lambda: Store(api))
 
     def caller(call: Call) -> str:
         if call.user is None:  # every operation is secured; kept for type safety

@@ -1,0 +1,258 @@
+"""The admin API under ``/__mock/``, a prefix no protocol uses: state, fixtures, journal, chaos, documents.
+
+For client developers who run the mock as their local backend: put it in a known state, see what
+their client sent, and change how unreliable it is while it runs. Every answer is JSON; bad input
+is a 400 (or 404/413/415) with ``{"error": "..."}`` saying what is wrong, and changes nothing.
+
+    GET    /__mock/                         what is here
+    GET    /__mock/specs/{protocol}.json    each protocol's document, for client generators
+    GET    /__mock/specs/{protocol}.yaml
+    POST   /__mock/reset                    empty every protocol's state
+    POST   /__mock/reset/{protocol}         empty one protocol's state
+    POST   /__mock/fixtures                 load fixtures (JSON, or YAML with a YAML content type)
+    GET    /__mock/journal                  recent exchanges, newest first (?protocol=&operation=&status=&limit=)
+    PUT    /__mock/journal                  {"size": N}: keep the last N exchanges (0 turns it off)
+    DELETE /__mock/journal                  forget the recorded exchanges
+    GET    /__mock/chaos                    the chaos rules in force
+    PUT    /__mock/chaos                    replace them: {"seed": N, "rules": [...]}
+    POST   /__mock/chaos/rules              add one rule
+    DELETE /__mock/chaos                    remove every rule
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from . import cors
+from .api import ProtocolApi
+from .chaos import ChaosError, Rule, load_document
+from .hooks import Hooks
+from .journal import MAX_SIZE
+from .routing import allowed_methods, templates
+
+PREFIX = "/__mock"
+MAX_BODY = 1 << 20
+"""Largest admin request body (a fixtures document included): 1 MiB."""
+MAX_LIMIT = 1000
+"""Most journal entries one GET returns."""
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
+
+
+class AdminError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+Handler = Callable[[web.Request], Awaitable[Any]]
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.Response(body=json.dumps(body, indent=2).encode(), status=status, content_type="application/json")
+
+
+def _guarded(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def endpoint(request: web.Request) -> web.StreamResponse:
+        try:
+            result = await handler(request)
+        except AdminError as exc:
+            return _json({"error": str(exc)}, exc.status)
+        except ChaosError as exc:
+            return _json({"error": str(exc)}, 400)
+        return result if isinstance(result, web.StreamResponse) else _json(result)
+
+    return endpoint
+
+
+async def read_document(request: web.Request) -> Any:
+    """The request's JSON or YAML body, bounded; a clear 4xx for anything else."""
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise AdminError(413, f"the body is larger than {MAX_BODY} bytes")
+    data = b""
+    while chunk := await request.content.read(MAX_BODY + 1 - len(data)):  # read(n) gives what has arrived
+        data += chunk
+        if len(data) > MAX_BODY:
+            raise AdminError(413, f"the body is larger than {MAX_BODY} bytes")
+    if not data.strip():
+        raise AdminError(400, "a JSON (or YAML) body is required")
+    media = request.content_type
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AdminError(400, "the body is not UTF-8") from None
+    if media in YAML_TYPES:
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise AdminError(400, f"the body is not valid YAML: {exc}") from None
+    if media not in ("application/json", "application/octet-stream", ""):
+        raise AdminError(415, f"send application/json or application/yaml, not {media}")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise AdminError(400, f"the body is not valid JSON: {exc}") from None
+
+
+class Admin:
+    def __init__(self, apis: Mapping[str, ProtocolApi], hooks: Hooks) -> None:
+        self.apis = apis
+        self.hooks = hooks
+        self.operations = {pid: {op.operation_id for op in api.spec.operations()} for pid, api in apis.items()}
+
+    def routes(self) -> list[web.RouteDef]:
+        p = PREFIX
+        table: list[tuple[str, str, Handler]] = [
+            ("GET", f"{p}", self.index),
+            ("GET", f"{p}/", self.index),
+            ("GET", f"{p}/specs/{{name}}", self.spec),
+            ("POST", f"{p}/reset", self.reset),
+            ("POST", f"{p}/reset/{{protocol}}", self.reset),
+            ("POST", f"{p}/fixtures", self.fixtures),
+            ("GET", f"{p}/journal", self.journal),
+            ("PUT", f"{p}/journal", self.journal_size),
+            ("DELETE", f"{p}/journal", self.journal_clear),
+            ("GET", f"{p}/chaos", self.chaos),
+            ("PUT", f"{p}/chaos", self.chaos_replace),
+            ("DELETE", f"{p}/chaos", self.chaos_clear),
+            ("POST", f"{p}/chaos/rules", self.chaos_add),
+        ]
+        self._routes = [web.route(method, path, _guarded(handler)) for method, path, handler in table]
+        return self._routes
+
+    def fallback(self, answer_cors: bool) -> list[web.RouteDef]:
+        """Unknown admin paths (404) and methods (405), and preflights, answered in the admin's shape."""
+        compiled = templates(self._routes)
+
+        async def serve(request: web.Request) -> web.StreamResponse:
+            allowed = allowed_methods(compiled, request.path)
+            if answer_cors and cors.is_preflight(request):
+                return cors.preflight(request, allowed)
+            if allowed:
+                error = _json({"error": f"{request.method} is not allowed here; allowed: {', '.join(allowed)}"}, 405)
+                error.headers["Allow"] = ",".join(allowed)
+                return error
+            return _json({"error": f"no admin endpoint {request.path}; see GET {PREFIX}/"}, 404)
+
+        return [web.route("*", f"{PREFIX}/{{tail:.*}}", serve)]
+
+    def protocol(self, name: str) -> ProtocolApi:
+        api = self.apis.get(name)
+        if api is None:
+            raise AdminError(404, f"no protocol {name!r} is served here; served: {', '.join(sorted(self.apis))}")
+        return api
+
+    async def index(self, request: web.Request) -> Any:
+        return {
+            "protocols": {
+                pid: {
+                    "base_path": api.base_path,
+                    "documents": [f"{PREFIX}/specs/{pid}.json", f"{PREFIX}/specs/{pid}.yaml"],
+                    "stateful": bool(api.stores),
+                }
+                for pid, api in self.apis.items()
+            },
+            "journal": {"size": self.hooks.journal.size, "entries": len(self.hooks.journal.entries)},
+            "chaos": self.hooks.chaos.to_json(),
+            "endpoints": (__doc__ or "").split("\n\n")[2].strip().splitlines(),
+        }
+
+    async def spec(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        stem, dot, ext = name.rpartition(".")
+        if not dot or ext not in ("json", "yaml"):
+            raise AdminError(404, f"documents are at {PREFIX}/specs/<protocol>.json or .yaml")
+        document = self.protocol(stem).spec.raw
+        if ext == "json":
+            return _json(document)
+        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+        return web.Response(text=text, content_type="application/yaml")
+
+    async def reset(self, request: web.Request) -> Any:
+        name = request.match_info.get("protocol")
+        apis = [self.protocol(name)] if name is not None else list(self.apis.values())
+        for api in apis:
+            api.reset()
+        return {"reset": [api.protocol_id for api in apis]}
+
+    async def fixtures(self, request: web.Request) -> Any:
+        from .fixtures import FixtureError, load
+
+        document = await read_document(request)
+        try:
+            return {"loaded": load(self.apis, document)}
+        except FixtureError as exc:
+            raise AdminError(400, str(exc)) from None
+
+    async def journal(self, request: web.Request) -> Any:
+        journal = self.hooks.journal
+        if not journal.enabled:
+            raise AdminError(409, f"the journal is off: start the mock with --journal, or PUT {PREFIX}/journal "
+                                  '{"size": N} to keep the last N exchanges')
+        query = request.query
+        unknown = sorted(set(query) - {"protocol", "operation", "status", "limit"})
+        if unknown:
+            raise AdminError(400, f"unknown filter(s) {', '.join(unknown)}: protocol, operation, status, limit")
+        protocol = query.get("protocol")
+        if protocol is not None:
+            self.protocol(protocol)
+        operation = query.get("operation")
+        if operation is not None and not any(operation in ops for ops in self.operations.values()):
+            raise AdminError(400, f"no served protocol has an operation {operation!r}")
+        status = _int(query, "status", 0, 599)
+        limit = _int(query, "limit", 1, MAX_LIMIT)
+        entries = journal.find(protocol, operation, status, limit if limit is not None else MAX_LIMIT)
+        return {"size": journal.size, "total": len(journal.entries), "entries": [e.view() for e in entries]}
+
+    async def journal_size(self, request: web.Request) -> Any:
+        document = await read_document(request)
+        size = document.get("size") if isinstance(document, dict) else None
+        if isinstance(size, bool) or not isinstance(size, int) or set(document) != {"size"}:
+            raise AdminError(400, f'send {{"size": N}}, N from 0 (off) to {MAX_SIZE}')
+        try:
+            self.hooks.journal.resize(size)
+        except ValueError as exc:
+            raise AdminError(400, str(exc)) from None
+        self.hooks.refresh()
+        return {"size": size}
+
+    async def journal_clear(self, request: web.Request) -> Any:
+        self.hooks.journal.clear()
+        return {"size": self.hooks.journal.size, "entries": 0}
+
+    async def chaos(self, request: web.Request) -> Any:
+        return self.hooks.chaos.to_json()
+
+    async def chaos_replace(self, request: web.Request) -> Any:
+        rules, seed = load_document(await read_document(request), self.operations)
+        self.hooks.chaos.replace(rules, seed)
+        self.hooks.refresh()
+        return self.hooks.chaos.to_json()
+
+    async def chaos_add(self, request: web.Request) -> Any:
+        rule = Rule.parse(await read_document(request), self.operations)
+        self.hooks.chaos.add(rule)
+        self.hooks.refresh()
+        return self.hooks.chaos.to_json()
+
+    async def chaos_clear(self, request: web.Request) -> Any:
+        self.hooks.chaos.replace(())
+        self.hooks.refresh()
+        return self.hooks.chaos.to_json()
+
+
+def _int(query: Mapping[str, str], name: str, low: int, high: int) -> int | None:
+    value = query.get(name)
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise AdminError(400, f"{name} must be a whole number, got {value!r}") from None
+    if not low <= number <= high:
+        raise AdminError(400, f"{name} must be between {low} and {high}, got {number}")
+    return number

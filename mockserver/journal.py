@@ -1,0 +1,158 @@
+"""The request journal: the most recent exchanges, as a client developer wants to see them.
+
+Off until somebody asks for it (``--journal N`` or ``PUT /__mock/journal``), so that a mock nobody
+reads pays nothing for it. Bounded three ways: a ring of at most ``size`` entries, each body cut at
+``MAX_BODY`` bytes, and a stream's frames counted but kept only up to the same cut.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_SIZE = 10_000
+"""Most entries a journal may be asked to keep."""
+DEFAULT_SIZE = 500
+MAX_BODY = 64 << 10
+"""Bytes of a request or response body an entry keeps; the rest is counted, not kept."""
+REDACTED = ("authorization", "cookie", "proxy-authorization")
+
+
+@dataclass(slots=True)
+class Body:
+    """Bytes seen on one side of an exchange, kept up to MAX_BODY."""
+
+    kept: bytearray = field(default_factory=bytearray)
+    size: int = 0
+
+    def add(self, data: bytes) -> None:
+        self.size += len(data)
+        room = MAX_BODY - len(self.kept)
+        if room > 0:
+            self.kept += data[:room]
+
+    def view(self, content_type: str) -> dict[str, Any] | None:
+        if not self.size:
+            return None
+        data = bytes(self.kept)
+        out: dict[str, Any] = {"size": self.size, "truncated": self.size > len(data)}
+        try:
+            out["text"] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            out["base64"] = base64.b64encode(data).decode("ascii")
+        if content_type:
+            out["content_type"] = content_type
+        return out
+
+
+@dataclass(slots=True)
+class Entry:
+    id: int
+    at: float
+    """Wall-clock time the request arrived (seconds since the epoch)."""
+    protocol: str
+    operation: str | None
+    """The document's operationId; None for paths no operation serves (404/405)."""
+    method: str
+    path: str
+    query: str
+    request_headers: dict[str, str]
+    request_body: Body
+    request_type: str
+    status: int = 0
+    """0 while the answer is not sent, and for a connection reset on purpose."""
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_body: Body = field(default_factory=Body)
+    frames: int = 0
+    """Frames written, for streamed answers."""
+    latency_ms: float = 0.0
+    chaos: list[str] = field(default_factory=list)
+    """What chaos rules did to this exchange ("latency 120 ms", "error 429", ...)."""
+
+    def view(self) -> dict[str, Any]:
+        response_type = self.response_headers.get("Content-Type", "")
+        out: dict[str, Any] = {
+            "id": self.id,
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.at)) + f".{int(self.at * 1000) % 1000:03d}Z",
+            "protocol": self.protocol,
+            "operation": self.operation,
+            "request": {
+                "method": self.method,
+                "path": self.path,
+                "query": self.query,
+                "headers": self.request_headers,
+                "body": self.request_body.view(self.request_type),
+            },
+            "response": {
+                "status": self.status,
+                "headers": self.response_headers,
+                "body": self.response_body.view(response_type),
+            },
+            "latency_ms": round(self.latency_ms, 3),
+        }
+        if self.frames:
+            out["response"]["frames"] = self.frames
+        if self.chaos:
+            out["chaos"] = self.chaos
+        return out
+
+
+def redact(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers as the journal shows them: credentials reduced to their scheme."""
+    out = {}
+    for name, value in headers.items():
+        if name.lower() in REDACTED:
+            scheme, _, rest = value.partition(" ")
+            value = f"{scheme} <redacted>" if rest else "<redacted>"
+        out[name] = value
+    return out
+
+
+class Journal:
+    def __init__(self, size: int = 0) -> None:
+        self._ids = itertools.count(1)
+        self.entries: deque[Entry] = deque(maxlen=max(1, size))
+        self.size = 0
+        self.resize(size)
+
+    @property
+    def enabled(self) -> bool:
+        return self.size > 0
+
+    def resize(self, size: int) -> None:
+        if not 0 <= size <= MAX_SIZE:
+            raise ValueError(f"journal size must be between 0 (off) and {MAX_SIZE}, got {size}")
+        self.size = size
+        self.entries = deque(self.entries if size else (), maxlen=max(1, size))
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    def new_id(self) -> int:
+        return next(self._ids)
+
+    def add(self, entry: Entry) -> None:
+        if self.size:
+            self.entries.append(entry)
+
+    def find(
+        self,
+        protocol: str | None = None,
+        operation: str | None = None,
+        status: int | None = None,
+        limit: int | None = None,
+    ) -> list[Entry]:
+        """Matching entries, newest first."""
+        found: Iterable[Entry] = reversed(self.entries)
+        if protocol is not None:
+            found = (e for e in found if e.protocol == protocol)
+        if operation is not None:
+            found = (e for e in found if e.operation == operation)
+        if status is not None:
+            found = (e for e in found if e.status == status)
+        return list(itertools.islice(found, limit))
