@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import NoReturn
 
-from . import __version__
+from . import __version__, baseline
 from .context import RunOptions
 from .events import EventHandler
 from .proxy import cli as proxy_cli
@@ -62,6 +62,16 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"
     )
+    run.add_argument(
+        "--expected-failures",
+        type=Path,
+        metavar="FILE",
+        help="YAML baseline of known failures: listed ones do not fail the run, listed ones that pass do (stale)",
+    )
+    base = sub.add_parser("baseline", help="write an --expected-failures file from a run's results.json")
+    base.add_argument("report_dir", type=Path, metavar="REPORT_DIR")
+    base.add_argument("-o", "--output", default="expected-failures.yaml", help="file to write ('-': stdout)")
+    base.add_argument("--ids-only", action="store_true", help="list ids only (any failure of each is expected)")
     check = sub.add_parser("selfcheck", help="run the suite against the mock with each named fault")
     check.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     check.add_argument("--fault", action="append", default=[], help="only these faults")
@@ -100,6 +110,7 @@ def run_command(args: argparse.Namespace) -> int:
         budget_s=args.budget,
         only=tuple(args.only),
         phases=tuple(args.phase or ("schema", "scenario")),
+        expected_failures=_expected_failures(args.expected_failures),
     )
     plans = plan_runs(protocols, template, base_url_given=args.base_url is not None)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -122,6 +133,23 @@ def run_command(args: argparse.Namespace) -> int:
         return _run_protocols(args, plans, report_dir, handlers)
 
 
+def _expected_failures(path: Path | None) -> tuple[baseline.Entry, ...]:
+    if path is None:
+        return ()
+    try:
+        entries = baseline.load(path)
+        baseline.check_ids(entries, _known_ids(), path)
+    except baseline.BaselineError as exc:
+        raise UsageError(f"--expected-failures {exc}") from None
+    return entries
+
+
+def _known_ids() -> set[str]:
+    from .protocols import suite
+
+    return {c.requirement.id for pid in PROTOCOLS for c in suite(pid).registry}
+
+
 def _run_protocols(
     args: argparse.Namespace, plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler]
 ) -> int:
@@ -142,9 +170,20 @@ def _run_protocols(
             f"{pid}: {'PASS' if result.exit_code == 0 else 'FAIL'} - MUST {must['passed']} passed, "
             f"{must['failed']} failed, {must['skipped']} not verified, {must['error']} errors; "
             f"{sum(sum(c.values()) for c in tally.values())} requirements in {result.duration_s:.1f} s; "
-            f"reports in {directory}",
+            + (
+                f"{sum(r.baseline == 'expected' for r in result.results)} expected failures, "
+                f"{len(result.stale)} stale; "
+                if options.expected_failures
+                else ""
+            )
+            + f"reports in {directory}",
             flush=True,
         )
+        for res in result.stale:
+            print(
+                f"{pid}: {res.requirement.id} is stale: --expected-failures lists it but it passed; remove the entry",
+                file=sys.stderr,
+            )
         if result.fatal:
             print(f"{pid}: {result.fatal}", file=sys.stderr)
         worst = max(worst, result.exit_code)
@@ -158,6 +197,22 @@ def requirements_command(args: argparse.Namespace) -> int:
         for check in suite(pid).registry:
             r = check.requirement
             print(f"{r.id:18} {r.level.value.upper():6} {r.phase:8} {r.statement}  [{r.ref}]")
+    return EXIT_OK
+
+
+def baseline_command(args: argparse.Namespace) -> int:
+    try:
+        text = baseline.from_reports(args.report_dir, with_keys=not args.ids_only)
+    except baseline.BaselineError as exc:
+        raise UsageError(str(exc)) from None
+    if args.output == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print(f"baseline: {text.count('- id: ')} expected failures written to {args.output}")
     return EXIT_OK
 
 
@@ -200,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors already; keep 0 for --help
         return int(exc.code or 0)
     try:
-        commands = {"requirements": requirements_command, "selfcheck": selfcheck_command, "proxy": proxy_cli.command}
+        commands = {"requirements": requirements_command, "selfcheck": selfcheck_command, "proxy": proxy_cli.command,
+                    "baseline": baseline_command}
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit
         return code

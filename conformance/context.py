@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 
+from .baseline import Entry
 from .http import Client, Limits, Response, StreamingResponse, TargetError
 from .requirements import Level
 from .results import Exchange
@@ -53,6 +54,8 @@ class RunOptions:
     phases: tuple[str, ...] = ("schema", "scenario")
     only: tuple[str, ...] = ()
     """Run only these requirement ids (prefix match); empty runs all."""
+    expected_failures: tuple[Entry, ...] = ()
+    """The ``--expected-failures`` baseline's entries (``baseline.py``)."""
 
 
 @dataclass

@@ -25,6 +25,7 @@ class ProgressLines:
         elif isinstance(event, RequirementFinished) and event.result.requirement.phase == "scenario":
             res = event.result
             self.write(
-                f"[{event.index}/{event.total}] {res.requirement.id} {res.status.value}"
+                f"[{event.index}/{event.total}] {res.requirement.id} {res.verdict}"
                 + (f": {res.message}" if res.status is not Status.PASSED else "")
+                + (f" (baseline: {res.baseline_reason})" if res.baseline else "")
             )

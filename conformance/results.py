@@ -103,6 +103,20 @@ class RequirementResult:
     """Every distinct failure, most frequent first (empty unless failed)."""
     blocked_by: str | None = None
     """For ``blocked``: the requirement whose failure left this one nothing to check."""
+    baseline: str = ""
+    """``expected`` (a failure the ``--expected-failures`` file lists: it does not fail the run) or
+    ``stale`` (listed, but it passed: the run fails until the entry is removed); empty otherwise."""
+    baseline_reason: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The status as a reader should see it: ``expected failure`` and ``stale`` included."""
+        return {"expected": "expected failure", "stale": "stale"}.get(self.baseline, self.status.value)
+
+    @property
+    def gates_ok(self) -> bool:
+        """Passes the gate: passed and not stale, or a failure the baseline expects."""
+        return (self.status is Status.PASSED and self.baseline != "stale") or self.baseline == "expected"
 
     def to_dict(self) -> dict[str, Any]:
         r = self.requirement
@@ -119,6 +133,7 @@ class RequirementResult:
             "blocked_by": self.blocked_by,
             "findings": [f.to_dict() for f in self.findings],
             "evidence": [e.to_dict() for e in self.evidence],
+            "baseline": {"verdict": self.baseline, "reason": self.baseline_reason} if self.baseline else None,
         }
 
 
@@ -153,13 +168,18 @@ class RunResult:
         an empty one never passes."""
         musts = [r for r in self.results if r.requirement.level is Level.MUST]
         gating = musts or self.results
-        return self.fatal is None and bool(gating) and all(r.status is Status.PASSED for r in gating)
+        return self.fatal is None and bool(gating) and all(r.gates_ok for r in gating)
+
+    @property
+    def stale(self) -> list[RequirementResult]:
+        """Baseline entries that now pass, at any level: they fail the run so the list shrinks."""
+        return [r for r in self.results if r.baseline == "stale"]
 
     @property
     def exit_code(self) -> int:
         if self.fatal is not None:
             return 2
-        return 0 if self.must_passed else 1
+        return 0 if self.must_passed and not self.stale else 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -176,6 +196,10 @@ class RunResult:
             "fatal": self.fatal,
             "exit_code": self.exit_code,
             "summary": self.tally(),
+            "baseline": {
+                "expected": sum(r.baseline == "expected" for r in self.results),
+                "stale": len(self.stale),
+            },
             "stats": self.stats,
             "requirements": [r.to_dict() for r in self.results],
         }

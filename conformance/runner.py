@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from . import __version__
+from .baseline import judge
 from .context import CheckFailed, Context, NotVerified, RunOptions
 from .events import (
     Emitter,
@@ -163,6 +164,7 @@ def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult
                 result.results.extend(results)
                 result.stats.update(stats)
                 for n, res in enumerate(results, 1):
+                    judge(res, opts.expected_failures)
                     emit(RequirementFinished(res, n, len(results)))
                 emit(PhaseFinished("schema", time.monotonic() - phase_started))
             scenarios = [c for c in checks if c.run is not None]
@@ -182,6 +184,7 @@ def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult
                 else:
                     ctx = Context(spec, schemas, opts, limits, memo)
                     res = run_check(check, ctx)
+                judge(res, opts.expected_failures)
                 result.results.append(res)
                 emit(RequirementFinished(res, n, len(scenarios)))
             if scenarios:

@@ -15,6 +15,7 @@ table{border-collapse:collapse;width:100%;margin:1em 0}
 th,td{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}
 th{background:#f6f8fa}
 .s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-skipped{color:#9a6700}.s-error{color:#8250df;font-weight:600}
+.s-expected{color:#9a6700}.s-stale{color:#cf222e;font-weight:600}
 details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap}
 code{font-size:.95em}
 """
@@ -51,7 +52,9 @@ def _row(res: RequirementResult) -> str:
         detail += f"<details{open_attr}><summary>evidence</summary>{evidence}</details>"
     return (
         f"<tr id='{escape(r.id)}'><td><code>{escape(r.id)}</code></td><td>{r.level.value.upper()}</td>"
-        f"<td class='s-{res.status.value}'>{res.status.value}</td>"
+        f"<td class='s-{res.baseline or res.status.value}'>{escape(res.verdict)}"
+        + (f"<br><small>baseline: {escape(res.baseline_reason)}</small>" if res.baseline else "")
+        + "</td>"
         f"<td>{escape(r.statement)}<br><small>{escape(r.ref)}</small></td><td>{detail}</td></tr>"
     )
 
@@ -64,8 +67,8 @@ def render_html(run: RunResult) -> str:
         f"<tr><td>{lvl.upper()}</td><td>{c['passed']}</td><td>{c['failed']}</td><td>{c['skipped']}</td><td>{c['error']}</td></tr>"
         for lvl, c in run.tally().items()
     )
-    failing = [r for r in run.results if r.status is not Status.PASSED]
-    ordered = failing + [r for r in run.results if r.status is Status.PASSED]
+    failing = [r for r in run.results if r.status is not Status.PASSED or r.baseline]
+    ordered = failing + [r for r in run.results if r not in failing]
     fatal = f"<p class='s-error'>{escape(run.fatal)}</p>" if run.fatal else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Conformance: {escape(run.protocol)}</title>

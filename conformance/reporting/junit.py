@@ -18,13 +18,14 @@ def _xml(text: str) -> str:
 
 def render_junit(run: RunResult) -> str:
     tally = {s: sum(1 for r in run.results if r.status is s) for s in Status}
+    expected, stale = sum(r.baseline == "expected" for r in run.results), len(run.stale)
     suite = ET.Element(
         "testsuite",
         name=f"conformance.{run.protocol}",
         tests=str(len(run.results) + (1 if run.fatal else 0)),
-        failures=str(tally[Status.FAILED]),
+        failures=str(tally[Status.FAILED] - expected + stale),
         errors=str(tally[Status.ERROR] + (1 if run.fatal else 0)),
-        skipped=str(tally[Status.SKIPPED] + tally[Status.BLOCKED]),
+        skipped=str(tally[Status.SKIPPED] + tally[Status.BLOCKED] + expected),
         time=f"{run.duration_s:.3f}",
         timestamp=run.started_at,
     )
@@ -43,7 +44,18 @@ def render_junit(run: RunResult) -> str:
             name=f"{req.id} {req.statement}",
             time=f"{res.duration_s:.3f}",
         )
-        if res.status is Status.FAILED:
+        if res.baseline == "expected":  # tolerated like an xfail: shown, not failing the build
+            node = ET.SubElement(
+                case, "skipped", message=_xml(f"expected failure ({res.baseline_reason}): {res.message}"[:500])
+            )
+            node.text = _xml(_evidence(res))
+        elif res.baseline == "stale":
+            ET.SubElement(
+                case,
+                "failure",
+                message=_xml(f"stale baseline entry: passes now, remove it ({res.baseline_reason})"[:500]),
+            )
+        elif res.status is Status.FAILED:
             node = ET.SubElement(case, "failure", message=_xml(res.message[:500]))
             node.text = _xml(_evidence(res))
         elif res.status is Status.ERROR:

@@ -11,6 +11,7 @@ ICON = {
     Status.ERROR: "**ERROR**",
     Status.BLOCKED: "blocked",
 }
+BASELINE_ICON = {"expected": "expected fail", "stale": "**STALE**"}
 
 
 def _cell(text: str, limit: int = 200) -> str:
@@ -41,7 +42,10 @@ def render_markdown(run: RunResult) -> str:
     for res in run.results:
         r = res.requirement
         detail = "" if res.status is Status.PASSED else _cell(res.message)
-        lines.append(f"| {r.id} | {r.level.value.upper()} | {ICON[res.status]} | {_cell(r.statement)} | {detail} |")
+        if res.baseline:
+            detail = _cell(f"baseline: {res.baseline_reason}") + (f"; {detail}" if detail else "")
+        icon = BASELINE_ICON.get(res.baseline) or ICON[res.status]
+        lines.append(f"| {r.id} | {r.level.value.upper()} | {icon} | {_cell(r.statement)} | {detail} |")
     findings = [f for res in run.results for f in res.findings]
     if findings:
         lines += ["", "## Distinct failures", "", "| requirement | operation | count | status | message |"]
