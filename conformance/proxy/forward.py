@@ -138,11 +138,18 @@ class Proxy:
                     return await self._whole(flight, upstream, started)
                 return await self._stream(request, flight, upstream, kind, started)
         except (TimeoutError, aiohttp.ServerTimeoutError):
-            return self.fail(504, f"{flight.ex.label}: the upstream sent nothing for {cfg.timeout:g} s")
+            return self._broken(flight, 504, f"the upstream sent nothing for {cfg.timeout:g} s")
         except aiohttp.ClientConnectorError as exc:
             return self.fail(502, f"{flight.ex.label}: cannot connect to the upstream {cfg.upstream}: {exc.os_error}")
         except aiohttp.ClientError as exc:
-            return self.fail(502, f"{flight.ex.label}: the upstream broke the exchange: {exc or type(exc).__name__}")
+            return self._broken(flight, 502, f"the upstream broke the exchange: {exc or type(exc).__name__}")
+
+    def _broken(self, flight: Open, status: int, reason: str) -> web.Response:
+        """The upstream answered and then failed mid-answer (or never answered): the checks hear of
+        it when an answer had begun; the client gets a proxy-made error."""
+        if flight.ex.status is not None:
+            self.observer.broken(flight, reason)
+        return self.fail(status, f"{flight.ex.label}: {reason}")
 
     def _headers(self, upstream: aiohttp.ClientResponse, violations: dict[str, str]) -> CIMultiDict[str]:
         headers = _forwardable(upstream.headers)
@@ -157,7 +164,7 @@ class Proxy:
             async for piece in upstream.content.iter_any():
                 body += piece
                 if len(body) > cfg.max_response_bytes:
-                    return self.fail(502, f"{flight.ex.label}: the answer exceeds {cfg.max_response_bytes} bytes")
+                    return self._broken(flight, 502, f"the answer exceeds the proxy's {cfg.max_response_bytes} bytes")
         flight.ex.response_body = bytes(body)
         flight.ex.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
         violations = self.observer.whole(flight)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ..findings import FindingSet, digest
 from ..protocols import suite
 from ..requirements import Requirement
 from ..results import Exchange
@@ -24,6 +25,8 @@ from .verdicts import Verdict
 
 MAX_EVIDENCE = 3
 """Failing exchanges kept per requirement (the first ones), plus one that held."""
+MAX_FINDINGS = 50
+"""Distinct failures kept per requirement; further new kinds are counted in ``broken`` only."""
 
 
 @dataclass(slots=True)
@@ -34,6 +37,8 @@ class Tally:
     first_reason: str = ""
     failing: list[Exchange] = field(default_factory=list)
     holding: Exchange | None = None
+    findings: FindingSet = field(default_factory=FindingSet)
+    """Each distinct way it broke (operation and reason with ids blanked), counted."""
 
 
 @dataclass(slots=True)
@@ -80,7 +85,7 @@ class Observer:
         if unknown:
             raise ValueError(f"{protocol_id}: passive checks judge unregistered requirements {sorted(unknown)}")
         prefix = self.spec.info.prefix
-        self.judged = {f"{prefix}-SCHEMA-{n}" for n in JUDGED} | {self.document.client_id}
+        self.judged = ({f"{prefix}-SCHEMA-{n}" for n in JUDGED} & known) | {self.document.client_id}
         self.judged |= set(self.checks.judges)
         self.tallies = {r.id: Tally(r) for r in self.requirements}
         self.routes = Routes(self.spec)
@@ -147,6 +152,14 @@ class Observer:
             self._end(flight, error)
         self.commit(flight)
 
+    def broken(self, flight: Open, reason: str) -> None:
+        """A whole answer that began (status and headers) but never completed."""
+        flight.ex.error = reason
+        self.document.judge_response(flight.ex, flight.problems, flight.verdict)
+        if flight.ex.operation is not None:
+            self._guard(flight, lambda: self.checks.on_broken(flight.ex, flight.verdict, reason))
+        self.commit(flight)
+
     def _frame(self, flight: Open, frame: object) -> None:
         assert flight.stream is not None
         stream = flight.stream
@@ -184,7 +197,10 @@ class Observer:
             self.violations += 1
             if not tally.first_reason:
                 tally.first_reason = f"{ex.label}: {reason}"
+            evidence = evidence or ex.exchange(self.upstream + ex.path)
             if len(tally.failing) < MAX_EVIDENCE:
-                evidence = evidence or ex.exchange(self.upstream + ex.path)
                 tally.failing.append(evidence)
+            if len(tally.findings) < MAX_FINDINGS:
+                operation = ex.operation.label if ex.operation else f"{ex.method} {ex.path}"
+                tally.findings.add(rid, operation, f"proxy:{digest(reason)}", reason, [evidence])
             self.console(f"{rid} {ex.label}: {reason}")

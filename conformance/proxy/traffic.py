@@ -8,7 +8,9 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
+from ..curl import curl_command
 from ..http import _preview
 from ..results import Exchange
 from ..specs import Operation, Spec
@@ -83,6 +85,9 @@ class Observed:
         return token.strip() if scheme.lower() == "bearer" else ""
 
     def exchange(self, url: str) -> Exchange:
+        """As evidence, with the curl line that replays the request against the upstream."""
+        query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in self.query)
+        target = f"{url}?{query}" if query else url
         return Exchange(
             self.method,
             url,
@@ -93,6 +98,7 @@ class Observed:
             _preview(self.response_body) if self.response_body else None,
             self.error,
             self.elapsed_ms,
+            curl_command(self.method, target, self.request_headers, self.request_body, stream=self.streamed),
         )
 
 

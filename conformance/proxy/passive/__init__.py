@@ -71,6 +71,9 @@ class Checks:
     def on_response(self, ex: Observed, v: Verdict) -> None:
         """A whole (non-streamed) answer."""
 
+    def on_broken(self, ex: Observed, v: Verdict, reason: str) -> None:
+        """A whole answer that stalled, broke or overflowed after its status and headers."""
+
     def on_stream_start(self, ex: Observed, v: Verdict, stream: StreamState) -> None:
         """A stream's status and headers, before any frame."""
 

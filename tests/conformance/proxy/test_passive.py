@@ -1,0 +1,58 @@
+"""Each passive check fails on a violating upstream: the mock's fault catalogue behind the proxy.
+
+Per protocol, the same ordinary traffic (traffic.py) goes through the proxy to the unmodified mock
+(everything it exercises holds, but the one invalid request the client sends on purpose) and to
+the mock with each fault that breaks a requirement the proxy judges: the proxy must report a
+broken requirement of every such fault, and every requirement it judges must be reported broken
+by some fault.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.proxy.observer import Observer
+from mockserver.faults import catalogue
+
+from .conftest import proxied
+from .traffic import TRAFFIC
+
+PROTOCOLS = sorted(TRAFFIC)
+NOT_BROKEN_BY_A_FAULT = {
+    # The proxy's own requirement on the client's requests: broken by the traffic itself (below).
+    "AP-CLIENT-001",
+}
+
+
+def judged(pid: str) -> set[str]:
+    return Observer(pid, "http://127.0.0.1:9").judged
+
+
+@pytest.mark.parametrize("pid", PROTOCOLS)
+def test_ordinary_traffic_to_the_mock_holds(pid: str) -> None:
+    with proxied(pid) as p:
+        TRAFFIC[pid](p.base)
+    failed = p.failed()
+    client = p.proxy.observer.document.client_id
+    assert set(failed) == {client}, failed
+    assert "#" in failed[client] and failed[client].count("broken in 1 of") == 1
+    assert judged(pid) - p.passed() - {client} == set(), "judged requirements the traffic did not exercise"
+
+
+@pytest.mark.parametrize("pid", PROTOCOLS)
+def test_every_fault_the_proxy_can_see_is_reported(pid: str) -> None:
+    mine = judged(pid)
+    faults = [f for f in catalogue().values() if f.protocol == pid and set(f.breaks) & mine]
+    missed: dict[str, tuple[str, ...]] = {}
+    caught: set[str] = set()
+    for fault in faults:
+        with proxied(pid, fault.name, timeout=1.0) as p:
+            TRAFFIC[pid](p.base)
+        failed = set(p.failed())
+        hit = failed & set(fault.breaks)
+        caught |= hit
+        if not hit:
+            missed[fault.name] = fault.breaks
+    assert not missed, f"faults the proxy did not report: {missed}"
+    uncovered = mine - caught - NOT_BROKEN_BY_A_FAULT
+    assert not uncovered, f"judged requirements no fault showed broken: {sorted(uncovered)}"

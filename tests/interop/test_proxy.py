@@ -1,0 +1,150 @@
+"""Real clients through the validation proxy (``conformance proxy``).
+
+To the mock: the official clients' own interop scenarios (test_agent_protocol_client.py and
+test_openai_client.py), unchanged, each against a fresh mock behind a fresh proxy: the proxy must
+report no violation and pass every requirement the traffic exercised. To the Agent Protocol SDK
+server: ordinary agent-protocol-client traffic, and the SDK's known deviations reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.proxy.forward import ProxyConfig, ProxyServer
+from conformance.proxy.report import run_result
+from conformance.results import Status
+from mockserver import EmbeddedServer, MockConfig
+
+pytestmark = [pytest.mark.interop, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+
+class Behind:
+    """A mock behind a proxy; ``url`` is the proxy's, as the client sees it."""
+
+    def __init__(self, proxy: ProxyServer, lines: list[str]) -> None:
+        self.proxy = proxy
+        self.url = proxy.url
+        self.lines = lines
+
+
+@contextmanager
+def behind_proxy(**settings: Any) -> Iterator[Behind]:
+    protocol = settings["protocols"][0]
+    lines: list[str] = []
+    with EmbeddedServer(MockConfig(**settings)) as server, \
+            ProxyServer(ProxyConfig(protocol, server.url, console=lines.append)) as proxy:
+        yield Behind(proxy, lines)
+
+
+def verdicts(proxy: ProxyServer) -> dict[str, tuple[Status, str]]:
+    """Per requirement: status, and the message with every distinct finding's reason."""
+    return {
+        r.requirement.id: (r.status, " | ".join([r.message, *(f.message for f in r.findings)]))
+        for r in run_result(proxy.observer).results
+    }
+
+
+def assert_clean(seen: list[Behind], must_pass: set[str]) -> None:
+    """No violation line, nothing failed, and the named requirements were exercised and held."""
+    passed: set[str] = set()
+    for behind in seen:
+        got = verdicts(behind.proxy)
+        assert behind.lines == [], behind.lines
+        assert {rid: m for rid, (s, m) in got.items() if s is not Status.PASSED and s is not Status.SKIPPED} == {}
+        assert all(m.startswith("not observed") for s, m in got.values() if s is Status.SKIPPED)
+        passed |= {rid for rid, (s, _) in got.items() if s is Status.PASSED}
+    assert must_pass - passed == set(), "requirements the traffic should have exercised"
+
+
+def test_agent_protocol_client_through_the_proxy_to_the_mock(tmp_path: Path) -> None:
+    from . import test_agent_protocol_client as scenarios
+
+    seen: list[Behind] = []
+
+    @contextmanager
+    def serve(**settings: Any) -> Iterator[Behind]:
+        with behind_proxy(**settings) as behind:
+            seen.append(behind)
+            yield behind
+
+    scenarios.test_client_runs_a_task_to_its_last_step(serve)
+    scenarios.test_client_uploads_and_downloads_bytes(serve, tmp_path)
+    scenarios.test_client_lists_tasks_page_by_page(serve)
+    scenarios.test_client_gets_404_for_unknown_ids(serve)
+    assert_clean(seen, {
+        "AP-TASK-001", "AP-TASK-002", "AP-STEP-001", "AP-STEP-002", "AP-STEP-004", "AP-ERR-001", "AP-ERR-003",
+        "AP-ARTIFACT-001", "AP-ARTIFACT-002", "AP-ARTIFACT-003", "AP-ARTIFACT-005", "AP-PAGE-001", "AP-PAGE-002",
+        "AP-PAGE-003", "AP-PAGE-004", "AP-SCHEMA-001", "AP-SCHEMA-003", "AP-SCHEMA-005", "AP-SCHEMA-007",
+        "AP-CLIENT-001",
+    })
+
+
+# --- the Agent Protocol SDK server ---------------------------------------------------------------
+
+SDK_DEVIATIONS = {
+    "AP-TASK-002": "additional_input {} is not the {'mode': 'test'} sent",
+    "AP-STEP-002": "additional_input {} is not the {'n': 1} sent",
+    "AP-STEP-003": "listed step",
+    "AP-PAGE-002": "'total_pages': 0",
+    "AP-PAGE-003": "the answer is not {artifacts, pagination}: [",
+    "AP-SCHEMA-005": "listAgentTaskArtifacts 200 body: /: [",
+}
+"""What ordinary client traffic shows of the SDK (docs/interop-agent-protocol-sdk.md): the dropped
+additional_input, total_pages rounded down, and the bare-array artifact list."""
+
+
+def sdk_traffic(url: str) -> list[str]:
+    """agent-protocol-client as an application uses it; returns the client-side errors it met."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import agent_protocol_client as apc
+
+    errors: list[str] = []
+
+    async def main() -> None:
+        async with apc.ApiClient(apc.Configuration(host=url)) as client:
+            api = apc.AgentApi(client)
+            body = apc.TaskRequestBody(input="write hello", additional_input={"mode": "test"})
+            task = await api.create_agent_task(task_request_body=body)
+            await api.execute_agent_task_step(task_id=task.task_id, step_request_body=apc.StepRequestBody(
+                input="start", additional_input={"n": 1}))
+            await api.get_agent_task(task_id=task.task_id)
+            await api.list_agent_task_steps(task_id=task.task_id, current_page=1, page_size=3)
+            try:
+                await api.list_agent_task_artifacts(task_id=task.task_id)
+            except Exception as exc:  # the client cannot parse the SDK's bare array
+                errors.append(type(exc).__name__)
+
+    asyncio.run(asyncio.wait_for(main(), timeout=60))
+    return errors
+
+
+@pytest.mark.timeout(600)
+def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> None:
+    pytest.importorskip("agent_protocol_client")
+    from .peers import PeerUnavailable, skip_reason
+    from .test_agent_protocol_sdk import sdk_server
+
+    lines: list[str] = []
+    try:
+        with sdk_server(tmp_path) as upstream, \
+                ProxyServer(ProxyConfig("agent-protocol", upstream, console=lines.append)) as proxy:
+            errors = sdk_traffic(proxy.url)
+    except PeerUnavailable as exc:
+        pytest.skip(skip_reason(exc))
+    got = verdicts(proxy)
+    failed = {rid: m for rid, (s, m) in got.items() if s is Status.FAILED}
+    assert errors  # the client itself chokes on the bare array
+    assert set(failed) == set(SDK_DEVIATIONS), failed
+    for rid, words in SDK_DEVIATIONS.items():
+        assert words in failed[rid], (rid, failed[rid])
+        assert any(line.startswith(f"{rid} #") for line in lines), rid
+    assert got["AP-CLIENT-001"][0] is Status.PASSED  # the client's requests were all fine
+
