@@ -158,6 +158,7 @@ def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult
                     budget_s=opts.budget_s / 2,
                     headers=headers,
                     skip_body_checks_for=protocol_suite.streaming_operations,
+                    stream_media_types=protocol_suite.stream_media_types,
                     expected_statuses=protocol_suite.schema_expected_statuses,
                     emit=emit,
                 )

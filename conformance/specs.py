@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -126,15 +126,32 @@ class Spec:
         except Exception as exc:  # openapi-core raises several unrelated types
             raise SpecError(self.path, f"openapi-core cannot load it: {exc}") from exc
 
-    def schemathesis_schema(self, config: Mapping[str, Any] | None = None, *, server: str | None = None) -> Any:
+    def schemathesis_schema(
+        self,
+        config: Mapping[str, Any] | None = None,
+        *,
+        server: str | None = None,
+        media_aliases: Mapping[str, Sequence[str]] | None = None,
+    ) -> Any:
         """A fresh schemathesis schema (each run configures its own copy), with an optional
         schemathesis configuration (the keys of schemathesis.toml). ``server`` replaces the
-        document's servers: a target's base URL already carries the base path."""
+        document's servers: a target's base URL already carries the base path. ``media_aliases``
+        maps an operationId to media types that label the same body as its documented 2xx one
+        (a stream the document calls application/json that servers send as json-lines)."""
         import schemathesis
 
         raw = copy.deepcopy(self.raw)
         if server is not None:
             raw["servers"] = [{"url": server}]
+        for op in Spec(self.info, self.path, raw, self.profile).operations():
+            aliases = (media_aliases or {}).get(op.operation_id, ())
+            responses = op.definition.get("responses", {})
+            for status in [s for s in responses if aliases and str(s).startswith("2")]:
+                # inlined first, so that a response shared through $ref keeps its own media types
+                response = responses[status] = copy.deepcopy(resolve_ref(raw, responses[status]))
+                content = response.get("content") or {}
+                for alias in [a for a in aliases if content and a not in content]:
+                    content[alias] = copy.deepcopy(next(iter(content.values())))
         try:
             settings = schemathesis.Config.from_dict(dict(config)) if config is not None else None
             return schemathesis.openapi.from_dict(raw, config=settings)

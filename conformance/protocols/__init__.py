@@ -25,6 +25,9 @@ class ProtocolSuite:
     streaming_operations: tuple[str, ...]
     """Operations whose answers are streams, validated frame by frame by scenario checks."""
     needs_auth: bool
+    stream_media_types: tuple[str, ...] = ()
+    """Media types a streaming operation's answer may be labelled with besides the documented one
+    (a module's ``STREAM_MEDIA_TYPES``): the schema phase counts them as documented."""
     schema_expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     """Per operationId and schemathesis check, statuses the document prescribes beyond the check's
     defaults (a module's ``SCHEMA_EXPECTED_STATUSES``); each entry should say why in the module."""
@@ -46,6 +49,7 @@ def suite(protocol_id: str) -> ProtocolSuite:
             registry,
             tuple(getattr(module, "STREAMING_OPERATIONS", ())),
             bool(spec.raw.get("security")),
+            tuple(getattr(module, "STREAM_MEDIA_TYPES", ())),
             dict(getattr(module, "SCHEMA_EXPECTED_STATUSES", {})),
         )
     return _suites[protocol_id]

@@ -35,7 +35,8 @@ WELL_KNOWN_AGENT = "hello_world"
 UNKNOWN_AGENT = "conformance_no_such_agent_7f3a9c"
 MAX_LISTED_CANDIDATES = 5
 STREAM_MEDIA_TYPES = ("application/json", "application/json-lines")
-"""The document declares application/json; the upstream server labels the stream json-lines."""
+"""The document declares application/json; the upstream server labels the stream json-lines. Both
+are the documented stream, here (NS-STREAM-003) and in the schema phase (NS-SCHEMA-003)."""
 ANSWER = "AGENT_FRAMEWORK"
 
 

@@ -75,6 +75,43 @@ def test_a_target_without_agents_reports_agent_requirements_not_verified() -> No
     assert result.exit_code == 1  # not verified never counts as passed
 
 
+# --- the stream's media type in the property-based phase -------------------------------------------------------
+
+
+def schema_phase_content_type(monkeypatch: pytest.MonkeyPatch, label: str, *faults: str) -> tuple[Status, str, int]:
+    """NS-SCHEMA-003 against the mock made to stream as upstream does: labelled ``label``, for every
+    agent name (ns-unknown-agent-ok routes it to hello_world) and every schema-valid body (upstream
+    answers even a blank text), so that the generated chats reach a stream. Returns the verdict
+    and how many streams were opened."""
+    from mockserver.protocols import neuro_san as mock_ns
+
+    streamed: list[str] = []
+
+    def any_text(body: dict[str, Any]) -> str:
+        streamed.append(str((body.get("user_message") or {}).get("text")))
+        return streamed[-1]
+
+    monkeypatch.setattr(mock_ns, "STREAM_CONTENT_TYPE", label)
+    monkeypatch.setattr(mock_ns, "_user_text", any_text)
+    with EmbeddedServer(MockConfig(protocols=(PROTOCOL,), faults=("ns-unknown-agent-ok", *faults))) as server:
+        result = run(RunOptions(protocol=PROTOCOL, base_url=server.url, phases=("schema",), only=("NS-SCHEMA-003",),
+                                max_examples=3))
+    [verdict] = result.results
+    return verdict.status, verdict.message, len(streamed)
+
+
+def test_a_json_lines_stream_is_the_documented_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The upstream server's label is not an undocumented content type.
+    status, message, streams = schema_phase_content_type(monkeypatch, "application/json-lines")
+    assert status is Status.PASSED, message
+    assert streams >= 5, f"only {streams} generated chat(s) reached a stream: the pass would say little"
+
+
+def test_a_stream_labelled_otherwise_is_still_undocumented(monkeypatch: pytest.MonkeyPatch) -> None:
+    status, message, _ = schema_phase_content_type(monkeypatch, "application/json-lines", "ns-stream-content-type")
+    assert status is Status.FAILED and "text/plain" in message, message
+
+
 # --- the checks against hand-made answers ------------------------------------------------------------------------
 
 Handler = Callable[[httpx.Request], httpx.Response]
