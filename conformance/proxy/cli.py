@@ -47,8 +47,7 @@ def _console(quiet: bool) -> Any:
 def command(args: argparse.Namespace) -> int:
     from urllib.parse import urlsplit
 
-    from .forward import ProxyConfig, create_app
-    from .observer import Observer
+    from .forward import ProxyConfig, create_app, new_observer
     from .report import write
 
     parts = urlsplit(args.upstream)
@@ -71,7 +70,7 @@ def command(args: argparse.Namespace) -> int:
         report_dir=directory,
         console=console,
     )
-    observer = Observer(config.protocol, config.upstream, config.tokens, console)
+    observer = new_observer(config)
     try:
         asyncio.run(_serve(create_app(config, observer), args.host, args.port))
     except OSError as exc:

@@ -209,8 +209,12 @@ class Proxy:
         return answer
 
 
+def new_observer(config: ProxyConfig) -> Observer:
+    return Observer(config.protocol, config.upstream, config.tokens, config.console, settle_s=config.timeout)
+
+
 def create_app(config: ProxyConfig, observer: Observer | None = None) -> web.Application:
-    observer = observer or Observer(config.protocol, config.upstream, config.tokens, config.console)
+    observer = observer or new_observer(config)
     proxy = Proxy(config, observer)
     app = web.Application(client_max_size=config.max_request_bytes)
     app[OBSERVER] = observer
@@ -229,7 +233,7 @@ class ProxyServer:
         self.host = host
         self.port = port
         self.url = ""
-        self.observer = Observer(config.protocol, config.upstream, config.tokens, config.console)
+        self.observer = new_observer(config)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()

@@ -60,6 +60,7 @@ class Observer:
         tokens: tuple[str, ...] = (),
         console: Callable[[str], None] = lambda _: None,
         max_frames: int = 10_000,
+        settle_s: float = 30.0,
     ) -> None:
         self.protocol_id = protocol_id
         self.upstream = upstream.rstrip("/")
@@ -81,6 +82,7 @@ class Observer:
             tokens,
         )
         self.checks: Checks = checks_for(protocol_id, self.spec, self.schemas, tokens)
+        self.checks.settle_s = settle_s
         unknown = set(self.checks.judges) - known
         if unknown:
             raise ValueError(f"{protocol_id}: passive checks judge unregistered requirements {sorted(unknown)}")
@@ -101,7 +103,7 @@ class Observer:
         matched = self.routes.match(method, path)
         if matched:
             ex.operation, ex.path_params = matched
-        problems = self.document.request_problems(ex)
+        problems = ex.problems = self.document.request_problems(ex)
         verdict = Verdict()
         self.document.judge_request(ex, problems, verdict)
         return Open(ex, verdict, problems)

@@ -30,6 +30,8 @@ class Observed:
     request_body: bytes
     operation: Operation | None = None
     path_params: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    """How the request departs from the document (empty when it conforms)."""
     status: int | None = None
     response_headers: Mapping[str, str] = field(default_factory=dict)
     response_body: bytes = b""

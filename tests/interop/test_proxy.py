@@ -148,3 +148,21 @@ def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> N
         assert any(line.startswith(f"{rid} #") for line in lines), rid
     assert got["AP-CLIENT-001"][0] is Status.PASSED  # the client's requests were all fine
 
+
+
+def test_openai_client_streams_through_the_proxy_to_the_mock() -> None:
+    openai = pytest.importorskip("openai")
+    from . import test_openai_client as scenarios
+
+    with behind_proxy(protocols=("sgr-agent-core",)) as behind, \
+            openai.OpenAI(base_url=behind.url + "/v1", api_key="unused", max_retries=0, timeout=10) as client:
+        scenarios.test_models_list(client)
+        scenarios.test_streamed_research(client)
+        scenarios.test_clarification_round_trip(client)
+        scenarios.test_invalid_model_is_a_bad_request(client)
+        scenarios.test_non_streaming_is_not_implemented(client)
+    assert_clean([behind], {
+        "SGR-MODEL-001", "SGR-STREAM-001", "SGR-STREAM-002", "SGR-STREAM-003", "SGR-STREAM-004", "SGR-STREAM-005",
+        "SGR-STREAM-006", "SGR-STREAM-007", "SGR-ERR-001", "SGR-ERR-002", "SGR-SCHEMA-001", "SGR-SCHEMA-002",
+        "SGR-SCHEMA-003", "SGR-SCHEMA-004", "SGR-SCHEMA-007", "SGR-CLIENT-001",
+    })

@@ -58,6 +58,9 @@ class Checks:
     """No passive requirements; subclasses override the hooks they need."""
 
     judges: tuple[str, ...] = ()
+    settle_s: float = 30.0
+    """How long after its stream (or job) ends a server may keep an agent busy before it counts
+    as stuck (the observer sets it from the proxy's timeout)."""
 
     def __init__(self, spec: Spec, schemas: SchemaSet, tokens: tuple[str, ...]) -> None:
         self.spec = spec

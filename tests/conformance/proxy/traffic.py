@@ -4,6 +4,7 @@ server must refuse: the client's own violation shows as <PREFIX>-CLIENT-001)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import httpx
@@ -59,3 +60,47 @@ def agent_protocol(base: str) -> None:
 
 
 TRAFFIC: dict[str, Callable[[str], None]] = {"agent-protocol": agent_protocol}
+
+
+def _sse(c: httpx.Client, path: str, body: dict[str, object]) -> str | None:
+    """Reads a chat stream to its end; returns its X-Agent-ID."""
+    try:
+        with c.stream("POST", path, json=body, timeout=3) as answer:
+            for _ in answer.iter_raw():
+                pass
+            return answer.headers.get("x-agent-id")
+    except httpx.HTTPError:
+        return None
+
+
+def sgr_agent_core(base: str) -> None:
+    messages = [{"role": "user", "content": "Research the history of Rust"}]
+    with httpx.Client(base_url=base, timeout=TIMEOUT) as c:
+        c.get("/health")
+        c.get("/v1/models")
+        agent_id = _sse(c, "/v1/chat/completions", {"model": "sgr_agent", "messages": messages, "stream": True})
+        if agent_id:
+            for _ in range(3):
+                c.get(f"/agents/{agent_id}/state")
+            c.get("/agents")
+        asking = [{"role": "user", "content": "Compare EV batteries, clarify the scope first"}]
+        waiting = _sse(c, "/v1/chat/completions", {"model": "sgr_agent", "messages": asking, "stream": True})
+        if waiting:
+            c.get(f"/agents/{waiting}/state")
+            _sse(c, f"/agents/{waiting}/provide_clarification",
+                 {"messages": [{"role": "user", "content": "luxury models"}]})
+            c.delete(f"/agents/{waiting}")
+            c.get(f"/agents/{waiting}/state")
+            c.get("/agents")
+        parts = [{"role": "user", "content": [{"type": "text", "text": "Research Rust"}]}]  # content parts
+        _sse(c, "/v1/chat/completions", {"model": "sgr_agent", "messages": parts, "stream": True})
+        c.post("/v1/chat/completions", json={"model": "no_such_model", "messages": messages, "stream": True})
+        c.post("/v1/chat/completions", json={"model": "sgr_agent", "messages": messages, "stream": False})
+        c.get("/agents/sgr_agent_00000000-0000-0000-0000-000000000000/state")
+        if agent_id:  # the mock's stuck-research fault needs its settle time to pass
+            time.sleep(1.2)
+            c.get(f"/agents/{agent_id}/state")
+        c.post("/v1/chat/completions", json={"model": "sgr_agent", "messages": "not a list", "stream": True})
+
+
+TRAFFIC["sgr-agent-core"] = sgr_agent_core
