@@ -63,7 +63,8 @@ class Passive(Checks):
         stream.notes.update(agent_id=agent_id, chunks=0, done=False, last=None, models=set())
         new = ex.operation_id == "createChatCompletion" and isinstance(model, str) and not AGENT_ID.match(model)
         if new:
-            v.check("SGR-STREAM-002", agent_id is not None and re.fullmatch(rf"{re.escape(str(model))}_{UUID}", agent_id),
+            pattern = rf"{re.escape(str(model))}_{UUID}"
+            v.check("SGR-STREAM-002", agent_id is not None and re.fullmatch(pattern, agent_id),
                     f"X-Agent-ID {agent_id!r} is not {model}_<uuid>")
             v.check("SGR-STREAM-003", ex.response_headers.get("x-agent-model") == model,
                     f"X-Agent-Model {ex.response_headers.get('x-agent-model')!r} is not the requested {model!r}")
