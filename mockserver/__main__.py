@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
 import os
 import signal
 import sys
+from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from conformance.specs import PROTOCOLS, SpecError, load
 
+from . import fixtures
 from .app import create_app
+from .chaos import ChaosError, load_document, parse_cli
 from .config import DEFAULT_TOKENS, MockConfig
 from .faults import catalogue, resolve
+from .journal import DEFAULT_SIZE
 
 
 def _token(value: str) -> tuple[str, str]:
@@ -42,15 +48,68 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stream-delay", type=float, default=0.0, help="seconds between streamed frames")
     p.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (repeatable)")
     p.add_argument("--list-faults", action="store_true", help="print the fault catalogue and exit")
+    dev = p.add_argument_group(
+        "for client developers", "chaos keeps the mock correct but unreliable (unlike --fault); the admin API is "
+        "under /__mock/ (GET /__mock/ lists it)")
+    dev.add_argument("--chaos", metavar="FILE", type=Path, help="chaos rules from a YAML (or JSON) file")
+    dev.add_argument("--chaos-rule", action="append", default=[], metavar="RULE",
+                     help="one chaos rule, e.g. 'protocol=sgr-agent-core,error=429,rate=0.5' (repeatable)")
+    dev.add_argument("--chaos-seed", type=int, help="seed of the chaos draws (default: --seed)")
+    dev.add_argument("--fixtures", metavar="FILE", type=Path, help="state to load before serving (YAML or JSON)")
+    dev.add_argument("--journal", nargs="?", type=int, const=DEFAULT_SIZE, default=0, metavar="N",
+                     help=f"keep the last N exchanges for GET /__mock/journal (default N {DEFAULT_SIZE}; off without)")
+    dev.add_argument("--access-log", action="store_true", help="log each request: status, latency, operation")
+    dev.add_argument("-v", "--verbose", action="store_true", help="also log request and response bodies")
+    dev.add_argument("--no-cors", dest="cors", action="store_false", help="no CORS headers, no preflights")
     return p
+
+
+class UsageError(Exception):
+    """A setting that cannot be used; reported as ``error: ...`` with exit status 2."""
+
+
+def _read(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the {what} file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        return fixtures.load_file_text(text, str(path))
+    except fixtures.FixtureError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def developer_settings(args: argparse.Namespace, protocols: tuple[str, ...]) -> dict[str, Any]:
+    """The chaos rules and fixtures the command line asks for, checked before anything is served."""
+    operations = {pid: [op.operation_id for op in load(pid).operations()] for pid in protocols}
+    rules: list[Any] = []
+    seed = args.chaos_seed
+    try:
+        if args.chaos is not None:
+            document = _read(args.chaos, "chaos")
+            parsed, file_seed = load_document(document, operations)
+            rules += [r.to_json() for r in parsed]
+            seed = seed if seed is not None else file_seed
+        for text in args.chaos_rule:
+            rule = parse_cli(text)
+            load_document([rule], operations)
+            rules.append(rule)
+        load_document(rules, operations)  # the count bound, over both sources
+    except ChaosError as exc:
+        raise UsageError(f"chaos: {exc}") from exc
+    if args.journal < 0:
+        raise UsageError("--journal N needs N >= 0")
+    document = _read(args.fixtures, "fixtures") if args.fixtures is not None else None
+    return {"chaos": tuple(rules), "chaos_seed": seed, "fixtures": document, "journal": args.journal,
+            "access_log": args.access_log, "verbose": args.verbose, "cors": args.cors}
 
 
 class CannotListen(Exception):
     """The server could not bind its address; a usage error, not a crash."""
 
 
-async def serve(config: MockConfig, host: str, port: int) -> None:
-    runner = web.AppRunner(create_app(config), access_log=None)
+async def serve(config: MockConfig, host: str, port: int, app: web.Application | None = None) -> None:
+    runner = web.AppRunner(app or create_app(config), access_log=None)
     await runner.setup()
     # The stores grow to hundreds of thousands of objects: move what start-up built out of the
     # collector's sight and collect the young generation less often, or full collections over the
@@ -88,26 +147,39 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # `--list-faults | head` stopped reading: no traceback at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    config = MockConfig(
-        protocols=tuple(args.protocol or PROTOCOLS),
-        tokens=dict(args.token) if args.token else dict(DEFAULT_TOKENS),
-        seed=args.seed,
-        job_seconds=args.job_seconds,
-        stream_delay=args.stream_delay,
-        faults=tuple(args.fault),
-    )
+    protocols = tuple(args.protocol or PROTOCOLS)
     try:  # settle the configuration before serving, so only its own errors are reported as usage errors
-        resolve(config.faults)
-        for pid in config.protocols:
+        resolve(args.fault)
+        for pid in protocols:
             load(pid)
+        config = MockConfig(
+            protocols=protocols,
+            tokens=dict(args.token) if args.token else dict(DEFAULT_TOKENS),
+            seed=args.seed,
+            job_seconds=args.job_seconds,
+            stream_delay=args.stream_delay,
+            faults=tuple(args.fault),
+            **developer_settings(args, protocols),
+        )
+        app = create_app(config)  # fixtures and rules meet the stores here, before the port is taken
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
-    except SpecError as exc:
+    except (SpecError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except fixtures.FixtureError as exc:
+        print(f"error: fixtures: {exc}", file=sys.stderr)
+        return 2
+    if config.access_log:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        access = logging.getLogger("mockserver.access")
+        access.addHandler(handler)
+        access.setLevel(logging.INFO)
+        access.propagate = False
     try:
-        asyncio.run(serve(config, args.host, args.port))
+        asyncio.run(serve(config, args.host, args.port, app))
     except CannotListen as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

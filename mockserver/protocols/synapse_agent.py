@@ -39,9 +39,8 @@ PAGE_SIZE = 10
 """Sessions per list page and interactions per history page."""
 FIRST_USER_ID = 1000
 """Users get FIRST_USER_ID + their index in config.tokens."""
-FIRST_SESSION_ID = 1
 FIRST_JOB_ID = 7_000_001
-"""Job ids start far from session ids, so that one is never mistaken for the other."""
+"""Job ids are numeric strings, as upstream's; session ids are UUIDs, as upstream's (``Store.etag``)."""
 NOT_OWNER = "Only the user that started a session may access it"
 CHAT_RESPONSE = "org.sagebionetworks.repo.model.agent.AgentChatResponse"
 CHAT_REQUEST = "org.sagebionetworks.repo.model.agent.AgentChatRequest"
@@ -84,11 +83,14 @@ class Session:
     """Jobs whose interaction is not in the history yet, in start (hence completion) order."""
 
     def body(self, user_id: int) -> dict[str, Any]:
-        return {
+        # Synapse's JSON entities leave an unset field out rather than sending null
+        body = {
             "sessionId": self.id, "agentAccessLevel": self.access_level, "startedOn": iso(self.started_ms),
-            "startedBy": user_id, "modifiedOn": iso(self.modified_ms),
-            "agentRegistrationId": self.registration_id, "etag": self.etag,
+            "startedBy": user_id, "modifiedOn": iso(self.modified_ms), "etag": self.etag,
         }
+        if self.registration_id is not None:
+            body["agentRegistrationId"] = self.registration_id
+        return body
 
 
 @dataclass(slots=True)
@@ -132,7 +134,6 @@ class Store:
         self.sessions: dict[str, Session] = {}
         self.by_owner: dict[str, list[Session]] = {}
         self.jobs: dict[str, Job] = {}
-        self._session_ids = itertools.count(FIRST_SESSION_ID)
         self._job_ids = itertools.count(FIRST_JOB_ID)
         self._rng = random.Random(api.config.seed)
         self._key = secrets.token_bytes(32)
@@ -158,7 +159,7 @@ class Store:
     def create_session(self, owner: str, access_level: str, registration_id: str | None) -> Session:
         self._reserve()
         now = self.now_ms()
-        session_id = str(next(self._session_ids))
+        session_id = self.etag()  # a random UUID, drawn from the seeded generator
         session = Session(session_id, owner, access_level, registration_id, now, now, self.etag())
         self.sessions[session.id] = session
         self.by_owner.setdefault(owner, []).append(session)
@@ -257,8 +258,8 @@ def mount(api: ProtocolApi) -> None:
         return asyncio.get_running_loop().time()
 
     def owned_session(call: Call, session_id: str) -> Session:
-        if call.fault("syn-session-id-parse-crash"):
-            int(session_id)  # the fault: ids parsed as numbers, a ValueError rendered as 500 instead of 404
+        if call.fault("syn-unknown-session-crash") and session_id not in store.sessions:
+            raise KeyError(session_id)  # the fault: a lookup without a check, rendered as 500 instead of 404
         session = store.session(session_id, caller(call), check_owner=not call.fault("syn-cross-user-access"))
         if call.fault("syn-session-read-lag") and store.now_ms() - session.started_ms < SESSION_READ_LAG_MS:
             raise ApiError(404, f"Session {session_id} does not exist")  # the fault: the replica lags behind
@@ -466,8 +467,8 @@ FAULTS: tuple[Fault, ...] = (
     _fault("syn-accepts-invalid-input", ("SYN-ERR-002", "SYN-SCHEMA-006"),
            "createAgentSession accepts bodies the document forbids (unknown or missing agentAccessLevel)",
            operation="createAgentSession", skip_validation=True),
-    _fault("syn-session-id-parse-crash", ("SYN-SCHEMA-001",),
-           "session ids are parsed as numbers before the lookup: a non-numeric sessionId answers 500, not 404"),
+    _fault("syn-unknown-session-crash", ("SYN-SCHEMA-001", "SYN-ERR-001"),
+           "an unknown sessionId is looked up without a check: the KeyError answers 500, not 404"),
     _fault("syn-foreign-page-token-400", ("SYN-SCHEMA-007",),
            "a nextPageToken the server did not issue (any string, as the document allows) is refused 400 "
            "instead of reading as past the end of the list"),

@@ -5,6 +5,7 @@ The client polls a PROCESSING job once a second, so each chat here takes about a
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ def test_login_with_an_unknown_token_fails(url: str, tmp_path: Path) -> None:
 def test_session_traced_chat_and_ownership(url: str, tmp_path: Path) -> None:
     alice = login(url, "alice-token", tmp_path)
     session = AgentSession().start(synapse_client=alice)
-    assert session.id and session.id.isdigit()
+    assert uuid.UUID(session.id).version == 4  # the real service's session id format
     assert session.access_level == "PUBLICLY_ACCESSIBLE"
     assert session.started_by == 1000
 

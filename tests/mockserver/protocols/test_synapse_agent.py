@@ -78,10 +78,11 @@ def assert_error(r: httpx.Response, status: int, reason: str | None = None) -> N
 def test_create_session_answers_201_with_the_session(http: httpx.Client) -> None:
     before = int(time.time() * 1000)
     session = new_session(http)
-    assert re.fullmatch(r"\d+", session["sessionId"])
+    assert uuid.UUID(session["sessionId"]).version == 4  # upstream's format (AgentDaoImpl: UUID.randomUUID)
     assert session["agentAccessLevel"] == "PUBLICLY_ACCESSIBLE"
     assert session["startedBy"] == 1000
-    assert session["agentRegistrationId"] is None
+    assert "agentRegistrationId" not in session  # unset fields are left out, as Synapse's JSON entities do
+    assert None not in session.values()
     assert ISO_MS.match(session["startedOn"]) and session["modifiedOn"] == session["startedOn"]
     assert session["startedOn"] >= time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(before // 1000))
     uuid.UUID(session["etag"])
