@@ -7,19 +7,18 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from . import __version__, baseline
+from . import __version__, baseline, config
 from .context import RunOptions
 from .events import EventHandler
 from .proxy import cli as proxy_cli
 from .requirements import Level
 from .results import RunResult
 from .specs import PROTOCOLS, SpecError
-from .usage import UsageError, check_report_dir, plan_runs
+from .usage import UsageError, check_report_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -35,7 +34,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
-    run.add_argument("--protocol", required=True, choices=[*sorted(PROTOCOLS), "all"])
+    run.add_argument(
+        "--protocol", choices=[*sorted(PROTOCOLS), "all"], help="required unless the config or environment names one"
+    )
+    run.add_argument("--config", type=Path, metavar="FILE", help="default ./conformance.toml, else pyproject.toml")
     run.add_argument(
         "--base-url",
         default=None,
@@ -45,18 +47,18 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--token", help="bearer token (synapse-agent)")
     run.add_argument("--second-token", help="a second user's token, for ownership (403) requirements")
     run.add_argument("--report-dir", type=Path, help="default reports/<protocol>-<timestamp>/")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--max-examples", type=int, default=10, help="generated cases per operation and phase")
-    run.add_argument("--timeout", type=float, default=10.0, help="seconds per connect/read/exchange")
+    run.add_argument("--seed", type=int, help="default 0")
+    run.add_argument("--max-examples", type=int, help="generated cases per operation and phase (default 10)")
+    run.add_argument("--timeout", type=float, help="seconds per connect/read/exchange (default 10)")
     run.add_argument(
         "--level",
         choices=[lv.value for lv in Level],
-        default="may",
         help="run requirements of this level and stricter (exit code still gates on MUST)",
     )
     run.add_argument("--profile", help="a document profile, e.g. 'upstream' for neuro-san's /api/v1/list")
-    run.add_argument("--budget", type=float, default=600.0, help="whole-run time budget per protocol, seconds")
-    run.add_argument("--only", action="append", default=[], metavar="ID_PREFIX", help="run only these requirements")
+    run.add_argument("--budget", type=float, help="whole-run time budget per protocol, seconds (default 600)")
+    run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
+    run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
     run.add_argument("--phase", action="append", choices=["schema", "scenario"], help="limit to a phase")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     run.add_argument(
@@ -90,34 +92,22 @@ def run_command(args: argparse.Namespace) -> int:
     from .progress import ProgressLines
     from .reporting.ndjson import EventStream
 
-    protocols = sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]
-    if args.profile and not any(args.profile in PROTOCOLS[pid].profiles for pid in protocols):
-        known = sorted({name for pid in protocols for name in PROTOCOLS[pid].profiles})
-        print(
-            f"error: no profile {args.profile!r} for {args.protocol} (known: {', '.join(known) or 'none'})",
-            file=sys.stderr,
-        )
+    environ = os.environ
+    file = config.load(args.config, Path.cwd(), environ)
+    env, cli = config.from_env(environ), _cli_settings(args)
+    try:
+        protocol = config.protocol_of(cli, env, file)
+    except UsageError as exc:  # the argparse-style line a missing required option gets
+        prog = "python -m conformance run"
+        print(f"{prog}: error: {exc} (see {prog} --help)", file=sys.stderr)
         return EXIT_USAGE
-    template = RunOptions(
-        protocol=protocols[0],
-        base_url=args.base_url or "",
-        token=args.token,
-        second_token=args.second_token,
-        seed=args.seed,
-        max_examples=args.max_examples,
-        timeout=args.timeout,
-        level=Level(args.level),
-        budget_s=args.budget,
-        only=tuple(args.only),
-        phases=tuple(args.phase or ("schema", "scenario")),
-        expected_failures=_expected_failures(args.expected_failures),
-    )
-    plans = plan_runs(protocols, template, base_url_given=args.base_url is not None)
+    protocols = sorted(PROTOCOLS) if protocol == "all" else [protocol]
+    settings = {pid: config.resolve(pid, cli, env, file) for pid in protocols}
+    plans = config.run_plans(settings)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
 
     def report_dir(pid: str) -> Path:
-        base = args.report_dir or Path("reports") / f"{pid}-{stamp}"
-        return base / pid if args.report_dir and len(protocols) > 1 else base
+        return config.report_dir(settings[pid], len(protocols) > 1, stamp)
 
     for plan in plans:  # refused now, not after the whole run
         check_report_dir(report_dir(plan.protocol))
@@ -133,21 +123,25 @@ def run_command(args: argparse.Namespace) -> int:
         return _run_protocols(args, plans, report_dir, handlers)
 
 
-def _expected_failures(path: Path | None) -> tuple[baseline.Entry, ...]:
-    if path is None:
-        return ()
-    try:
-        entries = baseline.load(path)
-        baseline.check_ids(entries, _known_ids(), path)
-    except baseline.BaselineError as exc:
-        raise UsageError(f"--expected-failures {exc}") from None
-    return entries
-
-
-def _known_ids() -> set[str]:
-    from .protocols import suite
-
-    return {c.requirement.id for pid in PROTOCOLS for c in suite(pid).registry}
+def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The options given on the command line (None: not given, so env, file or default decide)."""
+    paths = {"expected-failures": args.expected_failures, "report-dir": args.report_dir}
+    return {
+        "protocol": args.protocol,
+        "base-url": args.base_url,
+        "token": args.token,
+        "second-token": args.second_token,
+        "level": args.level,
+        "seed": args.seed,
+        "max-examples": args.max_examples,
+        "timeout": args.timeout,
+        "budget": args.budget,
+        "only": tuple(args.only) if args.only else None,
+        "skip": tuple(args.skip) if args.skip else None,
+        "phase": tuple(args.phase) if args.phase else None,
+        "profile": args.profile,
+        **{k: str(v) if v is not None else None for k, v in paths.items()},
+    }
 
 
 def _run_protocols(
@@ -159,8 +153,6 @@ def _run_protocols(
     worst = EXIT_OK
     for options in plans:
         pid = options.protocol
-        if args.profile and args.profile in PROTOCOLS[pid].profiles:
-            options = replace(options, profile=args.profile)
         result: RunResult = run(options, handlers)
         directory = report_dir(pid)
         write_reports(result, directory)

@@ -54,6 +54,8 @@ class RunOptions:
     phases: tuple[str, ...] = ("schema", "scenario")
     only: tuple[str, ...] = ()
     """Run only these requirement ids (prefix match); empty runs all."""
+    skip: tuple[str, ...] = ()
+    """Leave out these requirement ids (prefix match)."""
     expected_failures: tuple[Entry, ...] = ()
     """The ``--expected-failures`` baseline's entries (``baseline.py``)."""
 

@@ -62,6 +62,8 @@ def selected(protocol_suite: ProtocolSuite, options: RunOptions) -> list[Check]:
     checks = [c for c in protocol_suite.registry if options.level.includes(c.requirement.level)]
     if options.only:
         checks = [c for c in checks if c.requirement.id.startswith(options.only)]
+    if options.skip:
+        checks = [c for c in checks if not c.requirement.id.startswith(options.skip)]
     phases = set(options.phases)
     return [c for c in checks if c.requirement.phase in phases]
 

@@ -1,0 +1,371 @@
+"""Run settings from the command line, ``CONFORMANCE_*`` environment variables and a config file.
+
+The file is ``--config FILE``, else ``conformance.toml`` in the working directory, else the
+``[tool.conformance]`` table of its ``pyproject.toml``. Top-level keys apply to every protocol; a
+table named for a protocol (``[synapse-agent]``, ``[tool.conformance.synapse-agent]``) overrides
+them for that protocol::
+
+    protocol = "all"
+    level = "should"
+    expected-failures = "conformance-baseline.yaml"   # relative to this file
+
+    [synapse-agent]
+    base-url = "https://staging.example/repo/v1"
+    token = "${SYNAPSE_TOKEN}"                          # from the environment, never committed
+
+Precedence: command line > environment > the protocol's table > the file's top level > default.
+String values interpolate ``${VAR}`` (``${VAR:-fallback}``; ``$$`` is a literal ``$``). A key,
+type or variable the file gets wrong is a usage error that names it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import baseline
+from .baseline import Entry
+from .context import RunOptions
+from .protocols import suite
+from .requirements import Level
+from .runner import selected
+from .specs import PROTOCOLS
+from .usage import UsageError, plan_runs
+
+PHASES = ("schema", "scenario")
+
+
+class ConfigError(UsageError):
+    """The config file or a CONFORMANCE_* variable is unusable; the message names the key."""
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("a string")
+    return value
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("an integer")
+    return value
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError("a number")
+    return float(value)
+
+
+def _words(value: Any) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+        raise TypeError("a string or a list of strings")
+    return tuple(items)
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in choices:
+            raise TypeError(f"one of {', '.join(choices)}")
+        return str(value)
+
+    return check
+
+
+def _phases(value: Any) -> tuple[str, ...]:
+    words = _words(value)
+    if not set(words) <= set(PHASES):
+        raise TypeError(f"a list of {' and '.join(PHASES)}")
+    return words
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    name: str
+    parse: Callable[[Any], Any]
+    default: Any = None
+    path: bool = False
+    """A file path: relative to the config file it is written in."""
+    per_protocol: bool = True
+
+
+KEYS = {
+    k.name: k
+    for k in (
+        Key("protocol", _choice(*sorted(PROTOCOLS), "all"), per_protocol=False),
+        Key("base-url", _text),
+        Key("token", _text),
+        Key("second-token", _text),
+        Key("level", _choice(*(lv.value for lv in Level)), "may"),
+        Key("seed", _int, 0),
+        Key("max-examples", _int, 10),
+        Key("timeout", _number, 10.0),
+        Key("budget", _number, 600.0),
+        Key("only", _words, ()),
+        Key("skip", _words, ()),
+        Key("phase", _phases, PHASES),
+        Key("profile", _text),
+        Key("expected-failures", _text, path=True),
+        Key("report-dir", _text, path=True),
+    )
+}
+
+ENV_PREFIX = "CONFORMANCE_"
+_LIST_KEYS = {"only", "skip", "phase"}
+_NUMERIC = {"seed": int, "max-examples": int, "timeout": float, "budget": float}
+
+
+def env_name(key: str) -> str:
+    return ENV_PREFIX + key.upper().replace("-", "_")
+
+
+_VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def interpolate(text: str, environ: Mapping[str, str], where: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name, fallback = m.group(1), m.group(2)
+        if name in environ:
+            return environ[name]
+        if fallback is not None:
+            return fallback
+        raise ConfigError(f"{where}: ${{{name}}} is not set in the environment")
+
+    return _VAR.sub(sub, text)
+
+
+@dataclass(frozen=True)
+class FileConfig:
+    path: Path | None = None
+    common: Mapping[str, Any] = field(default_factory=dict)
+    protocols: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def find(explicit: Path | None, cwd: Path) -> tuple[Path, str] | None:
+    """The config file and the table in it (``""`` or ``tool.conformance``), or None."""
+    if explicit is not None:
+        return explicit, "tool.conformance" if explicit.name == "pyproject.toml" else ""
+    if (cwd / "conformance.toml").is_file():
+        return cwd / "conformance.toml", ""
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            return None  # someone else's broken pyproject is not ours to judge unless named
+        if isinstance(data.get("tool"), dict) and "conformance" in data["tool"]:
+            return pyproject, "tool.conformance"
+    return None
+
+
+def load(explicit: Path | None, cwd: Path, environ: Mapping[str, str]) -> FileConfig:
+    found = find(explicit, cwd)
+    if found is None:
+        return FileConfig()
+    path, table = found
+    try:
+        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"config {path}: cannot read it ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config {path}: not valid TOML ({exc})") from None
+    prefix = ""
+    for part in table.split(".") if table else ():
+        data = data.get(part) if isinstance(data, dict) else None
+        prefix += f"{part}."
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path}: no [{table}] table")
+    common: dict[str, Any] = {}
+    protocols: dict[str, dict[str, Any]] = {}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            if name not in PROTOCOLS:
+                raise ConfigError(
+                    f"config {path}: [{prefix}{name}] is not a protocol (known: {', '.join(sorted(PROTOCOLS))})"
+                )
+            protocols[name] = _section(value, path, f"[{prefix}{name}] ", environ, per_protocol=True)
+        else:
+            common.update(_section({name: value}, path, f"[{table}] " if table else "", environ, per_protocol=False))
+    return FileConfig(path, common, protocols)
+
+
+def _section(
+    values: Mapping[str, Any], path: Path, where: str, environ: Mapping[str, str], *, per_protocol: bool
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, raw in values.items():
+        key = KEYS.get(name)
+        label = f"config {path}: {where}{name}"
+        if key is None:
+            raise ConfigError(f"{label}: unknown key (known: {', '.join(KEYS)})")
+        if per_protocol and not key.per_protocol:
+            raise ConfigError(f"{label}: belongs at the top level, not in a protocol's table")
+        value = raw
+        if isinstance(value, str):
+            value = interpolate(value, environ, label)
+        elif isinstance(value, list):
+            value = [interpolate(v, environ, label) if isinstance(v, str) else v for v in value]
+        try:
+            parsed = key.parse(value)
+        except TypeError as exc:
+            raise ConfigError(f"{label}: must be {exc} (got {raw!r})") from None
+        if key.path and parsed:
+            parsed = str((path.parent / parsed).resolve()) if not Path(parsed).is_absolute() else parsed
+        out[name] = parsed
+    return out
+
+
+def from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """``CONFORMANCE_BASE_URL`` etc.; lists are comma-separated."""
+    out: dict[str, Any] = {}
+    for name, key in KEYS.items():
+        var = env_name(name)
+        if var not in environ:
+            continue
+        raw = environ[var]
+        value: Any = raw
+        try:
+            if name in _LIST_KEYS:
+                value = [w.strip() for w in raw.split(",") if w.strip()]
+            elif name in _NUMERIC:
+                value = _NUMERIC[name](raw)
+        except ValueError:
+            kind = "an integer" if _NUMERIC[name] is int else "a number"
+            raise ConfigError(f"{var}={raw!r}: must be {kind}") from None
+        try:
+            out[name] = key.parse(value)
+        except TypeError as exc:
+            raise ConfigError(f"{var}={raw!r}: must be {exc}") from None
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved value of every key for one protocol, and where each came from."""
+
+    protocol: str
+    values: Mapping[str, Any]
+    sources: Mapping[str, str]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def given(self, name: str) -> bool:
+        return self.sources[name] != "default"
+
+
+def resolve(protocol: str, cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig) -> Settings:
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    section = file.protocols.get(protocol, {})
+    for name, key in KEYS.items():
+        for source, layer in (
+            ("command line", cli),
+            ("environment", env),
+            (f"{file.path} [{protocol}]", section),
+            (str(file.path), file.common),
+        ):
+            if layer.get(name) is not None:
+                values[name], sources[name] = layer[name], source
+                break
+        else:
+            values[name], sources[name] = key.default, "default"
+    return Settings(protocol, values, sources)
+
+
+def protocol_of(cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig) -> str:
+    protocol = resolve("", cli, env, file)["protocol"]
+    if protocol is None:
+        raise ConfigError(
+            f"--protocol is required (or {env_name('protocol')}, or 'protocol' in conformance.toml); "
+            f"known: {', '.join(sorted(PROTOCOLS))}, all"
+        )
+    return str(protocol)
+
+def expected_failures(path: str | None, cache: dict[str, tuple[Entry, ...]] | None = None) -> tuple[Entry, ...]:
+    if not path:
+        return ()
+    if cache is not None and path in cache:
+        return cache[path]
+    try:
+        entries = baseline.load(Path(path))
+        baseline.check_ids(entries, {c.requirement.id for pid in PROTOCOLS for c in suite(pid).registry}, Path(path))
+    except baseline.BaselineError as exc:
+        raise UsageError(f"--expected-failures {exc}") from None
+    if cache is not None:
+        cache[path] = entries
+    return entries
+
+
+def _matching(prefixes: tuple[str, ...], pid: str) -> tuple[str, ...]:
+    return tuple(p for p in prefixes if any(c.requirement.id.startswith(p) for c in suite(pid).registry))
+
+
+def run_plans(settings: Mapping[str, Settings]) -> list[RunOptions]:
+    """The options of each protocol's run, validated (``usage.plan_runs``), from resolved settings.
+
+    With several protocols an ``--only``/``--skip`` prefix applies where it matches; one that
+    matches no protocol at all is refused, as is a profile no selected protocol has."""
+    protocols = list(settings)
+    several = len(protocols) > 1
+    baselines: dict[str, tuple[Entry, ...]] = {}
+    for profile in sorted({s["profile"] for s in settings.values() if s["profile"]}):
+        if not any(profile in PROTOCOLS[pid].profiles for pid in protocols):
+            known = sorted({p for pid in protocols for p in PROTOCOLS[pid].profiles})
+            raise UsageError(
+                f"no profile {profile!r} for {'all' if several else protocols[0]} (known: {', '.join(known) or 'none'})"
+            )
+    for name in ("only", "skip"):
+        for prefix in sorted({p for s in settings.values() for p in s[name]}):
+            if not any(_matching((prefix,), pid) for pid in protocols):
+                raise UsageError(
+                    f"--{name} {prefix!r} matches no requirement of {'any protocol' if several else protocols[0]}; "
+                    "list them with: python -m conformance requirements"
+                )
+    plans: list[RunOptions] = []
+    for pid in protocols:
+        s = settings[pid]
+        only, skip = _matching(s["only"], pid), _matching(s["skip"], pid)
+        if several and s["only"] and not only:
+            continue  # none of its requirements is asked for
+        profile = s["profile"] if s["profile"] in PROTOCOLS[pid].profiles else None
+        options = RunOptions(
+            protocol=pid,
+            base_url=s["base-url"] or "",
+            token=s["token"],
+            second_token=s["second-token"],
+            seed=s["seed"],
+            max_examples=s["max-examples"],
+            timeout=s["timeout"],
+            level=Level(s["level"]),
+            profile=profile,
+            budget_s=s["budget"],
+            only=only,
+            skip=skip,
+            phases=tuple(s["phase"]),
+            expected_failures=expected_failures(s["expected-failures"], baselines),
+        )
+        if several and not selected(suite(pid), options):
+            continue
+        plans.extend(plan_runs([pid], options, base_url_given=s.given("base-url")))
+    if not plans:
+        raise UsageError("no requirement is selected by --only, --skip, --level and --phase together")
+    return plans
+
+
+def report_dir(settings: Settings, several: bool, stamp: str) -> Path:
+    """``reports/<protocol>-<stamp>`` by default; a shared ``--report-dir`` gets one folder per
+    protocol when several run, a protocol's own ``report-dir`` is used as it is."""
+    pid = settings.protocol
+    if not settings.given("report-dir"):
+        return Path("reports") / f"{pid}-{stamp}"
+    base = Path(settings["report-dir"])
+    own = settings.sources["report-dir"].endswith(f"[{pid}]")
+    return base / pid if several and not own else base

@@ -1,0 +1,184 @@
+"""Settings from conformance.toml / [tool.conformance], CONFORMANCE_* and the command line:
+precedence, interpolation, and files that are wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance import config
+from conformance.cli import main
+from conformance.config import ConfigError
+from tests.hostile import closed_port_url
+
+FILE = """
+level = "should"
+seed = 7
+max-examples = 3
+only = ["AP-TASK-"]
+expected-failures = "baseline.yaml"
+
+[agent-protocol]
+seed = 8
+token = "${AP_TOKEN}"
+second-token = "${AP_SECOND:-bob-token}"
+base-url = "https://example.test/$${literal}"
+"""
+
+
+def write(directory: Path, text: str, name: str = "conformance.toml") -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def settings(tmp_path: Path, cli: dict[str, object] | None = None, environ: dict[str, str] | None = None,
+             protocol: str = "agent-protocol") -> config.Settings:
+    environ = {"AP_TOKEN": "secret", **(environ or {})}
+    file = config.load(None, tmp_path, environ)
+    return config.resolve(protocol, cli or {}, config.from_env(environ), file)
+
+
+def test_precedence_is_cli_then_env_then_protocol_table_then_file_then_default(tmp_path: Path) -> None:
+    write(tmp_path, FILE)
+    s = settings(tmp_path)
+    assert (s["seed"], s.sources["seed"]) == (8, f"{tmp_path / 'conformance.toml'} [agent-protocol]")
+    assert (s["level"], s.sources["level"]) == ("should", str(tmp_path / "conformance.toml"))
+    assert (s["timeout"], s.sources["timeout"]) == (10.0, "default")
+    assert s["only"] == ("AP-TASK-",) and s["max-examples"] == 3
+    other = settings(tmp_path, protocol="neuro-san")  # the agent-protocol table is not its own
+    assert other["seed"] == 7 and other["token"] is None
+    env = settings(tmp_path, environ={"CONFORMANCE_SEED": "9", "CONFORMANCE_LEVEL": "must",
+                                      "CONFORMANCE_ONLY": "AP-TASK-001, AP-ERR-"})
+    assert (env["seed"], env.sources["seed"]) == (9, "environment")
+    assert env["level"] == "must" and env["only"] == ("AP-TASK-001", "AP-ERR-")
+    cli = settings(tmp_path, cli={"seed": 10, "level": None}, environ={"CONFORMANCE_SEED": "9"})
+    assert (cli["seed"], cli.sources["seed"]) == (10, "command line")
+    assert cli["level"] == "should"  # not given on the command line: the next layer decides
+
+
+def test_values_interpolate_the_environment(tmp_path: Path) -> None:
+    write(tmp_path, FILE)
+    s = settings(tmp_path)
+    assert s["token"] == "secret"
+    assert s["second-token"] == "bob-token"  # the fallback
+    assert settings(tmp_path, environ={"AP_SECOND": "carol"})["second-token"] == "carol"
+    assert s["base-url"] == "https://example.test/${literal}"  # $$ is a literal $
+    assert s["expected-failures"] == str(tmp_path / "baseline.yaml")  # relative to the file
+
+
+def test_an_unset_variable_is_an_error_naming_the_key(tmp_path: Path) -> None:
+    write(tmp_path, FILE)
+    with pytest.raises(ConfigError, match=r"\[agent-protocol\] token: \$\{AP_TOKEN\} is not set"):
+        config.load(None, tmp_path, {})
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('levle = "must"\n', "levle: unknown key"),
+    ("seed = \"zero\"\n", "seed: must be an integer (got 'zero')"),
+    ("max-examples = true\n", "max-examples: must be an integer"),
+    ('level = "critical"\n', "level: must be one of must, should, may"),
+    ('phase = ["stateful"]\n', "phase: must be a list of schema and scenario"),
+    ("only = [1]\n", "only: must be a string or a list of strings"),
+    ("[a2a]\nseed = 1\n", "[a2a] is not a protocol"),
+    ('[neuro-san]\nprotocol = "all"\n', "[neuro-san] protocol: belongs at the top level"),
+    ("seed = \n", "not valid TOML"),
+])
+def test_an_invalid_file_is_an_error_naming_the_key(tmp_path: Path, text: str, says: str) -> None:
+    write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        config.load(None, tmp_path, {})
+    assert says in str(caught.value) and str(tmp_path / "conformance.toml") in str(caught.value)
+
+
+@pytest.mark.parametrize(("env", "says"), [
+    ({"CONFORMANCE_MAX_EXAMPLES": "many"}, "CONFORMANCE_MAX_EXAMPLES='many': must be an integer"),
+    ({"CONFORMANCE_TIMEOUT": "soon"}, "CONFORMANCE_TIMEOUT='soon': must be a number"),
+    ({"CONFORMANCE_LEVEL": "high"}, "CONFORMANCE_LEVEL='high': must be one of"),
+])
+def test_an_invalid_environment_variable_is_an_error_naming_it(env: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        config.from_env(env)
+
+
+def test_pyproject_tool_conformance_is_found_and_conformance_toml_wins(tmp_path: Path) -> None:
+    write(tmp_path, '[project]\nname = "x"\n', "pyproject.toml")
+    assert config.load(None, tmp_path, {}).path is None  # a pyproject without the table is not a config
+    write(tmp_path, '[tool.conformance]\nseed = 3\n[tool.conformance.neuro-san]\nseed = 4\n', "pyproject.toml")
+    file = config.load(None, tmp_path, {})
+    assert file.path == tmp_path / "pyproject.toml"
+    assert config.resolve("neuro-san", {}, {}, file)["seed"] == 4
+    assert config.resolve("agent-protocol", {}, {}, file)["seed"] == 3
+    write(tmp_path, "seed = 5\n")
+    assert config.resolve("agent-protocol", {}, {}, config.load(None, tmp_path, {}))["seed"] == 5
+    named = write(tmp_path, "[tool.conformance]\nsed = 1\n", "pyproject.toml")
+    with pytest.raises(ConfigError, match=r"\[tool.conformance\] sed: unknown key"):
+        config.load(named, tmp_path, {})
+
+
+def test_the_cli_runs_what_the_file_says_and_its_options_override_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, 'protocol = "agent-protocol"\nonly = "AP-TASK-002"\nphase = "scenario"\nreport-dir = "out"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONFORMANCE_ONLY", raising=False)
+    assert main(["run", "-q"]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert [r["id"] for r in results["requirements"]] == ["AP-TASK-002"]
+    monkeypatch.setenv("CONFORMANCE_ONLY", "AP-TASK-001")
+    assert main(["run", "-q"]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert [r["id"] for r in results["requirements"]] == ["AP-TASK-001"]  # env over file
+    assert main(["run", "-q", "--only", "AP-ERR-001", "--report-dir", "cli"]) == 0  # command line over both
+    results = json.loads((tmp_path / "cli" / "results.json").read_text(encoding="utf-8"))
+    assert [r["id"] for r in results["requirements"]] == ["AP-ERR-001"]
+
+
+def test_a_protocols_table_sets_its_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, f'[agent-protocol]\nbase-url = "{closed_port_url()}"\ntimeout = 1\n', "ci.toml")
+    code = main(["run", "--protocol", "agent-protocol", "--config", str(path), "--report-dir", str(tmp_path / "r")])
+    assert code == 2  # the unreachable target the file names, not the embedded mock
+    assert json.loads((tmp_path / "r" / "results.json").read_text())["fatal"].startswith("target unreachable")
+
+
+def test_an_invalid_config_is_a_one_line_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "[agent-protocol]\nbudget = \"long\"\n", "ci.toml")
+    assert main(["run", "--protocol", "agent-protocol", "--config", str(path)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == f"error: config {path}: [agent-protocol] budget: must be a number (got 'long')"
+    assert main(["run", "--protocol", "agent-protocol", "--config", str(tmp_path / "none.toml")]) == 2
+    assert "cannot read it" in capsys.readouterr().err
+
+
+def test_no_protocol_anywhere_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONFORMANCE_PROTOCOL", raising=False)
+    assert main(["run"]) == 2
+    assert "--protocol is required" in capsys.readouterr().err
+
+
+def test_skip_leaves_requirements_out(tmp_path: Path) -> None:
+    code = main(["run", "--protocol", "agent-protocol", "--only", "AP-TASK-", "--skip", "AP-TASK-001",
+                 "--phase", "scenario", "--report-dir", str(tmp_path), "-q"])
+    assert code == 0
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert [r["id"] for r in results["requirements"]] == ["AP-TASK-002"]
+    assert main(["run", "--protocol", "agent-protocol", "--skip", "AP-NOPE-"]) == 2
+
+
+def test_the_readmes_example_file_is_valid(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```toml\n# conformance.toml\n", 1)[1].split("```", 1)[0]
+    write(tmp_path, example)
+    write(tmp_path, "expected_failures: []\n", "expected-failures.yaml")
+    environ = {"SYNAPSE_TOKEN": "t1", "SYNAPSE_TOKEN_2": "t2"}
+    file = config.load(None, tmp_path, environ)
+    cli = {"base-url": None}
+    settings = {pid: config.resolve(pid, cli, {}, file) for pid in ("agent-protocol", "synapse-agent")}
+    assert settings["synapse-agent"]["token"] == "t1" and settings["agent-protocol"]["token"] is None
+    plans = config.run_plans(settings)  # every prefix and value in it is one the suite accepts
+    assert [p.protocol for p in plans] == ["agent-protocol", "synapse-agent"]
+    assert plans[0].skip == ("AP-ARTIFACT-006",) and plans[1].max_examples == 25
