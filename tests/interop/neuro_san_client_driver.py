@@ -3,8 +3,9 @@
 Run with the peer venv's interpreter, not the project's: ``python neuro_san_client_driver.py PORT``.
 It lists the agents through the concierge session and, for every listed agent, calls function and
 connectivity, a MINIMAL streaming chat, a MAXIMAL one continuing it through the returned
-chat_context, and the async session's streaming chat; then asks for an agent nobody hosts. What
-each call returned is printed as one JSON object, for the test in the project's venv to judge.
+chat_context, and the async session's streaming chat; then asks for an agent nobody hosts (where
+the client raises, the cause is recorded). What each call returned is printed as one JSON object,
+for the test in the project's venv to judge.
 Only the client package is imported, so this runs in a venv that has nothing of this project.
 """
 
@@ -59,7 +60,11 @@ def drive(port: str) -> dict[str, Any]:
             "async_minimal": asyncio.run(async_chat(port, name)),
         }
     unknown = HttpServiceAgentSession(host=HOST, port=port, agent_name=UNKNOWN, timeout_in_seconds=10)
-    return {"list": listed, "agents": agents, "unknown_function": unknown.function({})}
+    try:
+        unknown_function: Any = unknown.function({})
+    except ValueError as exc:  # the client's own error when it cannot read the answer as JSON
+        unknown_function = {"client_error": f"{type(exc.__cause__).__name__}: {exc.__cause__}"}
+    return {"list": listed, "agents": agents, "unknown_function": unknown_function}
 
 
 if __name__ == "__main__":

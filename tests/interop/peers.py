@@ -4,7 +4,8 @@
 repository root with ``python -m venv`` and ``pip install``, bounded in time, and returns the
 venv's interpreter. A failed or timed-out install raises :class:`PeerUnavailable` whose message is
 pip's last error line, for ``pytest.skip``. A venv is reused only when its install completed
-(a ``.installed`` marker written last); a half-built one is removed and rebuilt.
+(a ``.installed`` marker written last); a half-built one is removed and rebuilt. Builds of one
+venv are serialised by a lock file beside it.
 
 Servers started from these venvs (``serve``) bind 127.0.0.1 only, are waited for with a bound,
 and are stopped by their own PID.
@@ -12,6 +13,7 @@ and are stopped by their own PID.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -65,11 +67,16 @@ def peer_python(
     home = venv_dir(name or requirements[0])
     if str(home) in _failed:
         raise _failed[str(home)]
-    try:
-        return _build(home, requirements, python, timeout_s)
-    except PeerUnavailable as exc:
-        _failed[str(home)] = exc
-        raise
+    PEERS.resolve().mkdir(parents=True, exist_ok=True)  # .peers may be a symlink to a shared folder
+    # One builder at a time per venv (pytest workers, several checkouts sharing .peers); a second
+    # one waits, then finds the venv complete.
+    with open(f"{home}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _build(home, requirements, python, timeout_s)
+        except PeerUnavailable as exc:
+            _failed[str(home)] = exc
+            raise
 
 
 def _build(home: Path, requirements: tuple[str, ...], python: str, timeout_s: float) -> Path:
@@ -79,7 +86,6 @@ def _build(home: Path, requirements: tuple[str, ...], python: str, timeout_s: fl
     if marker.is_file() and marker.read_text() == wanted and interpreter.exists():
         return interpreter
     shutil.rmtree(home, ignore_errors=True)
-    home.parent.resolve().mkdir(parents=True, exist_ok=True)  # .peers may be a symlink to a shared folder
     deadline = time.monotonic() + timeout_s
     steps = (
         [python, "-m", "venv", str(home)],
@@ -178,6 +184,7 @@ class CliRun:
     fatal: str | None
     statuses: dict[str, str]
     messages: dict[str, str]
+    report_dir: Path
 
     def ids(self, status: str) -> set[str]:
         return {rid for rid, got in self.statuses.items() if got == status}
@@ -224,4 +231,5 @@ def run_suite(protocol: str, base_url: str, report_dir: Path, *extra: str, timeo
         results["fatal"],
         {r["id"]: r["status"] for r in results["requirements"]},
         {r["id"]: r["message"] for r in results["requirements"]},
+        report_dir,
     )
