@@ -15,7 +15,7 @@ from conformance.proxy.observer import Observer
 from mockserver.faults import catalogue
 
 from .conftest import proxied
-from .traffic import TRAFFIC
+from .traffic import TOKENS, TRAFFIC
 
 PROTOCOLS = sorted(TRAFFIC)
 
@@ -26,7 +26,7 @@ def judged(pid: str) -> set[str]:
 
 @pytest.mark.parametrize("pid", PROTOCOLS)
 def test_ordinary_traffic_to_the_mock_holds(pid: str) -> None:
-    with proxied(pid) as p:
+    with proxied(pid, tokens=TOKENS.get(pid, ())) as p:
         TRAFFIC[pid](p.base)
     failed = p.failed()
     client = p.proxy.observer.document.client_id
@@ -42,7 +42,7 @@ def test_every_fault_the_proxy_can_see_is_reported(pid: str) -> None:
     missed: dict[str, tuple[str, ...]] = {}
     caught: set[str] = set()
     for fault in faults:
-        with proxied(pid, fault.name, timeout=1.0) as p:
+        with proxied(pid, fault.name, timeout=1.0, tokens=TOKENS.get(pid, ())) as p:
             TRAFFIC[pid](p.base)
         failed = set(p.failed())
         hit = failed & set(fault.breaks)

@@ -104,3 +104,66 @@ def sgr_agent_core(base: str) -> None:
 
 
 TRAFFIC["sgr-agent-core"] = sgr_agent_core
+
+
+def synapse_agent(base: str) -> None:
+    alice, bob = ({"Authorization": f"Bearer {t}"} for t in ("alice-token", "bob-token"))
+    with httpx.Client(base_url=base, timeout=TIMEOUT) as c:
+        made = c.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}, headers=alice)
+        session = str(made.json().get("sessionId", "none")) if made.status_code == 201 else "none"
+        c.get(f"/agent/session/{session}", headers=alice)
+        c.put(f"/agent/session/{session}", json={"sessionId": session, "agentAccessLevel": "READ_YOUR_PRIVATE_DATA"},
+              headers=alice)
+        c.get(f"/agent/session/{session}", headers=alice)
+        c.post("/agent/sessions/list", json={}, headers=alice)
+        started = c.post("/agent/chat/async/start", json={"sessionId": session, "chatText": "hello"}, headers=alice)
+        job = str(started.json().get("token", "none")) if started.status_code == 201 else "none"
+        deadline = time.monotonic() + 2.5
+        while time.monotonic() < deadline:
+            if c.get(f"/agent/chat/async/get/{job}", headers=alice).status_code != 202:
+                break
+            time.sleep(0.1)
+        c.get(f"/agent/chat/async/get/{job}", headers=alice)
+        c.get(f"/agent/session/{session}", headers=bob)
+        c.get(f"/agent/chat/async/get/{job}", headers=bob)
+        c.post(f"/agent/session/history/{session}", json={}, headers=alice)
+        c.post("/agent/sessions/list", json={}, headers=bob)
+        c.post("/agent/sessions/list", json={"nextPageToken": "a-token-of-my-own"}, headers=alice)
+        c.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"})
+        c.get(f"/agent/session/{session}")
+        c.get(f"/agent/session/{session}", headers={"Authorization": "Bearer not-a-token"})
+        c.get("/agent/session/no-such-session", headers=alice)
+        c.post("/agent/session", json={"agentAccessLevel": "ALL_OF_IT"}, headers=alice)  # invalid on purpose
+
+
+TRAFFIC["synapse-agent"] = synapse_agent
+TOKENS = {"synapse-agent": ("alice-token", "bob-token")}
+"""Tokens the proxy is told are valid (``--token``), so that any other one must be refused."""
+
+
+def _ndjson(c: httpx.Client, path: str, body: dict[str, object]) -> None:
+    try:
+        with c.stream("POST", path, json=body, timeout=3) as answer:
+            for _ in answer.iter_raw():
+                pass
+    except httpx.HTTPError:
+        pass
+
+
+def neuro_san(base: str) -> None:
+    def chat(chat_filter: str | None) -> dict[str, object]:
+        body: dict[str, object] = {"user_message": {"type": "HUMAN", "text": "Hello, briefly please"}}
+        if chat_filter:
+            body["chat_filter"] = {"chat_filter_type": chat_filter}
+        return body
+
+    with httpx.Client(base_url=base, timeout=TIMEOUT) as c:
+        c.get("/api/v1/hello_world/connectivity")
+        c.request("GET", "/api/v1/hello_world/function", json={})  # the official client's GET with a body
+        for chat_filter in (None, "MINIMAL", "MAXIMAL"):
+            _ndjson(c, "/api/v1/hello_world/streaming_chat", chat(chat_filter))
+        c.get("/api/v1/conformance_no_such_agent/connectivity")
+        c.post("/api/v1/hello_world/streaming_chat", json={"user_message": {"type": "NOT_A_TYPE"}})  # invalid
+
+
+TRAFFIC["neuro-san"] = neuro_san
