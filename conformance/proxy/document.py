@@ -15,7 +15,7 @@ from typing import Any
 
 from ..requirements import Level, Registry, Requirement
 from ..schemas import SchemaSet
-from ..specs import PROTOCOLS, Spec
+from ..specs import PROTOCOLS, Operation, Spec
 from .traffic import NotJson, Observed
 from .verdicts import Verdict
 
@@ -81,6 +81,9 @@ class DocumentJudge:
         self.streaming = streaming_operations
         self.tokens = tokens
         self.client_id = f"{self.prefix}-CLIENT-001"
+        self._params: dict[str, list[tuple[str, str, bool, Mapping[str, Any]]]] = {}
+        self._responses: dict[tuple[str, int], Any] = {}
+        self._headers: dict[int, list[tuple[str, bool, Mapping[str, Any]]]] = {}
 
     def rid(self, number: str) -> str | None:
         rid = f"{self.prefix}-SCHEMA-{number}"
@@ -98,11 +101,7 @@ class DocumentJudge:
         if op is None:
             return [f"{ex.method} {ex.path} is no operation of the document"]
         problems: list[str] = []
-        item = self.spec.raw["paths"][op.path]
-        declared = {(p["name"], p["in"]): p for p in map(self.spec.resolve, item.get("parameters", []))}
-        declared.update({(p["name"], p["in"]): p for p in map(self.spec.resolve, op.definition.get("parameters", []))})
-        for (name, where), param in declared.items():
-            schema = self.spec.resolve(param.get("schema") or {})
+        for name, where, required, schema in self._parameters(op):
             if where == "path":
                 raw: str | None = ex.path_params.get(name)
             elif where == "query":
@@ -112,13 +111,28 @@ class DocumentJudge:
             else:
                 continue
             if raw is None:
-                if param.get("required"):
+                if required:
                     problems.append(f"required {where} parameter {name!r} is missing")
                 continue
             for v in self.schemas.violations(schema, _coerce(raw, schema), limit=2):
                 problems.append(f"{where} parameter {name!r}={raw[:80]!r}: {v.message}")
         problems += self._body_problems(ex, self.spec.resolve(op.definition.get("requestBody") or {}))
         return problems
+
+    def _parameters(self, op: Operation) -> list[tuple[str, str, bool, Mapping[str, Any]]]:
+        """(name, in, required, schema) of an operation's parameters, path item's included; once."""
+        cached = self._params.get(op.operation_id)
+        if cached is None:
+            item = self.spec.raw["paths"][op.path]
+            declared = {(p["name"], p["in"]): p for p in map(self.spec.resolve, item.get("parameters", []))}
+            declared.update(
+                {(p["name"], p["in"]): p for p in map(self.spec.resolve, op.definition.get("parameters", []))}
+            )
+            cached = self._params[op.operation_id] = [
+                (name, where, bool(p.get("required")), self.spec.resolve(p.get("schema") or {}))
+                for (name, where), p in declared.items()
+            ]
+        return cached
 
     def _body_problems(self, ex: Observed, body: Mapping[str, Any]) -> list[str]:
         content = body.get("content") or {}
@@ -156,11 +170,22 @@ class DocumentJudge:
     # answers ------------------------------------------------------------------------------------
     def response_spec(self, ex: Observed) -> Mapping[str, Any] | None:
         assert ex.operation is not None and ex.status is not None
-        responses = ex.operation.definition.get("responses", {})
-        for key in (str(ex.status), f"{str(ex.status)[0]}XX", "default"):
-            if key in responses:
-                return self.spec.resolve(responses[key])  # type: ignore[no-any-return]
-        return None
+        key = (ex.operation.operation_id, ex.status)
+        if key not in self._responses:
+            responses = ex.operation.definition.get("responses", {})
+            found = next((responses[k] for k in (str(ex.status), f"{str(ex.status)[0]}XX", "default")
+                          if k in responses), None)
+            self._responses[key] = self.spec.resolve(found) if found is not None else None
+        return self._responses[key]  # type: ignore[no-any-return]
+
+    def _declared_headers(self, spec: Mapping[str, Any]) -> list[tuple[str, bool, Mapping[str, Any]]]:
+        cached = self._headers.get(id(spec))
+        if cached is None:
+            cached = self._headers[id(spec)] = [
+                (name.lower(), bool(h.get("required")), self.spec.resolve(h.get("schema") or {}))
+                for name, h in ((n, self.spec.resolve(h)) for n, h in (spec.get("headers") or {}).items())
+            ]
+        return cached
 
     def judge_response(self, ex: Observed, problems: list[str], verdict: Verdict) -> None:
         """Status, content type, headers and (for a whole answer) body; the request's fate."""
@@ -191,12 +216,10 @@ class DocumentJudge:
         self._record(verdict, "002", spec is not None, f"{op_id}: status {status} is not documented")
         if spec is None:
             return
-        headers = {name.lower(): self.spec.resolve(h) for name, h in (spec.get("headers") or {}).items()}
-        for name, header in headers.items():
+        for name, required, schema in self._declared_headers(spec):
             value = ex.response_headers.get(name)
-            schema = self.spec.resolve(header.get("schema") or {})
             if value is None:
-                if header.get("required"):
+                if required:
                     self._record(verdict, "004", False, f"{op_id} {status}: required header {name} is missing")
                 continue
             found = self.schemas.violations(schema, _coerce(value, schema), limit=1) if schema else []

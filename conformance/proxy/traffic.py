@@ -149,7 +149,10 @@ class Routes:
             literal = sum(not p.startswith("{") for p in parts)
             routes.append((-literal, len(parts), re.compile(f"^/{pattern}/?$"), names, op))
         routes.sort(key=lambda r: (r[0], r[1]))
-        self._routes = [(rx, names, op) for _, _, rx, names, op in routes]
+        # indexed by method and segment count: a request is tried only against templates that fit
+        self._routes: dict[tuple[str, int], list[tuple[re.Pattern[str], list[str], Operation]]] = {}
+        for _, count, rx, names, op in routes:
+            self._routes.setdefault((op.method, count), []).append((rx, names, op))
 
     def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
         from urllib.parse import unquote
@@ -158,9 +161,8 @@ class Routes:
         if self.base_path and path.startswith(self.base_path + "/"):
             candidates.insert(0, path[len(self.base_path) :])
         for candidate in candidates:
-            for rx, names, op in self._routes:
-                if op.method != method.lower():
-                    continue
+            count = len(candidate.strip("/").split("/"))
+            for rx, names, op in self._routes.get((method.lower(), count), ()):
                 found = rx.match(candidate)
                 if found:
                     return op, {n: unquote(v) for n, v in zip(names, found.groups(), strict=True)}
