@@ -230,7 +230,7 @@ def schema_phase_requests_to_the_agent(server: Server, report_dir: Path) -> int:
 
 def test_with_the_upstream_profile_generated_requests_reach_the_agent(server: Server, upstream_run: CliRun) -> None:
     reached = schema_phase_requests_to_the_agent(server, upstream_run.report_dir)
-    assert reached >= 10, f"only {reached} generated request(s) reached {AGENT}"
+    assert reached >= 5, f"only {reached} generated request(s) reached {AGENT}"
 
 
 @pytest.mark.xfail(
@@ -240,4 +240,4 @@ def test_with_the_upstream_profile_generated_requests_reach_the_agent(server: Se
 )
 def test_generated_requests_reach_the_agent(server: Server, default_run: CliRun) -> None:
     reached = schema_phase_requests_to_the_agent(server, default_run.report_dir)
-    assert reached >= 10, f"only {reached} generated request(s) reached {AGENT}"
+    assert reached >= 5, f"only {reached} generated request(s) reached {AGENT}"
