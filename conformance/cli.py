@@ -59,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--budget", type=float, help="whole-run time budget per protocol, seconds (default 600)")
     run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
-    run.add_argument("--phase", action="append", choices=["schema", "scenario"], help="limit to a phase")
+    run.add_argument("--phase", action="append", choices=["schema", "model", "scenario"], help="limit to a phase")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     run.add_argument(
         "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"

@@ -36,7 +36,7 @@ from .runner import selected
 from .specs import PROTOCOLS
 from .usage import UsageError, plan_runs
 
-PHASES = ("schema", "scenario")
+PHASES = ("schema", "model", "scenario")
 
 
 class ConfigError(UsageError):

@@ -51,7 +51,7 @@ class RunOptions:
     profile: str | None = None
     budget_s: float = 600.0
     """Whole-run time budget; checks not started by then are reported as errors."""
-    phases: tuple[str, ...] = ("schema", "scenario")
+    phases: tuple[str, ...] = ("schema", "model", "scenario")
     only: tuple[str, ...] = ()
     """Run only these requirement ids (prefix match); empty runs all."""
     skip: tuple[str, ...] = ()

@@ -14,6 +14,10 @@ Order of one run::
         StageStarted(examples|coverage|fuzzing|stateful)  CaseFinished ...
         RequirementFinished x N
       PhaseFinished(schema)
+      PhaseStarted(model)
+        RequirementStarted x K                             # decided together, by the model's sequences
+        RequirementFinished x K
+      PhaseFinished(model)
       PhaseStarted(scenario)
         (RequirementStarted RequirementFinished) x M
       PhaseFinished(scenario)
@@ -43,7 +47,7 @@ class RunStarted:
 @dataclass(frozen=True, slots=True)
 class PhaseStarted:
     phase: str
-    """``preflight``, ``schema`` or ``scenario``."""
+    """``preflight``, ``schema``, ``model`` or ``scenario``."""
     requirements: tuple[str, ...] = ()
 
 

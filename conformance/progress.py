@@ -20,9 +20,11 @@ class ProgressLines:
             self.write(f"error: {event.reason}")
         elif isinstance(event, PhaseStarted) and event.phase == "schema":
             self.write(f"{self.protocol}: property-based phase ({len(event.requirements)} requirements)")
+        elif isinstance(event, PhaseStarted) and event.phase == "model":
+            self.write(f"{self.protocol}: model-based phase ({len(event.requirements)} requirements)")
         elif isinstance(event, StageStarted):
             self.write(f"  schema phase: {event.stage}")
-        elif isinstance(event, RequirementFinished) and event.result.requirement.phase == "scenario":
+        elif isinstance(event, RequirementFinished) and event.result.requirement.phase in ("model", "scenario"):
             res = event.result
             self.write(
                 f"[{event.index}/{event.total}] {res.requirement.id} {res.verdict}"

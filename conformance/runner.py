@@ -1,8 +1,8 @@
 """Runs one protocol's requirements against a target and returns the results model.
 
-Order: a preflight (is anything speaking HTTP there?), the property-based schema phase, then
-each scenario check with its own bounded client. Nothing passes by default: a check passes only
-by returning after the target answered as required.
+Order: a preflight (is anything speaking HTTP there?), the property-based schema phase, the
+model-based phase (conformance/model/), then each scenario check with its own bounded client.
+Nothing passes by default: a check passes only by returning after the target answered as required.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .events import (
 )
 from .findings import scenario_finding
 from .http import Client, Limits, TargetError
+from .model.engine import run_model_phase
 from .protocols import ProtocolSuite, suite
 from .requirements import Check
 from .results import RequirementResult, RunResult, Status
@@ -66,6 +67,10 @@ def selected(protocol_suite: ProtocolSuite, options: RunOptions) -> list[Check]:
         checks = [c for c in checks if not c.requirement.id.startswith(options.skip)]
     phases = set(options.phases)
     return [c for c in checks if c.requirement.phase in phases]
+
+
+def _auth(options: RunOptions, needs_auth: bool) -> dict[str, str]:
+    return {"Authorization": f"Bearer {options.token}"} if options.token and needs_auth else {}
 
 
 def preflight(options: RunOptions, limits: Limits) -> str | None:
@@ -143,13 +148,13 @@ def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult
             emit(Fatal(problem))
         emit(PhaseFinished("preflight", time.monotonic() - phase_started))
         if not problem:
-            schema_reqs = [c.requirement for c in checks if c.run is None]
+            schema_reqs = [c.requirement for c in checks if c.requirement.phase == "schema"]
             if schema_reqs:
                 emit(PhaseStarted("schema", tuple(r.id for r in schema_reqs)))
                 phase_started = time.monotonic()
                 for n, req in enumerate(schema_reqs, 1):
                     emit(RequirementStarted(req, n, len(schema_reqs)))
-                headers = {"Authorization": f"Bearer {opts.token}"} if opts.token and protocol_suite.needs_auth else {}
+                headers = _auth(opts, protocol_suite.needs_auth)
                 results, stats = run_schema_phase(
                     spec,
                     opts.base_url,
@@ -170,7 +175,32 @@ def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult
                     judge(res, opts.expected_failures)
                     emit(RequirementFinished(res, n, len(results)))
                 emit(PhaseFinished("schema", time.monotonic() - phase_started))
-            scenarios = [c for c in checks if c.run is not None]
+            model_reqs = [c.requirement for c in checks if c.requirement.phase == "model"]
+            if model_reqs and protocol_suite.model is not None:
+                emit(PhaseStarted("model", tuple(r.id for r in model_reqs)))
+                phase_started = time.monotonic()
+                for n, req in enumerate(model_reqs, 1):
+                    emit(RequirementStarted(req, n, len(model_reqs)))
+                model_client = Client(opts.base_url, limits, headers=_auth(opts, protocol_suite.needs_auth))
+                try:
+                    results, stats = run_model_phase(
+                        protocol_suite.model,
+                        model_reqs,
+                        model_client,
+                        spec=spec,
+                        seed_value=opts.seed,
+                        examples=opts.max_examples,
+                        budget_s=max(opts.budget_s - (time.monotonic() - started), 0.0) / 2,
+                    )
+                finally:
+                    model_client.close()
+                result.results.extend(results)
+                result.stats.update(stats)
+                for n, res in enumerate(results, 1):
+                    judge(res, opts.expected_failures)
+                    emit(RequirementFinished(res, n, len(results)))
+                emit(PhaseFinished("model", time.monotonic() - phase_started))
+            scenarios = [c for c in checks if c.requirement.phase == "scenario"]
             if scenarios:
                 emit(PhaseStarted("scenario", tuple(c.requirement.id for c in scenarios)))
                 phase_started = time.monotonic()

@@ -26,14 +26,10 @@ if TYPE_CHECKING:  # mockserver is imported lazily: a vendor's run never needs i
 
 def fault_options(fault: Fault, base_url: str, *, seed: int = 0, timeout: float = 8.0) -> RunOptions:
     """Only the broken requirements and only their phases, so one fault takes seconds."""
-    phases = tuple(
-        phase
-        for phase, hit in (
-            ("schema", any("-SCHEMA-" in rid for rid in fault.breaks)),
-            ("scenario", any("-SCHEMA-" not in rid for rid in fault.breaks)),
-        )
-        if hit
-    )
+    from .protocols import suite
+
+    wanted = {c.requirement.phase for c in suite(fault.protocol).registry if c.requirement.id in fault.breaks}
+    phases = tuple(phase for phase in ("schema", "model", "scenario") if phase in wanted)
     return RunOptions(
         protocol=fault.protocol,
         base_url=base_url,

@@ -6,6 +6,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..model.engine import Model
 from ..requirements import Registry
 from ..schema_phase import register_schema_requirements
 from ..specs import PROTOCOLS, load
@@ -31,9 +32,23 @@ class ProtocolSuite:
     schema_expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     """Per operationId and schemathesis check, statuses the document prescribes beyond the check's
     defaults (a module's ``SCHEMA_EXPECTED_STATUSES``); each entry should say why in the module."""
+    model: Model | None = None
+    """The protocol's model for the model-based phase (``conformance/model/<module>.py``), if any."""
 
 
 _suites: dict[str, ProtocolSuite] = {}
+
+
+def _model(protocol_id: str) -> Model | None:
+    """Importing a model module registers its requirements (phase ``model``) in the protocol's registry."""
+    name = MODULES[protocol_id].rsplit(".", 1)[1]
+    try:
+        module = importlib.import_module(f"conformance.model.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"conformance.model.{name}":
+            raise
+        return None
+    return module.MODEL  # type: ignore[no-any-return]
 
 
 def suite(protocol_id: str) -> ProtocolSuite:
@@ -42,6 +57,7 @@ def suite(protocol_id: str) -> ProtocolSuite:
             raise KeyError(f"unknown protocol {protocol_id!r}; known: {', '.join(sorted(PROTOCOLS))}")
         module = importlib.import_module(MODULES[protocol_id])
         registry: Registry = module.registry
+        model = _model(protocol_id)
         spec = load(protocol_id)
         register_schema_requirements(registry, spec)
         _suites[protocol_id] = ProtocolSuite(
@@ -51,5 +67,6 @@ def suite(protocol_id: str) -> ProtocolSuite:
             bool(spec.raw.get("security")),
             tuple(getattr(module, "STREAM_MEDIA_TYPES", ())),
             dict(getattr(module, "SCHEMA_EXPECTED_STATUSES", {})),
+            model,
         )
     return _suites[protocol_id]

@@ -73,8 +73,12 @@ class Step:
     artifacts: list[Artifact]
     is_last: bool
 
-    def view(self) -> dict[str, Any]:
+    def view(self, call: Call | None = None) -> dict[str, Any]:
         """A fresh dict per answer, so a fault editing a reply never edits the store."""
+        artifacts = [a.view() for a in self.artifacts]
+        if call is not None and call.fault("ap-step-artifact-path-empty"):
+            for artifact in artifacts:  # the step serializer writes a missing path as ""
+                artifact["relative_path"] = artifact["relative_path"] or ""
         return {
             "task_id": self.task_id,
             "step_id": self.step_id,
@@ -84,7 +88,7 @@ class Step:
             "additional_input": self.additional_input,
             "output": self.output,
             "additional_output": {"step_number": self.number, "total_steps": self.total},
-            "artifacts": [a.view() for a in self.artifacts],
+            "artifacts": artifacts,
             "is_last": self.is_last,
         }
 
@@ -99,6 +103,8 @@ class Task:
     steps_by_id: dict[str, Step] = field(default_factory=dict)
     artifacts: list[Artifact] = field(default_factory=list)
     artifacts_by_id: dict[str, Artifact] = field(default_factory=dict)
+    created_view: dict[str, Any] = field(default_factory=dict)
+    """The task as it was created: what the listing cache of ap-task-list-cached-at-create serves."""
 
     def view(self, agent_artifacts_only: bool = False) -> dict[str, Any]:
         artifacts = [a for a in self.artifacts if a.agent_created or not agent_artifacts_only]
@@ -320,13 +326,23 @@ def mount(api: ProtocolApi) -> None:
         if call.fault("ap-task-flattens-additional-input") and isinstance(additional_input, dict):
             additional_input = {k: v for k, v in additional_input.items() if not isinstance(v, dict | list)}
         task = store.create_task(body.get("input"), additional_input)
+        if call.fault("ap-task-list-cached-at-create"):
+            task.created_view = task.view()
         written(call, task, task.task_id)
         return Reply(task.view())
 
     @api.operation("listAgentTasks")
     async def list_tasks(call: Call) -> Reply:
-        tasks, pagination = paginate(store.order, paging(call), call)
-        return Reply({"tasks": [t.view() for t in tasks], "pagination": pagination})
+        order: Sequence[Task] = store.order
+        if call.fault("ap-task-list-recent-16"):
+            order = order[-RECENT_INDEX:]
+        tasks, pagination = paginate(order, paging(call), call)
+        views = [dict(t.created_view or t.view()) for t in tasks]
+        if call.fault("ap-task-list-input-truncated"):
+            for view in views:
+                if isinstance(view.get("input"), str):
+                    view["input"] = view["input"][:SUMMARY_CHARS]
+        return Reply({"tasks": views, "pagination": pagination})
 
     @api.operation("getAgentTask")
     async def get_task(call: Call) -> Reply:
@@ -340,7 +356,13 @@ def mount(api: ProtocolApi) -> None:
         if call.fault("ap-step-list-omits-latest"):
             steps = steps[:-1]
         listed, pagination = paginate(steps, page, call)
-        return Reply({"steps": [s.view() for s in listed], "pagination": pagination})
+        views = [s.view(call) for s in listed]
+        if call.fault("ap-step-list-summary"):
+            for view in views:
+                view.update(output=None, additional_output=None)  # a summary projection of the rows
+        if call.fault("ap-step-list-latest-running") and listed and listed[-1] is steps[-1]:
+            views[-1]["status"] = "running"  # the index is updated when a step starts, not when it ends
+        return Reply({"steps": views, "pagination": pagination})
 
     @api.operation("executeAgentTaskStep")
     async def execute_step(call: Call) -> Reply:
@@ -349,10 +371,10 @@ def mount(api: ProtocolApi) -> None:
         if call.fault("ap-step-drops-additional-input"):
             # the answer echoes the request, the store keeps nothing of it
             step = store.execute_step(task, {**body, "additional_input": {}})
-            return Reply({**step.view(), "additional_input": body.get("additional_input", {})})
+            return Reply({**step.view(call), "additional_input": body.get("additional_input", {})})
         step = store.execute_step(task, body, never_last=call.fault("ap-step-never-last"))
         written(call, task, step.step_id, *(a.artifact_id for a in step.artifacts))
-        return Reply(step.view())
+        return Reply(step.view(call))
 
     @api.operation("getAgentTaskStep")
     async def get_step(call: Call) -> Reply:
@@ -363,7 +385,7 @@ def mount(api: ProtocolApi) -> None:
         if step is None:
             raise ApiError(404, f"Step {call.path['step_id']!r} not found in this task")
         visible(call, task, step.step_id, "Step")
-        return Reply(step.view())
+        return Reply(step.view(call))
 
     @api.operation("listAgentTaskArtifacts")
     async def list_artifacts(call: Call) -> Reply:
@@ -372,6 +394,8 @@ def mount(api: ProtocolApi) -> None:
         if call.fault("ap-artifacts-list-agent-only"):
             artifacts = [a for a in artifacts if a.agent_created]
         listed, pagination = paginate(artifacts, page, call)
+        if call.fault("ap-artifacts-total-uploads-only"):
+            pagination["total_items"] = sum(not a.agent_created for a in artifacts)  # the count query's filter
         return Reply({"artifacts": [a.view() for a in listed], "pagination": pagination})
 
     @api.operation("uploadAgentTaskArtifacts")
@@ -400,6 +424,8 @@ def mount(api: ProtocolApi) -> None:
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found in this task")
         visible(call, task, artifact.artifact_id, "Artifact")
         data = artifact.data
+        if call.fault("ap-artifacts-keyed-by-file-name"):  # bytes stored under the workspace path, not the id
+            data = next(a.data for a in reversed(task.artifacts) if a.workspace_path == artifact.workspace_path)
         if call.fault("ap-download-text-mode"):
             data = data.decode("utf-8", "replace").encode()
         headers = {} if call.fault("ap-download-no-disposition") else {
@@ -424,6 +450,10 @@ async def _stall(request: web.Request, data: bytes, content_type: str, headers: 
     return response
 
 
+RECENT_INDEX = 16
+"""Tasks in the listing index of ap-task-list-recent-16."""
+SUMMARY_CHARS = 40
+"""Characters of input kept in the list rows of ap-task-list-input-truncated."""
 LAGGING_READS = "ap-reads-lag-one-write"
 """The fault whose reads see each task as it was before its latest write."""
 STALL_SECONDS = 30.0
@@ -549,6 +579,31 @@ FAULTS: tuple[Fault, ...] = (
     # a job that never finishes, a stall
     _fault("ap-step-never-last", ("AP-STEP-001",),
            "steps never report is_last: the task never finishes", operation="executeAgentTaskStep"),
+    # wrong facts behind the right shapes (the model-based phase, conformance/model/agent_protocol.py)
+    _fault("ap-task-list-cached-at-create", ("AP-MODEL-001",),
+           "the task list serves each task as it was created: the artifacts its steps produced never show there",
+           operation="listAgentTasks"),
+    _fault("ap-task-list-input-truncated", ("AP-MODEL-001",),
+           f"the task list's items carry input cut to {SUMMARY_CHARS} characters (a summary column)",
+           operation="listAgentTasks"),
+    _fault("ap-step-list-summary", ("AP-MODEL-002",),
+           "the step list's items have output and additional_output null (a summary projection)",
+           operation="listAgentTaskSteps"),
+    _fault("ap-step-list-latest-running", ("AP-MODEL-005",),
+           "the step list shows a task's latest step as running after its POST answered completed",
+           operation="listAgentTaskSteps"),
+    _fault("ap-task-list-recent-16", ("AP-MODEL-003",),
+           f"the task list comes from an index of the {RECENT_INDEX} newest tasks: older ones drop off it, and "
+           "total_items counts the index", operation="listAgentTasks"),
+    _fault("ap-artifacts-total-uploads-only", ("AP-MODEL-003",),
+           "the artifact list's total_items counts only uploads, not the artifacts steps produced",
+           operation="listAgentTaskArtifacts"),
+    _fault("ap-step-artifact-path-empty", ("AP-MODEL-004",),
+           "a step shows the artifacts it produced with relative_path \"\" where the task and its list say null",
+           operation="executeAgentTaskStep"),
+    _fault("ap-artifacts-keyed-by-file-name", ("AP-MODEL-004",),
+           "artifact bytes are stored by task, relative_path and file name: downloading an upload gives the bytes "
+           "of the latest upload of the same name", operation="downloadAgentTaskArtifact"),
     _fault("ap-download-stalls", ("AP-ARTIFACT-002",),
            "a download sends its headers and half its bytes, then stalls", operation="downloadAgentTaskArtifact",
            hangs=True),
