@@ -53,6 +53,8 @@ TRACE_STEPS = (
 _TOKEN = re.compile(r"^(\d{1,12})\.([0-9a-f]{32})$")
 _UPSTREAM_TOKEN = re.compile(r"^(\d{1,12})a(\d{1,12})$")
 """Synapse's own NextPageToken form, ``<limit>a<offset>``, offset counted from the newest item."""
+LOCAL_OFFSET_MS = 3 * 3_600_000
+"""Under ``syn-started-on-local-time``, the server's local time (UTC+3) written with a Z."""
 SESSION_READ_LAG_MS = 10_000
 """Under ``syn-session-read-lag``, how long a new session stays unreadable (replication lag)."""
 STALLED_JOB_SECONDS = 1e9
@@ -81,11 +83,15 @@ class Session:
     history: list[dict[str, str]] = field(default_factory=list)
     pending: list[Job] = field(default_factory=list)
     """Jobs whose interaction is not in the history yet, in start (hence completion) order."""
+    first_level: str = ""
+    """The access level it was created with (what the list cache of syn-list-level-cached keeps)."""
+    updated: bool = False
 
-    def body(self, user_id: int) -> dict[str, Any]:
+    def body(self, user_id: int, local_time: bool = False) -> dict[str, Any]:
         # Synapse's JSON entities leave an unset field out rather than sending null
+        started = self.started_ms + LOCAL_OFFSET_MS if local_time else self.started_ms
         body = {
-            "sessionId": self.id, "agentAccessLevel": self.access_level, "startedOn": iso(self.started_ms),
+            "sessionId": self.id, "agentAccessLevel": self.access_level, "startedOn": iso(started),
             "startedBy": user_id, "modifiedOn": iso(self.modified_ms), "etag": self.etag,
         }
         if self.registration_id is not None:
@@ -104,6 +110,8 @@ class Job:
     """Event-loop time of the start; the job is done at started_at + duration."""
     duration: float
     etag: str
+    done_polls: int = 0
+    """Polls answered since the job finished (the poll-race faults count them)."""
 
     @property
     def chat_text(self) -> str:
@@ -160,7 +168,8 @@ class Store:
         self._reserve()
         now = self.now_ms()
         session_id = self.etag()  # a random UUID, drawn from the seeded generator
-        session = Session(session_id, owner, access_level, registration_id, now, now, self.etag())
+        session = Session(session_id, owner, access_level, registration_id, now, now, self.etag(),
+                          first_level=access_level)
         self.sessions[session.id] = session
         self.by_owner.setdefault(owner, []).append(session)
         return session
@@ -193,7 +202,8 @@ class Store:
             raise ApiError(403, NOT_OWNER)
         return job
 
-    def settle(self, session: Session, now: float, duplicate: bool = False, drop: bool = False) -> None:
+    def settle(self, session: Session, now: float, duplicate: bool = False, drop: bool = False,
+               swap_times: bool = False) -> None:
         """Append the interactions of the session's finished jobs, each exactly once.
 
         ``duplicate`` and ``drop`` are the history faults: each interaction twice, or only the
@@ -206,6 +216,9 @@ class Store:
                 "responseText": answer_for(job.chat_text),
                 "responseTimestamp": iso(job.started_ms + int(job.duration * 1000)),
             }
+            if swap_times:  # the fault: the two columns written in each other's place
+                interaction["requestTimestamp"], interaction["responseTimestamp"] = (
+                    interaction["responseTimestamp"], interaction["requestTimestamp"])
             if drop:
                 session.history.clear()
             session.history.extend([interaction, dict(interaction)] if duplicate else [interaction])
@@ -274,7 +287,7 @@ def mount(api: ProtocolApi) -> None:
 
     def settle(call: Call, session: Session) -> None:
         store.settle(session, now(), duplicate=call.fault("syn-history-duplicates"),
-                     drop=call.fault("syn-history-drops"))
+                     drop=call.fault("syn-history-drops"), swap_times=call.fault("syn-history-times-swapped"))
 
     @api.operation("createAgentSession")
     async def create_session(call: Call) -> Reply:
@@ -282,12 +295,15 @@ def mount(api: ProtocolApi) -> None:
         # a dict unless syn-accepts-invalid-input skipped validation: then anything goes through
         body = call.body if isinstance(call.body, dict) else {}
         session = store.create_session(user, body.get("agentAccessLevel", ""), body.get("agentRegistrationId"))
-        return Reply(session.body(store.user_id(user)), status=201)
+        return Reply(view(call, session), status=201)
+
+    def view(call: Call, session: Session) -> dict[str, Any]:
+        return session.body(store.user_id(session.owner), local_time=call.fault("syn-started-on-local-time"))
 
     @api.operation("getAgentSession")
     async def get_session(call: Call) -> Reply:
         session = owned_session(call, call.path["sessionId"])
-        return Reply(session.body(store.user_id(session.owner)))
+        return Reply(view(call, session))
 
     @api.operation("updateAgentSession")
     async def update_session(call: Call) -> Reply:
@@ -298,9 +314,11 @@ def mount(api: ProtocolApi) -> None:
             answered = replace(session, access_level=level, modified_ms=store.now_ms(), etag=etag)
             return Reply(answered.body(store.user_id(session.owner)))
         session.access_level = level
-        session.modified_ms = store.now_ms()
+        if not call.fault("syn-modified-on-not-updated"):
+            session.modified_ms = store.now_ms()
         session.etag = etag
-        return Reply(session.body(store.user_id(session.owner)))
+        session.updated = True
+        return Reply(view(call, session))
 
     @api.operation("listAgentSessions")
     async def list_sessions(call: Call) -> Reply:
@@ -310,11 +328,16 @@ def mount(api: ProtocolApi) -> None:
             mine, scope = list(store.sessions.values()), "sessions|*"
         else:
             mine, scope = store.by_owner.get(user, []), f"sessions|{user}"
+        if call.fault("syn-list-omits-updated"):  # an update re-files the session out of the user's index
+            mine = [s for s in mine if not s.updated]
         check_token(call, scope, token)
         sessions, next_token = store.page(mine, scope, token, repeat=call.fault("syn-page-token-repeats"))
         if call.fault("syn-list-oldest-first"):
             sessions.reverse()
-        body: dict[str, Any] = {"page": [s.body(store.user_id(s.owner)) for s in sessions]}
+        body: dict[str, Any] = {"page": [view(call, s) for s in sessions]}
+        if call.fault("syn-list-level-cached"):
+            for item, s in zip(body["page"], sessions, strict=True):
+                item["agentAccessLevel"] = s.first_level
         if next_token:
             body["nextPageToken"] = next_token
         return Reply(body)
@@ -325,7 +348,10 @@ def mount(api: ProtocolApi) -> None:
         settle(call, session)
         token = (call.body or {}).get("nextPageToken")
         check_token(call, f"history|{session.id}", token)
-        interactions, next_token = store.page(session.history, f"history|{session.id}", token)
+        history = session.history
+        if call.fault("syn-history-by-user"):  # the query filters on the owner, not the session
+            history = [i for s in store.by_owner.get(session.owner, []) for i in s.history]
+        interactions, next_token = store.page(history, f"history|{session.id}", token)
         if call.fault("syn-history-oldest-first"):
             interactions.reverse()
         body: dict[str, Any] = {"sessionId": session.id, "page": interactions}
@@ -346,16 +372,28 @@ def mount(api: ProtocolApi) -> None:
         moment = now()
         settle(call, job.session)
         if job.done(moment):
+            job.done_polls += 1
+            if call.fault("syn-job-reverts-to-processing") and job.done_polls % 2 == 0:
+                return Reply(status_body(job, store.user_id(job.owner)), status=202)  # a lagging replica
+            answer: dict[str, Any] = {"concreteType": CHAT_RESPONSE, "sessionId": job.session.id,
+                                      "responseText": answer_for(job.chat_text)}
+            if call.fault("syn-job-result-consumed") and job.done_polls > 1:
+                del answer["responseText"]  # the result was popped from a queue by the first read
             # Upstream answers 201 here; the document allows 200 and 201, and 200 is the plain one.
-            return Reply({"concreteType": CHAT_RESPONSE, "sessionId": job.session.id,
-                          "responseText": answer_for(job.chat_text)})
-        return Reply(status_body(job, store.user_id(job.owner)), status=202)
+            return Reply(answer)
+        body = status_body(job, store.user_id(job.owner))
+        if call.fault("syn-202-first-request-of-session"):
+            first = next(j for j in store.jobs.values() if j.session is job.session)
+            body["requestBody"] = first.request  # a status cache keyed by session
+        return Reply(body, status=202)
 
     @api.operation("getTraceEvents")
     async def get_trace(call: Call) -> Reply:
         job = owned_job(call)  # the path names it (module docstring)
         newer_than = (call.body or {}).get("newerThanTimestamp")
         events = [e for e in job.trace(now()) if newer_than is None or e["timestamp"] > newer_than]
+        if call.fault("syn-trace-seconds"):
+            events = [{**e, "timestamp": e["timestamp"] // 1000} for e in events]
         if call.fault("syn-trace-empty"):
             events = []
         if call.fault("syn-trace-newest-first"):
@@ -477,6 +515,26 @@ FAULTS: tuple[Fault, ...] = (
     _fault("syn-session-read-lag", ("SYN-SESS-001", "SYN-SESS-002"),
            f"sessions are read from a replica that lags {SESSION_READ_LAG_MS // 1000} s behind: a session just "
            "created answers 404 (get, update, history, chat)"),
+    # wrong facts behind the right shapes (the model-based phase, conformance/model/synapse_agent.py)
+    _fault("syn-list-level-cached", ("SYN-MODEL-001",),
+           "the sessions list shows each session's access level as created: an update never reaches it"),
+    _fault("syn-modified-on-not-updated", ("SYN-MODEL-001",), "an update leaves modifiedOn at startedOn"),
+    _fault("syn-list-omits-updated", ("SYN-MODEL-002",),
+           "an update re-files the session out of the user's list index: updated sessions are never listed"),
+    _fault("syn-started-on-local-time", ("SYN-MODEL-003",),
+           "startedOn is the server's local time (UTC+3) written with a Z: three hours in the future"),
+    _fault("syn-trace-seconds", ("SYN-MODEL-003",),
+           "trace event timestamps are seconds since the epoch where the document says milliseconds"),
+    _fault("syn-job-result-consumed", ("SYN-MODEL-004",),
+           "a finished job's result is popped by the first read: later polls answer it without responseText"),
+    _fault("syn-job-reverts-to-processing", ("SYN-MODEL-004",),
+           "every second poll of a finished job answers 202 PROCESSING again (a lagging replica)"),
+    _fault("syn-202-first-request-of-session", ("SYN-MODEL-004",),
+           "a running job's 202 shows the requestBody of its session's first job (a status cache keyed by session)"),
+    _fault("syn-history-times-swapped", ("SYN-MODEL-005",),
+           "each interaction's requestTimestamp and responseTimestamp are written in each other's place"),
+    _fault("syn-history-by-user", ("SYN-MODEL-005",),
+           "a session's history lists the interactions of every session of its owner"),
     _fault("syn-401-without-challenge", ("SYN-AUTH-003",),
            "createAgentSession answers 401 without a WWW-Authenticate challenge",
            operation="createAgentSession", mutate=_no_challenge),

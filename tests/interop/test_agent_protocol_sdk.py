@@ -34,6 +34,10 @@ PASSED = {
     "AP-ARTIFACT-005",
     "AP-SCHEMA-003",
     "AP-SCHEMA-008",
+    "AP-MODEL-001",
+    "AP-MODEL-002",
+    "AP-MODEL-003",
+    "AP-MODEL-005",
 }
 FAILED = {
     "AP-TASK-001",
@@ -53,6 +57,7 @@ FAILED = {
     "AP-SCHEMA-005",
     "AP-SCHEMA-006",
     "AP-SCHEMA-007",
+    "AP-MODEL-004",
 }
 NOT_VERIFIED: set[str] = set()
 
