@@ -175,7 +175,9 @@ class SynapseModel(ModelMachine):
             return
         kind = data.draw(st.sampled_from(ACTIONS), label="action")
         if kind == "update":
-            self.update(model, data.draw(st.sampled_from(LEVELS), label="agentAccessLevel"))
+            # always another level: an update that changes nothing would show nothing stale
+            self.update(model, data.draw(st.sampled_from([lv for lv in LEVELS if lv != model.level]),
+                                         label="agentAccessLevel"))
         elif kind.startswith("chat"):
             self.chat(model, data.draw(chat_texts, label="chatText"), data.draw(st.booleans(), label="enableTrace"),
                       wait=kind != "chat")
