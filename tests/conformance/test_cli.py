@@ -12,7 +12,9 @@ import pytest
 from conformance.cli import main
 from tests.hostile import closed_port_url
 
-ID_LINE = re.compile(r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|model|scenario)\s+\S")
+ID_LINE = re.compile(
+    r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|model|scenario)\s+\S"
+)
 
 
 def test_requirements_lists_ids(capsys: pytest.CaptureFixture[str]) -> None:
