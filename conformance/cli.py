@@ -184,9 +184,10 @@ def _run_protocols(
 
 def requirements_command(args: argparse.Namespace) -> int:
     from .protocols import suite
+    from .proxy.document import client_registry
 
     for pid in sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]:
-        for check in suite(pid).registry:
+        for check in [*suite(pid).registry, *client_registry(pid)]:
             r = check.requirement
             print(f"{r.id:18} {r.level.value.upper():6} {r.phase:8} {r.statement}  [{r.ref}]")
     return EXIT_OK

@@ -103,10 +103,15 @@ class Observer:
         matched = self.routes.match(method, path)
         if matched:
             ex.operation, ex.path_params = matched
-        problems = ex.problems = self.document.request_problems(ex)
         verdict = Verdict()
-        self.document.judge_request(ex, problems, verdict)
-        return Open(ex, verdict, problems)
+        flight = Open(ex, verdict, [])
+        try:
+            flight.problems = ex.problems = self.document.request_problems(ex)
+        except Exception as exc:  # a judging bug must never stop the request being forwarded
+            self.console(f"proxy: internal error judging {ex.label}: {type(exc).__name__}: {exc}")
+            return flight
+        self.document.judge_request(ex, flight.problems, verdict)
+        return flight
 
     def stream_kind(self, flight: Open) -> str | None:
         if flight.ex.status is None or not 200 <= flight.ex.status < 300 or flight.ex.operation is None:
@@ -115,7 +120,7 @@ class Observer:
 
     def whole(self, flight: Open) -> dict[str, str]:
         """A complete answer (status, headers, body): judge it; the violations so far."""
-        self.document.judge_response(flight.ex, flight.problems, flight.verdict)
+        self._guard(flight, lambda: self.document.judge_response(flight.ex, flight.problems, flight.verdict))
         if flight.ex.operation is not None:
             self._guard(flight, lambda: self.checks.on_response(flight.ex, flight.verdict))
         return flight.verdict.violations
@@ -125,7 +130,7 @@ class Observer:
         flight.ex.streamed = True
         flight.stream = StreamState(kind)
         flight.reader = NdjsonReader(self.max_frames) if kind == "ndjson" else SseReader(self.max_frames)
-        self.document.judge_response(flight.ex, flight.problems, flight.verdict)
+        self._guard(flight, lambda: self.document.judge_response(flight.ex, flight.problems, flight.verdict))
         stream = flight.stream
         self._guard(flight, lambda: self.checks.on_stream_start(flight.ex, flight.verdict, stream))
         return flight.verdict.violations
@@ -157,7 +162,7 @@ class Observer:
     def broken(self, flight: Open, reason: str) -> None:
         """A whole answer that began (status and headers) but never completed."""
         flight.ex.error = reason
-        self.document.judge_response(flight.ex, flight.problems, flight.verdict)
+        self._guard(flight, lambda: self.document.judge_response(flight.ex, flight.problems, flight.verdict))
         if flight.ex.operation is not None:
             self._guard(flight, lambda: self.checks.on_broken(flight.ex, flight.verdict, reason))
         self.commit(flight)

@@ -13,7 +13,7 @@ from conformance.cli import main
 from tests.hostile import closed_port_url
 
 ID_LINE = re.compile(
-    r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|model|scenario)\s+\S"
+    r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|model|scenario|proxy)\s+\S"
 )
 
 

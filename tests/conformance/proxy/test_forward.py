@@ -105,3 +105,15 @@ def test_oversized_requests_are_refused_before_forwarding(through_proxy: ProxyFa
                             headers={"Content-Type": "application/json"}, timeout=10)
         assert answer.status_code == 413 and "message" in answer.json()
         assert proxy.observer.exchanges == 0
+
+
+def test_a_judging_bug_never_stops_the_traffic(through_proxy: ProxyFactory) -> None:
+    def broken(*_: object) -> list[str]:
+        raise RuntimeError("a bug in a check")
+
+    with through_proxy("agent-protocol") as p, httpx.Client(base_url=p.url, timeout=10) as client:
+        p.proxy.observer.document.request_problems = broken  # type: ignore[method-assign]
+        p.proxy.observer.checks.on_response = broken  # type: ignore[method-assign]
+        answer = client.post("/ap/v1/agent/tasks", json={"input": "still served"})
+    assert answer.status_code == 200 and answer.json()["input"] == "still served"
+    assert any("internal error judging #1" in line and "a bug in a check" in line for line in p.lines), p.lines
