@@ -37,9 +37,11 @@ DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples
 TARGET_SECONDS = 30.0  # a default run of one protocol against the mock
 
 
-def run_suite(protocol: str, max_examples: int | None, report_dir: Path, timeout: float) -> dict[str, Any]:
+def run_suite(protocol: str, max_examples: int | None, report_dir: Path, timeout: float,
+              extra: Sequence[str] = ()) -> dict[str, Any]:
     """One ``conformance run`` process; its wall time, CPU time and results.json stats."""
-    command = [PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--report-dir", str(report_dir), "-q"]
+    command = [PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--report-dir", str(report_dir), "-q",
+               *extra]
     if max_examples is not None:
         command += ["--max-examples", str(max_examples)]
     started = time.monotonic()
@@ -166,6 +168,25 @@ def table(rows: list[dict[str, Any]], scale: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+WITHOUT_MODEL = ("--phase", "schema", "--phase", "scenario")
+
+
+def model_share(protocols: list[str], tmp: Path, timeout: float, rounds: int) -> list[dict[str, Any]]:
+    """The default run with and without the model-based phase, alternated ``rounds`` times side by
+    side, so a loaded machine slows both alike: the ratio is the phase's cost."""
+    rows = []
+    for protocol in protocols:
+        with_model, without = [], []
+        for n in range(rounds):
+            with_model.append(run_suite(protocol, None, tmp / f"m{n}-{protocol}", timeout)["wall_s"])
+            without.append(run_suite(protocol, None, tmp / f"n{n}-{protocol}", timeout, WITHOUT_MODEL)["wall_s"])
+        stats = json.loads((tmp / f"m0-{protocol}" / "results.json").read_text()).get("stats", {})
+        rows.append({"protocol": protocol, "with_model_s": with_model, "without_model_s": without,
+                     "ratio": round(sum(with_model) / sum(without), 3),
+                     "model_seconds": stats.get("model_seconds"), "model_requests": stats.get("model_requests")})
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS), help="default: all four")
@@ -174,10 +195,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-scaling", action="store_true", help="skip the 2-worker comparison")
     parser.add_argument("--output", default="suite_throughput", help="results file stem under bench/results/")
     parser.add_argument("--quiet-wait", type=float, default=180.0, help="wait up to this long for an idle machine")
+    parser.add_argument("--model-share", type=int, metavar="ROUNDS",
+                        help="only measure the model-based phase's share of each default run, ROUNDS times")
     args = parser.parse_args(argv)
     protocols = args.protocol or sorted(PROTOCOLS)
     facts = machine()
     facts["before_start"] = wait_quiet(args.quiet_wait)
+    if args.model_share:
+        with tempfile.TemporaryDirectory(prefix="bench-model-") as tmp_name:
+            share = model_share(protocols, Path(tmp_name), args.timeout, args.model_share)
+        lines = ["| protocol | default run, s | without the model phase, s | ratio | model phase, s (requests) |",
+                 "|---|---|---|---|---|"]
+        lines += [f"| {r['protocol']} | {', '.join(map(str, r['with_model_s']))} | "
+                  f"{', '.join(map(str, r['without_model_s']))} | {r['ratio']} | {r['model_seconds']} "
+                  f"({r['model_requests']}) |" for r in share]
+        text = "\n".join(lines) + "\n"
+        print("\n" + text)
+        write_json("model_share.json", {"machine": facts, "settings": vars(args), "runs": share})
+        (RESULTS / "model_share.md").write_text(f"# The model-based phase's share ({facts['date']})\n\n" + text)
+        return 0
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp_name:
         tmp = Path(tmp_name)

@@ -31,6 +31,7 @@ from ..http import Client, Response, TargetError
 from ..requirements import Requirement
 from ..results import Exchange, Finding, RequirementResult, Status
 from ..specs import Spec
+from ..streams import FrameError, sse_events
 from .oracle import Window
 
 MAX_EVIDENCE_CALLS = 25
@@ -54,6 +55,19 @@ class OutOfTime(BaseException):
 class Call:
     exchange: Exchange
     window: Window
+
+
+@dataclass(slots=True)
+class Streamed:
+    """A streamed answer as it arrived: each event's data in order, the JSON objects among them,
+    and why reading stopped early (empty when the server ended the stream itself)."""
+
+    status: int
+    headers: dict[str, str]
+    content_type: str
+    events: list[str] = field(default_factory=list)
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
 
 
 @dataclass(slots=True)
@@ -125,6 +139,31 @@ class Session:
             if exchange is not None:
                 self.calls.append(Call(exchange, Window(start, time.time())))
         return response
+
+    def sse(self, path: str, body: Any) -> Streamed:
+        """POST and read a server-sent-event answer to its end (bounded by the client's stream
+        budget); how it ended is part of the answer, never raised."""
+        if time.monotonic() > self.deadline:
+            raise OutOfTime
+        start = time.time()
+        self.requests += 1
+        out = Streamed(0, {}, "")
+        try:
+            with self.client.stream("POST", path, json=body) as stream:
+                out.status, out.headers, out.content_type = stream.status, dict(stream.headers), stream.content_type
+                if stream.status == 200:
+                    for frame in sse_events(stream.chunks(), self.client.limits.max_frames):
+                        out.events.append(frame.raw)
+                        if isinstance(frame.value, dict):
+                            out.chunks.append(frame.value)
+                else:
+                    stream.read()
+        except (TargetError, FrameError) as exc:
+            out.error = str(exc)
+        finally:
+            if self.client.log:
+                self.calls.append(Call(self.client.log[-1], Window(start, time.time())))
+        return out
 
     def window(self) -> Window:
         """The wall-clock bounds of the latest call."""

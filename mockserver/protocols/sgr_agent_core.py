@@ -315,6 +315,7 @@ class Wire:
     no_done: bool = False
     stall: bool = False
     stuck: bool = False
+    created_ms: bool = False
 
     @classmethod
     def of(cls, call: Call) -> Wire:
@@ -334,6 +335,8 @@ async def _run(agent: Agent, plan: Plan, stream: _SseStream, wire: Wire = Wire()
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         body = _chunk(completion_id, model, delta, finish)
+        if wire.created_ms:
+            body["created"] = int(time.time() * 1000)
         if wire.wrong_object:
             body["object"] = "chat.completion"
         return body
@@ -359,6 +362,7 @@ def mount(api: ProtocolApi) -> None:
     store = api.stateful(lambda: AgentStore(api.config.limits))
 
     ghosts: dict[str, Agent] = {}  # the deleted agents the sgr-deleted-agent-listed fault still lists
+    deleted = [0]  # agents deleted so far: the counter sgr-total-counts-deleted never subtracts
 
     async def stream_run(call: Call, agent: Agent, plan: Plan, headers: dict[str, str]) -> web.StreamResponse:
         """Streams one run of ``agent``; the caller holds the stream gate."""
@@ -368,6 +372,10 @@ def mount(api: ProtocolApi) -> None:
         try:
             await stream.open()
             await _run(agent, plan, stream, Wire.of(call))
+            if agent.state == WAITING and call.fault("sgr-clarifications-counted-twice"):
+                agent.clarifications_used += 1  # counted when asked and again when the stream closes
+            if agent.state == WAITING and call.fault("sgr-result-while-waiting"):
+                agent.execution_result = "Waiting for your clarification"  # the questions stored as the result
             return await stream.close()
         except ConnectionResetError:  # the client left (aiohttp's reset error derives from it)
             agent.abandon()
@@ -384,7 +392,8 @@ def mount(api: ProtocolApi) -> None:
             await stream.open()
             await stream.send(_chunk(completion_id, agent.agent_id, {"role": "assistant", "content": text}))
             await stream.send(_chunk(completion_id, agent.agent_id, {}, "stop"))
-            await stream.done()
+            if not call.fault("sgr-notice-stream-no-done"):
+                await stream.done()
             return await stream.close()
         except ConnectionResetError:
             return stream.response
@@ -398,6 +407,8 @@ def mount(api: ProtocolApi) -> None:
             if call.fault("sgr-clarification-ignored"):
                 return await stream_notice(call, agent, "Clarification received\n")
             plan = _resume_plan(agent, messages)
+            if call.fault("sgr-task-messages-replaced"):
+                agent.task_messages = list(messages)  # the conversation's latest turn overwrote the task
             return await stream_run(call, agent, plan, {"X-Agent-ID": agent.agent_id})
 
     @api.operation("health")
@@ -449,7 +460,12 @@ def mount(api: ProtocolApi) -> None:
         agents = [agent.summary() for agent in store.agents.values()
                   if not (call.fault("sgr-list-drops-finished") and agent.state not in RUNNING_STATES)]
         agents += [agent.summary() for agent in ghosts.values()]
-        return Reply({"agents": agents, "total": len(agents)})
+        if call.fault("sgr-list-newest-3"):
+            agents = agents[-3:]  # a "recent agents" query
+        if call.fault("sgr-list-state-at-creation"):
+            agents = [{**a, "state": INITED} for a in agents]  # the row written when the agent was created
+        total = len(agents) + (deleted[0] if call.fault("sgr-total-counts-deleted") else 0)
+        return Reply({"agents": agents, "total": total})
 
     @api.operation("getAgentState")
     async def get_agent_state(call: Call) -> Reply:
@@ -462,6 +478,7 @@ def mount(api: ProtocolApi) -> None:
             agent.cancel()
             return Reply({"agent_id": agent.agent_id, "deleted": True, "final_state": agent.state})
         agent = store.remove(call.path["agent_id"])
+        deleted[0] += 1
         agent.cancel()  # a running stream notices before its next chunk
         if call.fault("sgr-deleted-agent-listed"):
             ghosts[agent.agent_id] = agent
@@ -474,7 +491,7 @@ PROTOCOL = "sgr-agent-core"
 
 _WIRE_FAULTS = (  # in the order of Wire's fields
     "sgr-non-json-event", "sgr-wrong-chunk-object", "sgr-chunk-model-name", "sgr-no-finish-stop",
-    "sgr-missing-done", "sgr-stall-mid-stream", "sgr-state-stuck",
+    "sgr-missing-done", "sgr-stall-mid-stream", "sgr-state-stuck", "sgr-created-milliseconds",
 )
 
 
@@ -506,6 +523,22 @@ def _string_422(reply: Reply) -> None:
 
 
 FAULTS: tuple[Fault, ...] = (
+    # wrong facts behind the right shapes (the model-based phase, conformance/model/sgr_agent_core.py)
+    _fault("sgr-list-state-at-creation", ("SGR-FACT-001",),
+           "GET /agents shows every agent as inited, the state of the row written when it was created"),
+    _fault("sgr-total-counts-deleted", ("SGR-FACT-001",),
+           "GET /agents' total counts every agent ever created, deleted ones included"),
+    _fault("sgr-list-newest-3", ("SGR-FACT-002",), "GET /agents lists only the 3 newest agents (and counts them)"),
+    _fault("sgr-created-milliseconds", ("SGR-FACT-003",),
+           "a chunk's created is milliseconds since the epoch where the document says seconds"),
+    _fault("sgr-clarifications-counted-twice", ("SGR-FACT-004",),
+           "clarifications_used goes up by two for each request for a clarification"),
+    _fault("sgr-result-while-waiting", ("SGR-FACT-004",),
+           "an agent waiting for a clarification already has an execution_result"),
+    _fault("sgr-task-messages-replaced", ("SGR-FACT-005",),
+           "a clarification replaces the agent's task_messages with the clarification's messages"),
+    _fault("sgr-notice-stream-no-done", ("SGR-FACT-006",),
+           "a clarification for an agent that is not waiting answers a stream that ends without data: [DONE]"),
     # wrong enum values, a missing required field
     _fault("sgr-health-not-healthy", ("SGR-SVC-001", "SGR-SCHEMA-005"),
            'GET /health answers {"status": "ok"} instead of "healthy"', operation="health", mutate=_not_healthy),

@@ -70,8 +70,16 @@ PASSED = {
     "SGR-SCHEMA-004",
     "SGR-SCHEMA-007",
     "SGR-SCHEMA-009",
+    "SGR-FACT-001",
+    "SGR-FACT-002",
+    "SGR-FACT-003",
+    "SGR-FACT-005",
 }
 FAILED = {
+    # a waiting agent's execution_result is its questions, not null (model phase)
+    "SGR-FACT-004",
+    # provide_clarification for a completed agent: a 200 stream that never ends (model phase)
+    "SGR-FACT-006",
     # GET /agents echoes a task message whose `name` is not a string (accepted at chat time)
     "SGR-SCHEMA-005",
     "SGR-SCHEMA-006",
