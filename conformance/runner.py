@@ -69,6 +69,13 @@ def selected(protocol_suite: ProtocolSuite, options: RunOptions) -> list[Check]:
     return [c for c in checks if c.requirement.phase in phases]
 
 
+def model_sequences(max_examples: int) -> int:
+    """Sequences of the model-based phase: half of ``--max-examples``, at least 5. Each sequence is
+    a few dozen calls, so the default run (10) costs what the self-check's runs (5) cost, which
+    are the runs shown to catch every fault of the catalogue."""
+    return max(5, max_examples // 2)
+
+
 def _auth(options: RunOptions, needs_auth: bool) -> dict[str, str]:
     return {"Authorization": f"Bearer {options.token}"} if options.token and needs_auth else {}
 
@@ -189,7 +196,7 @@ def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult
                         model_client,
                         spec=spec,
                         seed_value=opts.seed,
-                        examples=opts.max_examples,
+                        examples=model_sequences(opts.max_examples),
                         budget_s=max(opts.budget_s - (time.monotonic() - started), 0.0) / 2,
                     )
                 finally:
