@@ -13,12 +13,18 @@ Scaling: the runner has no internal parallelism (protocols run one after another
 requirement in turn; schemathesis runs single-worker). So 2 workers means 2 processes: every
 protocol's default run sequentially, vs the same runs on a pool of 2 processes, vs one
 ``--protocol all`` process. Writes bench/results/suite_throughput.{json,md}.
+
+The pytest plugin under pytest-xdist (``--xdist``, or ``--xdist-only`` for just that): the same
+requirements as ``pytest --conformance-protocol P -n 0`` (one process) and ``-n 2`` (two workers,
+requirements spread over them, a protocol's schema requirements kept on one), both with
+PYTHONHASHSEED=0; reported: wall times, the speed-up, and whether the merged verdicts agree.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -140,6 +146,63 @@ def scaling(protocols: list[str], tmp: Path, timeout: float) -> dict[str, Any]:
     return out
 
 
+def plugin_run(protocols: list[str], workers: int, max_examples: int, tmp: Path, timeout: float) -> dict[str, Any]:
+    """One pytest session of the plugin's items only (run from an empty folder), and its verdicts."""
+    out = tmp / f"xdist-{workers}"
+    out.mkdir(parents=True, exist_ok=True)
+    protocol = protocols[0] if len(protocols) == 1 else "all"
+    command = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", str(workers),
+               "--conformance-protocol", protocol, "--conformance-max-examples", str(max_examples),
+               "--conformance-report-dir", str(out / "reports")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    wall = time.monotonic() - started
+    verdicts: dict[str, str] = {}
+    for results in sorted((out / "reports").glob("**/results.json")):
+        verdicts.update({r["id"]: r["status"] for r in json.loads(results.read_text())["requirements"]})
+    return {"workers": workers, "wall_s": round(wall, 2), "exit_code": done.returncode, "verdicts": verdicts,
+            "tail": done.stdout.strip().splitlines()[-1:]}
+
+
+def xdist_scaling(protocols: list[str], max_examples: int, tmp: Path, timeout: float) -> dict[str, Any]:
+    print(f"pytest plugin: -n 0 vs -n 2 for {', '.join(protocols)} (--conformance-max-examples {max_examples})",
+          flush=True)
+    with LoadMeter() as one_load:
+        one = plugin_run(protocols, 0, max_examples, tmp, timeout)
+    with LoadMeter() as two_load:
+        two = plugin_run(protocols, 2, max_examples, tmp, timeout)
+    out = {
+        "protocols": protocols,
+        "max_examples": max_examples,
+        "one_process_wall_s": one["wall_s"],
+        "two_workers_wall_s": two["wall_s"],
+        "speedup": round(one["wall_s"] / two["wall_s"], 2) if two["wall_s"] else None,
+        "requirements": len(one["verdicts"]),
+        "same_verdicts": one["verdicts"] == two["verdicts"] and bool(one["verdicts"]),
+        "exit_codes": [one["exit_code"], two["exit_code"]],
+        "busy_cores": [round(one_load.busy_cores, 2), round(two_load.busy_cores, 2)],
+        "other_load_cores": max(one_load.other_cores, two_load.other_cores),
+        "tails": [one["tail"], two["tail"]],
+    }
+    print(f"  -n 0 {out['one_process_wall_s']} s, -n 2 {out['two_workers_wall_s']} s (speedup {out['speedup']}x), "
+          f"{out['requirements']} requirements, same verdicts: {out['same_verdicts']}, "
+          f"other load {out['other_load_cores']:.2f} cores", flush=True)
+    return out
+
+
+def xdist_table(x: dict[str, Any]) -> str:
+    return "\n".join([
+        "| pytest plugin, requirements of | --conformance-max-examples | -n 0 | -n 2 | speedup | same verdicts | "
+        "busy cores (-n 0 / -n 2) | other load |",
+        "|---|---:|---:|---:|---:|---|---|---:|",
+        f"| {', '.join(x['protocols'])} ({x['requirements']}) | {x['max_examples']} | "
+        f"{x['one_process_wall_s']:.1f} s | {x['two_workers_wall_s']:.1f} s | {x['speedup']}x | "
+        f"{'yes' if x['same_verdicts'] else '**NO**'} | "
+        f"{x['busy_cores'][0]} / {x['busy_cores'][1]} | {x['other_load_cores']:.2f} cores |",
+    ]) + "\n"
+
+
 def table(rows: list[dict[str, Any]], scale: dict[str, Any] | None) -> str:
     lines = ["| protocol | --max-examples | wall s | run s | schema cases | cases/s | CPU s | MUST | other load | "
              "target |", "|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
@@ -193,6 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-examples", type=int, default=50, help="the larger profile (default 50)")
     parser.add_argument("--timeout", type=float, default=600.0, help="bound on one run, seconds (default 600)")
     parser.add_argument("--no-scaling", action="store_true", help="skip the 2-worker comparison")
+    parser.add_argument("--xdist", action="store_true", help="also compare the pytest plugin at -n 0 and -n 2")
+    parser.add_argument("--xdist-only", action="store_true", help="only that comparison")
+    parser.add_argument("--xdist-examples", type=int, default=DEFAULT_EXAMPLES, help="its --conformance-max-examples")
     parser.add_argument("--output", default="suite_throughput", help="results file stem under bench/results/")
     parser.add_argument("--quiet-wait", type=float, default=180.0, help="wait up to this long for an idle machine")
     parser.add_argument("--model-share", type=int, metavar="ROUNDS",
@@ -215,15 +281,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         (RESULTS / "model_share.md").write_text(f"# The model-based phase's share ({facts['date']})\n\n" + text)
         return 0
     rows: list[dict[str, Any]] = []
+    scale = xdist = None
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp_name:
         tmp = Path(tmp_name)
+        if args.xdist or args.xdist_only:
+            xdist = xdist_scaling(protocols, args.xdist_examples, tmp, args.timeout * len(protocols))
+        if args.xdist_only:
+            text = xdist_table(xdist)
+            print("\n" + text)
+            write_json(f"{args.output}_xdist.json", {"machine": facts, "settings": vars(args), "xdist": xdist})
+            (RESULTS / f"{args.output}_xdist.md").write_text(f"# pytest plugin under xdist ({facts['date']})\n\n{text}")
+            return 0
         for protocol in protocols:
             rows.append(timed(protocol, None, tmp, args.timeout))
             rows.append(timed(protocol, args.max_examples, tmp, args.timeout))
         scale = None if args.no_scaling else scaling(protocols, tmp, args.timeout)
-    text = table(rows, scale)
+    text = table(rows, scale) + ("\n" + xdist_table(xdist) if xdist else "")
     print("\n" + text)
-    write_json(f"{args.output}.json", {"machine": facts, "settings": vars(args), "runs": rows, "scaling": scale})
+    write_json(f"{args.output}.json", {"machine": facts, "settings": vars(args), "runs": rows, "scaling": scale,
+                                       "xdist": xdist})
     (RESULTS / f"{args.output}.md").write_text(f"# Suite throughput ({facts['date']})\n\n" + text)
     return 0
 

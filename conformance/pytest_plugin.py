@@ -1,95 +1,222 @@
-"""pytest integration: ``pytest --conformance-protocol agent-protocol [--conformance-base-url URL]``
-adds one test item per requirement to the session, and the ``conformance_run`` fixture gives
-teams the whole run's results inside their own tests.
+"""pytest integration: ``pytest --conformance-protocol ID|all [--conformance-base-url URL] ...``
+adds one test item per requirement, marked with its level (``-m must``), and the
+``conformance_run`` fixture gives teams a whole run's results inside their own tests.
 
-The run happens once, on the first item; each item then reports its requirement's verdict, so a
-requirement that was not verified shows as skipped and never as passed.
+Settings resolve as for the CLI (``config.py``): ``--conformance-*`` options, then
+``CONFORMANCE_*`` variables, then ``--conformance-config FILE`` / ``conformance.toml`` /
+``[tool.conformance]`` in the rootdir's pyproject.toml, then defaults.
+
+Each process (the only one, or each pytest-xdist worker) starts the target once per protocol
+(the embedded mock when no base URL is given) and shares the checks' setup memo across the
+requirements it is given; a requirement is decided when its item runs. The schema requirements of
+a protocol are decided together by one property-based run, so under xdist they form one group
+(scheduled to one worker), and so do its model-phase requirements. Every item's verdict travels
+back in its report, and the controlling process merges them into one report per protocol (``--conformance-report-dir``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .context import RunOptions
 from .requirements import Level
-from .results import RunResult, Status
+from .results import Exchange, Finding, RequirementResult, RunResult, Status
 
-_KEY = pytest.StashKey[RunResult]()
-_OPTIONS = pytest.StashKey[RunOptions]()
+_PLANS = pytest.StashKey[dict[str, RunOptions]]()
+_WORKER = pytest.StashKey["_Worker"]()
+_MERGER = pytest.StashKey["_Merger"]()
+_ACTIVE = pytest.StashKey[bool]()
+_PROPERTY = "conformance_result"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "agent API conformance suite")
-    group.addoption("--conformance-protocol", help="protocol id; adds one test per requirement")
+    group.addoption("--conformance-protocol", help="protocol id or 'all'; adds one test per requirement")
     group.addoption("--conformance-base-url", default=None, help="target URL (default: embedded reference mock)")
     group.addoption("--conformance-token", default=None)
     group.addoption("--conformance-second-token", default=None)
-    group.addoption("--conformance-seed", type=int, default=0)
-    group.addoption("--conformance-max-examples", type=int, default=10)
-    group.addoption("--conformance-timeout", type=float, default=10.0)
-    group.addoption("--conformance-level", choices=[lv.value for lv in Level], default="may")
+    group.addoption("--conformance-seed", type=int, default=None)
+    group.addoption("--conformance-max-examples", type=int, default=None)
+    group.addoption("--conformance-timeout", type=float, default=None)
+    group.addoption("--conformance-budget", type=float, default=None)
+    group.addoption("--conformance-level", choices=[lv.value for lv in Level], default=None)
+    group.addoption("--conformance-only", action="append", default=None, metavar="ID_PREFIX")
+    group.addoption("--conformance-skip", action="append", default=None, metavar="ID_PREFIX")
+    group.addoption("--conformance-expected-failures", default=None, metavar="FILE")
+    group.addoption("--conformance-config", default=None, metavar="FILE")
+    group.addoption("--conformance-report-dir", default=None, metavar="DIR",
+                    help="write the merged reports (one folder per protocol when several)")
+
+
+def _cli(config: pytest.Config) -> dict[str, Any]:
+    def opt(name: str) -> Any:
+        return config.getoption(f"--conformance-{name}")
+
+    only, skip = opt("only"), opt("skip")
+    return {
+        "protocol": opt("protocol"),
+        "base-url": opt("base-url"),
+        "token": opt("token"),
+        "second-token": opt("second-token"),
+        "seed": opt("seed"),
+        "max-examples": opt("max-examples"),
+        "timeout": opt("timeout"),
+        "budget": opt("budget"),
+        "level": opt("level"),
+        "only": tuple(only) if only else None,
+        "skip": tuple(skip) if skip else None,
+        "expected-failures": opt("expected-failures"),
+        "report-dir": opt("report-dir"),
+    }
+
+
+def _active(config: pytest.Config) -> bool:
+    """A protocol is named: by option, by CONFORMANCE_PROTOCOL, or by the config file."""
+    if _ACTIVE not in config.stash:
+        named = config.getoption("--conformance-protocol", None) or os.environ.get("CONFORMANCE_PROTOCOL")
+        explicit = config.getoption("--conformance-config", None)
+        if not named:
+            from . import config as settings
+
+            try:
+                file = settings.load(Path(explicit) if explicit else None, config.rootpath, os.environ)
+            except settings.ConfigError as exc:
+                raise pytest.UsageError(f"conformance: {exc}") from None
+            named = file.common.get("protocol")
+        config.stash[_ACTIVE] = bool(named or explicit)
+    return config.stash[_ACTIVE]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The CLI's usage validation, as a pytest usage error (exit 4, one line) before collection."""
-    if config.getoption("--conformance-protocol", None):
-        _options(config)
+    for level in Level:
+        config.addinivalue_line("markers", f"{level.value}: a conformance requirement of level {level.value.upper()}")
+    if _active(config):
+        _plans(config)
+        if not hasattr(config, "workerinput"):  # workers' verdicts travel back in their reports
+            config.stash[_MERGER] = _Merger()
+            config.pluginmanager.register(config.stash[_MERGER], "conformance-merger")
 
 
-def _options(config: pytest.Config) -> RunOptions:
-    """The validated options of the run (cached), or pytest.UsageError saying what to fix."""
-    if _OPTIONS in config.stash:
-        return config.stash[_OPTIONS]
-    from .usage import UsageError, known_protocol, plan_runs
+def _plans(config: pytest.Config) -> dict[str, RunOptions]:
+    """The validated options of each protocol's run (cached), or pytest.UsageError saying what to fix."""
+    if _PLANS in config.stash:
+        return config.stash[_PLANS]
+    from . import config as settings
+    from .specs import PROTOCOLS
+    from .usage import UsageError
 
-    base_url = config.getoption("--conformance-base-url")
+    explicit = config.getoption("--conformance-config")
     try:
-        protocol = known_protocol(config.getoption("--conformance-protocol"))
-        [options] = plan_runs([protocol], _given(config, protocol, base_url or ""), base_url_given=base_url is not None)
+        file = settings.load(Path(explicit) if explicit else None, config.rootpath, os.environ)
+        cli, env = _cli(config), settings.from_env(os.environ)
+        protocol = settings.protocol_of(cli, env, file)
+        protocols = sorted(PROTOCOLS) if protocol == "all" else [protocol]
+        resolved = {pid: settings.resolve(pid, cli, env, file) for pid in protocols}
+        plans = {p.protocol: p for p in settings.run_plans(resolved)}
     except UsageError as exc:
         raise pytest.UsageError(f"conformance: {exc}") from None
-    config.stash[_OPTIONS] = options
-    return options
+    config.stash[_PLANS] = plans
+    return plans
 
 
-def _given(config: pytest.Config, protocol: str, base_url: str) -> RunOptions:
-    return RunOptions(
-        protocol=protocol,
-        base_url=base_url,
-        token=config.getoption("--conformance-token"),
-        second_token=config.getoption("--conformance-second-token"),
-        seed=config.getoption("--conformance-seed"),
-        max_examples=config.getoption("--conformance-max-examples"),
-        timeout=config.getoption("--conformance-timeout"),
-        level=Level(config.getoption("--conformance-level")),
-    )
+def _distributed(config: pytest.Config) -> bool:
+    return config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") != "no"
 
 
-def _run(config: pytest.Config) -> RunResult:
-    if _KEY not in config.stash:
-        from .runner import run
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's plain load scheduling, except that an ``@group`` suffix keeps a protocol's schema
+    requirements on one worker (one property-based run decides them all)."""
+    if not _active(config) or config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
 
-        config.stash[_KEY] = run(_options(config))
-    return config.stash[_KEY]
+    return LoadGroupScheduling(config, log)
+
+
+class _Worker:
+    """This process's share of the run: one target per protocol, started once, one setup memo
+    per protocol, one run of the schema (or model) phase per protocol when one of its requirements
+    is asked for."""
+
+    def __init__(self, plans: dict[str, RunOptions]) -> None:
+        self.plans = plans
+        self.stack = ExitStack()
+        self.started: dict[str, RunOptions] = {}
+        self.memo: dict[str, dict[str, object]] = {}
+        self.together: dict[tuple[str, str], RunResult] = {}
+
+    def _target(self, pid: str) -> RunOptions:
+        if pid not in self.started:
+            from .runner import target
+
+            self.started[pid] = self.stack.enter_context(target(self.plans[pid]))
+            self.memo[pid] = {}
+        return self.started[pid]
+
+    def decide(self, pid: str, rid: str, phase: str) -> RunResult:
+        from .protocols import suite
+        from .runner import run, selected
+
+        opts = self._target(pid)
+        if phase != "scenario":  # the schema and model phases decide their requirements together
+            if (pid, phase) not in self.together:
+                checks = selected(suite(pid), self.plans[pid])
+                ids = tuple(c.requirement.id for c in checks if c.requirement.phase == phase)
+                self.together[pid, phase] = run(replace(opts, only=ids, phases=(phase,)), memo=self.memo[pid])
+            return self.together[pid, phase]
+        return run(replace(opts, only=(rid,), phases=("scenario",)), memo=self.memo[pid])
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def _worker(config: pytest.Config) -> _Worker:
+    if _WORKER not in config.stash:
+        config.stash[_WORKER] = _Worker(_plans(config))
+    return config.stash[_WORKER]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _WORKER in config.stash:
+        config.stash[_WORKER].close()
 
 
 class RequirementItem(pytest.Item):
-    def __init__(self, *, requirement_id: str, level: str, statement: str, **kwargs: Any) -> None:
+    def __init__(self, *, protocol: str, requirement_id: str, level: str, statement: str, phase: str,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.protocol = protocol
         self.requirement_id = requirement_id
         self.level = level
         self.statement = statement
+        self.phase = phase
 
     def runtest(self) -> None:
-        run = _run(self.config)
+        run = _worker(self.config).decide(self.protocol, self.requirement_id, self.phase)
         if run.fatal:
+            self.user_properties.append((_PROPERTY, json.dumps({"protocol": self.protocol, "fatal": run.fatal,
+                                                                "target": run.target})))
             raise RequirementFailed(f"target unusable: {run.fatal}")
         for res in run.results:
             if res.requirement.id == self.requirement_id:
+                self.user_properties.append((_PROPERTY, json.dumps({
+                    "protocol": self.protocol, "target": run.target, "result": res.to_dict(),
+                })))
                 if res.status in (Status.SKIPPED, Status.BLOCKED):
                     pytest.skip(res.message)
+                if res.baseline == "expected":
+                    pytest.xfail(f"expected failure ({res.baseline_reason}): {res.message}")
+                if res.baseline == "stale":
+                    raise RequirementFailed(f"stale: listed as an expected failure but passed ({res.baseline_reason})")
                 if res.status is not Status.PASSED:
                     evidence = "\n".join(f"{e.method} {e.url} -> {e.status or e.error}" for e in res.evidence)
                     raise RequirementFailed(f"{res.status.value}: {res.message}\n{evidence}".rstrip())
@@ -110,24 +237,97 @@ class RequirementFailed(Exception):
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    protocol = config.getoption("--conformance-protocol")
-    if not protocol:
+    if not _active(config):
         return
     from .protocols import suite
     from .runner import selected
 
-    for check in selected(suite(protocol), _options(config)):
-        r = check.requirement
-        items.append(
-            RequirementItem.from_parent(
-                session, name=f"{r.id}", requirement_id=r.id, level=r.level.value, statement=r.statement
+    plans = _plans(config)
+    several, grouped = len(plans) > 1, _distributed(config)
+    for pid, options in plans.items():
+        for check in selected(suite(pid), options):
+            r = check.requirement
+            name = f"{pid}::{r.id}" if several else r.id
+            if grouped and r.phase != "scenario":
+                name += f"@{pid}-{r.phase}"
+            item = RequirementItem.from_parent(
+                session, name=name, protocol=pid, requirement_id=r.id, level=r.level.value,
+                statement=r.statement, phase=r.phase,
             )
-        )
+            item.add_marker(r.level.value)
+            items.append(item)
+
+
+class _Merger:
+    """Collects every item's verdict (also those xdist workers send back) and writes the merged
+    reports at the end of the session."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.records += [json.loads(str(v)) for name, v in report.user_properties if name == _PROPERTY]
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        directory = session.config.getoption("--conformance-report-dir")
+        if not directory:
+            return
+        from .reporting import write_reports
+
+        runs = merge(self.records, _plans(session.config))
+        for pid, run in runs.items():
+            write_reports(run, Path(directory) / pid if len(runs) > 1 else Path(directory))
+
+
+def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[str, RunResult]:
+    """One RunResult per protocol from the items' records, in registry order."""
+    from . import __version__
+    from .protocols import suite
+
+    runs: dict[str, RunResult] = {}
+    for pid, options in plans.items():
+        mine = [r for r in records if r["protocol"] == pid]
+        run = RunResult(pid, mine[0]["target"] if mine else "", __version__, options.seed, options.level, "")
+        registry = {c.requirement.id: c.requirement for c in suite(pid).registry}
+        for record in mine:
+            if "fatal" in record:
+                run.fatal = record["fatal"]
+                continue
+            data = record["result"]
+            res = RequirementResult(
+                registry[data["id"]],
+                Status(data["status"]),
+                data["message"],
+                [Exchange.from_dict(e) for e in data["evidence"]],
+                data["duration_s"],
+                data["cases"],
+                findings=[
+                    Finding(f["key"], data["id"], f["operation"], f["kind"], f["message"], f["count"],
+                            [Exchange.from_dict(e) for e in f["evidence"]])
+                    for f in data.get("findings", [])
+                ],
+                blocked_by=data.get("blocked_by"),
+            )
+            if data.get("baseline"):
+                res.baseline, res.baseline_reason = data["baseline"]["verdict"], data["baseline"]["reason"]
+            run.results.append(res)
+        order = list(registry)
+        run.results.sort(key=lambda r: order.index(r.requirement.id))
+        run.duration_s = sum(r.duration_s for r in run.results)
+        runs[pid] = run
+    return runs
 
 
 @pytest.fixture(scope="session")
 def conformance_run(pytestconfig: pytest.Config) -> RunResult:
-    """The run's results (requires --conformance-protocol)."""
-    if not pytestconfig.getoption("--conformance-protocol"):
+    """A whole run's results, in this process (requires --conformance-protocol naming one protocol)."""
+    if not _active(pytestconfig):
         pytest.skip("--conformance-protocol not given")
-    return _run(pytestconfig)
+    plans = _plans(pytestconfig)
+    if len(plans) != 1:
+        pytest.skip("conformance_run needs one protocol; use --conformance-report-dir for several")
+    from .runner import run
+
+    [options] = plans.values()
+    return run(options)

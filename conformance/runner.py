@@ -122,8 +122,12 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     )
 
 
-def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult:
-    """Run the selected requirements, telling ``handlers`` each step (see ``events``)."""
+def run(
+    options: RunOptions, handlers: Iterable[EventHandler] = (), memo: dict[str, object] | None = None
+) -> RunResult:
+    """Run the selected requirements, telling ``handlers`` each step (see ``events``). ``memo``
+    keeps the checks' shared setup across runs against the same target (the pytest plugin runs
+    one requirement at a time)."""
     emit = Emitter(handlers)
     protocol_suite = suite(options.protocol)
     spec = load(options.protocol, options.profile)
@@ -212,7 +216,7 @@ def run(options: RunOptions, handlers: Iterable[EventHandler] = ()) -> RunResult
                 emit(PhaseStarted("scenario", tuple(c.requirement.id for c in scenarios)))
                 phase_started = time.monotonic()
             schemas = SchemaSet(spec.raw)
-            memo: dict[str, object] = {}
+            memo = {} if memo is None else memo
             for n, check in enumerate(scenarios, 1):
                 emit(RequirementStarted(check.requirement, n, len(scenarios)))
                 if time.monotonic() - started > opts.budget_s:

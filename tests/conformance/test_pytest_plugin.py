@@ -6,6 +6,7 @@ import or in the module-scoped fixture, before pytester takes its snapshot."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -47,3 +48,60 @@ def test_a_broken_server_fails_the_items_of_the_requirements_it_breaks(
 def test_without_the_option_the_plugin_adds_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_own="def test_mine():\n    pass\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def collected(result: pytest.RunResult) -> list[str]:
+    """Item names from ``--collect-only -q`` (requirement items are children of the session)."""
+    return sorted(line.removeprefix("::") for line in result.stdout.lines if line.startswith("::"))
+
+
+def test_protocol_all_only_and_level_markers_select_items(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--collect-only", "-q", "--conformance-protocol", "all",
+        "--conformance-only", "AP-TASK-", "--conformance-only", "NS-ERR-", "-m", "must",
+    )
+    ids = sorted(name.rsplit("::", 1)[-1] for name in collected(result))
+    must = sorted(c.requirement.id for pid in ("agent-protocol", "neuro-san") for c in suite(pid).registry
+                  if c.requirement.id.startswith(("AP-TASK-", "NS-ERR-")) and c.requirement.level.value == "must")
+    assert ids == must and ids
+    assert "agent-protocol::AP-TASK-001" in collected(result)
+    should = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--collect-only", "-q", "--conformance-protocol", "neuro-san",
+        "--conformance-only", "NS-", "-m", "should",
+    )
+    names = collected(should)
+    assert names and all(suite("neuro-san").registry.get(n).requirement.level.value == "should" for n in names)
+
+
+def test_the_config_file_in_the_rootdir_is_used(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".toml", conformance='protocol = "agent-protocol"\nonly = ["AP-PAGE-00"]\n')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    assert collected(result) == sorted(
+        c.requirement.id for c in suite("agent-protocol").registry if c.requirement.id.startswith("AP-PAGE-00"))
+    bad = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--conformance-level", "should",
+                                        "--conformance-config", "missing.toml")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*conformance: config missing.toml: cannot read it*"])
+
+
+def test_two_xdist_workers_give_the_verdicts_of_one_process(
+    context_dropping_mock: str, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # both sides draw the same generated cases
+    verdicts = {}
+    for workers in ("0", "2"):
+        out = pytester.path / f"reports-{workers}"
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-n", workers, "--conformance-protocol", "neuro-san",
+            "--conformance-base-url", context_dropping_mock, "--conformance-max-examples", "2",
+            "--conformance-report-dir", str(out), "-v",
+        )
+        if workers == "2":
+            lines = "\n".join(result.stdout.lines)
+            assert "[gw0]" in lines and "[gw1]" in lines  # both workers took requirements
+        data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        verdicts[workers] = {r["id"]: r["status"] for r in data["requirements"]}
+        assert set(verdicts[workers]) == {c.requirement.id for c in suite("neuro-san").registry}
+        assert data["exit_code"] == 1 and result.ret == pytest.ExitCode.TESTS_FAILED
+    assert verdicts["2"] == verdicts["0"]
+    assert verdicts["0"]["NS-CTX-001"] == "failed"  # the fault is seen in both
