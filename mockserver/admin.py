@@ -4,19 +4,7 @@ For client developers who run the mock as their local backend: put it in a known
 their client sent, and change how unreliable it is while it runs. Every answer is JSON; bad input
 is a 400 (or 404/413/415) with ``{"error": "..."}`` saying what is wrong, and changes nothing.
 
-    GET    /__mock/                         what is here
-    GET    /__mock/specs/{protocol}.json    each protocol's document, for client generators
-    GET    /__mock/specs/{protocol}.yaml
-    POST   /__mock/reset                    empty every protocol's state
-    POST   /__mock/reset/{protocol}         empty one protocol's state
-    POST   /__mock/fixtures                 load fixtures (JSON, or YAML with a YAML content type)
-    GET    /__mock/journal                  recent exchanges, newest first (?protocol=&operation=&status=&limit=)
-    PUT    /__mock/journal                  {"size": N}: keep the last N exchanges (0 turns it off)
-    DELETE /__mock/journal                  forget the recorded exchanges
-    GET    /__mock/chaos                    the chaos rules in force
-    PUT    /__mock/chaos                    replace them: {"seed": N, "rules": [...]}
-    POST   /__mock/chaos/rules              add one rule
-    DELETE /__mock/chaos                    remove every rule
+See ENDPOINTS below.
 """
 
 from __future__ import annotations
@@ -35,6 +23,21 @@ from .hooks import Hooks
 from .journal import MAX_SIZE
 from .routing import allowed_methods, templates
 
+ENDPOINTS = """
+    GET    /__mock/                         what is here
+    GET    /__mock/specs/{protocol}.json    each protocol's document, for client generators
+    GET    /__mock/specs/{protocol}.yaml
+    POST   /__mock/reset                    empty every protocol's state
+    POST   /__mock/reset/{protocol}         empty one protocol's state
+    POST   /__mock/fixtures                 load fixtures (JSON, or YAML with a YAML content type)
+    GET    /__mock/journal                  recent exchanges, newest first (?protocol=&operation=&status=&limit=)
+    PUT    /__mock/journal                  {"size": N}: keep the last N exchanges (0 turns it off)
+    DELETE /__mock/journal                  forget the recorded exchanges
+    GET    /__mock/chaos                    the chaos rules in force
+    PUT    /__mock/chaos                    replace them: {"seed": N, "rules": [...]}
+    POST   /__mock/chaos/rules              add one rule
+    DELETE /__mock/chaos                    remove every rule
+"""
 PREFIX = "/__mock"
 MAX_BODY = 1 << 20
 """Largest admin request body (a fixtures document included): 1 MiB."""
@@ -90,7 +93,8 @@ async def read_document(request: web.Request) -> Any:
             return yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise AdminError(400, f"the body is not valid YAML: {exc}") from None
-    if media not in ("application/json", "application/octet-stream", ""):
+    # curl -d labels its body x-www-form-urlencoded: read it as the JSON it is
+    if media not in ("application/json", "application/octet-stream", "application/x-www-form-urlencoded", ""):
         raise AdminError(415, f"send application/json or application/yaml, not {media}")
     try:
         return json.loads(text)
@@ -158,7 +162,7 @@ class Admin:
             },
             "journal": {"size": self.hooks.journal.size, "entries": len(self.hooks.journal.entries)},
             "chaos": self.hooks.chaos.to_json(),
-            "endpoints": (__doc__ or "").split("\n\n")[2].strip().splitlines(),
+            "endpoints": [" ".join(line.split()) for line in ENDPOINTS.strip().splitlines()],
         }
 
     async def spec(self, request: web.Request) -> web.StreamResponse:

@@ -15,11 +15,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_SIZE = 10_000
+MAX_SIZE = 2_000
 """Most entries a journal may be asked to keep."""
 DEFAULT_SIZE = 500
-MAX_BODY = 64 << 10
-"""Bytes of a request or response body an entry keeps; the rest is counted, not kept."""
+MAX_BODY = 32 << 10
+"""Bytes of a request or response body an entry keeps; the rest is counted, not kept. With
+MAX_SIZE entries, the journal holds at most 2 x 2,000 x 32 KiB = 125 MiB of bodies."""
 REDACTED = ("authorization", "cookie", "proxy-authorization")
 
 

@@ -154,6 +154,20 @@ def test_yaml_bodies_are_accepted(client: httpx.Client) -> None:
     assert answer.status_code == 200 and answer.json() == {"size": 7}
 
 
+def test_curl_d_bodies_are_read_as_json(client: httpx.Client) -> None:
+    # curl -d labels a body application/x-www-form-urlencoded
+    answer = client.put("/__mock/journal", content=b'{"size": 9}',
+                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert answer.status_code == 200 and answer.json() == {"size": 9}
+
+
+def test_index_lists_the_endpoints(client: httpx.Client) -> None:
+    index = client.get("/__mock/").json()
+    assert "POST /__mock/reset/{protocol} empty one protocol's state" in index["endpoints"]
+    assert index["journal"] == {"size": 100, "entries": index["journal"]["entries"]}
+    assert index["chaos"] == {"seed": 0, "rules": []}
+
+
 @pytest.mark.parametrize("protocol", ["agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent"])
 def test_each_document_at_a_stable_url(client: httpx.Client, protocol: str) -> None:
     document = load(protocol).raw
