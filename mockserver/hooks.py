@@ -20,13 +20,18 @@ from typing import Any
 
 from aiohttp import web
 
-from .chaos import ERROR_FRAMES, Chaos, StreamChaos
+from .chaos import ERROR_FRAMES, RETRYABLE, Chaos, StreamChaos
 from .errors import ApiError
 from .journal import MAX_BODY, Body, Entry, Journal, redact
 
 access_log = logging.getLogger("mockserver.access")
 VERBOSE_BODY = 2000
 """Characters of each body ``-v`` prints."""
+CHAOS_MESSAGES = {
+    429: "Too many requests (mock chaos)",
+    500: "Internal server error (mock chaos)",
+    503: "The service is temporarily unavailable (mock chaos)",
+}
 
 Endpoint = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -120,7 +125,7 @@ class Hooks:
         error_response: Callable[[str, ApiError], web.Response],
     ) -> web.StreamResponse:
         start = time.perf_counter()
-        entry = await self._entry(request, protocol_id, operation_id) if self.journal.enabled or self.verbose else None
+        entry = self._entry(request, protocol_id, operation_id) if self.journal.enabled or self.verbose else None
         decision = self.chaos.decide(protocol_id, operation_id) if self.chaos and operation_id else None
         response: web.StreamResponse | None = None
         try:
@@ -130,17 +135,15 @@ class Hooks:
                 if decision.delay:
                     await asyncio.sleep(decision.delay)
                 if entry is not None and (decision.reset or decision.error is not None) and request.body_exists:
-                    entry.request_body.add(await request.content.read(MAX_BODY))  # no handler will read it
+                    # no handler will read it: keep what has arrived
+                    entry.request_body.add(await request.content.read(MAX_BODY))
                 if decision.reset:
                     reset(request)
                     return web.Response(status=499)  # never sent: the connection is gone
                 if decision.error is not None:
-                    headers = {"Retry-After": str(decision.retry_after)} if decision.error in (429, 503) else {}
-                    message = "Too many requests" if decision.error == 429 else "The service is temporarily unavailable"
-                    if decision.error == 500:
-                        message = "Internal server error"
-                    response = error_response(protocol_id, ApiError(decision.error, message + " (mock chaos)",
-                                                                    headers=headers))
+                    headers = {"Retry-After": str(decision.retry_after)} if decision.error in RETRYABLE else {}
+                    error = ApiError(decision.error, CHAOS_MESSAGES[decision.error], headers=headers)
+                    response = error_response(protocol_id, error)
                     return response
             if entry is not None or (decision is not None and decision.stream is not None):
                 request[EXCHANGE] = Exchange(entry, decision.stream if decision else None)
@@ -154,7 +157,7 @@ class Hooks:
             self._record(request, entry, response, elapsed, reset_on_purpose, protocol_id, operation_id,
                          decision.notes if decision else [])
 
-    async def _entry(self, request: web.Request, protocol_id: str, operation_id: str | None) -> Entry:
+    def _entry(self, request: web.Request, protocol_id: str, operation_id: str | None) -> Entry:
         # The body is filled in as the validator reads it (Exchange.read): nothing is read twice.
         body = Body()
         content_type = request.headers.get("Content-Type", "")
@@ -187,7 +190,7 @@ class Hooks:
         if self.log_access:
             what = f"{protocol_id} {operation_id or '-'}"
             extra = f" chaos: {'; '.join(notes)}" if notes else ""
-            shown = status if status else "reset"
+            shown = status or ("reset" if reset_on_purpose else "aborted")  # aborted: the client left first
             access_log.info("%s %s %s %s %.1fms %s%s", request.remote, request.method, request.path_qs, shown,
                             elapsed, what, extra)
             if self.verbose and entry is not None:

@@ -19,7 +19,7 @@ from mockserver import EmbeddedServer
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 REPO = Path(__file__).resolve().parents[2]
-LINE = re.compile(r"^127\.0\.0\.1 (GET|POST) (\S+) (\d{3}|reset) (\d+\.\d)ms (\S+) (\S+)( chaos: .*)?$")
+LINE = re.compile(r"^127\.0\.0\.1 (GET|POST) (\S+) (\d{3}|reset|aborted) (\d+\.\d)ms (\S+) (\S+)( chaos: .*)?$")
 
 
 def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -29,11 +29,14 @@ def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
 def test_access_log_has_status_latency_and_operation(serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mockserver.access")
     with serve(protocols=("agent-protocol",), access_log=True,
-               chaos=({"operation": "getAgentTask", "latency": 0.05},)) as server, \
+               chaos=({"operation": "getAgentTask", "latency": 0.05},
+                      {"operation": "listAgentTasks", "reset": True})) as server, \
             httpx.Client(base_url=server.url) as c:
         c.post("/ap/v1/agent/tasks", json={"input": "secret words"})
         c.get("/ap/v1/agent/tasks/nope")
         c.get("/ap/v1/agent/nothing")
+        with pytest.raises(httpx.TransportError):
+            c.get("/ap/v1/agent/tasks")
     lines = _lines(caplog)
     parsed = [LINE.match(line) for line in lines]
     assert all(parsed), lines
@@ -41,6 +44,7 @@ def test_access_log_has_status_latency_and_operation(serve: Serve, caplog: pytes
         ("/ap/v1/agent/tasks", "200", "createAgentTask"),
         ("/ap/v1/agent/tasks/nope", "404", "getAgentTask"),
         ("/ap/v1/agent/nothing", "404", "-"),
+        ("/ap/v1/agent/tasks", "reset", "listAgentTasks"),
     ]
     slow = parsed[1]
     assert slow is not None and float(slow[4]) >= 50 and slow[7] == " chaos: latency 50 ms"
