@@ -80,7 +80,7 @@ def _choice(*choices: str) -> Callable[[Any], str]:
 def _phases(value: Any) -> tuple[str, ...]:
     words = _words(value)
     if not set(words) <= set(PHASES):
-        raise TypeError(f"a list of {' and '.join(PHASES)}")
+        raise TypeError(f"a list of phases ({', '.join(PHASES)})")
     return words
 
 

@@ -80,7 +80,7 @@ def test_an_unset_variable_is_an_error_naming_the_key(tmp_path: Path) -> None:
     ("seed = \"zero\"\n", "seed: must be an integer (got 'zero')"),
     ("max-examples = true\n", "max-examples: must be an integer"),
     ('level = "critical"\n', "level: must be one of must, should, may"),
-    ('phase = ["stateful"]\n', "phase: must be a list of schema and scenario"),
+    ('phase = ["stateful"]\n', "phase: must be a list of phases (schema, model, scenario)"),
     ("only = [1]\n", "only: must be a string or a list of strings"),
     ("[a2a]\nseed = 1\n", "[a2a] is not a protocol"),
     ('[neuro-san]\nprotocol = "all"\n', "[neuro-san] protocol: belongs at the top level"),
