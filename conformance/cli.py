@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from .events import EventHandler
 from .proxy import cli as proxy_cli
 from .requirements import Level
 from .results import RunResult
-from .specs import PROTOCOLS, SpecError
+from .specs import PROTOCOLS, SpecError, load
 from .usage import UsageError, check_report_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -60,6 +61,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
     run.add_argument("--phase", action="append", choices=["schema", "model", "scenario"], help="limit to a phase")
+    run.add_argument("--target-name", help="the implementation under test, named in the reports")
+    run.add_argument("--target-version", help="its version, named in the reports")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     run.add_argument(
         "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"
@@ -81,6 +84,14 @@ def parser() -> argparse.ArgumentParser:
     proxy_cli.add_parser(sub)
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
+    req.add_argument("--format", choices=["text", "json"], default="text")
+    again = sub.add_parser("replay", help="re-send a report's failing requests and say whether each still fails")
+    again.add_argument("report", type=Path, metavar="REPORT_DIR|results.json")
+    again.add_argument("--id", action="append", default=[], metavar="ID_PREFIX", help="only these requirements")
+    again.add_argument("--base-url", default="", help="send to this target instead of the recorded one")
+    again.add_argument("--token", help="bearer token for re-run scenarios")
+    again.add_argument("--second-token", help="a second user's token for re-run scenarios")
+    again.add_argument("--timeout", type=float, default=10.0)
     return p
 
 
@@ -140,6 +151,8 @@ def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "skip": tuple(args.skip) if args.skip else None,
         "phase": tuple(args.phase) if args.phase else None,
         "profile": args.profile,
+        "target-name": args.target_name,
+        "target-version": args.target_version,
         **{k: str(v) if v is not None else None for k, v in paths.items()},
     }
 
@@ -182,14 +195,50 @@ def _run_protocols(
     return worst
 
 
+def replay_command(args: argparse.Namespace) -> int:
+    from .replay import FIXED, ReplayError, load_report, replay
+
+    try:
+        report = load_report(args.report)
+        outcomes = replay(
+            report,
+            only=args.id,
+            base_url=args.base_url,
+            token=args.token,
+            second_token=args.second_token,
+            timeout=args.timeout,
+        )
+    except ReplayError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not outcomes:
+        which = f" for --id {', '.join(args.id)}" if args.id else ""
+        print(f"nothing to replay: the report records no failure{which}")
+        return EXIT_OK
+    for o in outcomes:
+        status = f"HTTP {o.recorded_status} -> {o.status if o.status is not None else 'none'}"
+        print(f"{o.verdict.upper():12} {o.key}  ({status}){': ' + o.detail[:300] if o.detail else ''}")
+    fixed = sum(o.verdict == FIXED for o in outcomes)
+    print(f"replay: {len(outcomes) - fixed} of {len(outcomes)} findings still fail")
+    return EXIT_OK if fixed == len(outcomes) else EXIT_FAILED
+
+
 def requirements_command(args: argparse.Namespace) -> int:
     from .protocols import suite
     from .proxy.document import client_registry
+    from .requirements import describe
 
+    listed = []
     for pid in sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]:
+        spec = load(pid)
         for check in [*suite(pid).registry, *client_registry(pid)]:
             r = check.requirement
-            print(f"{r.id:18} {r.level.value.upper():6} {r.phase:8} {r.statement}  [{r.ref}]")
+            if args.format == "json":
+                listed.append(describe(r, spec))
+            else:
+                print(f"{r.id:18} {r.level.value.upper():6} {r.phase:8} {r.statement}  [{r.ref}]")
+    if args.format == "json":
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
@@ -249,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         commands = {"requirements": requirements_command, "selfcheck": selfcheck_command, "proxy": proxy_cli.command,
-                    "baseline": baseline_command}
+                    "baseline": baseline_command, "replay": replay_command}
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit
         return code

@@ -110,6 +110,8 @@ KEYS = {
         Key("skip", _words, ()),
         Key("phase", _phases, PHASES),
         Key("profile", _text),
+        Key("target-name", _text, ""),
+        Key("target-version", _text, ""),
         Key("expected-failures", _text, path=True),
         Key("report-dir", _text, path=True),
     )
@@ -351,6 +353,8 @@ def run_plans(settings: Mapping[str, Settings]) -> list[RunOptions]:
             skip=skip,
             phases=tuple(s["phase"]),
             expected_failures=expected_failures(s["expected-failures"], baselines),
+            target_name=s["target-name"],
+            target_version=s["target-version"],
         )
         if several and not selected(suite(pid), options):
             continue

@@ -55,7 +55,7 @@ def curl_command(method: str, url: str, headers: Mapping[str, str], body: bytes 
         if text is not None:
             parts += ["--data-binary", shlex.quote(text)]
         else:
-            prefix = f"printf {printf_format(body)} | "
+            prefix = f"printf -- {printf_format(body)} | "  # a multipart body starts with "--"
             parts += ["--data-binary", "@-"]
     # --globoff: brackets and braces in a generated query are data, not curl URL globs
     parts += ["--globoff", shlex.quote(url)]

@@ -139,6 +139,7 @@ class Client:
         headers = dict(request.headers)
         exchange = Exchange(request.method, str(request.url), headers, body)
         exchange.curl = curl_command(request.method, str(request.url), headers, raw, stream=stream)
+        exchange.record_body(raw)
         self.log.append(exchange)
         return exchange
 
@@ -243,6 +244,7 @@ class StreamingResponse:
         self.headers = resp.headers
         self._resp = resp
         self._exchange = exchange
+        self.exchange = exchange
         self._limits = limits
         self._deadline = started + limits.stream_seconds
         self._transcript = bytearray()

@@ -6,13 +6,15 @@ into a compliance report by id and by level.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .context import Context
+    from .specs import Spec
 
 
 class Level(StrEnum):
@@ -83,3 +85,37 @@ class Registry:
 
     def get(self, rid: str) -> Check:
         return self._checks[rid]
+
+
+_REF_OPERATION = re.compile(r"#/paths/([^/\s]+)/(get|put|post|delete|patch|head|options)\b")
+
+
+def operations_of(requirement: Requirement, spec: Spec) -> list[str]:
+    """The document operations a requirement is about: every one for a schema-phase requirement;
+    for a scenario, those its reference points at or its statement names (``POST /ap/v1/...``),
+    in document order. Empty when it names none (a shape shared by several operations)."""
+    ops = list(spec.operations())
+    if requirement.phase == "schema":
+        return [op.label for op in ops]
+    named = set()
+    for escaped, method in _REF_OPERATION.findall(requirement.ref):
+        named.add(f"{method.upper()} {escaped.replace('~1', '/').replace('~0', '~')}")
+    text = requirement.statement
+    for op in ops:
+        for label in {op.label, op.label.replace(spec.info.base_path, "", 1)}:
+            if re.search(re.escape(label) + r"(?![\w/{-])", text):
+                named.add(op.label)
+    return [op.label for op in ops if op.label in named]
+
+
+def describe(requirement: Requirement, spec: Spec) -> dict[str, Any]:
+    """One requirement as data (``requirements --format json``), for tools and documentation."""
+    return {
+        "id": requirement.id,
+        "protocol": requirement.protocol,
+        "level": requirement.level.value,
+        "statement": requirement.statement,
+        "reference": requirement.ref,
+        "operations": operations_of(requirement, spec),
+        "phase": requirement.phase,
+    }

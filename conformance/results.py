@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -44,6 +45,8 @@ class Exchange:
     elapsed_ms: float = 0.0
     curl: str = ""
     """The request as a curl command line, rendered from the bytes sent (conformance/curl.py)."""
+    request_body_base64: str | None = None
+    """The body as sent, when it is not UTF-8 text (``request_body`` is then only a preview)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,6 +54,23 @@ class Exchange:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Exchange:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+    def record_body(self, raw: bytes | None) -> None:
+        """Keep the exact bytes of a body that a text preview would garble (binary uploads)."""
+        if raw:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.request_body_base64 = base64.b64encode(raw).decode()
+
+    @property
+    def sent_body(self) -> bytes | None:
+        """The request body as sent, when the report holds all of it."""
+        if self.request_body_base64 is not None:
+            return base64.b64decode(self.request_body_base64)
+        if self.request_body is None or self.request_body.endswith(" more characters]"):
+            return None
+        return self.request_body.encode()
 
 
 @dataclass(slots=True)
@@ -151,6 +171,11 @@ class RunResult:
     fatal: str | None = None
     """Set when the target was unreachable or unusable: the run is a usage/target error (exit 2)."""
     stats: dict[str, Any] = field(default_factory=dict)
+    base_url: str = ""
+    """The URL the document's paths were appended to (the embedded mock's, when it was started)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """How the run can be reproduced: the document's digest, hash seed, max-examples, profile,
+    budget and the implementation's name and version (``--target-name``/``--target-version``)."""
 
     def tally(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -187,8 +212,10 @@ class RunResult:
             "finding_key": FINDING_KEY,
             "protocol": self.protocol,
             "target": self.target,
+            "base_url": self.base_url,
             "suite_version": self.suite_version,
             "seed": self.seed,
+            **self.meta,
             "level": self.level.value,
             "started_at": self.started_at,
             "finished_at": self.finished_at,

@@ -7,16 +7,18 @@ Nothing passes by default: a check passes only by returning after the target ans
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from . import __version__
 from .baseline import judge
-from .context import CheckFailed, Context, NotVerified, RunOptions
+from .context import Blocked, CheckFailed, Context, NotVerified, RunOptions
 from .events import (
     Emitter,
     EventHandler,
@@ -36,7 +38,7 @@ from .requirements import Check
 from .results import RequirementResult, RunResult, Status
 from .schema_phase import run_schema_phase
 from .schemas import SchemaSet
-from .specs import load
+from .specs import Spec, load
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
 
@@ -96,8 +98,14 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     assert check.run is not None
     started = time.monotonic()
     status, message = Status.PASSED, "passed"
+    blocked_by = None
     try:
         check.run(ctx)
+    except Blocked as exc:
+        if exc.by == check.requirement.id:  # its own step: the root failure
+            status, message = Status.FAILED, str(exc)
+        else:
+            status, message, blocked_by = Status.BLOCKED, f"blocked by {exc.by}: {exc}", exc.by
     except CheckFailed as exc:
         status, message = Status.FAILED, str(exc)
     except NotVerified as exc:
@@ -118,8 +126,34 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
         else []
     )
     return RequirementResult(
-        check.requirement, status, message, list(evidence), time.monotonic() - started, findings=findings
+        check.requirement,
+        status,
+        message,
+        list(evidence),
+        time.monotonic() - started,
+        findings=findings,
+        blocked_by=blocked_by,
     )
+
+
+def run_metadata(spec: Spec, options: RunOptions) -> dict[str, Any]:
+    """What a reader needs to reproduce the run, and which implementation it judged."""
+    return {
+        "spec": {
+            "document": spec.info.document,
+            "profile": spec.profile,
+            "sha256": spec.digest,
+            "openapi": spec.version,
+        },
+        # the CLI pins it to 0 unless set (see cli.entry); "random" when this process never was
+        "hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
+        "max_examples": options.max_examples,
+        "budget_s": options.budget_s,
+        "phases": list(options.phases),
+        "only": list(options.only),
+        "target_name": options.target_name,
+        "target_version": options.target_version,
+    }
 
 
 def run(
@@ -142,7 +176,9 @@ def run(
     )
     limits = Limits(timeout=options.timeout, stream_seconds=max(3 * options.timeout, 10.0))
     checks = selected(protocol_suite, options)
+    result.meta = run_metadata(spec, options)
     with target(options) as opts:
+        result.base_url = opts.base_url
         if not options.base_url:
             result.target = f"embedded reference mock ({opts.base_url})"
         emit(

@@ -129,6 +129,7 @@ def _exchange(interaction: Any) -> Exchange:
     headers = {k: ", ".join(v) for k, v in dict(req.headers).items()}
     exchange = Exchange(req.method, req.uri, headers, _preview(req.body) if req.body else None)
     exchange.curl = curl_command(req.method, req.uri, headers, req.body)
+    exchange.record_body(req.body)
     if resp is not None:
         exchange.status = resp.status_code
         exchange.response_headers = {k: ", ".join(v) for k, v in dict(resp.headers).items()}

@@ -1,8 +1,11 @@
 """The suite proves itself: run it against the mock with each named fault and check it notices.
 
-A fault is caught when every requirement it claims to break is reported failed, and the run's
-exit code is 1 whenever one of those is a MUST. ``python -m conformance selfcheck`` runs the
-whole catalogue (or one protocol's) and writes ``catalogue.md`` and ``catalogue.json``.
+A fault is caught when the requirements reported failed are exactly those it declares it breaks
+(the ones whose own subject it breaks; those that could not proceed because of it are reported
+blocked, not failed), and the run's exit code is 1 whenever one of those is a MUST. Every
+requirement of the protocol runs, so a failure the fault does not declare is seen too.
+``python -m conformance selfcheck`` runs the whole catalogue (or one protocol's) and writes
+``catalogue.md`` and ``catalogue.json``.
 """
 
 from __future__ import annotations
@@ -24,11 +27,14 @@ if TYPE_CHECKING:  # mockserver is imported lazily: a vendor's run never needs i
     from mockserver.faults import Fault
 
 
-def fault_options(fault: Fault, base_url: str, *, seed: int = 0, timeout: float = 8.0) -> RunOptions:
-    """Only the broken requirements and only their phases, so one fault takes seconds."""
+def fault_options(
+    fault: Fault, base_url: str, *, seed: int = 0, timeout: float = 8.0, exact: bool = True
+) -> RunOptions:
+    """Every requirement of the fault's protocol, so a failure it does not declare shows; with
+    ``exact=False`` only the declared ones and their phases (seconds instead of a whole run)."""
     from .protocols import suite
 
-    wanted = {c.requirement.phase for c in suite(fault.protocol).registry if c.requirement.id in fault.breaks}
+    wanted = {c.requirement.phase for c in suite(fault.protocol).registry if exact or c.requirement.id in fault.breaks}
     phases = tuple(phase for phase in ("schema", "model", "scenario") if phase in wanted)
     return RunOptions(
         protocol=fault.protocol,
@@ -38,18 +44,18 @@ def fault_options(fault: Fault, base_url: str, *, seed: int = 0, timeout: float 
         seed=seed,
         max_examples=5,
         timeout=timeout,
-        only=fault.breaks,
+        only=() if exact else fault.breaks,
         phases=phases,
-        budget_s=120.0,
+        budget_s=240.0,
     )
 
 
-def run_fault(fault: Fault, *, seed: int = 0, timeout: float = 8.0) -> RunResult:
+def run_fault(fault: Fault, *, seed: int = 0, timeout: float = 8.0, exact: bool = True) -> RunResult:
     from mockserver import EmbeddedServer, MockConfig
 
     base_path = load(fault.protocol).info.base_path
     with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as server:
-        return run(fault_options(fault, server.url + base_path, seed=seed, timeout=timeout))
+        return run(fault_options(fault, server.url + base_path, seed=seed, timeout=timeout, exact=exact))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +67,13 @@ class Outcome:
     """Requirements the fault breaks that the run did not report failed, with their status."""
     exit_code: int
     seconds: float
+    unexpected: tuple[str, ...] = ()
+    """Requirements reported failed that the fault does not declare, with the failure."""
 
     @property
     def caught(self) -> bool:
-        return not self.missed
+        """Exactly the declared requirements failed."""
+        return not self.missed and not self.unexpected
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +82,7 @@ class Outcome:
             "breaks": list(self.breaks),
             "caught": self.caught,
             "missed": list(self.missed),
+            "unexpected": list(self.unexpected),
             "exit_code": self.exit_code,
             "seconds": round(self.seconds, 2),
         }
@@ -88,14 +98,19 @@ def judge(fault: Fault, result: RunResult, seconds: float) -> Outcome:
     must = any(rid in statuses and statuses[rid].requirement.level is Level.MUST for rid in fault.breaks)
     if must and result.exit_code != 1:
         missed.append(f"exit code {result.exit_code}, expected 1")
-    return Outcome(fault.name, fault.protocol, fault.breaks, tuple(missed), result.exit_code, seconds)
+    unexpected = tuple(
+        f"{r.requirement.id} ({r.message[:160]})"
+        for r in result.results
+        if r.status is Status.FAILED and r.requirement.id not in fault.breaks
+    )
+    return Outcome(fault.name, fault.protocol, fault.breaks, tuple(missed), result.exit_code, seconds, unexpected)
 
 
-def check_fault(fault: Fault) -> Outcome:
+def check_fault(fault: Fault, exact: bool = True) -> Outcome:
     """Hanging faults get a short client timeout so their runs stay short; the rest a roomy one,
     so a loaded machine cannot turn a slow answer into a false catch."""
     started = time.monotonic()
-    result = run_fault(fault, timeout=2.0 if fault.hangs else 8.0)
+    result = run_fault(fault, timeout=2.0 if fault.hangs else 8.0, exact=exact)
     return judge(fault, result, time.monotonic() - started)
 
 
@@ -103,7 +118,8 @@ def run_catalogue(faults: Iterable[Fault], progress: Callable[[str], None] = lam
     outcomes = []
     for fault in faults:
         outcome = check_fault(fault)
-        progress(f"{fault.name}: {'caught' if outcome.caught else 'MISSED ' + ', '.join(outcome.missed)}")
+        problems = [*(f"missed {m}" for m in outcome.missed), *(f"also failed {u}" for u in outcome.unexpected)]
+        progress(f"{fault.name}: {'caught' if outcome.caught else '; '.join(problems)}")
         outcomes.append(outcome)
     return outcomes
 
@@ -117,7 +133,10 @@ def render_catalogue(outcomes: list[Outcome]) -> str:
     lines.append(f"| **all** | {len(outcomes)} | {total} |")
     lines += ["", "| fault | breaks | result |", "|---|---|---|"]
     for o in outcomes:
-        verdict = "caught" if o.caught else "**missed**: " + ", ".join(o.missed)
+        verdict = "caught" if o.caught else "; ".join(
+            [*(["**missed**: " + ", ".join(o.missed)] if o.missed else []),
+             *(["**also failed**: " + ", ".join(o.unexpected)] if o.unexpected else [])]
+        )
         lines.append(f"| `{o.fault}` | {', '.join(o.breaks)} | {verdict} |")
     return "\n".join(lines) + "\n"
 

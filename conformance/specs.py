@@ -7,6 +7,7 @@ once per process and a malformed one fails with a message naming the file and th
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,6 +95,13 @@ class Spec:
         self.path = path
         self.raw = raw
         self.profile = profile
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 of the document as loaded (its profile's overlay merged), in canonical JSON:
+        the same contract gives the same digest whatever its file's formatting."""
+        canonical = json.dumps(self.raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
     @property
     def version(self) -> str:

@@ -110,21 +110,26 @@ def walk_size(total: int, max_pages: int = MAX_PAGES - 5) -> int:
 
 
 def new_task(ctx: Context, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A task for a check to work on. It always sends additional_input, so that a server that
-    answers ``null`` for an omitted one fails AP-TASK-001 (which omits it) and not every check."""
+    """A task for a check to work on: any 2xx answer with a task_id will do (AP-TASK-001 judges
+    the create itself). It always sends additional_input, so that a server that answers ``null``
+    for an omitted one fails AP-TASK-001 (which omits it) and not every check."""
     sent = {"input": "conformance check", "additional_input": {}, **(body or {})}
-    response = ctx.client.post(TASKS, json=sent)
-    task = ctx.conforms(response, "createAgentTask", 200)
-    ctx.expect(isinstance(task, dict) and isinstance(task.get("task_id"), str) and task["task_id"],
-               f"createAgentTask: the answer has no task_id: {task!r}")
+    with ctx.setup("AP-TASK-001"):
+        task = ctx.conforms(ctx.client.post(TASKS, json=sent), "createAgentTask", 200)
+        ctx.expect(isinstance(task, dict) and isinstance(task.get("task_id"), str) and task["task_id"],
+                   f"createAgentTask: the answer has no task_id: {task!r}")
     return dict(task)
 
 
-def execute(ctx: Context, task_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-    step = ctx.conforms(ctx.client.post(task_path(task_id, "steps"), json=dict(body)), "executeAgentTaskStep", 200)
-    ctx.expect(isinstance(step.get("step_id"), str) and step["step_id"], f"executed step has no step_id: {step!r}")
-    ctx.expect_equal(step.get("task_id"), task_id, "the executed step's task_id")
-    return dict(step)
+def execute(ctx: Context, task_id: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], Response]:
+    """One executed step and its answer; AP-STEP-001 judges the execution itself."""
+    with ctx.setup("AP-STEP-001"):
+        response = ctx.client.post(task_path(task_id, "steps"), json=dict(body))
+        step = ctx.conforms(response, "executeAgentTaskStep", 200)
+        ctx.expect(isinstance(step, dict) and isinstance(step.get("step_id"), str) and step["step_id"],
+                   f"executed step has no step_id: {step!r}")
+        ctx.expect_equal(step.get("task_id"), task_id, "the executed step's task_id")
+    return dict(step), response
 
 
 def upload(ctx: Context, task_id: str, name: str, data: bytes, relative_path: str | None) -> Response:
@@ -144,6 +149,8 @@ class RunTask:
     sent: list[dict[str, Any]]
     steps: list[dict[str, Any]]
     finished: bool
+    responses: list[Response]
+    """The step POSTs' answers, judged strictly by AP-STEP-001 (the setup tolerated them)."""
 
 
 def step_body(index: int) -> dict[str, Any]:
@@ -162,12 +169,15 @@ def run_task(ctx: Context) -> RunTask:
                               "additional_input": {"suite": "agent-api-conformance"}})
         sent: list[dict[str, Any]] = []
         steps: list[dict[str, Any]] = []
+        responses: list[Response] = []
         for index in range(STEP_BOUND):
             sent.append(step_body(index))
-            steps.append(execute(ctx, task["task_id"], sent[-1]))
-            if steps[-1].get("is_last") is True:
-                return RunTask(task, sent, steps, True)
-        return RunTask(task, sent, steps, False)
+            step, response = execute(ctx, task["task_id"], sent[-1])
+            steps.append(step)
+            responses.append(response)
+            if step.get("is_last") is True:
+                return RunTask(task, sent, steps, True, responses)
+        return RunTask(task, sent, steps, False, responses)
 
     return ctx.memo("ap-run-task", make)
 
@@ -185,16 +195,20 @@ class Uploaded:
     name: str
     relative_path: str
     data: bytes
+    response: Response
+    """The upload's answer, judged strictly by AP-ARTIFACT-001 (the setup tolerated it)."""
 
 
 def uploaded(ctx: Context) -> Uploaded:
     def make() -> Uploaded:
         task_id = new_task(ctx, {"input": "keep this file"})["task_id"]
         name, relative_path, data = "payload.bin", "inputs/raw", payload(ctx.options.seed)
-        artifact = ctx.conforms(upload(ctx, task_id, name, data, relative_path), "uploadAgentTaskArtifacts", 200)
-        ctx.expect(isinstance(artifact.get("artifact_id"), str) and artifact["artifact_id"],
-                   f"uploaded artifact has no artifact_id: {artifact!r}")
-        return Uploaded(task_id, dict(artifact), name, relative_path, data)
+        with ctx.setup("AP-ARTIFACT-001"):
+            response = upload(ctx, task_id, name, data, relative_path)
+            artifact = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
+            ctx.expect(isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str)
+                       and artifact["artifact_id"], f"uploaded artifact has no artifact_id: {artifact!r}")
+        return Uploaded(task_id, dict(artifact), name, relative_path, data, response)
 
     return ctx.memo("ap-uploaded", make)
 
@@ -203,20 +217,48 @@ def download(ctx: Context, task_id: str, artifact_id: str) -> Response:
     return ctx.client.get(task_path(task_id, "artifacts", artifact_id))
 
 
+def fetched(ctx: Context, task_id: str, artifact_id: str) -> Response:
+    """A download another check needs whole and answered 200 (AP-ARTIFACT-002 judges downloads)."""
+    with ctx.setup("AP-ARTIFACT-002"):
+        response = download(ctx, task_id, artifact_id)
+        ctx.expect_status(response, 200)
+    return response
+
+
 def expect_bytes(ctx: Context, got: bytes, want: bytes, what: str) -> None:
     if got != want:
         at = next((i for i, (x, y) in enumerate(zip(got, want, strict=False)) if x != y), min(len(got), len(want)))
         ctx.fail(f"{what}: {len(got)} bytes came back for {len(want)} sent; first difference at byte {at}")
 
 
-def list_page(ctx: Context, path: str, operation: str, key: str, **params: int) -> tuple[list[Any], dict[str, Any]]:
-    body = ctx.conforms(ctx.client.get(path, params=params), operation, 200)
+def list_page(ctx: Context, path: str, operation: str, key: str, judge: bool = True,
+              **params: int) -> tuple[list[Any], dict[str, Any]]:
+    """One page: its items and its pagination (``judge=False``: the form is another's subject)."""
+    body = ctx.conforms(ctx.client.get(path, params=params), operation, 200, judge=judge)
+    ctx.expect(isinstance(body, dict) and isinstance(body.get(key), list)
+               and isinstance(body.get("pagination"), dict),
+               f"{operation}: the answer has no {key!r} list and pagination object: {body!r:.300}")
     return list(body[key]), dict(body["pagination"])
 
 
+def all_items(ctx: Context, path: str, operation: str, key: str) -> list[Any]:
+    """Every item of a list, for a check whose subject is what is listed, not how it pages
+    (AP-PAGE-001..003 judge the arithmetic): pages of 100 until total_items are read or a page
+    comes back empty, at most MAX_PAGES."""
+    items: list[Any] = []
+    for number in range(1, MAX_PAGES + 1):
+        page, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=100)
+        items.extend(page)
+        total = pagination.get("total_items")
+        if not page or not isinstance(total, int) or len(items) >= total:
+            break
+    return items
+
+
 def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[Any]:
-    """Every page at ``page_size=size``, each checked against the arithmetic; the items in page order."""
-    items, pagination = list_page(ctx, path, operation, key, current_page=1, page_size=size)
+    """Every page at ``page_size=size``, each checked against the arithmetic; the items in page order.
+    The items' form is AP-SCHEMA-005's and the round-trip requirements' subject, not the paging's."""
+    items, pagination = list_page(ctx, path, operation, key, False, current_page=1, page_size=size)
     total = pagination["total_items"]
     ctx.expect(isinstance(total, int) and total >= 0, f"{operation}: total_items is {total!r}")
     lengths = page_lengths(total, size)
@@ -228,7 +270,7 @@ def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[A
     pages = [items]
     for number in range(1, len(lengths) + 1):
         if number > 1:
-            items, pagination = list_page(ctx, path, operation, key, current_page=number, page_size=size)
+            items, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=size)
             pages.append(items)
         want = {"total_items": total, "total_pages": len(lengths), "current_page": number, "page_size": size}
         ctx.expect_equal(pagination, want, f"{operation} page {number} of {total} items at page_size {size}: "
@@ -350,12 +392,14 @@ def invalid_bodies(ctx: Context) -> None:
         ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {body!r} is not an object")
     task_id = new_task(ctx)["task_id"]
     # A server may list planned steps (status "created") before any runs: compare, don't expect zero.
-    before, _ = list_page(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
+    with ctx.setup("AP-STEP-003"):
+        before = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
     for what, content in INVALID_BODIES:
         response = ctx.client.post(task_path(task_id, "steps"), content=content, headers=JSON)
         body = ctx.conforms(response, "executeAgentTaskStep", 422)
         ctx.expect(isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {body!r} is not an object")
-    after, _ = list_page(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
+    with ctx.setup("AP-STEP-003"):
+        after = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
     ctx.expect(after == before, f"refused step POSTs changed the task's steps: {len(before)} listed before, "
                f"{len(after)} after ({[s.get('status') for s in after]})")
 
@@ -369,6 +413,8 @@ def invalid_bodies(ctx: Context) -> None:
                       f"{DOC}#/components/schemas/Step/allOf/1/properties/is_last")
 def step_progression(ctx: Context) -> None:
     run = run_task(ctx)
+    for response in run.responses:
+        ctx.conforms(response, "executeAgentTaskStep", 200)
     ids = [s["step_id"] for s in run.steps]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     ctx.expect(not repeated, f"step ids repeat across POSTs: {repeated[:5]}")
@@ -397,7 +443,7 @@ def step_round_trip(ctx: Context) -> None:
                       _op(STEPS_OP, "get"))
 def listed_steps(ctx: Context) -> None:
     run = run_task(ctx)
-    listed = walk(ctx, task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps", 10)
+    listed = all_items(ctx, task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps")
     by_id = {s.get("step_id"): s for s in listed}
     executed = [s["step_id"] for s in run.steps]
     missing = [i for i in executed if i not in by_id]
@@ -436,6 +482,7 @@ def get_step(ctx: Context) -> None:
                       _op(ARTIFACTS_OP, "post"))
 def upload_answer(ctx: Context) -> None:
     up = uploaded(ctx)
+    ctx.conforms(up.response, "uploadAgentTaskArtifacts", 200)
     ctx.expect_equal(up.artifact.get("file_name"), up.name, "uploaded artifact's file_name")
     ctx.expect_equal(up.artifact.get("relative_path"), up.relative_path, "uploaded artifact's relative_path")
     ctx.expect(up.artifact.get("agent_created") is False,
@@ -458,7 +505,7 @@ def download_bytes(ctx: Context) -> None:
                       "application/octet-stream with a Content-Disposition attachment filename'")
 def download_disposition(ctx: Context) -> None:
     up = uploaded(ctx)
-    response = download(ctx, up.task_id, up.artifact["artifact_id"])
+    response = fetched(ctx, up.task_id, up.artifact["artifact_id"])
     ctx.expect_status(response, 200)
     header = response.headers.get("content-disposition")
     ctx.expect(header, "the download has no Content-Disposition header")
@@ -472,7 +519,7 @@ def download_disposition(ctx: Context) -> None:
                       _op(ARTIFACTS_OP, "get"))
 def listed_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
-    listed = walk(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts", 10)
+    listed = all_items(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
     found = [a for a in listed if a.get("artifact_id") == up.artifact["artifact_id"]]
     ctx.expect(found, f"the uploaded artifact {up.artifact['artifact_id']!r} is not listed "
                       f"({len(listed)} artifacts listed)")
@@ -510,7 +557,9 @@ def traversal(ctx: Context) -> None:
     rnd = random.Random(ctx.options.seed + 6)
     victim = new_task(ctx, {"input": "victim"})["task_id"]
     original = b"victim bytes\x00\xff" + rnd.randbytes(64)
-    kept = ctx.conforms(upload(ctx, victim, "victim.txt", original, "shared"), "uploadAgentTaskArtifacts", 200)
+    with ctx.setup("AP-ARTIFACT-001"):
+        kept = ctx.conforms(upload(ctx, victim, "victim.txt", original, "shared"), "uploadAgentTaskArtifacts", 200)
+    fetched(ctx, victim, kept["artifact_id"])  # readable before the attack, so a loss after it is the attack's
     attacker = new_task(ctx, {"input": "attacker"})["task_id"]
     attempts = (
         ("victim.txt", f"../{victim}/shared"),
@@ -528,8 +577,8 @@ def traversal(ctx: Context) -> None:
         if response.status != 200:  # go on: whether the other task's file survived matters most
             problems.append(f"{where} answered {response.status}, neither refused (4xx) nor stored")
             continue
-        stored = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
-        back = download(ctx, attacker, str(stored.get("artifact_id")))
+        stored = ctx.conforms(response, "uploadAgentTaskArtifacts", 200, judge=False)
+        back = fetched(ctx, attacker, str(stored.get("artifact_id")))
         if back.status != 200 or back.body != hostile:
             problems.append(f"{where} was accepted, but its download answers {back.status} with "
                             f"{len(back.body)} bytes that are not the {len(hostile)} uploaded")
@@ -538,7 +587,8 @@ def traversal(ctx: Context) -> None:
         problems.insert(0, f"the other task's artifact was overwritten or lost: its download answers "
                            f"{after.status} with {after.body[:24]!r}..., not the bytes it was uploaded with")
     ctx.expect(not problems, "; ".join(problems))
-    listed = walk(ctx, task_path(victim, "artifacts"), "listAgentTaskArtifacts", "artifacts", 10)
+    with ctx.setup("AP-ARTIFACT-004"):
+        listed = all_items(ctx, task_path(victim, "artifacts"), "listAgentTaskArtifacts", "artifacts")
     ctx.expect_equal([a.get("artifact_id") for a in listed], [kept["artifact_id"]],
                      "the other task's artifacts after the crafted uploads")
 
@@ -554,7 +604,7 @@ def traversal(ctx: Context) -> None:
 def task_pages(ctx: Context) -> None:
     # Walking all tasks assumes no one else creates tasks on the target meanwhile.
     created = [new_task(ctx, {"input": f"page {n}"})["task_id"] for n in range(3)]
-    items, pagination = list_page(ctx, TASKS, "listAgentTasks", "tasks")
+    items, pagination = list_page(ctx, TASKS, "listAgentTasks", "tasks", False)
     total = pagination.get("total_items")
     if not isinstance(total, int) or total < len(created):
         ctx.fail(f"total_items {total!r} after creating 3 tasks")
@@ -588,8 +638,10 @@ def artifact_pages(ctx: Context) -> None:
     before = len(task.get("artifacts") or [])
     ids = []
     for n in range(5):
-        answer = ctx.conforms(upload(ctx, task["task_id"], f"page-{n}.txt", f"file {n}".encode(), None),
-                              "uploadAgentTaskArtifacts", 200)
+        with ctx.setup("AP-ARTIFACT-001"):
+            answer = ctx.conforms(upload(ctx, task["task_id"], f"page-{n}.txt", f"file {n}".encode(), None),
+                                  "uploadAgentTaskArtifacts", 200)
+            ctx.expect(isinstance(answer, dict) and answer.get("artifact_id"), f"upload answered {answer!r:.200}")
         ids.append(answer["artifact_id"])
     listed = walk(ctx, task_path(task["task_id"], "artifacts"), "listAgentTaskArtifacts", "artifacts", 2)
     ctx.expect_equal(len(listed), before + 5, "artifacts over all pages (total_items)")
@@ -612,11 +664,11 @@ def beyond_last_page(ctx: Context) -> None:
         (task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps"),
         (task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts"),
     ):
-        _, first = list_page(ctx, path, operation, key, current_page=1, page_size=2)
+        _, first = list_page(ctx, path, operation, key, False, current_page=1, page_size=2)
         # Past the real last page, whatever total_pages claims (PAGE-001..003 judge that claim).
         total = first.get("total_items")
         beyond = max(math.ceil(total / 2) if isinstance(total, int) else 0, 1) + 1
-        items, pagination = list_page(ctx, path, operation, key, current_page=beyond, page_size=2)
+        items, pagination = list_page(ctx, path, operation, key, False, current_page=beyond, page_size=2)
         ctx.expect_equal(items, [], f"{operation} page {beyond} of {first.get('total_pages')}: items")
         for field in ("total_items", "total_pages"):
             ctx.expect_equal(pagination.get(field), first.get(field), f"{operation} page {beyond}: {field}")

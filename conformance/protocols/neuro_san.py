@@ -112,36 +112,56 @@ def chat_request(text: str, chat_filter: str | None = None, context: Any = None)
     return body
 
 
+STATUS_OWNER = "NS-STREAM-002"
+"""A valid chat answered with a stream at all, with or without a filter: NS-STREAM-002's subject."""
+FRAMING_OWNER = "NS-STREAM-001"
+"""Whole JSON objects, one ChatResponse each, to the end of the stream: NS-STREAM-001's subject."""
+
+
 def chat(
-    ctx: Context, name: str, text: str, chat_filter: str | None = None, context: Any = None, validate: bool = False
+    ctx: Context,
+    name: str,
+    text: str,
+    chat_filter: str | None = None,
+    context: Any = None,
+    validate: bool = False,
+    status_owner: str | None = STATUS_OWNER,
+    framing_owner: str | None = FRAMING_OWNER,
 ) -> Transcript:
     """One streaming_chat exchange read to its end, frame by frame; ``validate`` checks each frame
-    against ChatResponse as it arrives (the framing requirement), the others only need messages."""
+    against ChatResponse as it arrives (the framing requirement), the others only need messages.
+    A check that is not the owner of the answer's status or framing is blocked, not failed, by
+    them (``None``: the calling check owns it)."""
     body = chat_request(text, chat_filter, context)
-    with ctx.client.stream("POST", f"/api/v1/{name}/streaming_chat", json=body) as stream:
+    with ctx.setup(status_owner), ctx.client.stream("POST", f"/api/v1/{name}/streaming_chat", json=body) as stream:
         if stream.status != 200:
             ctx.fail(f"streaming_chat answered HTTP {stream.status}, expected 200: {stream.read()[:300]!r}")
         messages = []
-        for frame in ctx.frames(stream, "ndjson"):
-            where = f"streamed object {frame.index + 1}"
-            if validate:
-                ctx.validate_component("ChatResponse", frame.value, where)
-            message = frame.value.get("response")
-            if not isinstance(message, dict):
-                ctx.fail(f"{where} carries no `response` ChatMessage: {frame.raw[:200]}")
-            messages.append(message)
+        with ctx.setup(framing_owner):
+            for frame in ctx.frames(stream, "ndjson"):
+                where = f"streamed object {frame.index + 1}"
+                if validate:
+                    ctx.validate_component("ChatResponse", frame.value, where)
+                message = frame.value.get("response") if isinstance(frame.value, dict) else None
+                if not isinstance(message, dict):
+                    ctx.fail(f"{where} carries no `response` ChatMessage: {frame.raw[:200]}")
+                messages.append(message)
         return Transcript(stream.content_type, messages)
 
 
-def final_answer(ctx: Context, transcript: Transcript, what: str) -> dict[str, Any]:
-    """The stream's last message, which must be the AGENT_FRAMEWORK answer with non-empty text."""
-    if not transcript.messages:
-        ctx.fail(f"{what}: the stream closed without any message")
-    last = transcript.messages[-1]
-    if last.get("type") != ANSWER:
-        ctx.fail(f"{what}: the last streamed message is {last.get('type')!r}, not {ANSWER} (types: {transcript.types})")
-    text = last.get("text")
-    ctx.expect(isinstance(text, str) and text.strip(), f"{what}: the final {ANSWER} message has no answer text")
+def final_answer(ctx: Context, transcript: Transcript, what: str, owner: str | None = STATUS_OWNER) -> dict[str, Any]:
+    """The stream's last message, which must be the AGENT_FRAMEWORK answer with non-empty text
+    (NS-STREAM-002's subject: any other check is blocked by it)."""
+    with ctx.setup(owner):
+        if not transcript.messages:
+            ctx.fail(f"{what}: the stream closed without any message")
+        last = transcript.messages[-1]
+        if last.get("type") != ANSWER:
+            ctx.fail(
+                f"{what}: the last streamed message is {last.get('type')!r}, not {ANSWER} (types: {transcript.types})"
+            )
+        text = last.get("text")
+        ctx.expect(isinstance(text, str) and text.strip(), f"{what}: the final {ANSWER} message has no answer text")
     return last
 
 
@@ -168,8 +188,8 @@ def is_status(body: Any) -> bool:
 
 
 def expect_status_body(ctx: Context, response: Response, operation_id: str, what: str) -> None:
-    """Documented content type, valid Status schema, and an integer code with a string message."""
-    body = ctx.conforms(response, operation_id)
+    """A JSON Status: an integer code with a string message (its Content-Type is NS-SCHEMA-003's)."""
+    body = ctx.conforms(response, operation_id, judge=False)
     ctx.expect(
         is_status(body), f"{what}: HTTP {response.status} body is not a Status {{code: int, message: str}}: {body!r}"
     )
@@ -312,7 +332,7 @@ def invalid_chat_request(ctx: Context) -> None:
 )
 def stream_framing(ctx: Context) -> None:
     # MAXIMAL, so that every kind of message the agent produces is framed and validated.
-    transcript = chat(ctx, agent(ctx), "Hello! Please answer briefly.", "MAXIMAL", validate=True)
+    transcript = chat(ctx, agent(ctx), "Hello! Please answer briefly.", "MAXIMAL", validate=True, framing_owner=None)
     ctx.expect(transcript.messages, "the stream closed without any ChatResponse")
 
 
@@ -324,8 +344,9 @@ def stream_framing(ctx: Context) -> None:
 )
 def stream_ends_with_answer(ctx: Context) -> None:
     name = agent(ctx)
-    final_answer(ctx, chat(ctx, name, "Hello! Please answer briefly."), "without chat_filter")
-    final_answer(ctx, chat(ctx, name, "Hello! Please answer briefly.", "MAXIMAL"), "with MAXIMAL")
+    for chat_filter, what in ((None, "without chat_filter"), ("MAXIMAL", "with MAXIMAL")):
+        transcript = chat(ctx, name, "Hello! Please answer briefly.", chat_filter, status_owner=None)
+        final_answer(ctx, transcript, what, owner=None)
 
 
 @registry.requirement(
@@ -337,7 +358,8 @@ def stream_ends_with_answer(ctx: Context) -> None:
 def stream_content_type(ctx: Context) -> None:
     body = chat_request("Hello! Please answer briefly.")
     with ctx.client.stream("POST", f"/api/v1/{agent(ctx)}/streaming_chat", json=body) as stream:
-        ctx.expect_status(stream, 200)
+        with ctx.setup(STATUS_OWNER):
+            ctx.expect_status(stream, 200)
         ctx.expect(
             stream.content_type in STREAM_MEDIA_TYPES,
             f"the stream's Content-Type is {stream.content_type or '(none)'!r}, not one of {list(STREAM_MEDIA_TYPES)}",
@@ -385,7 +407,8 @@ def context_continues(ctx: Context) -> None:
         last = final_answer(ctx, chat(ctx, name, text, context=context), f"turn {turn}")
         context = last.get("chat_context")
         if not isinstance(context, dict):
-            ctx.fail(f"turn {turn}: the answer carries no chat_context to send back (see NS-CTX-001)")
+            with ctx.setup("NS-CTX-001"):
+                ctx.fail(f"turn {turn}: the answer carries no chat_context to send back")
         texts = history_texts(context)
         if turn > 1:
             ctx.expect(

@@ -76,33 +76,41 @@ def _json_object(resp: Response, what: str) -> dict[str, Any]:
 
 
 def _session(ctx: Context, level: str = "PUBLICLY_ACCESSIBLE", auth: str | None = None) -> dict[str, Any]:
-    """A new session (setup: any 2xx with a sessionId will do)."""
-    resp = ctx.client.post(SESSION, json={"agentAccessLevel": level}, auth=auth)
-    if not 200 <= resp.status < 300:
-        ctx.fail(f"setup: creating a session answered {resp.status}: {resp.text[:300]}")
-    body = _json_object(resp, "setup: created session")
-    if not isinstance(body.get("sessionId"), str) or not body["sessionId"]:
-        ctx.fail(f"setup: the created session has no sessionId: {body!r:.300}")
+    """A new session (setup: any 2xx with a sessionId will do; SYN-SESS-001 judges the create)."""
+    with ctx.setup("SYN-SESS-001"):
+        resp = ctx.client.post(SESSION, json={"agentAccessLevel": level}, auth=auth)
+        if not 200 <= resp.status < 300:
+            ctx.fail(f"creating a session answered {resp.status}: {resp.text[:300]}")
+        body = _json_object(resp, "created session")
+        if not isinstance(body.get("sessionId"), str) or not body["sessionId"]:
+            ctx.fail(f"the created session has no sessionId: {body!r:.300}")
     return body
 
 
 def _start(ctx: Context, session_id: str, text: str, trace: bool = False, auth: str | None = None) -> str:
     """The token of a new chat job (setup: any 2xx with a token will do)."""
     body = {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": text, "enableTrace": trace}
-    resp = ctx.client.post(CHAT_START, json=body, auth=auth)
-    if not 200 <= resp.status < 300:
-        ctx.fail(f"setup: starting a chat job answered {resp.status}: {resp.text[:300]}")
-    token = _json_object(resp, "setup: started job").get("token")
-    if not isinstance(token, str | int) or isinstance(token, bool) or token == "":
-        ctx.fail(f"setup: the started job has no token: {resp.text[:300]}")
+    with ctx.setup("SYN-JOB-001"):
+        resp = ctx.client.post(CHAT_START, json=body, auth=auth)
+        if not 200 <= resp.status < 300:
+            ctx.fail(f"starting a chat job answered {resp.status}: {resp.text[:300]}")
+        token = _json_object(resp, "started job").get("token")
+        if not isinstance(token, str | int) or isinstance(token, bool) or token == "":
+            ctx.fail(f"the started job has no token: {resp.text[:300]}")
     return str(token)
 
 
-def _finish(ctx: Context, job_id: str) -> dict[str, Any]:
+def _finish(ctx: Context, job_id: str, owner: str | None = "SYN-JOB-002") -> dict[str, Any]:
     """Poll a job until it is done and return its AgentChatResponse, within ``job_bound`` seconds.
 
     202 bodies are not judged here (SYN-JOB-003 does that); the final answer must conform.
+    SYN-JOB-002 judges this; any other check is blocked by it.
     """
+    with ctx.setup(owner):
+        return _finish_job(ctx, job_id)
+
+
+def _finish_job(ctx: Context, job_id: str) -> dict[str, Any]:
     bound = job_bound(ctx)
     deadline = time.monotonic() + bound
     delay = FIRST_POLL_DELAY
@@ -124,35 +132,45 @@ def _finish(ctx: Context, job_id: str) -> dict[str, Any]:
 def _history(ctx: Context, session_id: str) -> list[dict[str, Any]]:
     """The whole history of a session, in served order, following nextPageToken."""
     items: list[dict[str, Any]] = []
-    for body in _pages(ctx, f"/agent/session/history/{_seg(session_id)}", "getSessionHistory"):
+    for body in _pages(ctx, f"/agent/session/history/{_seg(session_id)}", "getSessionHistory", owner="SYN-HIST-001"):
         items.extend(body.get("page") or [])
     return items
 
 
-def _pages(ctx: Context, path: str, operation_id: str, auth: str | None = None) -> Iterator[dict[str, Any]]:
-    """Each page of a paged list, validated, from the first one to the last nextPageToken (bounded)."""
+def _pages(
+    ctx: Context, path: str, operation_id: str, auth: str | None = None, owner: str | None = "SYN-PAGE-001"
+) -> Iterator[dict[str, Any]]:
+    """Each page of a paged list, from the first one to the last nextPageToken (bounded). The pages'
+    form is SYN-SCHEMA-003/005's subject; the checks judge what is listed and in which order."""
     token: str | None = None
     handed_out: set[str] = set()
     for _ in range(MAX_PAGES):
         body = ctx.conforms(
-            ctx.client.post(path, json={"nextPageToken": token} if token else {}, auth=auth), operation_id, 200
+            ctx.client.post(path, json={"nextPageToken": token} if token else {}, auth=auth), operation_id, 200,
+            judge=False,
         )
+        ctx.expect(isinstance(body, dict), f"{operation_id}: a page is not a JSON object: {body!r:.200}")
         yield body
         token = body.get("nextPageToken")
         if not token:
             return
-        if token in handed_out:
-            ctx.fail(f"{operation_id}: nextPageToken {token!r} was handed out twice, so paging never ends")
+        with ctx.setup(owner):  # the tokens are the paging requirement's subject
+            if token in handed_out:
+                ctx.fail(f"{operation_id}: nextPageToken {token!r} was handed out twice, so paging never ends")
         handed_out.add(token)
-    ctx.fail(f"{operation_id}: still a nextPageToken after {MAX_PAGES} pages")
+    with ctx.setup(owner):
+        ctx.fail(f"{operation_id}: still a nextPageToken after {MAX_PAGES} pages")
 
 
 def _sessions(
-    ctx: Context, auth: str | None = None, stop: Callable[[list[dict[str, Any]]], bool] | None = None
+    ctx: Context,
+    auth: str | None = None,
+    stop: Callable[[list[dict[str, Any]]], bool] | None = None,
+    owner: str | None = "SYN-PAGE-001",
 ) -> list[dict[str, Any]]:
     """The caller's sessions in served order, to the end of the list or until ``stop`` says so."""
     sessions: list[dict[str, Any]] = []
-    for body in _pages(ctx, SESSIONS_LIST, "listAgentSessions", auth):
+    for body in _pages(ctx, SESSIONS_LIST, "listAgentSessions", auth, owner):
         sessions.extend(body.get("page") or [])
         if stop is not None and stop(sessions):
             break
@@ -199,12 +217,39 @@ def _second_user(ctx: Context) -> str:
 
 
 def _expect_error(ctx: Context, resp: Response, operation_id: str, status: int) -> None:
-    """``status`` with the document's ErrorResponse body (``reason`` a string)."""
-    body = ctx.conforms(resp, operation_id, status)
+    """``status`` with the document's ErrorResponse body (``reason`` a string); its Content-Type is
+    SYN-SCHEMA-003's subject."""
+    body = ctx.conforms(resp, operation_id, status, judge=False)
     ctx.expect(
         isinstance(body, dict) and isinstance(body.get("reason"), str),
         f"{operation_id} {status}: the body is not an ErrorResponse with a reason: {resp.text[:200]}",
     )
+
+
+def _start_refused(ctx: Context, body: dict[str, Any], status: int, auth: str | None = None) -> None:
+    """A chat start the server must refuse with ``status``: at the start itself, or, as upstream
+    Synapse does, by starting the job and answering ``status`` when its result is read (UPSTREAM-FACTS:
+    "a failed job re-raises its original error status")."""
+    resp = ctx.client.post(CHAT_START, json=body, auth=auth)
+    if not 200 <= resp.status < 300:
+        _expect_error(ctx, resp, "startAgentChat", status)
+        return
+    token = resp.json().get("token") if isinstance(resp.json(), dict) else None
+    ctx.expect(isinstance(token, str | int) and not isinstance(token, bool) and token != "",
+               f"startAgentChat answered {resp.status} without refusing and without a job token: {resp.text[:200]}")
+    deadline = time.monotonic() + job_bound(ctx)
+    delay = FIRST_POLL_DELAY
+    while True:
+        result = ctx.client.get(f"/agent/chat/async/get/{_seg(str(token))}", auth=auth)
+        if result.status != 202 or time.monotonic() + delay > deadline:
+            break
+        time.sleep(delay)
+        delay = min(delay * 1.5, MAX_POLL_DELAY)
+    ctx.expect(result.status != 202, f"the job started for a refused chat is still running after {job_bound(ctx):g} s")
+    if 200 <= result.status < 300:
+        ctx.fail(f"the chat was accepted: startAgentChat answered {resp.status} and its job result "
+                 f"{result.status}, neither {status}: {result.text[:200]}")
+    _expect_error(ctx, result, "getAgentChatResult", status)
 
 
 def _each(ctx: Context, cases: list[tuple[str, Callable[[], None]]]) -> None:
@@ -275,8 +320,9 @@ def session_etag(ctx: Context) -> None:
     created = _session(ctx)
     session_id = created["sessionId"]
     path = f"{SESSION}/{_seg(session_id)}"
-    resp = ctx.client.put(path, json={"sessionId": session_id, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"})
-    updated = ctx.conforms(resp, "updateAgentSession", 200)
+    with ctx.setup("SYN-SESS-002"):  # the update itself is SYN-SESS-002's subject; the etag is this one's
+        resp = ctx.client.put(path, json={"sessionId": session_id, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"})
+        updated = ctx.conforms(resp, "updateAgentSession", 200)
     before, after = created.get("etag"), updated.get("etag")
     if before is None or after is None:
         ctx.not_verified("the server sends no etag on sessions (the field is optional)")
@@ -317,7 +363,7 @@ def sessions_paging(ctx: Context) -> None:
     create(max(0, min(2 * page_size + 1, MAX_PAGING_SESSIONS) - len(created)))
 
     wanted = set(created)
-    listed = _sessions(ctx, stop=lambda sessions: wanted <= {s.get("sessionId") for s in sessions})
+    listed = _sessions(ctx, stop=lambda sessions: wanted <= {s.get("sessionId") for s in sessions}, owner=None)
     ids = [str(s.get("sessionId")) for s in listed]
     repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
     ctx.expect(not repeated, f"sessions listed more than once across pages: {repeated[:10]}")
@@ -382,7 +428,10 @@ def history_newest_first(ctx: Context) -> None:
     for text in texts:
         _finish(ctx, _start(ctx, session_id, text))
     items = _history(ctx, session_id)
-    ctx.expect_equal([i.get("requestText") for i in items], list(reversed(texts)), "requestText order")
+    got = [i.get("requestText") for i in items]
+    with ctx.setup("SYN-HIST-001"):  # which interactions are there is HIST-001's; their order is this one's
+        ctx.expect(sorted(map(str, got)) == sorted(texts), f"the history holds {got}, not the two chats {texts}")
+    ctx.expect_equal(got, list(reversed(texts)), "requestText order")
     stamps = [_timestamp(i.get("requestTimestamp")) for i in items]
     known = [t for t in stamps if t is not None]
     ctx.expect(known == sorted(known, reverse=True), "requestTimestamp does not descend along the history")
@@ -416,7 +465,7 @@ def job_started(ctx: Context) -> None:
 )
 def job_completes(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
-    answer = _finish(ctx, _start(ctx, session_id, f"How many files are in syn123? {_nonce()}"))
+    answer = _finish(ctx, _start(ctx, session_id, f"How many files are in syn123? {_nonce()}"), owner=None)
     ctx.expect_equal(answer.get("sessionId"), session_id, "sessionId of the AgentChatResponse")
     text = answer.get("responseText")
     ctx.expect(isinstance(text, str) and text.strip(), f"the answer has no responseText: {answer}")
@@ -567,7 +616,8 @@ def auth_challenge(ctx: Context) -> None:
 
     def challenged(call: Call, auth: str) -> None:
         resp = _send(ctx, call, auth)
-        ctx.expect_status(resp, 401)
+        with ctx.setup("SYN-AUTH-001"):  # a 401 at all is SYN-AUTH-001/002's subject; its header is this one's
+            ctx.expect_status(resp, 401)
         challenge = str(resp.headers.get("www-authenticate", ""))
         ctx.expect(challenge.lower().startswith("bearer"),
                    f"WWW-Authenticate is {challenge!r}, not a Bearer challenge" if challenge
@@ -585,7 +635,7 @@ def auth_challenge(ctx: Context) -> None:
 @registry.requirement(
     "SYN-OWN-001", Level.MUST,
     "Another user's session answers 403 with an ErrorResponse to GET, PUT, its history and a chat "
-    "start, and the PUT changes nothing",
+    "start (at the start or at its job's result, as upstream), and the PUT changes nothing",
     ref=f"{DOC}#/components/responses/Forbidden; {FACTS}: 403 for another user's session or job",
 )
 def own_session(ctx: Context) -> None:
@@ -601,9 +651,9 @@ def own_session(ctx: Context) -> None:
             "updateAgentSession", 403)),
         ("history", lambda: _expect_error(ctx, ctx.client.post(
             f"/agent/session/history/{_seg(fixture.session_id)}", json={}, auth=other), "getSessionHistory", 403)),
-        ("chat start", lambda: _expect_error(ctx, ctx.client.post(
-            CHAT_START, json={"sessionId": fixture.session_id, "chatText": "Let me in"}, auth=other),
-            "startAgentChat", 403)),
+        ("chat start", lambda: _start_refused(
+            ctx, {"concreteType": CHAT_REQUEST, "sessionId": fixture.session_id, "chatText": "Let me in"}, 403,
+            auth=other)),
     ])
     after = ctx.conforms(ctx.client.get(path), "getAgentSession", 200).get("agentAccessLevel")
     ctx.expect_equal(after, before, "agentAccessLevel after another user's PUT")
@@ -642,7 +692,8 @@ def own_list(ctx: Context) -> None:
 
 @registry.requirement(
     "SYN-ERR-001", Level.MUST,
-    "An unknown session (GET, PUT, history, chat start) or job (result, trace) answers 404 with an ErrorResponse",
+    "An unknown session (GET, PUT, history, chat start: at the start or at its job's result) or job "
+    "(result, trace) answers 404 with an ErrorResponse",
     ref=f"{DOC}#/components/responses/NotFound",
 )
 def not_found(ctx: Context) -> None:
@@ -655,8 +706,8 @@ def not_found(ctx: Context) -> None:
             "updateAgentSession", 404)),
         ("history", lambda: _expect_error(
             ctx, ctx.client.post(f"/agent/session/history/{sid}", json={}), "getSessionHistory", 404)),
-        ("chat start", lambda: _expect_error(
-            ctx, ctx.client.post(CHAT_START, json={"sessionId": sid, "chatText": "Anyone?"}), "startAgentChat", 404)),
+        ("chat start", lambda: _start_refused(
+            ctx, {"concreteType": CHAT_REQUEST, "sessionId": sid, "chatText": "Anyone?"}, 404)),
         ("job result", lambda: _expect_error(
             ctx, ctx.client.get(f"/agent/chat/async/get/{job}"), "getAgentChatResult", 404)),
         ("trace", lambda: _expect_error(ctx, _trace(ctx, job), "getTraceEvents", 404)),

@@ -507,7 +507,8 @@ FAULTS: tuple[Fault, ...] = (
     _fault("ap-task-created-201", ("AP-TASK-001",),
            "createAgentTask answers 201, a status the document does not list", operation="createAgentTask",
            mutate=_created_201),
-    _fault("ap-list-text-plain", ("AP-PAGE-001", "AP-SCHEMA-003"),
+    # A list's content type is its form, not its paging: AP-PAGE-001 reads it as JSON regardless.
+    _fault("ap-list-text-plain", ("AP-SCHEMA-003",),
            "listAgentTasks labels its JSON text/plain", operation="listAgentTasks", mutate=_text_plain),
     _fault("ap-step-status-done", ("AP-STEP-001", "AP-SCHEMA-005"),
            "an executed step's status is \"done\", not one of created/running/completed",
@@ -525,7 +526,8 @@ FAULTS: tuple[Fault, ...] = (
            "GET .../steps/{step_id} answers the task's latest step whatever the id",
            operation="getAgentTaskStep"),
     # accepting invalid input, a crash
-    _fault("ap-create-accepts-invalid", ("AP-ERR-004", "AP-SCHEMA-006"),
+    # what it accepted it echoes back: answers off the Task schema (AP-SCHEMA-005's subject too)
+    _fault("ap-create-accepts-invalid", ("AP-ERR-004", "AP-SCHEMA-006", "AP-SCHEMA-005"),
            "createAgentTask does not validate its body: wrong types and non-objects get 200",
            operation="createAgentTask", skip_validation=True),
     _fault("ap-page-huge-size-crashes", ("AP-SCHEMA-001",),
@@ -534,7 +536,8 @@ FAULTS: tuple[Fault, ...] = (
     _fault("ap-create-requires-input", ("AP-SCHEMA-007",),
            "createAgentTask answers 422 when input is missing or null, which the document allows",
            operation="createAgentTask"),
-    _fault(LAGGING_READS, ("AP-SCHEMA-008",),
+    # every requirement that reads back what it just wrote
+    _fault(LAGGING_READS, ("AP-SCHEMA-008", "AP-TASK-002", "AP-STEP-002", "AP-STEP-004", "AP-ARTIFACT-002"),
            "reads see each task as it was before its latest write (an off-by-one projection): a task just "
            "created, its newest step and its newest artifact answer 404 until the task is written again"),
     # losing data
@@ -552,7 +555,7 @@ FAULTS: tuple[Fault, ...] = (
     _fault("ap-download-text-mode", ("AP-ARTIFACT-002", "AP-ARTIFACT-006"),
            "downloads pass the bytes through a UTF-8 text round trip (invalid bytes become U+FFFD)",
            operation="downloadAgentTaskArtifact"),
-    _fault("ap-download-json-content-type", ("AP-ARTIFACT-002",),
+    _fault("ap-download-json-content-type", ("AP-ARTIFACT-002", "AP-SCHEMA-003"),
            "downloads are labelled application/json instead of application/octet-stream",
            operation="downloadAgentTaskArtifact"),
     _fault("ap-download-no-disposition", ("AP-ARTIFACT-003",),

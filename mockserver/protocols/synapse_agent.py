@@ -484,7 +484,8 @@ FAULTS: tuple[Fault, ...] = (
     _fault("syn-history-duplicates", ("SYN-HIST-001",), "each finished chat enters the history twice"),
     _fault("syn-history-drops", ("SYN-HIST-001",), "the history keeps only the latest interaction"),
     _fault("syn-history-oldest-first", ("SYN-HIST-002",), "getSessionHistory sorts its page oldest first"),
-    _fault("syn-history-text-plain", ("SYN-HIST-001", "SYN-SCHEMA-003"),
+    # a label, not the history's content: only the content-type requirement's subject
+    _fault("syn-history-text-plain", ("SYN-SCHEMA-003",),
            "getSessionHistory labels its JSON text/plain", operation="getSessionHistory", mutate=_text_plain),
     # jobs: wrong type, wrong enum, a job that never finishes
     _fault("syn-job-token-integer", ("SYN-JOB-001", "SYN-SCHEMA-005"),
@@ -538,7 +539,9 @@ FAULTS: tuple[Fault, ...] = (
     _fault("syn-401-without-challenge", ("SYN-AUTH-003",),
            "createAgentSession answers 401 without a WWW-Authenticate challenge",
            operation="createAgentSession", mutate=_no_challenge),
-    _fault("syn-no-auth", ("SYN-AUTH-001", "SYN-AUTH-002", "SYN-SCHEMA-010"),
+    # with every caller the first user, another user's data is served to them too
+    _fault("syn-no-auth",
+           ("SYN-AUTH-001", "SYN-AUTH-002", "SYN-SCHEMA-010", "SYN-OWN-001", "SYN-OWN-002", "SYN-OWN-003"),
            "no operation checks the bearer token (every caller is the first user)", disables_auth=True),
     _fault("syn-cross-user-access", ("SYN-OWN-001", "SYN-OWN-002"),
            "any authenticated user may read and use another user's sessions and jobs"),

@@ -69,3 +69,69 @@ def test_response_spec_follows_refs_to_shared_responses() -> None:
         assert "application/json" in context.response_spec("getAgentState", 404)["content"]
     finally:
         context.close()
+
+
+# --- setup steps: tolerate what another requirement owns, block when the check cannot proceed --------
+
+def _response(ctx: Context, status: int, body: bytes, content_type: str = "application/json") -> object:
+    import httpx
+
+    from conformance.http import Response
+    from conformance.results import Exchange
+
+    headers = httpx.Headers({"content-type": content_type})
+    return Response(status, headers, body, Exchange("POST", "http://x/", {}, None))
+
+
+def test_a_setup_step_tolerates_another_success_status_and_a_body_off_its_schema(ctx: Context) -> None:
+    created = _response(ctx, 200, b'{"sessionId": "s1", "agentAccessLevel": "NOT_A_LEVEL"}')
+    with ctx.setup("SYN-SESS-001"):
+        body = ctx.conforms(created, "createAgentSession", 201)  # type: ignore[arg-type]
+    assert body["sessionId"] == "s1"
+    with pytest.raises(CheckFailed, match="expected HTTP 201, got 200"):
+        ctx.conforms(created, "createAgentSession", 201)  # type: ignore[arg-type]
+
+
+def test_a_setup_step_that_cannot_proceed_blocks_the_check_by_its_owner(ctx: Context) -> None:
+    from conformance.context import Blocked
+
+    refused = _response(ctx, 500, b'{"reason": "down"}')
+    with pytest.raises(Blocked) as caught, ctx.setup("SYN-SESS-001"):
+        ctx.conforms(refused, "createAgentSession", 201)  # type: ignore[arg-type]
+    assert caught.value.by == "SYN-SESS-001" and "expected HTTP 201, got 500" in str(caught.value)
+    with pytest.raises(Blocked, match="stalled"), ctx.setup("SYN-JOB-002"):
+        raise TargetError("stalled")
+
+
+def test_the_checks_own_step_inside_a_setup_stays_strict_and_fails(ctx: Context) -> None:
+    off_schema = _response(ctx, 201, b'{"sessionId": 5}')
+    with pytest.raises(CheckFailed, match="does not match the document"), ctx.setup("SYN-JOB-001"), ctx.setup(None):
+        ctx.conforms(off_schema, "createAgentSession", 201)  # type: ignore[arg-type]
+
+
+def test_judge_false_reads_a_body_whose_form_another_requirement_owns(ctx: Context) -> None:
+    labelled = _response(ctx, 404, b'{"reason": "no such session"}', "text/plain")
+    assert ctx.conforms(labelled, "getAgentSession", 404, judge=False) == {"reason": "no such session"}
+    with pytest.raises(CheckFailed, match="Content-Type 'text/plain'"):
+        ctx.conforms(labelled, "getAgentSession", 404)  # type: ignore[arg-type]
+    with pytest.raises(CheckFailed, match="expected HTTP 403, got 404"):
+        ctx.conforms(labelled, "getAgentSession", 403, judge=False)  # type: ignore[arg-type]
+
+
+def test_a_blocked_check_names_its_blocker_and_the_blocker_itself_fails(ctx: Context) -> None:
+    from conformance.context import Blocked
+    from conformance.requirements import Check, Level, Requirement
+    from conformance.results import Status
+    from conformance.runner import run_check
+
+    def blocked(c: Context) -> None:
+        raise Blocked("SYN-SESS-001", "SYN-SESS-001's step failed: no sessionId")
+
+    def make(rid: str) -> Check:
+        return Check(Requirement(rid, Level.MUST, "s", "r", "synapse-agent"), blocked)
+
+    other = run_check(make("SYN-HIST-001"), ctx)
+    assert other.status is Status.BLOCKED and other.blocked_by == "SYN-SESS-001" and not other.findings
+    assert other.message.startswith("blocked by SYN-SESS-001: ")
+    own = run_check(make("SYN-SESS-001"), ctx)
+    assert own.status is Status.FAILED and own.blocked_by is None and len(own.findings) == 1

@@ -13,6 +13,7 @@ BODIES = (
     b'{"input": "x"}',
     "caf\u00e9 \u2713 'quoted' \"double\" $HOME `id` 100%\n".encode(),
     bytes(range(256)) + b"\x00\x00%s\\n\r\n--boundary--\r\n",
+    b"--boundary\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n\xff\x00\r\n--boundary--\r\n",
 )
 
 
@@ -43,5 +44,5 @@ def test_the_curl_line_names_method_headers_and_url() -> None:
 
 def test_binary_bodies_are_piped_from_printf() -> None:
     line = curl_command("POST", "http://h/u", {}, b"a\x00%\\\xff")
-    assert line.startswith("printf 'a\\000%%\\\\\\377' | curl ") and "--data-binary @-" in line
+    assert line.startswith("printf -- 'a\\000%%\\\\\\377' | curl ") and "--data-binary @-" in line
     assert printf_format(b"'") == "''\"'\"''"

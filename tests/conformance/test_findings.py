@@ -38,7 +38,7 @@ def test_a_finding_set_counts_repeats_and_orders_by_frequency() -> None:
 
 
 def test_the_schema_phase_reports_every_distinct_failure_and_explores_past_the_first() -> None:
-    result = run_fault(catalogue()["ap-page-huge-size-crashes"])
+    result = run_fault(catalogue()["ap-page-huge-size-crashes"], exact=False)
     res = next(r for r in result.results if r.requirement.id == "AP-SCHEMA-001")
     assert res.status is Status.FAILED
     operations = {f.operation for f in res.findings}

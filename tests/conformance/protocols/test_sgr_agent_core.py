@@ -56,7 +56,7 @@ def test_the_registry() -> None:
 
 
 def test_a_stall_is_reported_within_the_time_bound() -> None:
-    result = run_fault(FAULTS_BY_NAME["sgr-stall-mid-stream"], timeout=2.0)
+    result = run_fault(FAULTS_BY_NAME["sgr-stall-mid-stream"], timeout=2.0, exact=False)
     stalled = next(r for r in result.results if r.requirement.id == "SGR-STREAM-007")
     assert "stalled" in stalled.message
 
