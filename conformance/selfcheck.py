@@ -46,7 +46,8 @@ def fault_options(
         timeout=timeout,
         only=() if exact else fault.breaks,
         phases=phases,
-        budget_s=240.0,
+        # a whole run against a hanging fault waits out every stalled exchange
+        budget_s=900.0 if exact else 240.0,
     )
 
 

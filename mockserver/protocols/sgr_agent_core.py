@@ -597,10 +597,12 @@ FAULTS: tuple[Fault, ...] = (
     _fault("sgr-422-string-detail", ("SGR-ERR-004", "SGR-SCHEMA-005"),
            "an invalid chat body gets 422 with a string detail instead of a list of errors",
            operation="createChatCompletion", mutate=_string_422),
-    _fault("sgr-accepts-invalid-body", ("SGR-ERR-004", "SGR-SCHEMA-006"),
+    # the agents it starts then hold what it accepted: answers off their schema
+    _fault("sgr-accepts-invalid-body", ("SGR-ERR-004", "SGR-SCHEMA-006", "SGR-SCHEMA-005"),
            "chat completions do not validate their body: a missing or malformed messages starts an agent",
            operation="createChatCompletion", skip_validation=True),
-    _fault("sgr-content-parts-rejected", ("SGR-SCHEMA-007",),
+    # its refusal's detail is a string where the document's 422 carries a list
+    _fault("sgr-content-parts-rejected", ("SGR-SCHEMA-007", "SGR-SCHEMA-005"),
            "chat completions refuse messages whose content is a list of content parts (422), which the document "
            "allows", operation="createChatCompletion"),
     # the clarification flow
