@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from html import escape
 
 from ..results import Exchange, RequirementResult, RunResult, Status
@@ -16,9 +17,40 @@ th,td{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-a
 th{background:#f6f8fa}
 .s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-skipped{color:#9a6700}.s-error{color:#8250df;font-weight:600}
 .s-expected{color:#9a6700}.s-stale{color:#cf222e;font-weight:600}
-details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap}
-code{font-size:.95em}
+.s-blocked{color:#9a6700}
+details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap;
+overflow-wrap:anywhere}
+code{font-size:.95em;overflow-wrap:anywhere} table.reqs{table-layout:fixed} td{overflow-wrap:anywhere}
+table.reqs col.id{width:10em} table.reqs col.lvl{width:5em} table.reqs col.res{width:7em}
+.filters label{margin-right:1em;white-space:nowrap}
+.roots li{margin:.3em 0}
+@media print{.filters{display:none} body{max-width:none;margin:0} pre{max-height:none}
+a{color:inherit;text-decoration:none}}
 """
+
+STATUSES = ("passed", "failed", "blocked", "skipped", "error")
+LEVELS = ("must", "should", "may")
+
+
+def _filter_css() -> str:
+    """Filters without script (the page loads nothing and runs nothing): a cleared box hides its rows."""
+    rules = [f"body:has(#f-{s}:not(:checked)) tr.st-{s}{{display:none}}" for s in STATUSES]
+    rules += [f"body:has(#f-{lv}:not(:checked)) tr.lv-{lv}{{display:none}}" for lv in LEVELS]
+    return "\n".join(rules)
+
+
+def _filters() -> str:
+    boxes = [f"<label><input type='checkbox' id='f-{s}' checked> {s}</label>" for s in STATUSES]
+    boxes += [f"<label><input type='checkbox' id='f-{lv}' checked> {lv.upper()}</label>" for lv in LEVELS]
+    return "<p class='filters'>Show: " + "".join(boxes) + "</p>"
+
+
+def readable(body: str) -> str:
+    """A JSON body shown as its characters (a server's ``\\u00e9`` reads as é), indented."""
+    try:
+        return json.dumps(json.loads(body), ensure_ascii=False, indent=2)
+    except (ValueError, RecursionError):
+        return body
 
 
 def _exchange(ex: Exchange) -> str:
@@ -27,10 +59,10 @@ def _exchange(ex: Exchange) -> str:
     outcome = f"HTTP {ex.status}" if ex.status is not None else "no response"
     parts = [f"<pre>{escape(ex.method)} {escape(ex.url)}\n{escape(req_headers)}"]
     if ex.request_body:
-        parts.append(f"\n\n{escape(ex.request_body)}")
+        parts.append(f"\n\n{escape(readable(ex.request_body))}")
     parts.append(f"</pre><pre>{outcome} ({ex.elapsed_ms:g} ms)\n{escape(resp_headers)}")
     if ex.response_body:
-        parts.append(f"\n\n{escape(ex.response_body)}")
+        parts.append(f"\n\n{escape(readable(ex.response_body))}")
     if ex.error:
         parts.append(f"\n\nerror: {escape(ex.error)}")
     parts.append("</pre>")
@@ -47,11 +79,11 @@ def _row(res: RequirementResult) -> str:
             f"<details><summary>{f.count}&times; {escape(f.operation)}: {escape(f.message[:200])}</summary>"
             f"<pre>{escape(curl)}</pre></details>"
         )
-    if evidence:
-        open_attr = "" if res.status is Status.PASSED else " open"
-        detail += f"<details{open_attr}><summary>evidence</summary>{evidence}</details>"
+    if evidence:  # collapsed: the page leads with verdicts, the exchanges are a click away
+        detail += f"<details><summary>evidence</summary>{evidence}</details>"
     return (
-        f"<tr id='{escape(r.id)}'><td><code>{escape(r.id)}</code></td><td>{r.level.value.upper()}</td>"
+        f"<tr id='{escape(r.id)}' class='st-{res.status.value} lv-{r.level.value}'>"
+        f"<td><code>{escape(r.id)}</code></td><td>{r.level.value.upper()}</td>"
         f"<td class='s-{res.baseline or res.status.value}'>{escape(res.verdict)}"
         + (f"<br><small>baseline: {escape(res.baseline_reason)}</small>" if res.baseline else "")
         + "</td>"
@@ -59,12 +91,31 @@ def _row(res: RequirementResult) -> str:
     )
 
 
+def _roots(run: RunResult) -> str:
+    """Failures grouped by root cause: each failed requirement with the ones its failure blocked."""
+    failed = [r for r in run.results if r.status is Status.FAILED]
+    if not failed:
+        return ""
+    items = []
+    for res in failed:
+        blocked = [b.requirement.id for b in run.results if b.blocked_by == res.requirement.id]
+        links = ", ".join(f"<a href='#{escape(b)}'>{escape(b)}</a>" for b in blocked)
+        also = f" &middot; blocks {links}" if blocked else ""
+        kinds = f"{len(res.findings)} distinct failure(s)" if res.findings else ""
+        items.append(
+            f"<li><a href='#{escape(res.requirement.id)}'><code>{escape(res.requirement.id)}</code></a> "
+            f"{res.requirement.level.value.upper()}: {escape(res.message[:200])} <small>{kinds}</small>{also}</li>"
+        )
+    return f"<h2>Root failures ({len(failed)})</h2><ul class='roots'>{''.join(items)}</ul>"
+
+
 def render_html(run: RunResult) -> str:
     verdict, klass = (
         ("PASS", "v-pass") if run.exit_code == 0 else (("TARGET ERROR", "v-error") if run.fatal else ("FAIL", "v-fail"))
     )
     tally = "".join(
-        f"<tr><td>{lvl.upper()}</td><td>{c['passed']}</td><td>{c['failed']}</td><td>{c['skipped']}</td><td>{c['error']}</td></tr>"
+        f"<tr><td>{lvl.upper()}</td><td>{c['passed']}</td><td>{c['failed']}</td><td>{c['blocked']}</td>"
+        f"<td>{c['skipped']}</td><td>{c['error']}</td></tr>"
         for lvl, c in run.tally().items()
     )
     failing = [r for r in run.results if r.status is not Status.PASSED or r.baseline]
@@ -72,16 +123,20 @@ def render_html(run: RunResult) -> str:
     fatal = f"<p class='s-error'>{escape(run.fatal)}</p>" if run.fatal else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Conformance: {escape(run.protocol)}</title>
-<style>{STYLE}</style></head><body>
+<style>{STYLE}{_filter_css()}</style></head><body>
 <h1>Conformance report: {escape(run.protocol)}
 <span class="verdict {klass}">{verdict}</span></h1>
 <p class="meta">Target <code>{escape(run.target)}</code> &middot; suite {escape(run.suite_version)}
 &middot; seed {run.seed} &middot; level {run.level.value} &middot; {run.duration_s:.1f} s
 &middot; started {escape(run.started_at)}</p>
 {fatal}
-<table><tr><th>level</th><th>passed</th><th>failed</th><th>not verified</th><th>error</th></tr>{tally}</table>
+<table><tr><th>level</th><th>passed</th><th>failed</th><th>blocked</th><th>not verified</th><th>error</th></tr>
+{tally}</table>
 <p>Exit code {run.exit_code}: 0 means every MUST requirement passed.</p>
-<table><tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>
+{_roots(run)}
+{_filters()}
+<table class="reqs"><colgroup><col class="id"><col class="lvl"><col class="res"><col><col></colgroup>
+<tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>
 {"".join(_row(r) for r in ordered)}
 </table></body></html>
 """

@@ -185,9 +185,19 @@ def test_html_shows_every_requirement_and_the_failing_evidence() -> None:
     assert '<script>alert("pwned")</script>' in text  # shown as text to the reader
     assert "error: stream stalled: nothing for 1 s" in text
     assert "FAIL" in text and "Exit code 1" in text
-    # failures come before passes, and their evidence is open
+    # failures come before passes, and their evidence is collapsed until asked for
     assert page.index("T-FAIL-001") < page.index("T-PASS-001")
-    assert "<details open><summary>evidence</summary><pre>POST" in page
+    assert "<details><summary>evidence</summary><pre>POST" in page and "<details open" not in page
+    # the root failures lead the page; a filter box per status and level
+    assert page.index("Root failures (1)") < page.index("<tr id='T-PASS-001'")
+    assert "id='f-blocked'" in page and "id='f-should'" in page and "tr.st-failed{display:none}" in page
+
+
+def test_html_shows_json_bodies_as_characters_not_escapes() -> None:
+    run = make_run()
+    run.results[1].evidence[0].response_body = '{"input": "caf\\u00e9 \\u2713"}'
+    text = "".join(_text(render_html(run)))
+    assert "caf\u00e9 \u2713" in text and "\\u00e9" not in text
 
 
 def _text(page: str) -> list[str]:
