@@ -164,11 +164,13 @@ def _run_protocols(
     from .runner import run
 
     worst = EXIT_OK
+    runs: list[tuple[RunResult, Path]] = []
     for options in plans:
         pid = options.protocol
         result: RunResult = run(options, handlers)
         directory = report_dir(pid)
         write_reports(result, directory)
+        runs.append((result, directory))
         tally = result.tally()
         must = tally["must"]
         print(
@@ -192,6 +194,11 @@ def _run_protocols(
         if result.fatal:
             print(f"{pid}: {result.fatal}", file=sys.stderr)
         worst = max(worst, result.exit_code)
+    parents = {directory.parent for _, directory in runs}
+    if len(runs) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'
+        from .reporting.combined import write_combined
+
+        write_combined([r for r, _ in runs], parents.pop(), {r.protocol: d.name for r, d in runs})
     return worst
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..results import RunResult
+from .badge import render_badge
 from .html import render_html
 from .json import render_json
 from .junit import render_junit
@@ -16,6 +17,7 @@ WRITERS: dict[str, Callable[[RunResult], str]] = {
     "junit.xml": render_junit,
     "report.html": render_html,
     "summary.md": render_markdown,
+    "badge.svg": render_badge,
 }
 
 
@@ -29,4 +31,4 @@ def write_reports(run: RunResult, directory: Path) -> list[Path]:
     return written
 
 
-__all__ = ["WRITERS", "render_html", "render_json", "render_junit", "render_markdown", "write_reports"]
+__all__ = ["WRITERS", "render_badge", "render_html", "render_json", "render_junit", "render_markdown", "write_reports"]

@@ -12,6 +12,8 @@ import pytest
 from conformance.cli import main
 from tests.hostile import closed_port_url
 
+REPORT_FILES = ["badge.svg", "junit.xml", "report.html", "results.json", "summary.md"]
+
 ID_LINE = re.compile(
     r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|model|scenario|proxy)\s+\S"
 )
@@ -43,7 +45,7 @@ def test_run_against_embedded_mock_writes_four_reports(tmp_path: Path, capsys: p
                  "--report-dir", str(report_dir)])
     out, err = capsys.readouterr()
     assert code == 0, out + err
-    assert sorted(p.name for p in report_dir.iterdir()) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(p.name for p in report_dir.iterdir()) == REPORT_FILES
 
     data = json.loads((report_dir / "results.json").read_text(encoding="utf-8"))
     assert data["protocol"] == "agent-protocol" and data["exit_code"] == 0
@@ -107,7 +109,7 @@ def test_run_all_protocols_passes_against_the_mock_and_writes_readable_reports(
     assert code == 0, out
     for pid in ("agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent"):
         folder = tmp_path / pid
-        assert sorted(p.name for p in folder.iterdir()) == ["junit.xml", "report.html", "results.json", "summary.md"]
+        assert sorted(p.name for p in folder.iterdir()) == REPORT_FILES
         results = json.loads((folder / "results.json").read_text())
         assert results["protocol"] == pid and results["exit_code"] == 0
         assert results["requirements"]
@@ -117,3 +119,12 @@ def test_run_all_protocols_passes_against_the_mock_and_writes_readable_reports(
         html = (folder / "report.html").read_text()
         assert all(r["id"] in html for r in results["requirements"]) and "PASS" in html
         assert f"{pid}: PASS" in out
+    # one summary, JUnit file and page for the whole run, beside the protocols' folders
+    combined = ET.parse(tmp_path / "junit.xml").getroot()
+    assert combined.tag == "testsuites" and [s.get("name") for s in combined] == [
+        f"conformance.{pid}" for pid in ("agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent")
+    ]
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("# Conformance: every protocol") and "| synapse-agent | PASS |" in summary
+    page = (tmp_path / "report.html").read_text()
+    assert "href='neuro-san/report.html'" in page and page.count("<svg") == 4

@@ -10,7 +10,15 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from conformance.reporting import WRITERS, render_html, render_json, render_junit, render_markdown, write_reports
+from conformance.reporting import (
+    WRITERS,
+    render_badge,
+    render_html,
+    render_json,
+    render_junit,
+    render_markdown,
+    write_reports,
+)
 from conformance.requirements import Level, Requirement
 from conformance.results import Exchange, RequirementResult, RunResult, Status
 
@@ -245,12 +253,30 @@ def test_summary_markdown_fatal_is_one_quoted_line() -> None:
 
 # --- write_reports -------------------------------------------------------------------------------
 
-def test_write_reports_writes_the_four_files(tmp_path: Path) -> None:
+def test_write_reports_writes_every_format(tmp_path: Path) -> None:
     target = tmp_path / "nested" / "dir"
     written = write_reports(make_run(), target)
-    names = ["junit.xml", "report.html", "results.json", "summary.md"]
+    names = ["badge.svg", "junit.xml", "report.html", "results.json", "summary.md"]
     assert sorted(p.name for p in written) == sorted(WRITERS) == names
     assert json.loads((target / "results.json").read_text(encoding="utf-8"))["seed"] == 42
     ET.parse(target / "junit.xml")
     assert "T-FAIL-001" in (target / "report.html").read_text(encoding="utf-8")
     assert "| T-FAIL-001 |" in (target / "summary.md").read_text(encoding="utf-8")
+
+
+# --- badge.svg -----------------------------------------------------------------------------------
+
+def test_the_badge_names_the_level_reached_and_the_must_and_should_counts() -> None:
+    from conformance.reporting.badge import level_reached
+
+    run = make_run()
+    assert level_reached(run) == "none"  # a MUST failed
+    svg = ET.fromstring(render_badge(run))
+    title = svg.find("{http://www.w3.org/2000/svg}title")
+    assert title is not None and title.text == "agent-protocol: none \u00b7 MUST 1/3 \u00b7 SHOULD 0/1"
+    run.results = [r for r in run.results if r.status is Status.PASSED]
+    assert level_reached(run) == "MUST"  # every MUST passed; no SHOULD in the run, so not reached
+    run.results.append(RequirementResult(req("T-S-001", Level.SHOULD), Status.PASSED))
+    assert level_reached(run) == "SHOULD"
+    assert level_reached(make_run(fatal="unreachable")) == "error"
+    assert "target error" in render_badge(make_run(fatal="unreachable"))

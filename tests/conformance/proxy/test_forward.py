@@ -14,6 +14,8 @@ from conformance.results import Status
 
 from .conftest import ProxyFactory
 
+REPORT_FILES = ["badge.svg", "junit.xml", "report.html", "results.json", "summary.md"]
+
 
 def test_answers_reach_the_client_byte_for_byte(through_proxy: ProxyFactory, tmp_path: Path) -> None:
     payload = bytes(range(256)) * 8 + b"\r\n--x--\r\n"
@@ -66,7 +68,7 @@ def test_report_endpoint_writes_the_usual_reports(tmp_path: Path) -> None:
         httpx.post(f"{proxy.url}/ap/v1/agent/tasks", json={"input": "x"}, timeout=10)
         report = httpx.get(f"{proxy.url}/__conformance/report", timeout=10).json()
     assert {r["id"]: r["status"] for r in report["requirements"]}["AP-SCHEMA-005"] == "passed"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == REPORT_FILES
     assert json.loads((tmp_path / "results.json").read_text())["stats"]["mode"] == "proxy"
 
 
