@@ -64,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--target-name", help="the implementation under test, named in the reports")
     run.add_argument("--target-version", help="its version, named in the reports")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    run.add_argument("-v", "--verbose", action="store_true", help="print each failure's evidence and curl line")
     run.add_argument(
         "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"
     )
@@ -100,7 +101,7 @@ def _stderr_line(line: str) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from .progress import ProgressLines
+    from .progress import FailureEvidence, ProgressLines
     from .reporting.ndjson import EventStream
 
     environ = os.environ
@@ -124,6 +125,8 @@ def run_command(args: argparse.Namespace) -> int:
         check_report_dir(report_dir(plan.protocol))
     with ExitStack() as stack:
         handlers: list[EventHandler] = [] if args.quiet else [ProgressLines(_stderr_line)]
+        if args.verbose:
+            handlers.append(FailureEvidence(_stderr_line))
         if args.events:
             try:
                 stream = stack.enter_context(args.events.open("w", encoding="utf-8"))

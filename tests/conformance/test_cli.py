@@ -128,3 +128,18 @@ def test_run_all_protocols_passes_against_the_mock_and_writes_readable_reports(
     assert summary.startswith("# Conformance: every protocol") and "| synapse-agent | PASS |" in summary
     page = (tmp_path / "report.html").read_text()
     assert "href='neuro-san/report.html'" in page and page.count("<svg") == 4
+
+
+def test_verbose_prints_each_failure_with_its_evidence_and_curl_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mockserver import EmbeddedServer, MockConfig
+
+    with EmbeddedServer(MockConfig(protocols=("agent-protocol",), faults=("ap-task-created-201",))) as server:
+        code = main(["run", "--protocol", "agent-protocol", "--base-url", server.url, "--only", "AP-TASK-001",
+                     "--phase", "scenario", "-v", "--report-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "AP-TASK-001 failed: 1 distinct failure(s)" in err
+    assert "[1x] AP-TASK-001|POST /ap/v1/agent/tasks|scenario:" in err
+    assert "-> HTTP 201" in err and "curl -sS -i -X POST " in err
