@@ -16,7 +16,9 @@ from conformance.requirements import Level, Requirement
 from conformance.results import Exchange, Finding, RequirementResult, RunResult, Status
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)"
+)
 
 
 def _run() -> RunResult:
