@@ -499,11 +499,15 @@ def clarification_endpoint(ctx: Context) -> None:
 def clarification_by_chat(ctx: Context) -> None:
     agent_id, before = waiting_agent(ctx)
     messages = [user(ANSWER)]
+    # agents listed before the chat are not new, whatever their task messages say (SGR-AGENT-002's)
+    earlier = {a.get("agent_id") for a in ctx.conforms(ctx.client.get("/agents"), "listAgents", 200,
+                                                        judge=False).get("agents") or []}
     rec = record(ctx, CHAT, {"model": agent_id, "messages": messages, "stream": True})
     expect_stream(ctx, rec, owner=None)
     ctx.expect_equal(rec.agent_id, agent_id, "X-Agent-ID")
     expect_complete(ctx, rec)
     listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
-    new = [a["agent_id"] for a in listed["agents"] if a["agent_id"] != agent_id and a["task_messages"] == messages]
+    new = [a["agent_id"] for a in listed["agents"]
+           if a["agent_id"] not in earlier and a["agent_id"] != agent_id and a["task_messages"] == messages]
     ctx.expect(not new, f"the clarification created a new agent {new} instead of resuming {agent_id}")
     expect_resumed(ctx, agent_id, before)

@@ -526,7 +526,8 @@ FAULTS: tuple[Fault, ...] = (
     # wrong facts behind the right shapes (the model-based phase, conformance/model/sgr_agent_core.py)
     _fault("sgr-list-state-at-creation", ("SGR-FACT-001",),
            "GET /agents shows every agent as inited, the state of the row written when it was created"),
-    _fault("sgr-total-counts-deleted", ("SGR-FACT-001",),
+    # SGR-AGENT-001 says it too: "total counts the list"
+    _fault("sgr-total-counts-deleted", ("SGR-FACT-001", "SGR-AGENT-001"),
            "GET /agents' total counts every agent ever created, deleted ones included"),
     _fault("sgr-list-newest-3", ("SGR-FACT-002",), "GET /agents lists only the 3 newest agents (and counts them)"),
     _fault("sgr-created-milliseconds", ("SGR-FACT-003",),

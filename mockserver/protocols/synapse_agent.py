@@ -540,7 +540,8 @@ FAULTS: tuple[Fault, ...] = (
            "a running job's 202 shows the requestBody of its session's first job (a status cache keyed by session)"),
     _fault("syn-history-times-swapped", ("SYN-MODEL-005",),
            "each interaction's requestTimestamp and responseTimestamp are written in each other's place"),
-    _fault("syn-history-by-user", ("SYN-MODEL-005",),
+    # a new session's history is not empty: SYN-HIST-001's subject too
+    _fault("syn-history-by-user", ("SYN-MODEL-005", "SYN-HIST-001"),
            "a session's history lists the interactions of every session of its owner"),
     _fault("syn-401-without-challenge", ("SYN-AUTH-003",),
            "createAgentSession answers 401 without a WWW-Authenticate challenge",
