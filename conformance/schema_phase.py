@@ -18,11 +18,12 @@ from typing import Any
 from .applicability import some_header_can_fail, some_status_can_be_undocumented, something_created_is_read_back
 from .curl import curl_command
 from .events import CaseFinished, Event, StageStarted
-from .findings import FindingSet
+from .findings import FindingSet, operation_of
 from .http import _preview
 from .requirements import Level, Registry, Requirement
 from .results import Exchange, RequirementResult, Status
 from .specs import Spec
+from .stalls import StallLedger, stall_guard
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,47 +207,50 @@ def run_schema_phase(
     stopped = ""
     errors = 0
     first_error = ""
-    stream = from_schema(schema).execute()
-    for event in stream:
-        if time.monotonic() - started > budget_s and not stopped:
-            stopped = f"time budget of {budget_s:g} s for the property-based phase ran out"
-            stream.stop()
-        if isinstance(event, events.PhaseStarted):
-            emit(StageStarted("schema", event.phase.name.value))
-        elif isinstance(event, events.NonFatalError):
-            # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
-            errors += 1
-            if not first_error:
-                first_error = f"{event.label}: {event.info.title}: {event.info.message}".strip()
-        elif isinstance(event, events.FatalError):
-            stopped = f"schemathesis stopped: {event.exception}"
-            break
-        elif isinstance(event, events.ScenarioFinished):
-            rec = event.recorder
-            cases += len(rec.cases)
-            for case_id, nodes in rec.checks.items():
-                checked: list[str] = []
-                failed: list[str] = []
-                undecided = False
-                for node in nodes:
-                    rid = by_check.get(node.name)
-                    if rid is None or rid not in tallies:
-                        continue
-                    tally = tallies[rid]
-                    status = node.status.value
-                    checked.append(rid)
-                    if status == "success":
-                        tally.passed += 1
-                    elif status == "failure":
-                        tally.failed += 1
-                        failed.append(rid)
-                        if node.failure_info is not None:
-                            _add_finding(tally.findings, rid, rec, case_id, node.failure_info)
-                    else:
-                        tally.errors += 1
-                        undecided = True
-                if checked:
-                    emit(_case_finished(event.phase.value, rec, case_id, checked, failed, undecided))
+    stalls = StallLedger()
+    guard = stall_guard(lambda url: _route_of(spec, base_url, url), stalls)
+    with guard:
+        stream = from_schema(schema).execute()
+        for event in stream:
+            if time.monotonic() - started > budget_s and not stopped:
+                stopped = f"time budget of {budget_s:g} s for the property-based phase ran out"
+                stream.stop()
+            if isinstance(event, events.PhaseStarted):
+                emit(StageStarted("schema", event.phase.name.value))
+            elif isinstance(event, events.NonFatalError):
+                # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
+                errors += 1
+                if not first_error:
+                    first_error = f"{event.label}: {event.info.title}: {event.info.message}".strip()
+            elif isinstance(event, events.FatalError):
+                stopped = f"schemathesis stopped: {event.exception}"
+                break
+            elif isinstance(event, events.ScenarioFinished):
+                rec = event.recorder
+                cases += len(rec.cases)
+                for case_id, nodes in rec.checks.items():
+                    checked: list[str] = []
+                    failed: list[str] = []
+                    undecided = False
+                    for node in nodes:
+                        rid = by_check.get(node.name)
+                        if rid is None or rid not in tallies:
+                            continue
+                        tally = tallies[rid]
+                        status = node.status.value
+                        checked.append(rid)
+                        if status == "success":
+                            tally.passed += 1
+                        elif status == "failure":
+                            tally.failed += 1
+                            failed.append(rid)
+                            if node.failure_info is not None:
+                                _add_finding(tally.findings, rid, rec, case_id, node.failure_info)
+                        else:
+                            tally.errors += 1
+                            undecided = True
+                    if checked:
+                        emit(_case_finished(event.phase.value, rec, case_id, checked, failed, undecided))
     elapsed = time.monotonic() - started
     untested = f"{errors} operation run(s) got no usable answer; first: {first_error}" if errors else ""
     results = []
@@ -276,7 +280,18 @@ def run_schema_phase(
         "schema_seconds": round(elapsed, 2),
         "schema_stopped": stopped,
         "schema_errors": errors,
+        "schema_stalled_routes": stalls.summary(),
     }
+
+
+def _route_of(spec: Spec, base_url: str, url: str) -> str:
+    """The document path a URL falls under, whatever the method: a stalled route stalls for every
+    method (the coverage stage also sends undocumented ones)."""
+    for method in dict.fromkeys(op.method for op in spec.operations()):
+        label = operation_of(spec, base_url, method, url)
+        if "{" in label or any(op.label == label for op in spec.operations()):
+            return label.split(" ", 1)[1]
+    return operation_of(spec, base_url, "GET", url).split(" ", 1)[1]
 
 
 def _case_finished(
