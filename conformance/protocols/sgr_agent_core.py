@@ -287,6 +287,9 @@ def stream_chunks(ctx: Context) -> None:
     if not rec.chunks:
         with ctx.setup("SGR-STREAM-007" if rec.error else None):
             ctx.fail(f"the stream carried no chat.completion.chunk{f': {rec.error}' if rec.error else ''}")
+    if rec.error:  # the events that arrived were valid, but not every event of the stream was seen
+        with ctx.setup("SGR-STREAM-007"):
+            ctx.fail(f"the stream did not complete after {len(rec.chunks)} valid event(s): {rec.error}")
 
 
 @registry.requirement("SGR-STREAM-005", Level.MUST, "Every chunk's model is the agent id, the one X-Agent-ID names",

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.context import CheckFailed, Context, NotVerified, RunOptions
+from conformance.context import Blocked, CheckFailed, Context, NotVerified, RunOptions
 from conformance.http import Client, Limits
 from conformance.protocols import neuro_san as ns
 from conformance.protocols import suite
@@ -191,9 +191,11 @@ def test_a_trailing_message_after_the_answer_fails(make_ctx: Callable[[Handler],
 
 
 def test_an_answer_without_text_fails(make_ctx: Callable[[Handler], Context]) -> None:
+    # the answer text is NS-STREAM-002's subject: the context check is blocked by it, not failed
     ctx = make_ctx(streaming(line(answer(text="  ")) + "\n"))
-    with pytest.raises(CheckFailed, match="no answer text"):
+    with pytest.raises(Blocked, match="no answer text") as blocked:
         ns.final_carries_context(ctx)
+    assert blocked.value.by == "NS-STREAM-002"
 
 
 def test_a_context_that_forgets_the_first_turn_fails(make_ctx: Callable[[Handler], Context]) -> None:
@@ -221,8 +223,8 @@ def test_error_shapes(make_ctx: Callable[[Handler], Context]) -> None:
     for bad in ({"code": True, "message": "x"}, {"message": "x"}, {"code": 5, "message": None}, {"error": "x"}):
         with pytest.raises(CheckFailed):
             ns.unknown_agent_status_body(make_ctx(status_body(bad)))
-    with pytest.raises(CheckFailed, match="Content-Type 'text/html'"):
-        ns.unknown_agent_status_body(make_ctx(status_body({"code": 5, "message": "x"}, "text/html")))
+    # the Content-Type is NS-SCHEMA-003's subject: a Status body labelled text/html still is a Status
+    ns.unknown_agent_status_body(make_ctx(status_body({"code": 5, "message": "x"}, "text/html")))
     ok = make_ctx(lambda request: reply(200, "{}"))
     with pytest.raises(NotVerified, match="NS-ERR-001"):
         ns.unknown_agent_status_body(ok)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from conformance.context import CheckFailed, Context, RunOptions
+from conformance.context import Blocked, CheckFailed, Context, RunOptions
 from conformance.http import Limits
 from conformance.protocols import sgr_agent_core as sgr
 from conformance.protocols import suite
@@ -103,16 +103,21 @@ def test_expect_complete(ctx: Context, events: list[str], error: str, message: s
     rec = recorded(events, error)
     if message is None:
         sgr.expect_complete(ctx, rec)
-    else:
-        with pytest.raises(CheckFailed, match=re.escape(message)):
-            sgr.expect_complete(ctx, rec)
+        return
+    # SGR-STREAM-007's own check fails; any other check that needs a finished stream is blocked by it
+    with pytest.raises(CheckFailed, match=re.escape(message)):
+        sgr.expect_complete(ctx, rec, owner=None)
+    with pytest.raises(Blocked, match=re.escape(message)) as blocked:
+        sgr.expect_complete(ctx, rec)
+    assert blocked.value.by == "SGR-STREAM-007"
 
 
 def test_expect_complete_names_a_non_200_answer(ctx: Context) -> None:
     rec = recorded([], status=400)
     rec.body = b'{"detail": "Invalid model"}'
-    with pytest.raises(CheckFailed, match=r"got 400: .*Invalid model"):
+    with pytest.raises(Blocked, match=r"got 400: .*Invalid model") as blocked:
         sgr.expect_complete(ctx, rec)
+    assert blocked.value.by == "SGR-STREAM-001"
 
 
 @pytest.mark.parametrize(
