@@ -64,9 +64,7 @@ PASSED = {
     "SGR-ERR-004",
     "SGR-CLAR-001",
     "SGR-CLAR-002",
-    "SGR-SCHEMA-001",
     "SGR-SCHEMA-002",
-    "SGR-SCHEMA-003",
     "SGR-SCHEMA-004",
     "SGR-SCHEMA-007",
     "SGR-SCHEMA-009",
@@ -76,6 +74,10 @@ PASSED = {
     "SGR-FACT-005",
 }
 FAILED = {
+    # the document's own example chat with `model: null` (negative data: model is a string) is
+    # answered 500 text/plain "Internal Server Error", not a 4xx in FastAPI's shape
+    "SGR-SCHEMA-001",
+    "SGR-SCHEMA-003",
     # a waiting agent's execution_result is its questions, not null (model phase)
     "SGR-FACT-004",
     # provide_clarification for a completed agent: a 200 stream that never ends (model phase)
