@@ -316,6 +316,9 @@ def run_plans(settings: Mapping[str, Settings]) -> list[RunOptions]:
     With several protocols an ``--only``/``--skip`` prefix applies where it matches; one that
     matches no protocol at all is refused, as is a profile no selected protocol has."""
     protocols = list(settings)
+    unknown = [pid for pid in protocols if pid not in PROTOCOLS]
+    if unknown:
+        raise UsageError(f"unknown protocol {unknown[0]!r}; known: {', '.join(sorted(PROTOCOLS))} or all")
     several = len(protocols) > 1
     baselines: dict[str, tuple[Entry, ...]] = {}
     for profile in sorted({s["profile"] for s in settings.values() if s["profile"]}):

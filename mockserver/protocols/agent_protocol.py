@@ -500,7 +500,7 @@ _fault = fault_maker(PROTOCOL)
 
 FAULTS: tuple[Fault, ...] = (
     # missing required field, wrong enum value, wrong status, wrong content type, error body shape
-    _fault("ap-task-missing-id", ("AP-TASK-001", "AP-SCHEMA-005"),
+    _fault("ap-task-missing-id", ("AP-TASK-001", "AP-SCHEMA-005", "AP-MODEL-003"),
            "createAgentTask answers without the required task_id", operation="createAgentTask",
            mutate=_drop_task_id),
     # No AP-SCHEMA-002: every operation documents `default`, which admits any status (not registered).

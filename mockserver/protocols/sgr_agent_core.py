@@ -568,7 +568,7 @@ FAULTS: tuple[Fault, ...] = (
            operation="createChatCompletion"),
     _fault("sgr-no-finish-stop", ("SGR-STREAM-006",),
            'the last chunk has finish_reason null instead of "stop"', operation="createChatCompletion"),
-    _fault("sgr-missing-done", ("SGR-STREAM-007",),
+    _fault("sgr-missing-done", ("SGR-STREAM-007", "SGR-FACT-006"),
            "streams end after the final chunk without data: [DONE]", operation="createChatCompletion"),
     # a stream that never ends is SGR-STREAM-007's subject; the events that did arrive are valid
     _fault("sgr-stall-mid-stream", ("SGR-STREAM-007",),

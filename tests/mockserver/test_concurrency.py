@@ -268,6 +268,7 @@ async def audit(base: str, ledger: Ledger) -> None:
         assert {a["agent_id"] for a in agents["agents"]} == set(ledger.agents)
 
         # Synapse: each user's list is exactly that user's sessions, newest first, pages disjoint
+        started: dict[str, str] = {}
         for user, auth in (("alice", ALICE), ("bob", BOB)):
             async def fetch(token: str | None, auth: dict[str, str] = auth,
                             user: str = user) -> tuple[list[str], str | None]:
@@ -276,12 +277,14 @@ async def audit(base: str, ledger: Ledger) -> None:
                     assert response.status == 200
                     data = await response.json()
                 assert all(s["startedBy"] == USER_IDS[user] for s in data["page"]), data
+                started.update((s["sessionId"], s["startedOn"]) for s in data["page"])
                 return [s["sessionId"] for s in data["page"]], data.get("nextPageToken")
 
             sessions = await paged(fetch)
             assert len(sessions) == len(set(sessions)), f"{user}: a session listed twice"
             assert set(sessions) == set(ledger.sessions[user]), f"{user}: lost or foreign sessions"
-            assert [int(s) for s in sessions] == sorted((int(s) for s in sessions), reverse=True)
+            # session ids are opaque (UUIDs, as upstream): newest first is read off startedOn
+            assert [started[s] for s in sessions] == sorted((started[s] for s in sessions), reverse=True)
         all_sessions = ledger.sessions["alice"] + ledger.sessions["bob"]
         assert len(all_sessions) == len(set(all_sessions))
 
