@@ -39,13 +39,18 @@ PASSED = {
     "AP-MODEL-003",
     "AP-MODEL-005",
 }
+STATE_DEPENDENT = frozenset({
+    # failed in one run and passed in another with the same seed: total_pages rounded down shows
+    # only when the step count is not a multiple of the page size, and how many steps the SDK
+    # holds when the list is read is the likely cause (not yet pinned down)
+    "AP-STEP-003",
+})
 FAILED = {
     "AP-TASK-001",
     "AP-TASK-002",
     "AP-ERR-002",
     "AP-ERR-004",
     "AP-STEP-002",
-    "AP-STEP-003",
     "AP-STEP-004",
     "AP-ARTIFACT-004",
     "AP-ARTIFACT-006",
@@ -100,4 +105,4 @@ def test_the_sdk_is_reachable_and_judged(sdk_run: CliRun) -> None:
 
 
 def test_what_the_suite_reports_about_the_sdk(sdk_run: CliRun) -> None:
-    sdk_run.assert_verdicts(PASSED, FAILED, NOT_VERIFIED)
+    sdk_run.assert_verdicts(PASSED, FAILED, NOT_VERIFIED, either=STATE_DEPENDENT)
