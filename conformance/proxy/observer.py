@@ -105,6 +105,8 @@ class Observer:
             ex.operation, ex.path_params = matched
         verdict = Verdict()
         flight = Open(ex, verdict, [])
+        if self._cors_preflight(ex):
+            return flight  # the browser's question, not the client's request: nothing to judge
         try:
             flight.problems = ex.problems = self.document.request_problems(ex)
         except Exception as exc:  # a judging bug must never stop the request being forwarded
@@ -112,6 +114,14 @@ class Observer:
             return flight
         self.document.judge_request(ex, flight.problems, verdict)
         return flight
+
+    def _cors_preflight(self, ex: Observed) -> bool:
+        """A browser's CORS preflight for a method and path the document serves. The client did
+        not write it, so it is neither a client violation nor an answer of the document's."""
+        if ex.method != "OPTIONS" or "origin" not in ex.request_headers:
+            return False
+        asked = ex.request_headers.get("access-control-request-method", "").strip().upper()
+        return bool(asked) and self.routes.match(asked, ex.path) is not None
 
     def stream_kind(self, flight: Open) -> str | None:
         if flight.ex.status is None or not 200 <= flight.ex.status < 300 or flight.ex.operation is None:

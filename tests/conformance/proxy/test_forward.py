@@ -52,6 +52,20 @@ def test_client_requests_are_judged_against_the_document(through_proxy: ProxyFac
     assert p.statuses()["AP-SCHEMA-006"] is Status.PASSED  # the mock refused it, as it should
 
 
+def test_a_browsers_cors_preflight_is_forwarded_but_not_judged(through_proxy: ProxyFactory) -> None:
+    preflight = {"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"}
+    with through_proxy("agent-protocol") as p, httpx.Client(base_url=p.url, timeout=10) as client:
+        answer = client.options("/ap/v1/agent/tasks", headers=preflight)
+        assert answer.headers.get("access-control-allow-origin")  # the mock's CORS answer reaches the browser
+        assert client.post("/ap/v1/agent/tasks", json={"input": "x"}).status_code == 200
+        # a preflight for a method the document does not serve on that path is still the client's doing
+        client.options("/ap/v1/agent/tasks", headers={**preflight, "Access-Control-Request-Method": "DELETE"})
+    failed = p.failed()
+    assert list(failed) == ["AP-CLIENT-001"]
+    assert "OPTIONS /ap/v1/agent/tasks is no operation" in failed["AP-CLIENT-001"]
+    assert p.proxy.observer.tallies["AP-CLIENT-001"].broken == 1  # the documented preflight was not counted
+
+
 def test_nothing_observed_is_never_passed(through_proxy: ProxyFactory) -> None:
     with through_proxy("synapse-agent") as p:
         pass
