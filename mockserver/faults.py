@@ -74,10 +74,10 @@ class FaultSet:
 
 
 PROTOCOL_MODULES = {
-    "agent-protocol": "mockserver.protocols.agent_protocol",
-    "neuro-san": "mockserver.protocols.neuro_san",
-    "sgr-agent-core": "mockserver.protocols.sgr_agent_core",
-    "synapse-agent": "mockserver.protocols.synapse_agent",
+    "agent-protocol": "mockserver.protocols.agent_protocol.handlers",
+    "neuro-san": "mockserver.protocols.neuro_san.handlers",
+    "sgr-agent-core": "mockserver.protocols.sgr_agent_core.handlers",
+    "synapse-agent": "mockserver.protocols.synapse_agent.handlers",
 }
 
 

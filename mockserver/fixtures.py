@@ -34,9 +34,9 @@ from typing import Any
 
 from .api import ProtocolApi
 from .errors import ApiError
-from .protocols import agent_protocol as ap
-from .protocols import sgr_agent_core as sgr
-from .protocols import synapse_agent as syn
+from .protocols.agent_protocol import handlers as ap
+from .protocols.sgr_agent_core import handlers as sgr
+from .protocols.synapse_agent import handlers as syn
 
 MAX_OBJECTS = 10_000
 """Most objects (tasks, steps, artifacts, agents, sessions, interactions) one document may create."""

@@ -12,10 +12,10 @@ from ..schema_phase import register_schema_requirements
 from ..specs import PROTOCOLS, load
 
 MODULES = {
-    "agent-protocol": "conformance.protocols.agent_protocol",
-    "neuro-san": "conformance.protocols.neuro_san",
-    "sgr-agent-core": "conformance.protocols.sgr_agent_core",
-    "synapse-agent": "conformance.protocols.synapse_agent",
+    "agent-protocol": "conformance.protocols.agent_protocol.requirements",
+    "neuro-san": "conformance.protocols.neuro_san.requirements",
+    "sgr-agent-core": "conformance.protocols.sgr_agent_core.requirements",
+    "synapse-agent": "conformance.protocols.synapse_agent.requirements",
 }
 
 
@@ -41,11 +41,11 @@ _suites: dict[str, ProtocolSuite] = {}
 
 def _model(protocol_id: str) -> Model | None:
     """Importing a model module registers its requirements (phase ``model``) in the protocol's registry."""
-    name = MODULES[protocol_id].rsplit(".", 1)[1]
+    name = MODULES[protocol_id].rsplit(".", 1)[0] + ".model"
     try:
-        module = importlib.import_module(f"conformance.model.{name}")
+        module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name != f"conformance.model.{name}":
+        if exc.name != name:
             raise
         return None
     return module.MODEL  # type: ignore[no-any-return]

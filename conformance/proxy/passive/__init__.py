@@ -23,10 +23,10 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 MODULES = {
-    "agent-protocol": "conformance.proxy.passive.agent_protocol",
-    "neuro-san": "conformance.proxy.passive.neuro_san",
-    "sgr-agent-core": "conformance.proxy.passive.sgr_agent_core",
-    "synapse-agent": "conformance.proxy.passive.synapse_agent",
+    "agent-protocol": "conformance.protocols.agent_protocol.passive",
+    "neuro-san": "conformance.protocols.neuro_san.passive",
+    "sgr-agent-core": "conformance.protocols.sgr_agent_core.passive",
+    "synapse-agent": "conformance.protocols.synapse_agent.passive",
 }
 
 

@@ -1,0 +1,674 @@
+"""Agent Protocol v1: requirements the schema cannot say (workflows, round trips, pagination).
+
+Every check creates what it reads, or shares a read-only fixture through ``ctx.memo``: a task run
+to its last step, and an uploaded artifact. Ids from the target are quoted into paths, never
+trusted as path syntax. Loops are bounded: at most ``STEP_BOUND`` step POSTs and ``MAX_PAGES``
+pages per list.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+from ...context import Context
+from ...http import Response
+from ...requirements import Level, Registry
+
+registry = Registry("agent-protocol")
+STREAMING_OPERATIONS: tuple[str, ...] = ()
+"""No Agent Protocol operation streams its answer."""
+
+DOC = "agent-protocol/openapi.json"
+TASKS = "/ap/v1/agent/tasks"
+STEP_BOUND = 20
+"""POSTs a task gets to report ``is_last``; an agent that needs more is not testable here."""
+MAX_PAGES = 25
+"""Most pages one list walk reads; page sizes are chosen so a walk stays within it."""
+JSON = {"Content-Type": "application/json"}
+
+
+def _op(path: str, method: str) -> str:
+    return f"{DOC}#/paths/{path.replace('~', '~0').replace('/', '~1')}/{method}"
+
+
+TASK_OPS = "/ap/v1/agent/tasks"
+STEPS_OP = "/ap/v1/agent/tasks/{task_id}/steps"
+STEP_OP = "/ap/v1/agent/tasks/{task_id}/steps/{step_id}"
+ARTIFACTS_OP = "/ap/v1/agent/tasks/{task_id}/artifacts"
+ARTIFACT_OP = "/ap/v1/agent/tasks/{task_id}/artifacts/{artifact_id}"
+PAGINATION = f"{DOC}#/components/schemas/Pagination"
+
+
+def task_path(task_id: str, *rest: str) -> str:
+    """A path under one task, each id quoted as one segment (ids are data, not path syntax)."""
+    return "/".join([TASKS, quote(task_id, safe=""), *(quote(part, safe="") for part in rest)])
+
+
+# --- comparisons and parsing (unit-tested) -------------------------------------------------------
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality that tells booleans from numbers (Python's ``True == 1`` would hide a change)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and bool(a == b)
+
+
+_PARAM = re.compile(r';\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
+
+
+def content_disposition(header: str) -> tuple[str, str | None]:
+    """(disposition type, file name) of a Content-Disposition value; RFC 6266 ``filename*`` wins
+    over ``filename``, as RFC 6266 section 4.3 tells recipients to prefer it."""
+    kind = header.split(";", 1)[0].strip().lower()
+    params: dict[str, str] = {}
+    for name, raw in _PARAM.findall(header):
+        value = raw.strip()
+        if value.startswith('"'):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        params[name.lower()] = value
+    extended = params.get("filename*")
+    if extended is not None and extended.count("'") >= 2:
+        charset, _, rest = extended.partition("'")
+        _, _, encoded = rest.partition("'")
+        try:
+            return kind, unquote(encoded, encoding=charset or "utf-8", errors="strict")
+        except (LookupError, UnicodeDecodeError):
+            pass
+    return kind, params.get("filename")
+
+
+def page_lengths(total: int, size: int) -> list[int]:
+    """What each page of a list must hold: ``ceil(total / size)`` pages, all full but the last."""
+    pages = math.ceil(total / size)
+    return [size if page < pages else total - (pages - 1) * size for page in range(1, pages + 1)]
+
+
+def walk_size(total: int, max_pages: int = MAX_PAGES - 5) -> int:
+    """A page size that reads ``total`` items in at most ``max_pages`` pages and, when it can,
+    leaves the last page partly filled (so rounding down cannot pass for rounding up)."""
+    size = max(2, math.ceil(total / max_pages))
+    while total > size and total % size == 0:
+        size += 1
+    return size
+
+
+# --- shared steps of the checks ------------------------------------------------------------------
+
+
+def new_task(ctx: Context, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A task for a check to work on: any 2xx answer with a task_id will do (AP-TASK-001 judges
+    the create itself). It always sends additional_input, so that a server that answers ``null``
+    for an omitted one fails AP-TASK-001 (which omits it) and not every check."""
+    sent = {"input": "conformance check", "additional_input": {}, **(body or {})}
+    with ctx.setup("AP-TASK-001"):
+        task = ctx.conforms(ctx.client.post(TASKS, json=sent), "createAgentTask", 200)
+        ctx.expect(isinstance(task, dict) and isinstance(task.get("task_id"), str) and task["task_id"],
+                   f"createAgentTask: the answer has no task_id: {task!r}")
+    return dict(task)
+
+
+def execute(ctx: Context, task_id: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], Response]:
+    """One executed step and its answer; AP-STEP-001 judges the execution itself."""
+    with ctx.setup("AP-STEP-001"):
+        response = ctx.client.post(task_path(task_id, "steps"), json=dict(body))
+        step = ctx.conforms(response, "executeAgentTaskStep", 200)
+        ctx.expect(isinstance(step, dict) and isinstance(step.get("step_id"), str) and step["step_id"],
+                   f"executed step has no step_id: {step!r}")
+        ctx.expect_equal(step.get("task_id"), task_id, "the executed step's task_id")
+    return dict(step), response
+
+
+def upload(ctx: Context, task_id: str, name: str, data: bytes, relative_path: str | None) -> Response:
+    """Multipart as the official client sends it: ``relative_path`` first, then ``file``."""
+    fields = {"relative_path": relative_path} if relative_path is not None else {}
+    files = {"file": (name, data, "application/octet-stream")}
+    return ctx.client.post(task_path(task_id, "artifacts"), data=fields, files=files)
+
+
+def artifact_fields(artifact: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: artifact.get(k) for k in ("artifact_id", "agent_created", "file_name", "relative_path")}
+
+
+@dataclass(frozen=True, slots=True)
+class RunTask:
+    task: dict[str, Any]
+    sent: list[dict[str, Any]]
+    steps: list[dict[str, Any]]
+    finished: bool
+    responses: list[Response]
+    """The step POSTs' answers, judged strictly by AP-STEP-001 (the setup tolerated them)."""
+
+
+def step_body(index: int) -> dict[str, Any]:
+    return {
+        "input": f"step {index + 1}: carry on",
+        "additional_input": {"step": index + 1, "nested": {"list": [1, "two", None, {"x": 1.5}], "flag": False},
+                             "empty": {}},
+    }
+
+
+def run_task(ctx: Context) -> RunTask:
+    """A task run until a step reports ``is_last`` (or STEP_BOUND POSTs), each step with its own input."""
+
+    def make() -> RunTask:
+        task = new_task(ctx, {"input": "Please write 'Washington' to output.txt",
+                              "additional_input": {"suite": "agent-api-conformance"}})
+        sent: list[dict[str, Any]] = []
+        steps: list[dict[str, Any]] = []
+        responses: list[Response] = []
+        for index in range(STEP_BOUND):
+            sent.append(step_body(index))
+            step, response = execute(ctx, task["task_id"], sent[-1])
+            steps.append(step)
+            responses.append(response)
+            if step.get("is_last") is True:
+                return RunTask(task, sent, steps, True, responses)
+        return RunTask(task, sent, steps, False, responses)
+
+    return ctx.memo("ap-run-task", make)
+
+
+def payload(seed: int, size: int = 4096) -> bytes:
+    """Every byte value, NUL and 0xFF runs, a multipart-looking line, then seeded random bytes."""
+    return (bytes(range(256)) + b"\x00" * 16 + b"\xff" * 16 + b"\r\n--boundary--\r\n"
+            + random.Random(seed).randbytes(size))
+
+
+@dataclass(frozen=True, slots=True)
+class Uploaded:
+    task_id: str
+    artifact: dict[str, Any]
+    name: str
+    relative_path: str
+    data: bytes
+    response: Response
+    """The upload's answer, judged strictly by AP-ARTIFACT-001 (the setup tolerated it)."""
+
+
+def uploaded(ctx: Context) -> Uploaded:
+    def make() -> Uploaded:
+        task_id = new_task(ctx, {"input": "keep this file"})["task_id"]
+        name, relative_path, data = "payload.bin", "inputs/raw", payload(ctx.options.seed)
+        with ctx.setup("AP-ARTIFACT-001"):
+            response = upload(ctx, task_id, name, data, relative_path)
+            artifact = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
+            ctx.expect(isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str)
+                       and artifact["artifact_id"], f"uploaded artifact has no artifact_id: {artifact!r}")
+        return Uploaded(task_id, dict(artifact), name, relative_path, data, response)
+
+    return ctx.memo("ap-uploaded", make)
+
+
+def download(ctx: Context, task_id: str, artifact_id: str) -> Response:
+    return ctx.client.get(task_path(task_id, "artifacts", artifact_id))
+
+
+def fetched(ctx: Context, task_id: str, artifact_id: str) -> Response:
+    """A download another check needs whole and answered 200 (AP-ARTIFACT-002 judges downloads)."""
+    with ctx.setup("AP-ARTIFACT-002"):
+        response = download(ctx, task_id, artifact_id)
+        ctx.expect_status(response, 200)
+    return response
+
+
+def expect_bytes(ctx: Context, got: bytes, want: bytes, what: str) -> None:
+    if got != want:
+        at = next((i for i, (x, y) in enumerate(zip(got, want, strict=False)) if x != y), min(len(got), len(want)))
+        ctx.fail(f"{what}: {len(got)} bytes came back for {len(want)} sent; first difference at byte {at}")
+
+
+def list_page(ctx: Context, path: str, operation: str, key: str, judge: bool = True,
+              **params: int) -> tuple[list[Any], dict[str, Any]]:
+    """One page: its items and its pagination (``judge=False``: the form is another's subject)."""
+    body = ctx.conforms(ctx.client.get(path, params=params), operation, 200, judge=judge)
+    ctx.expect(isinstance(body, dict) and isinstance(body.get(key), list)
+               and isinstance(body.get("pagination"), dict),
+               f"{operation}: the answer has no {key!r} list and pagination object: {body!r:.300}")
+    return list(body[key]), dict(body["pagination"])
+
+
+def all_items(ctx: Context, path: str, operation: str, key: str) -> list[Any]:
+    """Every item of a list, for a check whose subject is what is listed, not how it pages
+    (AP-PAGE-001..003 judge the arithmetic): pages of 100 until total_items are read or a page
+    comes back empty, at most MAX_PAGES."""
+    items: list[Any] = []
+    for number in range(1, MAX_PAGES + 1):
+        page, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=100)
+        items.extend(page)
+        total = pagination.get("total_items")
+        if not page or not isinstance(total, int) or len(items) >= total:
+            break
+    return items
+
+
+def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[Any]:
+    """Every page at ``page_size=size``, each checked against the arithmetic; the items in page order.
+    The items' form is AP-SCHEMA-005's and the round-trip requirements' subject, not the paging's."""
+    items, pagination = list_page(ctx, path, operation, key, False, current_page=1, page_size=size)
+    total = pagination["total_items"]
+    ctx.expect(isinstance(total, int) and total >= 0, f"{operation}: total_items is {total!r}")
+    lengths = page_lengths(total, size)
+    ctx.expect(len(lengths) <= MAX_PAGES, f"{operation}: {len(lengths)} pages of {size}; too many to walk")
+    if not lengths:
+        want = {"total_items": 0, "total_pages": 0, "current_page": 1, "page_size": size}
+        ctx.expect_equal(pagination, want, f"{operation} of no items: pagination")
+        ctx.expect_equal(items, [], f"{operation} of no items: items")
+    pages = [items]
+    for number in range(1, len(lengths) + 1):
+        if number > 1:
+            items, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=size)
+            pages.append(items)
+        want = {"total_items": total, "total_pages": len(lengths), "current_page": number, "page_size": size}
+        ctx.expect_equal(pagination, want, f"{operation} page {number} of {total} items at page_size {size}: "
+                                           "pagination")
+        ctx.expect_equal(len(items), lengths[number - 1], f"{operation} page {number}: number of items")
+    every = [item for page in pages for item in page]
+    ids = [item.get(f"{key[:-1]}_id") for item in every]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    ctx.expect(not dupes, f"{operation}: items on more than one page: {dupes[:5]}")
+    return every
+
+
+# --- tasks ---------------------------------------------------------------------------------------
+
+
+@registry.requirement("AP-TASK-001", Level.MUST, "POST /ap/v1/agent/tasks creates a task and returns it with a task_id",
+                      _op(TASK_OPS, "post"))
+def create_task(ctx: Context) -> None:
+    body = ctx.conforms(ctx.client.post(TASKS, json={"input": "write hello"}), "createAgentTask", 200)
+    ctx.expect(isinstance(body.get("task_id"), str) and body["task_id"], "task_id missing or empty")
+
+
+ROUND_TRIP_INPUT = "Write 'Washington' to output.txt \u2014 \u00fcn\u00efc\u00f8d\u00e9 \u2713 \"quoted\"\nsecond line"
+ROUND_TRIP_EXTRA: dict[str, Any] = {
+    "debug": False, "mode": "benchmarks", "count": 3, "ratio": 0.25, "none": None,
+    "nested": {"list": [1, "two", None, {"deep": [True, {"x": -1.5}]}], "empty_list": [], "empty": {}},
+    "unicode": {"\u043a\u043b\u044e\u0447": "\u0437\u043d\u0430\u0447\u0435\u043d\u0438\u0435", "emoji": "\U0001f680"},
+}
+
+
+@registry.requirement("AP-TASK-002", Level.MUST,
+                      "A task's input and additional_input come back exactly as sent, nested values included, "
+                      "in the create answer and from GET /ap/v1/agent/tasks/{task_id}",
+                      f"{DOC}#/components/schemas/TaskRequestBody")
+def task_round_trip(ctx: Context) -> None:
+    created = new_task(ctx, {"input": ROUND_TRIP_INPUT, "additional_input": ROUND_TRIP_EXTRA})
+    read = ctx.conforms(ctx.client.get(task_path(created["task_id"])), "getAgentTask", 200)
+    for where, task in (("createAgentTask answer", created), ("getAgentTask answer", read)):
+        ctx.expect(same(task.get("input"), ROUND_TRIP_INPUT),
+                   f"{where}: input {task.get('input')!r} is not the {ROUND_TRIP_INPUT!r} sent")
+        ctx.expect(same(task.get("additional_input"), ROUND_TRIP_EXTRA),
+                   f"{where}: additional_input {task.get('additional_input')!r} is not the {ROUND_TRIP_EXTRA!r} sent")
+    ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id")
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+@registry.requirement("AP-ERR-001", Level.MUST,
+                      "Every task-scoped operation answers an unknown task_id with 404 and a "
+                      "{\"message\": string} body",
+                      f"{DOC}#/components/responses/NotFound")
+def unknown_task(ctx: Context) -> None:
+    missing = str(uuid.uuid4())
+    calls: tuple[tuple[str, Callable[[], Response]], ...] = (
+        ("getAgentTask", lambda: ctx.client.get(task_path(missing))),
+        ("listAgentTaskSteps", lambda: ctx.client.get(task_path(missing, "steps"))),
+        ("executeAgentTaskStep", lambda: ctx.client.post(task_path(missing, "steps"), json={})),
+        ("listAgentTaskArtifacts", lambda: ctx.client.get(task_path(missing, "artifacts"))),
+        ("uploadAgentTaskArtifacts", lambda: upload(ctx, missing, "a.txt", b"a", None)),
+    )
+    for operation, call in calls:
+        body = ctx.conforms(call(), operation, 404)
+        ctx.expect(isinstance(body, dict) and isinstance(body.get("message"), str),
+                   f"{operation} 404: body {body!r} has no message string")
+
+
+@registry.requirement("AP-ERR-002", Level.MUST,
+                      "GET .../steps/{step_id} answers 404 with a {\"message\"} body for an unknown step id, "
+                      "for another task's step and under an unknown task",
+                      f"{_op(STEP_OP, 'get')}/responses/404")
+def unknown_step(ctx: Context) -> None:
+    run = run_task(ctx)
+    task_id, step_id = run.task["task_id"], run.steps[0]["step_id"]
+    other = new_task(ctx)["task_id"]
+    for what, path in (
+        ("an unknown step id", task_path(task_id, "steps", str(uuid.uuid4()))),
+        ("another task's step id", task_path(other, "steps", step_id)),
+        ("an unknown task", task_path(str(uuid.uuid4()), "steps", step_id)),
+    ):
+        body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
+        ctx.expect(isinstance(body, dict) and isinstance(body.get("message"), str),
+                   f"getAgentTaskStep 404 for {what}: body {body!r} has no message string")
+
+
+@registry.requirement("AP-ERR-003", Level.MUST,
+                      "GET .../artifacts/{artifact_id} answers 404 with a {\"message\"} body for an unknown "
+                      "artifact id, for another task's artifact and under an unknown task",
+                      f"{_op(ARTIFACT_OP, 'get')}/responses/404")
+def unknown_artifact(ctx: Context) -> None:
+    up = uploaded(ctx)
+    other = new_task(ctx)["task_id"]
+    for what, task_id, artifact_id in (
+        ("an unknown artifact id", up.task_id, str(uuid.uuid4())),
+        ("another task's artifact id", other, up.artifact["artifact_id"]),
+        ("an unknown task", str(uuid.uuid4()), up.artifact["artifact_id"]),
+    ):
+        body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)
+        ctx.expect(isinstance(body, dict) and isinstance(body.get("message"), str),
+                   f"downloadAgentTaskArtifact 404 for {what}: body {body!r} has no message string")
+
+
+INVALID_BODIES = (
+    ("a JSON array", b"[]"),
+    ("a JSON string", b'"write hello"'),
+    ("input as a number", b'{"input": 5}'),
+    ("additional_input as a string", b'{"additional_input": "debug"}'),
+    ("malformed JSON", b'{"input": "x"'),
+)
+
+
+@registry.requirement("AP-ERR-004", Level.MUST,
+                      "POST tasks and POST steps answer 422 with a JSON object body to a body that is not an object, "
+                      "has wrongly typed fields or is not JSON; a refused step POST executes no step",
+                      f"{DOC}#/components/responses/UnprocessableEntity")
+def invalid_bodies(ctx: Context) -> None:
+    for what, content in INVALID_BODIES:
+        body = ctx.conforms(ctx.client.post(TASKS, content=content, headers=JSON), "createAgentTask", 422)
+        ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {body!r} is not an object")
+    task_id = new_task(ctx)["task_id"]
+    # A server may list planned steps (status "created") before any runs: compare, don't expect zero.
+    with ctx.setup("AP-STEP-003"):
+        before = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
+    for what, content in INVALID_BODIES:
+        response = ctx.client.post(task_path(task_id, "steps"), content=content, headers=JSON)
+        body = ctx.conforms(response, "executeAgentTaskStep", 422)
+        ctx.expect(isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {body!r} is not an object")
+    with ctx.setup("AP-STEP-003"):
+        after = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
+    ctx.expect(after == before, f"refused step POSTs changed the task's steps: {len(before)} listed before, "
+               f"{len(after)} after ({[s.get('status') for s in after]})")
+
+
+# --- steps ---------------------------------------------------------------------------------------
+
+
+@registry.requirement("AP-STEP-001", Level.MUST,
+                      f"Each POST .../steps executes a new step of the task (fresh step_id) and one reports "
+                      f"is_last: true within {STEP_BOUND} POSTs",
+                      f"{DOC}#/components/schemas/Step/allOf/1/properties/is_last")
+def step_progression(ctx: Context) -> None:
+    run = run_task(ctx)
+    for response in run.responses:
+        ctx.conforms(response, "executeAgentTaskStep", 200)
+    ids = [s["step_id"] for s in run.steps]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    ctx.expect(not repeated, f"step ids repeat across POSTs: {repeated[:5]}")
+    ctx.expect(run.finished, f"no step reported is_last: true within {STEP_BOUND} POSTs "
+                             f"(is_last values: {[s.get('is_last') for s in run.steps]})")
+
+
+@registry.requirement("AP-STEP-002", Level.MUST,
+                      "A step records the input and additional_input it was executed with, nested values included, "
+                      "in the POST answer and when read back by id",
+                      f"{DOC}#/components/schemas/StepRequestBody")
+def step_round_trip(ctx: Context) -> None:
+    run = run_task(ctx)
+    for number, (sent, step) in enumerate(zip(run.sent, run.steps, strict=True), 1):
+        read = ctx.conforms(ctx.client.get(task_path(run.task["task_id"], "steps", step["step_id"])),
+                            "getAgentTaskStep", 200)
+        for where, got in (("POST answer", step), ("GET by id", read)):
+            for field in ("input", "additional_input"):
+                ctx.expect(same(got.get(field), sent[field]),
+                           f"step {number} ({where}): {field} {got.get(field)!r} is not the {sent[field]!r} sent")
+
+
+@registry.requirement("AP-STEP-003", Level.MUST,
+                      "GET .../steps lists exactly the executed steps: every step_id once, none missing, none extra, "
+                      "with the same task_id, input, additional_input and is_last",
+                      _op(STEPS_OP, "get"))
+def listed_steps(ctx: Context) -> None:
+    run = run_task(ctx)
+    listed = all_items(ctx, task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps")
+    by_id = {s.get("step_id"): s for s in listed}
+    executed = [s["step_id"] for s in run.steps]
+    missing = [i for i in executed if i not in by_id]
+    extra = [i for i in by_id if i not in executed]
+    ctx.expect(not missing and not extra, f"listed steps differ from the executed ones: missing {missing[:5]}, "
+                                          f"not executed {extra[:5]}")
+    for number, step in enumerate(run.steps, 1):
+        got = by_id[step["step_id"]]
+        for field in ("task_id", "input", "additional_input", "is_last"):
+            ctx.expect(same(got.get(field), step.get(field)),
+                       f"listed step {number}: {field} is {got.get(field)!r}, executed {step.get(field)!r}")
+
+
+@registry.requirement("AP-STEP-004", Level.MUST,
+                      "GET .../steps/{step_id} returns the step that was executed (all of it, once completed)",
+                      _op(STEP_OP, "get"))
+def get_step(ctx: Context) -> None:
+    run = run_task(ctx)
+    for number, step in enumerate(run.steps, 1):
+        read = ctx.conforms(ctx.client.get(task_path(run.task["task_id"], "steps", step["step_id"])),
+                            "getAgentTaskStep", 200)
+        # a completed step is final; one still running may have gained output since
+        fields = list(step) if step.get("status") == "completed" else ["step_id", "task_id", "input",
+                                                                        "additional_input"]
+        for field in fields:
+            ctx.expect(same(read.get(field), step.get(field)),
+                       f"step {number} read back by id: {field} is {read.get(field)!r}, executed {step.get(field)!r}")
+
+
+# --- artifacts -----------------------------------------------------------------------------------
+
+
+@registry.requirement("AP-ARTIFACT-001", Level.MUST,
+                      "Uploading a multipart file with a relative_path returns an Artifact with an artifact_id, "
+                      "the file's name, the relative_path sent and agent_created: false",
+                      _op(ARTIFACTS_OP, "post"))
+def upload_answer(ctx: Context) -> None:
+    up = uploaded(ctx)
+    ctx.conforms(up.response, "uploadAgentTaskArtifacts", 200)
+    ctx.expect_equal(up.artifact.get("file_name"), up.name, "uploaded artifact's file_name")
+    ctx.expect_equal(up.artifact.get("relative_path"), up.relative_path, "uploaded artifact's relative_path")
+    ctx.expect(up.artifact.get("agent_created") is False,
+               f"an uploaded artifact must be agent_created: false, got {up.artifact.get('agent_created')!r}")
+
+
+@registry.requirement("AP-ARTIFACT-002", Level.MUST,
+                      "Downloading an uploaded artifact answers 200 application/octet-stream with exactly the bytes "
+                      "uploaded (NUL, 0xFF and CRLF included)",
+                      f"{_op(ARTIFACT_OP, 'get')}/responses/200")
+def download_bytes(ctx: Context) -> None:
+    up = uploaded(ctx)
+    data = ctx.conforms(download(ctx, up.task_id, up.artifact["artifact_id"]), "downloadAgentTaskArtifact", 200)
+    expect_bytes(ctx, data, up.data, "downloaded artifact")
+
+
+@registry.requirement("AP-ARTIFACT-003", Level.SHOULD,
+                      "A download carries Content-Disposition: attachment with the artifact's file name",
+                      "UPSTREAM-FACTS: Agent Protocol v1, 'download returns the stored bytes as "
+                      "application/octet-stream with a Content-Disposition attachment filename'")
+def download_disposition(ctx: Context) -> None:
+    up = uploaded(ctx)
+    response = fetched(ctx, up.task_id, up.artifact["artifact_id"])
+    ctx.expect_status(response, 200)
+    header = response.headers.get("content-disposition")
+    ctx.expect(header, "the download has no Content-Disposition header")
+    kind, name = content_disposition(header or "")
+    ctx.expect_equal(kind, "attachment", f"Content-Disposition {header!r}: disposition type")
+    ctx.expect_equal(name, up.name, f"Content-Disposition {header!r}: file name")
+
+
+@registry.requirement("AP-ARTIFACT-004", Level.MUST,
+                      "GET .../artifacts lists an uploaded artifact with the fields the upload answered",
+                      _op(ARTIFACTS_OP, "get"))
+def listed_artifact(ctx: Context) -> None:
+    up = uploaded(ctx)
+    listed = all_items(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    found = [a for a in listed if a.get("artifact_id") == up.artifact["artifact_id"]]
+    ctx.expect(found, f"the uploaded artifact {up.artifact['artifact_id']!r} is not listed "
+                      f"({len(listed)} artifacts listed)")
+    ctx.expect(same(artifact_fields(found[0]), artifact_fields(up.artifact)),
+               f"listed artifact {artifact_fields(found[0])!r} differs from the upload's answer "
+               f"{artifact_fields(up.artifact)!r}")
+
+
+@registry.requirement("AP-ARTIFACT-005", Level.SHOULD,
+                      "GET /ap/v1/agent/tasks/{task_id} includes an uploaded artifact in the task's artifacts",
+                      f"{DOC}#/components/schemas/Task/allOf/1/properties/artifacts")
+def task_lists_artifact(ctx: Context) -> None:
+    # SHOULD: the document calls these "artifacts that the task has produced"; an upload was given
+    # to the task, not produced by it, though the reference SDK lists both.
+    up = uploaded(ctx)
+    task = ctx.conforms(ctx.client.get(task_path(up.task_id)), "getAgentTask", 200)
+    found = [a for a in task.get("artifacts") or [] if a.get("artifact_id") == up.artifact["artifact_id"]]
+    ctx.expect(found, f"the task's artifacts do not include the uploaded {up.artifact['artifact_id']!r}: "
+                      f"{task.get('artifacts')!r}")
+    ctx.expect(same(artifact_fields(found[0]), artifact_fields(up.artifact)),
+               f"the task's copy {artifact_fields(found[0])!r} differs from the upload's answer")
+
+
+@registry.requirement("AP-ARTIFACT-006", Level.SHOULD,
+                      "A relative_path or file name with '..' components is refused with 4xx or kept inside its own "
+                      "task: another task's artifact is neither overwritten nor served in its place",
+                      f"{DOC}#/components/schemas/ArtifactUpload/properties/relative_path (\"Relative path of the "
+                      "artifact in the agent's workspace\"): the security intent; the document states no rule")
+def traversal(ctx: Context) -> None:
+    # SHOULD, not MUST: the document only calls the path relative to the agent's workspace; it says
+    # nothing of tasks being isolated from each other, though any server that maps these names to
+    # files needs it.
+    # Against a vulnerable server this writes, at worst, <victim id>/shared/victim.txt one or two
+    # directories above its workspace: a fresh uuid directory, never an existing file of anyone's.
+    rnd = random.Random(ctx.options.seed + 6)
+    victim = new_task(ctx, {"input": "victim"})["task_id"]
+    original = b"victim bytes\x00\xff" + rnd.randbytes(64)
+    with ctx.setup("AP-ARTIFACT-001"):
+        kept = ctx.conforms(upload(ctx, victim, "victim.txt", original, "shared"), "uploadAgentTaskArtifacts", 200)
+    fetched(ctx, victim, kept["artifact_id"])  # readable before the attack, so a loss after it is the attack's
+    attacker = new_task(ctx, {"input": "attacker"})["task_id"]
+    attempts = (
+        ("victim.txt", f"../{victim}/shared"),
+        ("victim.txt", f"../../{victim}/shared"),
+        ("victim.txt", f"..\\{victim}\\shared"),
+        (f"../{victim}/shared/victim.txt", None),
+    )
+    problems: list[str] = []
+    for number, (name, relative_path) in enumerate(attempts, 1):
+        hostile = f"attacker {number} ".encode() + rnd.randbytes(32)
+        response = upload(ctx, attacker, name, hostile, relative_path)
+        where = f"upload {number} (file name {name!r}, relative_path {relative_path!r})"
+        if 400 <= response.status < 500:
+            continue  # refused: the safe answer
+        if response.status != 200:  # go on: whether the other task's file survived matters most
+            problems.append(f"{where} answered {response.status}, neither refused (4xx) nor stored")
+            continue
+        stored = ctx.conforms(response, "uploadAgentTaskArtifacts", 200, judge=False)
+        back = fetched(ctx, attacker, str(stored.get("artifact_id")))
+        if back.status != 200 or back.body != hostile:
+            problems.append(f"{where} was accepted, but its download answers {back.status} with "
+                            f"{len(back.body)} bytes that are not the {len(hostile)} uploaded")
+    after = download(ctx, victim, kept["artifact_id"])
+    if after.status != 200 or after.body != original:
+        problems.insert(0, f"the other task's artifact was overwritten or lost: its download answers "
+                           f"{after.status} with {after.body[:24]!r}..., not the bytes it was uploaded with")
+    ctx.expect(not problems, "; ".join(problems))
+    with ctx.setup("AP-ARTIFACT-004"):
+        listed = all_items(ctx, task_path(victim, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    ctx.expect_equal([a.get("artifact_id") for a in listed], [kept["artifact_id"]],
+                     "the other task's artifacts after the crafted uploads")
+
+
+# --- pagination ----------------------------------------------------------------------------------
+
+
+@registry.requirement("AP-PAGE-001", Level.MUST,
+                      "GET /ap/v1/agent/tasks pages by the documented defaults (current_page 1, page_size 10) and "
+                      "at any page_size: total_pages = ceil(total_items / page_size), full pages but the last, "
+                      "every task exactly once",
+                      _op(TASK_OPS, "get"))
+def task_pages(ctx: Context) -> None:
+    # Walking all tasks assumes no one else creates tasks on the target meanwhile.
+    created = [new_task(ctx, {"input": f"page {n}"})["task_id"] for n in range(3)]
+    items, pagination = list_page(ctx, TASKS, "listAgentTasks", "tasks", False)
+    total = pagination.get("total_items")
+    if not isinstance(total, int) or total < len(created):
+        ctx.fail(f"total_items {total!r} after creating 3 tasks")
+    ctx.expect_equal((pagination.get("current_page"), pagination.get("page_size")), (1, 10),
+                     "(current_page, page_size) without paging parameters (the documented defaults)")
+    ctx.expect_equal(len(items), min(10, total), "tasks on the default first page")
+    listed = walk(ctx, TASKS, "listAgentTasks", "tasks", walk_size(total))
+    ids = {t.get("task_id") for t in listed}
+    ctx.expect(all(c in ids for c in created), "a task just created is on no page")
+
+
+@registry.requirement("AP-PAGE-002", Level.MUST,
+                      "GET .../steps pages by the same arithmetic: ceil(total_items / page_size) pages, full pages "
+                      "but the last, each executed step exactly once",
+                      _op(STEPS_OP, "get"))
+def step_pages(ctx: Context) -> None:
+    run = run_task(ctx)
+    count = len(run.steps)
+    size = count - 1 if count >= 3 else count + 1  # always a partly filled last page
+    listed = walk(ctx, task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps", size)
+    ctx.expect_equal(sorted(s.get("step_id") for s in listed), sorted(s["step_id"] for s in run.steps),
+                     f"step ids over all pages at page_size {size}")
+
+
+@registry.requirement("AP-PAGE-003", Level.MUST,
+                      "GET .../artifacts pages by the same arithmetic: ceil(total_items / page_size) pages, full "
+                      "pages but the last, each artifact exactly once",
+                      _op(ARTIFACTS_OP, "get"))
+def artifact_pages(ctx: Context) -> None:
+    task = new_task(ctx, {"input": "five files"})
+    before = len(task.get("artifacts") or [])
+    ids = []
+    for n in range(5):
+        with ctx.setup("AP-ARTIFACT-001"):
+            answer = ctx.conforms(upload(ctx, task["task_id"], f"page-{n}.txt", f"file {n}".encode(), None),
+                                  "uploadAgentTaskArtifacts", 200)
+            ctx.expect(isinstance(answer, dict) and answer.get("artifact_id"), f"upload answered {answer!r:.200}")
+        ids.append(answer["artifact_id"])
+    listed = walk(ctx, task_path(task["task_id"], "artifacts"), "listAgentTaskArtifacts", "artifacts", 2)
+    ctx.expect_equal(len(listed), before + 5, "artifacts over all pages (total_items)")
+    got = {a.get("artifact_id") for a in listed}
+    missing = [i for i in ids if i not in got]
+    ctx.expect(not missing, f"uploaded artifacts missing from the pages: {missing}")
+
+
+@registry.requirement("AP-PAGE-004", Level.SHOULD,
+                      "A current_page beyond the last page answers 200 with no items and the same total_items and "
+                      "total_pages",
+                      PAGINATION)
+def beyond_last_page(ctx: Context) -> None:
+    # SHOULD: the document does not say what lies past the end; listAgentTasks documents no 404,
+    # and an empty page is the only answer consistent with the totals.
+    run = run_task(ctx)
+    up = uploaded(ctx)
+    for path, operation, key in (
+        (TASKS, "listAgentTasks", "tasks"),
+        (task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps"),
+        (task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts"),
+    ):
+        _, first = list_page(ctx, path, operation, key, False, current_page=1, page_size=2)
+        # Past the real last page, whatever total_pages claims (PAGE-001..003 judge that claim).
+        total = first.get("total_items")
+        beyond = max(math.ceil(total / 2) if isinstance(total, int) else 0, 1) + 1
+        items, pagination = list_page(ctx, path, operation, key, False, current_page=beyond, page_size=2)
+        ctx.expect_equal(items, [], f"{operation} page {beyond} of {first.get('total_pages')}: items")
+        for field in ("total_items", "total_pages"):
+            ctx.expect_equal(pagination.get(field), first.get(field), f"{operation} page {beyond}: {field}")

@@ -1,0 +1,484 @@
+"""NeuroSan agent service: what the schema cannot say (answers, framing, continuation, errors).
+
+The suite has no option naming an agent, so it discovers one: the agents the upstream concierge
+(``GET /api/v1/list``) names, then the well-known ``hello_world``; the first that answers 200 on
+connectivity is used. When none does, agent-dependent requirements are reported not verified.
+
+Streams are read frame by frame as they arrive, bounded by the client's limits: a target that
+stops sending mid-stream fails the requirement being checked with a "stream stalled" message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ...context import Context
+from ...http import Response, TargetError
+from ...requirements import Level, Registry
+from ...schemas import SchemaSet
+from ...specs import load
+
+registry = Registry("neuro-san")
+STREAMING_OPERATIONS = ("AgentService_StreamingChat",)
+
+DOC = "neuro-san/openapi.yaml"
+EXTRAS = "neuro-san/upstream-extras.yaml"
+FACTS = "UPSTREAM-FACTS: NeuroSan"
+CONNECTIVITY = f"{DOC}#/paths/~1api~1v1~1{{agent_name}}~1connectivity/get"
+FUNCTION = f"{DOC}#/paths/~1api~1v1~1{{agent_name}}~1function/get"
+CHAT = f"{DOC}#/paths/~1api~1v1~1{{agent_name}}~1streaming_chat/post"
+
+WELL_KNOWN_AGENT = "hello_world"
+UNKNOWN_AGENT = "conformance_no_such_agent_7f3a9c"
+MAX_LISTED_CANDIDATES = 5
+STREAM_MEDIA_TYPES = ("application/json", "application/json-lines")
+"""The document declares application/json; the upstream server labels the stream json-lines. Both
+are the documented stream, here (NS-STREAM-003) and in the schema phase (NS-SCHEMA-003)."""
+ANSWER = "AGENT_FRAMEWORK"
+
+
+# --- the agent to test with ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _NoAgent:
+    reason: str
+
+
+def agent(ctx: Context) -> str:
+    """The agent the checks talk to, discovered once per run; not verified when there is none."""
+    found = ctx.memo("neuro-san:agent", lambda: _discover(ctx))
+    if isinstance(found, _NoAgent):
+        ctx.not_verified(found.reason)
+    return found
+
+
+def _discover(ctx: Context) -> str | _NoAgent:
+    listed, how = _listed_agents(ctx)
+    candidates = list(dict.fromkeys([*listed[:MAX_LISTED_CANDIDATES], WELL_KNOWN_AGENT]))
+    answers = []
+    for name in candidates:
+        status = ctx.client.get(f"/api/v1/{name}/connectivity").status
+        if status == 200:
+            return name
+        answers.append(f"{name!r} -> HTTP {status}")
+    return _NoAgent(
+        f"no agent to test with: GET /api/v1/list {how}, and no candidate answered 200 on "
+        f"GET /api/v1/{{agent_name}}/connectivity ({'; '.join(answers)})"
+    )
+
+
+def _listed_agents(ctx: Context) -> tuple[list[str], str]:
+    """Agent names from the upstream concierge list, and a phrase saying how that went."""
+    try:
+        response = ctx.client.get("/api/v1/list")
+    except TargetError as exc:
+        return [], f"failed ({exc})"
+    if response.status != 200:
+        return [], f"answered HTTP {response.status}"
+    try:
+        agents = json.loads(response.body).get("agents")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return [], "answered something other than a JSON object"
+    if not isinstance(agents, list):
+        return [], "answered no `agents` list"
+    names = [a["agent_name"] for a in agents if isinstance(a, dict) and isinstance(a.get("agent_name"), str)]
+    return [n for n in names if n], f"named {len(names)} agent(s)"
+
+
+# --- streaming chat ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    content_type: str
+    messages: list[dict[str, Any]]
+    """The ``response`` ChatMessage of each streamed ChatResponse, in arrival order."""
+
+    @property
+    def types(self) -> list[Any]:
+        return [m.get("type") for m in self.messages]
+
+
+def chat_request(text: str, chat_filter: str | None = None, context: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"user_message": {"type": "HUMAN", "text": text}}
+    if chat_filter is not None:
+        body["chat_filter"] = {"chat_filter_type": chat_filter}
+    if context is not None:
+        body["chat_context"] = context
+    return body
+
+
+STATUS_OWNER = "NS-STREAM-002"
+"""A valid chat answered with a stream at all, with or without a filter: NS-STREAM-002's subject."""
+FRAMING_OWNER = "NS-STREAM-001"
+"""Whole JSON objects, one ChatResponse each, to the end of the stream: NS-STREAM-001's subject."""
+
+
+def chat(
+    ctx: Context,
+    name: str,
+    text: str,
+    chat_filter: str | None = None,
+    context: Any = None,
+    validate: bool = False,
+    status_owner: str | None = STATUS_OWNER,
+    framing_owner: str | None = FRAMING_OWNER,
+) -> Transcript:
+    """One streaming_chat exchange read to its end, frame by frame; ``validate`` checks each frame
+    against ChatResponse as it arrives (the framing requirement), the others only need messages.
+    A check that is not the owner of the answer's status or framing is blocked, not failed, by
+    them (``None``: the calling check owns it)."""
+    body = chat_request(text, chat_filter, context)
+    with ctx.setup(status_owner), ctx.client.stream("POST", f"/api/v1/{name}/streaming_chat", json=body) as stream:
+        if stream.status != 200:
+            ctx.fail(f"streaming_chat answered HTTP {stream.status}, expected 200: {stream.read()[:300]!r}")
+        messages = []
+        with ctx.setup(framing_owner):
+            for frame in ctx.frames(stream, "ndjson"):
+                where = f"streamed object {frame.index + 1}"
+                if validate:
+                    ctx.validate_component("ChatResponse", frame.value, where)
+                message = frame.value.get("response") if isinstance(frame.value, dict) else None
+                if not isinstance(message, dict):
+                    ctx.fail(f"{where} carries no `response` ChatMessage: {frame.raw[:200]}")
+                messages.append(message)
+        return Transcript(stream.content_type, messages)
+
+
+def final_answer(ctx: Context, transcript: Transcript, what: str, owner: str | None = STATUS_OWNER) -> dict[str, Any]:
+    """The stream's last message, which must be the AGENT_FRAMEWORK answer with non-empty text
+    (NS-STREAM-002's subject: any other check is blocked by it)."""
+    with ctx.setup(owner):
+        if not transcript.messages:
+            ctx.fail(f"{what}: the stream closed without any message")
+        last = transcript.messages[-1]
+        if last.get("type") != ANSWER:
+            ctx.fail(
+                f"{what}: the last streamed message is {last.get('type')!r}, not {ANSWER} (types: {transcript.types})"
+            )
+        text = last.get("text")
+        ctx.expect(isinstance(text, str) and text.strip(), f"{what}: the final {ANSWER} message has no answer text")
+    return last
+
+
+def history_texts(context: Any) -> list[str]:
+    """The text of every message in every chat history of a ChatContext."""
+    texts: list[str] = []
+    if not isinstance(context, dict):
+        return texts
+    for history in context.get("chat_histories") or ():
+        for message in (history.get("messages") or ()) if isinstance(history, dict) else ():
+            if isinstance(message, dict) and isinstance(message.get("text"), str):
+                texts.append(message["text"])
+    return texts
+
+
+def is_status(body: Any) -> bool:
+    """A Status as every error here must carry: an integer code and a string message."""
+    return (
+        isinstance(body, dict)
+        and isinstance(body.get("code"), int)
+        and not isinstance(body.get("code"), bool)
+        and isinstance(body.get("message"), str)
+    )
+
+
+def expect_status_body(ctx: Context, response: Response, operation_id: str, what: str) -> None:
+    """A JSON Status: an integer code with a string message (its Content-Type is NS-SCHEMA-003's)."""
+    body = ctx.conforms(response, operation_id, judge=False)
+    ctx.expect(
+        is_status(body), f"{what}: HTTP {response.status} body is not a Status {{code: int, message: str}}: {body!r}"
+    )
+
+
+# --- connectivity and function -------------------------------------------------------------------------
+
+
+@registry.requirement(
+    "NS-CONN-001",
+    Level.MUST,
+    "GET /api/v1/{agent_name}/connectivity answers 200 with a ConnectivityResponse whose entries name their origin",
+    CONNECTIVITY,
+)
+def connectivity(ctx: Context) -> None:
+    # The schema requires nothing; an entry without the node it describes ("origin") describes nothing.
+    name = agent(ctx)
+    body = ctx.conforms(ctx.client.get(f"/api/v1/{name}/connectivity"), "AgentService_Connectivity", 200)
+    ctx.expect(isinstance(body, dict), f"connectivity answered {body!r}, not an object")
+    for n, entry in enumerate(body.get("connectivity_info") or ()):
+        origin = entry.get("origin")
+        ctx.expect(isinstance(origin, str) and origin, f"connectivity_info[{n}] names no origin node: {entry!r}")
+
+
+@registry.requirement(
+    "NS-FUNC-001",
+    Level.MUST,
+    "GET /api/v1/{agent_name}/function answers 200 with a FunctionResponse carrying a Function object",
+    FUNCTION,
+)
+def function(ctx: Context) -> None:
+    name = agent(ctx)
+    body = ctx.conforms(ctx.client.get(f"/api/v1/{name}/function"), "AgentService_Function", 200)
+    ctx.expect(
+        isinstance(body, dict) and isinstance(body.get("function"), dict),
+        f"the FunctionResponse carries no `function` object: {body!r}",
+    )
+
+
+@registry.requirement(
+    "NS-HTTP-001",
+    Level.SHOULD,
+    "GET connectivity and function with a `{}` JSON body, as the official client sends them, answer as documented",
+    f"{FACTS}: the official Python client calls connectivity and function as GET with a `{{}}` JSON body",
+)
+def get_with_empty_body(ctx: Context) -> None:
+    name = agent(ctx)
+    headers = {"Content-Type": "application/json"}
+    for route, operation_id in (("connectivity", "AgentService_Connectivity"), ("function", "AgentService_Function")):
+        response = ctx.client.get(f"/api/v1/{name}/{route}", content=b"{}", headers=headers)
+        ctx.conforms(response, operation_id, 200)
+
+
+# --- errors ------------------------------------------------------------------------------------------------
+
+UNKNOWN_AGENT_CALLS = (
+    ("GET", "connectivity", "AgentService_Connectivity"),
+    ("GET", "function", "AgentService_Function"),
+    ("POST", "streaming_chat", "AgentService_StreamingChat"),
+)
+
+
+def _ask_unknown_agent(ctx: Context, method: str, route: str) -> Response:
+    body = chat_request("hello") if method == "POST" else None
+    return ctx.client.request(method, f"/api/v1/{UNKNOWN_AGENT}/{route}", json=body)
+
+
+@registry.requirement(
+    "NS-ERR-001",
+    Level.MUST,
+    "An agent the server does not host is answered with an error status (>= 400) on connectivity, function and "
+    "streaming_chat",
+    f"{DOC}#/tags/0/description",
+)
+def unknown_agent_is_an_error(ctx: Context) -> None:
+    for method, route, _ in UNKNOWN_AGENT_CALLS:
+        response = _ask_unknown_agent(ctx, method, route)
+        ctx.expect(
+            response.status >= 400,
+            f"{method} /api/v1/{UNKNOWN_AGENT}/{route} answered HTTP {response.status}; an unknown agent must be an "
+            f"error: {response.text[:200]!r}",
+        )
+
+
+@registry.requirement(
+    "NS-ERR-002",
+    Level.MUST,
+    "Error answers for an unknown agent carry a Status body (integer code, string message) on all three routes",
+    f"{DOC}#/components/schemas/Status",
+)
+def unknown_agent_status_body(ctx: Context) -> None:
+    checked = 0
+    for method, route, operation_id in UNKNOWN_AGENT_CALLS:
+        response = _ask_unknown_agent(ctx, method, route)
+        if response.status < 400:
+            continue  # NS-ERR-001 reports it; there is no error body to judge here
+        expect_status_body(ctx, response, operation_id, f"{method} {route} for an unknown agent")
+        checked += 1
+    if not checked:
+        ctx.not_verified("no route answered an error for an unknown agent (see NS-ERR-001)")
+
+
+INVALID_CHAT_BODIES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("malformed JSON", {"content": b'{"user_message": {"text": '}),
+    ("a JSON array instead of a ChatRequest", {"json": ["not", "a", "ChatRequest"]}),
+    ("user_message.text a number", {"json": {"user_message": {"type": "HUMAN", "text": 42}}}),
+    ("an unknown chat_filter_type", {"json": chat_request("hi") | {"chat_filter": {"chat_filter_type": "EVERYTHING"}}}),
+    ("sly_data a string", {"json": chat_request("hi") | {"sly_data": "not an object"}}),
+)
+
+
+@registry.requirement(
+    "NS-ERR-003",
+    Level.SHOULD,
+    "A streaming_chat body that is not a valid ChatRequest is rejected with a 4xx Status before any stream opens",
+    f"{CHAT}/requestBody",
+)
+def invalid_chat_request(ctx: Context) -> None:
+    # SHOULD: the document gives the body's schema but says nothing about rejecting others.
+    name = agent(ctx)
+    headers = {"Content-Type": "application/json"}
+    for what, payload in INVALID_CHAT_BODIES:
+        response = ctx.client.post(f"/api/v1/{name}/streaming_chat", headers=headers, **payload)
+        ctx.expect(
+            400 <= response.status < 500,
+            f"{what}: expected a 4xx rejection, got HTTP {response.status}: {response.text[:200]!r}",
+        )
+        expect_status_body(ctx, response, "AgentService_StreamingChat", what)
+
+
+# --- streaming ---------------------------------------------------------------------------------------------
+
+
+@registry.requirement(
+    "NS-STREAM-001",
+    Level.MUST,
+    "streaming_chat streams whole JSON objects one line each (several per line tolerated), each a ChatResponse "
+    "carrying a response message",
+    f"{CHAT}/description",
+)
+def stream_framing(ctx: Context) -> None:
+    # MAXIMAL, so that every kind of message the agent produces is framed and validated.
+    transcript = chat(ctx, agent(ctx), "Hello! Please answer briefly.", "MAXIMAL", validate=True, framing_owner=None)
+    ctx.expect(transcript.messages, "the stream closed without any ChatResponse")
+
+
+@registry.requirement(
+    "NS-STREAM-002",
+    Level.MUST,
+    "The stream ends with the answer: an AGENT_FRAMEWORK message with non-empty text, with or without MAXIMAL",
+    f"{CHAT}/description",
+)
+def stream_ends_with_answer(ctx: Context) -> None:
+    name = agent(ctx)
+    for chat_filter, what in ((None, "without chat_filter"), ("MAXIMAL", "with MAXIMAL")):
+        transcript = chat(ctx, name, "Hello! Please answer briefly.", chat_filter, status_owner=None)
+        final_answer(ctx, transcript, what, owner=None)
+
+
+@registry.requirement(
+    "NS-STREAM-003",
+    Level.MUST,
+    "The stream is labelled application/json (the document) or application/json-lines (the upstream server)",
+    f"{FACTS}: the real server labels it `application/json-lines` (the seed document declares application/json)",
+)
+def stream_content_type(ctx: Context) -> None:
+    body = chat_request("Hello! Please answer briefly.")
+    with ctx.client.stream("POST", f"/api/v1/{agent(ctx)}/streaming_chat", json=body) as stream:
+        with ctx.setup(STATUS_OWNER):
+            ctx.expect_status(stream, 200)
+        ctx.expect(
+            stream.content_type in STREAM_MEDIA_TYPES,
+            f"the stream's Content-Type is {stream.content_type or '(none)'!r}, not one of {list(STREAM_MEDIA_TYPES)}",
+        )
+
+
+# --- chat_context --------------------------------------------------------------------------------------------
+
+
+@registry.requirement(
+    "NS-CTX-001",
+    Level.MUST,
+    "The final AGENT_FRAMEWORK message carries a chat_context: a ChatContext with at least one chat history",
+    f"{CHAT}/description",
+)
+def final_carries_context(ctx: Context) -> None:
+    last = final_answer(ctx, chat(ctx, agent(ctx), "Hello! Please answer briefly."), "without chat_filter")
+    context = last.get("chat_context")
+    if not isinstance(context, dict):
+        ctx.fail(f"the final {ANSWER} message has no chat_context: {json.dumps(last)[:300]}")
+    ctx.validate_component("ChatContext", context, "chat_context")
+    ctx.expect(context.get("chat_histories"), f"the chat_context holds no chat history: {context!r}")
+
+
+CONVERSATION = (
+    "Conformance turn one: my favourite colour is teal. Please answer briefly.",
+    "Conformance turn two: what is my favourite colour? Please answer briefly.",
+    "Conformance turn three: thank you, goodbye. Please answer briefly.",
+)
+
+
+@registry.requirement(
+    "NS-CTX-002",
+    Level.MUST,
+    "Sending the chat_context back continues the conversation: over three turns the returned history grows and "
+    "holds the earlier exchanges",
+    f"{CHAT}/description",
+)
+def context_continues(ctx: Context) -> None:
+    name = agent(ctx)
+    context: Any = None
+    earlier: list[str] = []
+    size = 0
+    for turn, text in enumerate(CONVERSATION, 1):
+        last = final_answer(ctx, chat(ctx, name, text, context=context), f"turn {turn}")
+        context = last.get("chat_context")
+        if not isinstance(context, dict):
+            with ctx.setup("NS-CTX-001"):
+                ctx.fail(f"turn {turn}: the answer carries no chat_context to send back")
+        texts = history_texts(context)
+        if turn > 1:
+            ctx.expect(
+                len(texts) > size,
+                f"turn {turn}: the returned history has {len(texts)} messages, not more than the {size} sent back: "
+                "the chat_context was not continued",
+            )
+            missing = [t for t in earlier if not any(t in held for held in texts)]
+            ctx.expect(not missing, f"turn {turn}: the returned history lost the earlier exchange(s) {missing}")
+        earlier += [text, last["text"]]
+        size = len(texts)
+
+
+# --- chat_filter ---------------------------------------------------------------------------------------------
+
+
+@registry.requirement(
+    "NS-FILTER-001",
+    Level.SHOULD,
+    "With chat_filter MINIMAL the stream carries only the answer: AGENT_FRAMEWORK messages with a chat_context",
+    f"{FACTS}: MINIMAL sends only the final one",
+)
+def minimal_filter(ctx: Context) -> None:
+    transcript = chat(ctx, agent(ctx), "Hello! Please answer briefly.", "MINIMAL")
+    final_answer(ctx, transcript, "with MINIMAL")
+    extra = [m.get("type") for m in transcript.messages if m.get("type") != ANSWER or "chat_context" not in m]
+    ctx.expect(not extra, f"with MINIMAL the stream also carried intermediate messages {extra}")
+
+
+@registry.requirement(
+    "NS-FILTER-002",
+    Level.SHOULD,
+    "With chat_filter MAXIMAL the stream carries intermediate messages before the final answer",
+    f"{FACTS}: With chat_filter MAXIMAL the stream also carries intermediate messages",
+)
+def maximal_filter(ctx: Context) -> None:
+    # SHOULD: the document names MAXIMAL but defines no messages; upstream streams the agents' work.
+    transcript = chat(ctx, agent(ctx), "Hello! Please answer briefly.", "MAXIMAL")
+    final_answer(ctx, transcript, "with MAXIMAL")
+    ctx.expect(
+        len(transcript.messages) > 1,
+        f"with MAXIMAL the stream carried only the answer ({transcript.types}), no intermediate message",
+    )
+
+
+# --- the concierge list (upstream profile) ---------------------------------------------------------------------
+
+
+@cache
+def _upstream_schemas() -> SchemaSet:
+    return SchemaSet(load("neuro-san", "upstream").raw)
+
+
+@registry.requirement(
+    "NS-LIST-001",
+    Level.MAY,
+    "GET /api/v1/list (upstream profile) answers 200 with {agents: [{agent_name, ...}]}",
+    f"{EXTRAS}#/paths/~1api~1v1~1list/get",
+)
+def concierge_list(ctx: Context) -> None:
+    response = ctx.client.get("/api/v1/list")
+    ctx.expect_status(response, 200)
+    ctx.expect(
+        response.content_type == "application/json",
+        f"Content-Type {response.content_type or '(none)'!r}, expected 'application/json'",
+    )
+    body = response.json()
+    problems = _upstream_schemas().violations({"$ref": "#/components/schemas/ConciergeResponse"}, body)
+    ctx.expect(not problems, "the list is not a ConciergeResponse: " + "; ".join(map(str, problems)))
+    agents = body.get("agents") or []
+    ctx.expect(agents, "the list names no agent")
+    unnamed = [a for a in agents if not a.get("agent_name")]
+    ctx.expect(not unnamed, f"listed agents without an agent_name: {unnamed[:3]}")

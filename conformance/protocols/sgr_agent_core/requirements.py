@@ -1,0 +1,516 @@
+"""SGR Agent Core: the SSE chat stream event by event, the agents it creates, errors, clarification.
+
+The schema phase validates every SSE event of the streamed answers against the document's
+``itemSchema`` (schemathesis 4 parses text/event-stream and checks each event's ``contentSchema``),
+so no operation is listed in STREAMING_OPERATIONS. What a per-event schema cannot say is checked
+here: the ``[DONE]`` terminator, the last chunk's ``finish_reason``, chunk ``model`` equal to the
+X-Agent-ID header, the header values, the agent's state transitions and the error bodies.
+
+On a real server every chat runs an LLM research, so the framing checks share one recorded
+research stream (``ctx.memo``); each check that uses it cites its exchange as evidence.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ...context import CheckFailed, Context
+from ...http import TargetError
+from ...requirements import Level, Registry
+from ...results import Exchange
+
+registry = Registry("sgr-agent-core")
+DOC = "sgr-agent-core/openapi.yaml"
+
+STREAMING_OPERATIONS: tuple[str, ...] = ()
+
+SCHEMA_EXPECTED_STATUSES: dict[str, dict[str, tuple[str, ...]]] = {
+    "createChatCompletion": {
+        # The document prescribes 501 for `stream: false`, a schema-valid request: a contract
+        # answer, not a crash. Other 5xx statuses still fail SGR-SCHEMA-001.
+        "not_a_server_error": ("501",),
+        # `model` is any string in the schema, but only configured models (or a waiting agent's
+        # id) are accepted: the document prescribes 400 for the rest, which no schema can express.
+        "positive_data_acceptance": ("400",),
+    },
+}
+
+CHAT = "/v1/chat/completions"
+DEFAULT_MODEL = "sgr_tool_calling_agent"  # the document's default for `model`
+DONE = "[DONE]"
+WAITING = "waiting_for_clarification"
+RUNNING = ("inited", "researching")
+UUID = r"[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}"
+AGENT_ID = re.compile(rf"^[A-Za-z0-9_]+_{UUID}$")  # components/schemas/AgentIdentifier
+
+TASK = "Research the history of the Rust programming language"
+PROVOKE = "Research the best option for me. Before you start, clarify which option and criteria I mean."
+"""A request too vague to research, asking for a clarification: the best a client can do to make
+an agent ask. A server decides by itself whether to ask; when it does not, CLAR is not verified."""
+ANSWER = "I mean electric city cars under 30000 euros, compared by range and price"
+
+
+def ref(pointer: str) -> str:
+    return f"{DOC}#{pointer}"
+
+
+def user(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
+
+
+# --- recorded streams -------------------------------------------------------------------------
+
+
+@dataclass
+class Recorded:
+    """One streamed answer as it arrived: events, the first invalid one, and how it ended."""
+
+    status: int
+    headers: httpx.Headers
+    content_type: str
+    exchange: Exchange
+    events: list[str] = field(default_factory=list)
+    """Each event's data, in arrival order (``[DONE]`` included)."""
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    """The JSON objects among them, in order."""
+    problem: str = ""
+    """The first event that is not a valid chat.completion.chunk, found as it arrived."""
+    error: str = ""
+    """Why reading stopped before the server ended the stream (stall, broken framing, reset)."""
+    body: bytes = b""
+    """The whole answer when it was not a 200."""
+
+    @property
+    def agent_id(self) -> str | None:
+        value = self.headers.get("X-Agent-ID")
+        return str(value) if value is not None else None
+
+
+def record(ctx: Context, path: str, body: dict[str, Any]) -> Recorded:
+    """POSTs and reads the SSE answer event by event, validating each chunk as it arrives."""
+    with ctx.client.stream("POST", path, json=body) as stream:
+        rec = Recorded(stream.status, stream.headers, stream.content_type, ctx.client.log[-1])
+        if stream.status != 200:
+            rec.body = stream.read()
+            return rec
+        try:
+            for frame in ctx.frames(stream, "sse"):
+                rec.events.append(frame.raw)
+                if frame.raw == DONE:
+                    continue
+                where = f"event {frame.index + 1}"
+                if not isinstance(frame.value, dict):
+                    rec.problem = rec.problem or f"{where} is not a JSON object: {frame.raw[:160]!r}"
+                    continue
+                rec.chunks.append(frame.value)
+                if not rec.problem:
+                    try:
+                        ctx.validate_component("ChatCompletionChunk", frame.value, where)
+                    except CheckFailed as exc:
+                        rec.problem = str(exc)
+        except (CheckFailed, TargetError) as exc:
+            rec.error = str(exc)
+            rec.exchange.error = rec.error
+    return rec
+
+
+def expect_stream(ctx: Context, rec: Recorded, owner: str | None = "SGR-STREAM-001") -> None:
+    """The chat answered 200 with a stream (SGR-STREAM-001's subject; any other check is blocked)."""
+    with ctx.setup(owner):
+        if rec.status != 200:
+            body = rec.body[:300].decode("utf-8", "replace")
+            ctx.fail(f"expected HTTP 200 with an event stream, got {rec.status}: {body}")
+
+
+def expect_complete(ctx: Context, rec: Recorded, owner: str | None = "SGR-STREAM-007") -> None:
+    """The server ended the stream itself, after ``data: [DONE]`` and nothing else (SGR-STREAM-007's
+    subject: a check that needs a finished stream is blocked by it)."""
+    expect_stream(ctx, rec)
+    with ctx.setup(owner):
+        _expect_done(ctx, rec)
+
+
+def _expect_done(ctx: Context, rec: Recorded) -> None:
+    if rec.error:
+        ctx.fail(f"the stream did not complete after {len(rec.events)} event(s): {rec.error}")
+    if DONE not in rec.events:
+        ctx.fail(f"the stream ended after {len(rec.events)} event(s) without data: [DONE]")
+    if rec.events.index(DONE) != len(rec.events) - 1:
+        ctx.fail(f"events after data: [DONE]: {rec.events[rec.events.index(DONE) + 1:][:3]!r}")
+
+
+def finish_reason(chunk: dict[str, Any]) -> Any:
+    choices = chunk.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    return first.get("finish_reason")
+
+
+# --- shared fixtures --------------------------------------------------------------------------
+
+
+def chat_model(ctx: Context) -> str:
+    """A model the server lists (the first), else the document's default."""
+
+    def first_listed() -> str:
+        try:
+            data = ctx.client.get("/v1/models").json().get("data")
+            model = data[0].get("id") if isinstance(data, list) and data and isinstance(data[0], dict) else None
+        except (CheckFailed, TargetError, AttributeError):
+            model = None
+        return model if isinstance(model, str) and model else DEFAULT_MODEL
+
+    return ctx.memo("sgr:model", first_listed)
+
+
+@dataclass(frozen=True)
+class Research:
+    model: str
+    messages: list[dict[str, str]]
+    rec: Recorded
+
+
+def research(ctx: Context) -> Research:
+    """One research chat, recorded once per run and shared by the framing and agent checks."""
+
+    def run() -> Research:
+        model = chat_model(ctx)
+        messages = [user(TASK)]
+        return Research(model, messages, record(ctx, CHAT, {"model": model, "messages": messages, "stream": True}))
+
+    found = ctx.memo("sgr:research", run)
+    ctx.cite(found.rec.exchange)
+    return found
+
+
+def agent_of(ctx: Context, rec: Recorded) -> str:
+    """The agent a chat created, named by its X-Agent-ID (SGR-STREAM-002's subject)."""
+    expect_stream(ctx, rec)
+    with ctx.setup("SGR-STREAM-002"):
+        ctx.expect(rec.agent_id, "the chat's stream has no X-Agent-ID header: the agent it created cannot be named")
+    assert rec.agent_id is not None
+    return rec.agent_id
+
+
+def settle(ctx: Context, agent_id: str) -> dict[str, Any]:
+    """The agent's state once it is no longer inited or researching, or at the time bound (the
+    state's form is SGR-AGENT-002's subject; a check needs only its state field)."""
+    deadline = time.monotonic() + ctx.options.timeout
+    while True:
+        with ctx.setup("SGR-AGENT-002"):
+            body = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
+            ctx.expect(isinstance(body, dict) and isinstance(body.get("state"), str),
+                       f"the agent's state has no state field: {body!r:.300}")
+        if body.get("state") not in RUNNING or time.monotonic() > deadline:
+            return dict(body)
+        time.sleep(0.1)
+
+
+def expect_detail(ctx: Context, body: Any, what: str) -> None:
+    """FastAPI's HTTPException body, exactly: ``{"detail": "<message>"}``."""
+    ctx.expect(isinstance(body, dict) and set(body) == {"detail"},
+               f"{what}: the body should be exactly {{\"detail\": ...}}, got {body!r}")
+    ctx.expect(isinstance(body["detail"], str) and body["detail"],
+               f"{what}: detail should be a non-empty string, got {body['detail']!r}")
+
+
+# --- service and models -----------------------------------------------------------------------
+
+
+@registry.requirement("SGR-SVC-001", Level.MUST, "GET /health answers 200 with status \"healthy\" and the service name",
+                      ref("/paths/~1health/get"))
+def health(ctx: Context) -> None:
+    body = ctx.conforms(ctx.client.get("/health"), "health", 200)
+    ctx.expect_equal(body.get("status"), "healthy", "status")
+    ctx.expect(isinstance(body.get("service"), str) and body["service"], "service should be a non-empty string")
+
+
+@registry.requirement("SGR-MODEL-001", Level.MUST,
+                      "GET /v1/models answers object \"list\" whose data are model objects (object \"model\")",
+                      ref("/paths/~1v1~1models/get"))
+def models(ctx: Context) -> None:
+    body = ctx.conforms(ctx.client.get("/v1/models"), "listModels", 200)
+    ctx.expect_equal(body.get("object"), "list", "object")
+    data = body.get("data")
+    ctx.expect(isinstance(data, list) and data, "data should list at least one agent model")
+    for n, model in enumerate(data):
+        ctx.expect_equal(model.get("object"), "model", f"data[{n}].object")
+        ctx.expect(isinstance(model.get("id"), str) and model["id"], f"data[{n}].id should be a non-empty string")
+    ids = [m["id"] for m in data]
+    ctx.expect(len(set(ids)) == len(ids), f"model ids repeat: {ids}")
+
+
+# --- the chat stream --------------------------------------------------------------------------
+
+
+@registry.requirement("SGR-STREAM-001", Level.MUST,
+                      "A chat completion answers 200 with Content-Type text/event-stream and Cache-Control no-cache",
+                      ref("/components/responses/ChatCompletionStream"))
+def stream_headers(ctx: Context) -> None:
+    rec = research(ctx).rec
+    expect_stream(ctx, rec, owner=None)
+    ctx.expect_equal(rec.content_type, "text/event-stream", "Content-Type")
+    ctx.expect_equal(str(rec.headers.get("Cache-Control", "")).strip().lower(), "no-cache", "Cache-Control")
+
+
+@registry.requirement("SGR-STREAM-002", Level.MUST,
+                      "A new chat's stream carries X-Agent-ID {agent_name}_{uuid}, agent_name the requested model",
+                      ref("/components/headers/X-Agent-ID"))
+def stream_agent_id(ctx: Context) -> None:
+    found = research(ctx)
+    agent_id = agent_of(ctx, found.rec)
+    pattern = rf"{re.escape(found.model)}_{UUID}"
+    ctx.expect(re.fullmatch(pattern, agent_id), f"X-Agent-ID {agent_id!r} is not {found.model}_<uuid>")
+
+
+@registry.requirement("SGR-STREAM-003", Level.SHOULD, "A new chat's stream carries X-Agent-Model: the requested model",
+                      "seed 001: POST /v1/chat/completions, response headers")
+def stream_agent_model(ctx: Context) -> None:
+    found = research(ctx)
+    expect_stream(ctx, found.rec)
+    ctx.expect_equal(found.rec.headers.get("X-Agent-Model"), found.model, "X-Agent-Model")
+
+
+@registry.requirement("SGR-STREAM-004", Level.MUST,
+                      "Each event of a chat stream, as it arrives, is data: JSON valid as a chat.completion.chunk",
+                      ref("/components/schemas/ChatCompletionStreamEvent"))
+def stream_chunks(ctx: Context) -> None:
+    rec = research(ctx).rec
+    expect_stream(ctx, rec)
+    if rec.problem:
+        ctx.fail(rec.problem)
+    if not rec.chunks:
+        with ctx.setup("SGR-STREAM-007" if rec.error else None):
+            ctx.fail(f"the stream carried no chat.completion.chunk{f': {rec.error}' if rec.error else ''}")
+    if rec.error:  # the events that arrived were valid, but not every event of the stream was seen
+        with ctx.setup("SGR-STREAM-007"):
+            ctx.fail(f"the stream did not complete after {len(rec.chunks)} valid event(s): {rec.error}")
+
+
+@registry.requirement("SGR-STREAM-005", Level.MUST, "Every chunk's model is the agent id, the one X-Agent-ID names",
+                      "UPSTREAM-FACTS: SGR Agent Core, 'its model is the agent id'")
+def stream_model_is_agent(ctx: Context) -> None:
+    rec = research(ctx).rec
+    expect_stream(ctx, rec)
+    ctx.expect(rec.chunks, "the stream carried no JSON chunk")
+    models = sorted({str(c.get("model")) for c in rec.chunks})
+    if rec.agent_id:
+        ctx.expect(models == [rec.agent_id], f"chunk model should be X-Agent-ID {rec.agent_id!r}, got {models}")
+    else:  # SGR-STREAM-002 reports the missing header; the chunks must still name one agent
+        ctx.expect(len(models) == 1 and AGENT_ID.match(models[0]), f"chunk model should be one agent id, got {models}")
+
+
+@registry.requirement("SGR-STREAM-006", Level.MUST, "The last chunk of a stream has finish_reason \"stop\"",
+                      ref("/components/responses/ChatCompletionStream"))
+def stream_finish(ctx: Context) -> None:
+    rec = research(ctx).rec
+    expect_stream(ctx, rec)
+    with ctx.setup("SGR-STREAM-007"):
+        ctx.expect(not rec.error, f"the stream did not complete, so it has no last chunk: {rec.error}")
+    ctx.expect(rec.chunks, "the stream carried no JSON chunk")
+    ctx.expect_equal(finish_reason(rec.chunks[-1]), "stop", "finish_reason of the last chunk")
+
+
+@registry.requirement("SGR-STREAM-007", Level.MUST,
+                      "A stream ends, within the time bound, with data: [DONE] as its last event",
+                      ref("/components/responses/ChatCompletionStream"))
+def stream_done(ctx: Context) -> None:
+    expect_complete(ctx, research(ctx).rec, owner=None)
+
+
+# --- the agents -------------------------------------------------------------------------------
+
+
+@registry.requirement("SGR-AGENT-001", Level.MUST,
+                      "The agent a chat created is listed by GET /agents with its task messages; total counts the list",
+                      ref("/paths/~1agents/get"))
+def agent_listed(ctx: Context) -> None:
+    # the list's form is SGR-SCHEMA-005's subject: other clients' agents are listed too
+    found = research(ctx)
+    agent_id = agent_of(ctx, found.rec)
+    body = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
+    agents = {a["agent_id"]: a for a in body["agents"]}
+    ctx.expect(agent_id in agents, f"{agent_id} is not listed; listed: {sorted(agents)[:10]}")
+    ctx.expect_equal(agents[agent_id]["task_messages"], found.messages, "task_messages")
+    ctx.expect_equal(body["total"], len(body["agents"]), "total")
+
+
+@registry.requirement("SGR-AGENT-002", Level.MUST,
+                      "GET /agents/{id}/state answers every documented field, the task messages as they were sent",
+                      ref("/paths/~1agents~1{agent_id}~1state/get"))
+def agent_state(ctx: Context) -> None:
+    found = research(ctx)
+    agent_id = agent_of(ctx, found.rec)
+    body = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
+    ctx.expect_equal(body["agent_id"], agent_id, "agent_id")
+    ctx.expect_equal(body["task_messages"], found.messages, "task_messages")
+
+
+@registry.requirement("SGR-AGENT-003", Level.MUST,
+                      "After its stream ends, the agent reaches state completed with a non-empty execution_result",
+                      ref("/components/schemas/AgentStateResponse"))
+def agent_completes(ctx: Context) -> None:
+    found = research(ctx)
+    agent_id = agent_of(ctx, found.rec)
+    expect_complete(ctx, found.rec)
+    body = settle(ctx, agent_id)
+    if body["state"] in RUNNING:
+        ctx.fail(f"the agent is still {body['state']} {ctx.options.timeout:g} s after its stream ended")
+    ctx.expect_equal(body["state"], "completed", "state")
+    result = body.get("execution_result")
+    ctx.expect(isinstance(result, str) and result.strip(), f"execution_result should be the report, got {result!r}")
+
+
+@registry.requirement("SGR-AGENT-004", Level.MUST,
+                      "DELETE /agents/{id} answers {agent_id, deleted: true, final_state}; then 404 and unlisted",
+                      ref("/paths/~1agents~1{agent_id}/delete"))
+def agent_deleted(ctx: Context) -> None:
+    rec = record(ctx, CHAT, {"model": chat_model(ctx), "messages": [user(TASK)], "stream": True})
+    agent_id = agent_of(ctx, rec)
+    before = settle(ctx, agent_id)["state"]
+    body = ctx.conforms(ctx.client.delete(f"/agents/{agent_id}"), "deleteAgent", 200)
+    ctx.expect_equal(body["agent_id"], agent_id, "agent_id")
+    ctx.expect(body["deleted"] is True, f"deleted should be true, got {body['deleted']!r}")
+    expected = "cancelled" if before in (*RUNNING, WAITING) else before
+    ctx.expect_equal(body["final_state"], expected, f"final_state of an agent that was {before}")
+    # gone: the 404's body is SGR-ERR-003's subject
+    ctx.expect_status(ctx.client.get(f"/agents/{agent_id}/state"), 404)
+    listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
+    ids = [a["agent_id"] for a in listed["agents"]]
+    ctx.expect(agent_id not in ids, f"the deleted agent {agent_id} is still listed by GET /agents")
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+@registry.requirement("SGR-ERR-001", Level.MUST, "A chat with an unknown model answers 400 {\"detail\": string}",
+                      ref("/paths/~1v1~1chat~1completions/post/responses/400"))
+def err_unknown_model(ctx: Context) -> None:
+    model = f"no_such_model_{uuid.uuid4().hex[:8]}"
+    response = ctx.client.post(CHAT, json={"model": model, "messages": [user(TASK)], "stream": True})
+    expect_detail(ctx, ctx.conforms(response, "createChatCompletion", 400), "unknown model")
+
+
+@registry.requirement("SGR-ERR-002", Level.MUST, "A chat completion with stream=false answers 501 {\"detail\": string}",
+                      ref("/paths/~1v1~1chat~1completions/post/responses/501"))
+def err_not_streaming(ctx: Context) -> None:
+    response = ctx.client.post(CHAT, json={"model": chat_model(ctx), "messages": [user(TASK)], "stream": False})
+    expect_detail(ctx, ctx.conforms(response, "createChatCompletion", 501), "stream=false")
+
+
+@registry.requirement("SGR-ERR-003", Level.MUST,
+                      "An unknown agent id answers 404 {\"detail\": string} on state, provide_clarification and delete",
+                      ref("/components/responses/AgentNotFound"))
+def err_unknown_agent(ctx: Context) -> None:
+    agent_id = f"{chat_model(ctx)}_{uuid.uuid4()}"
+    answers = [
+        ("getAgentState", ctx.client.get(f"/agents/{agent_id}/state")),
+        ("provideClarification",
+         ctx.client.post(f"/agents/{agent_id}/provide_clarification", json={"messages": [user(ANSWER)]})),
+        ("deleteAgent", ctx.client.delete(f"/agents/{agent_id}")),
+    ]
+    for operation_id, response in answers:
+        expect_detail(ctx, ctx.conforms(response, operation_id, 404), f"{operation_id} of an unknown agent")
+
+
+@registry.requirement("SGR-ERR-004", Level.MUST,
+                      "An invalid request body answers 422 {\"detail\": [{type, loc, msg}, ...]} with loc in the body",
+                      ref("/components/responses/BodyValidationFailed"))
+def err_invalid_body(ctx: Context) -> None:
+    model = chat_model(ctx)
+    cases: list[tuple[str, str, dict[str, Any]]] = [
+        ("createChatCompletion", CHAT, {"model": model, "stream": True}),
+        ("createChatCompletion", CHAT, {"model": model, "messages": "not a list", "stream": True}),
+    ]
+    found = research(ctx)  # an existing agent, so that only the body can be wrong
+    if found.rec.agent_id:
+        cases.append(("provideClarification", f"/agents/{found.rec.agent_id}/provide_clarification",
+                      {"messages": "not a list"}))
+    for operation_id, path, body in cases:
+        what = f"{operation_id} with {body}"
+        response = ctx.client.post(path, json=body)
+        if response.status != 422:
+            ctx.fail(f"{what}: expected HTTP 422, got {response.status}: {response.text[:200]}")
+        answer = ctx.conforms(response, operation_id, 422)
+        detail = answer.get("detail") if isinstance(answer, dict) else None
+        if not isinstance(detail, list) or not detail:
+            ctx.fail(f"{what}: detail should be a non-empty list of errors, got {detail!r}")
+        for n, item in enumerate(detail):
+            ctx.expect(isinstance(item, dict), f"{what}: detail[{n}] is not an object")
+            ctx.expect(isinstance(item.get("type"), str) and isinstance(item.get("msg"), str),
+                       f"{what}: detail[{n}] needs string type and msg, got {item!r}")
+            loc = item.get("loc")
+            ctx.expect(isinstance(loc, list) and loc and loc[0] == "body",
+                       f"{what}: detail[{n}].loc should start with \"body\", got {loc!r}")
+
+
+# --- clarification ----------------------------------------------------------------------------
+
+
+def waiting_agent(ctx: Context) -> tuple[str, dict[str, Any]]:
+    """Asks for research in a way that invites a clarification; not verified when none comes."""
+    rec = record(ctx, CHAT, {"model": chat_model(ctx), "messages": [user(PROVOKE)], "stream": True})
+    agent_id = agent_of(ctx, rec)
+    expect_complete(ctx, rec)  # its events' form is the SGR-STREAM requirements' subject
+    state = settle(ctx, agent_id)
+    if state["state"] != WAITING:
+        ctx.not_verified(
+            f"the agent did not ask for a clarification (state {state['state']!r} after a vague request that "
+            f"says 'clarify'); a server decides by itself when to ask, so the resumption could not be exercised")
+    return agent_id, state
+
+
+def expect_resumed(ctx: Context, agent_id: str, before: dict[str, Any]) -> None:
+    after = settle(ctx, agent_id)
+    with ctx.setup("SGR-AGENT-003"):  # an agent that never completes is SGR-AGENT-003's finding
+        ctx.expect(after["state"] not in RUNNING,
+                   f"the resumed agent is still {after['state']} {ctx.options.timeout:g} s after its stream ended")
+    if after["state"] == "completed":
+        result = after.get("execution_result")
+        ctx.expect(isinstance(result, str) and result.strip(), f"execution_result should be the report, got {result!r}")
+        return
+    progress = ("clarifications_used", "iteration")
+    moved = any(after.get(key) != before.get(key) for key in progress)
+    if after["state"] == WAITING and moved:
+        ctx.not_verified("the agent asked for another clarification; that it completes could not be observed")
+    ctx.fail(f"after the clarification the agent is {after['state']!r}, "
+             + ", ".join(f"{key} {before.get(key)} -> {after.get(key)}" for key in progress))
+
+
+@registry.requirement("SGR-CLAR-001", Level.MUST,
+                      "provide_clarification resumes a waiting agent: a stream under its X-Agent-ID, then completed",
+                      ref("/paths/~1agents~1{agent_id}~1provide_clarification/post"))
+def clarification_endpoint(ctx: Context) -> None:
+    agent_id, before = waiting_agent(ctx)
+    rec = record(ctx, f"/agents/{agent_id}/provide_clarification", {"messages": [user(ANSWER)]})
+    # the stream's labels and events are the SGR-STREAM requirements' subject; this one's is that
+    # the same agent resumes and completes
+    expect_stream(ctx, rec, owner=None)
+    ctx.expect_equal(rec.agent_id, agent_id, "X-Agent-ID")
+    expect_complete(ctx, rec)
+    expect_resumed(ctx, agent_id, before)
+
+
+@registry.requirement("SGR-CLAR-002", Level.MUST,
+                      "A chat whose model is a waiting agent's id resumes that agent; no new agent is created",
+                      ref("/paths/~1v1~1chat~1completions/post"))
+def clarification_by_chat(ctx: Context) -> None:
+    agent_id, before = waiting_agent(ctx)
+    messages = [user(ANSWER)]
+    # agents listed before the chat are not new, whatever their task messages say (SGR-AGENT-002's)
+    earlier = {a.get("agent_id") for a in ctx.conforms(ctx.client.get("/agents"), "listAgents", 200,
+                                                        judge=False).get("agents") or []}
+    rec = record(ctx, CHAT, {"model": agent_id, "messages": messages, "stream": True})
+    expect_stream(ctx, rec, owner=None)
+    ctx.expect_equal(rec.agent_id, agent_id, "X-Agent-ID")
+    expect_complete(ctx, rec)
+    listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
+    new = [a["agent_id"] for a in listed["agents"]
+           if a["agent_id"] not in earlier and a["agent_id"] != agent_id and a["task_messages"] == messages]
+    ctx.expect(not new, f"the clarification created a new agent {new} instead of resuming {agent_id}")
+    expect_resumed(ctx, agent_id, before)

@@ -1,0 +1,432 @@
+"""Synapse agent chat's model: sessions, their chat jobs, histories and traces, as every route and
+every poll must show them.
+
+The ledger holds every session the run created (and the ids the caller held before), each with its
+access level as last set, its etag and the jobs started in it. After each write the model reads the
+session (GET, its item in the sessions list walked through every nextPageToken) and its history,
+and polls its jobs; every poll is a statement by the server and is judged as one. Times are judged
+by the value oracle against the wall clock of the exchange that made them.
+
+Tolerated here because other requirements own them: answers that are not the documented shape
+(SYN-SCHEMA-005), a create answered with another status (SYN-SESS-001), the jobs' statuses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, initialize, rule
+
+from ...http import Response
+from ...model.engine import Model, ModelMachine, Session
+from ...model.oracle import Window, datetime_problems, epoch_problems, parse_datetime
+from ...requirements import Level, Requirement
+from .requirements import CHAT_START, LEVELS, SESSION, SESSIONS_LIST, registry
+
+DOC = "synapse-agent/openapi.yaml"
+PROTOCOL = "synapse-agent"
+MAX_PAGES = 60
+FIELDS = ("sessionId", "agentAccessLevel", "startedOn", "startedBy", "agentRegistrationId", "etag")
+"""What every route that shows a session must agree on (modifiedOn too, judged on its own)."""
+
+SAME_SESSION = "SYN-MODEL-001"
+SESSIONS = "SYN-MODEL-002"
+VALUES = "SYN-MODEL-003"
+POLLS = "SYN-MODEL-004"
+HISTORY = "SYN-MODEL-005"
+
+REQUIREMENTS = (
+    Requirement(SAME_SESSION, Level.MUST,
+                "Every route that shows a session (the create and update answers, GET, its item in the sessions "
+                "list) shows the same sessionId, startedOn, startedBy, agentRegistrationId, the access level last "
+                "set and one etag, which changes with each update and only then; modifiedOn moves with each update",
+                f"{DOC}#/components/schemas/AgentSession", PROTOCOL, "model"),
+    Requirement(SESSIONS, Level.MUST,
+                "The sessions list, walked through every nextPageToken, holds each session the caller created in the "
+                "run (and those held before) exactly once, ordered by startedOn descending",
+                f"{DOC}#/components/schemas/ListAgentSessionsRequest", PROTOCOL, "model"),
+    Requirement(VALUES, Level.MUST,
+                "Times are facts of the exchanges: a session's startedOn and modifiedOn, a job's startedOn and "
+                "changedOn lie within 5 minutes of the call that set them, startedOn is not after modifiedOn or "
+                "changedOn, trace timestamps are milliseconds since the epoch within the job's lifetime, and "
+                "startedBy / startedByUserId are the caller's user id (GET /userProfile ownerId)",
+                f"{DOC}#/components/schemas/TraceEvent/properties/timestamp", PROTOCOL, "model"),
+    Requirement(POLLS, Level.MUST,
+                "Every poll of a chat job agrees with the job: a 202 says PROCESSING with the job's jobId and the "
+                "requestBody sent, a finished job answers its AgentChatResponse with the session's sessionId and a "
+                "responseText, and once finished it never answers 202 again",
+                f"{DOC}#/paths/~1agent~1chat~1async~1get~1{{jobId}}/get", PROTOCOL, "model"),
+    Requirement(HISTORY, Level.MUST,
+                "A session's history holds one interaction per chat of the session that finished (none of another "
+                "session's), newest first, each with the chat's text as requestText, a responseText, and a "
+                "requestTimestamp not after its responseTimestamp, both within the job's lifetime",
+                f"{DOC}#/components/schemas/SessionHistoryResponse", PROTOCOL, "model"),
+)
+
+
+# --- the ledger ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class JobModel:
+    job_id: str
+    request: dict[str, Any]
+    started: Window
+    """The wall clock of the start call."""
+    finished: Window | None = None
+    """The first poll that saw the job finished (its end bounds the job's lifetime)."""
+    response_text: str | None = None
+
+
+@dataclass(slots=True)
+class SessionModel:
+    session_id: str
+    first: dict[str, Any]
+    level: str
+    etag: Any
+    modified: Any
+    created: Window
+    updated: Window | None = None
+    jobs: list[JobModel] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Ledger:
+    user_id: int | None
+    before: set[str]
+    sessions: dict[str, SessionModel] = field(default_factory=dict)
+
+
+def json_body(response: Response, *statuses: int) -> Any:
+    if response.status not in statuses or "json" not in response.content_type:
+        return None
+    try:
+        return response.json()
+    except AssertionError:
+        return None
+
+
+def walk_sessions(session: Session) -> list[dict[str, Any]] | None:
+    """Every page of the sessions list, in order; None when an answer is not the documented shape."""
+    items: list[dict[str, Any]] = []
+    token: str | None = None
+    for _ in range(MAX_PAGES):
+        body = json_body(session.request("POST", SESSIONS_LIST, json={"nextPageToken": token} if token else {}), 200)
+        if not isinstance(body, dict) or not isinstance(body.get("page", []), list):
+            session.cannot_compare(SESSIONS, "listAgentSessions does not answer the documented shape")
+            return None
+        items += [s for s in body.get("page", []) if isinstance(s, dict)]
+        token = body.get("nextPageToken")
+        if not token:
+            return items
+    session.cannot_compare(SESSIONS, f"the sessions list has more than {MAX_PAGES} pages")
+    return None
+
+
+def prepare(session: Session) -> Ledger:
+    profile = json_body(session.request("GET", "/userProfile"), 200)
+    owner = profile.get("ownerId") if isinstance(profile, dict) else None
+    user_id = int(owner) if isinstance(owner, str) and owner.isdigit() else None
+    listed = walk_sessions(session) or []
+    return Ledger(user_id, {str(s.get("sessionId")) for s in listed})
+
+
+def millis(value: Any) -> float | None:
+    parsed, _ = parse_datetime(value)
+    return parsed.timestamp() * 1000 if parsed is not None else None
+
+
+# --- the state machine ---------------------------------------------------------------------------
+
+chat_texts = st.lists(st.sampled_from(("How", "many", "files", "in", "syn123", "\u00fcber", "?")),
+                      min_size=1, max_size=5).map(" ".join)
+ACTIONS = ("update", "chat", "chat and wait for the answer", "poll", "reread a session of the run",
+           "walk the sessions list")
+JOB_WAIT_S = 10.0
+"""How long "chat and wait" polls a job before giving up on it (the job stays in the ledger)."""
+POLL_DELAY_S = 0.05
+
+
+class SynapseModel(ModelMachine):
+    sessions = Bundle("sessions")
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.session.ledger  # type: ignore[no-any-return]
+
+    @initialize(target=sessions, level=st.sampled_from(LEVELS))
+    def first_session(self, level: str) -> str:
+        return self.new_session(level)
+
+    @rule(target=sessions, level=st.sampled_from(LEVELS))
+    def create_session(self, level: str) -> str:
+        return self.new_session(level)
+
+    @rule(session_id=sessions, data=st.data())
+    def act(self, session_id: str, data: st.DataObject) -> None:
+        """One rule for every call but a create, so that a short sequence still mixes them."""
+        model = self.ledger.sessions.get(session_id)
+        if model is None:
+            return
+        kind = data.draw(st.sampled_from(ACTIONS), label="action")
+        if kind == "update":
+            # always another level: an update that changes nothing would show nothing stale
+            self.update(model, data.draw(st.sampled_from([lv for lv in LEVELS if lv != model.level]),
+                                         label="agentAccessLevel"))
+        elif kind.startswith("chat"):
+            self.chat(model, data.draw(chat_texts, label="chatText"), data.draw(st.booleans(), label="enableTrace"),
+                      wait=kind != "chat")
+        elif kind == "poll":
+            self.verify(model)
+        elif kind == "reread a session of the run":
+            self.verify(self.ledger.sessions[data.draw(st.sampled_from(sorted(self.ledger.sessions)),
+                                                       label="sessionId")])
+        else:
+            self.check_list()
+
+    # writes --------------------------------------------------------------------------------------
+
+    def new_session(self, level: str) -> str:
+        response = self.session.request("POST", SESSION, json={"agentAccessLevel": level})
+        body = json_body(response, 201, 200)
+        session_id = body.get("sessionId") if isinstance(body, dict) else None
+        if not isinstance(session_id, str) or not session_id:
+            self.session.cannot_compare(SAME_SESSION, "createAgentSession answers no sessionId (SYN-SESS-001)")
+            return ""
+        window = self.session.window()
+        self.session.check(SESSIONS, session_id not in self.ledger.sessions and session_id not in self.ledger.before,
+                           f"createAgentSession answered sessionId {session_id!r}, a session that already exists")
+        model = SessionModel(session_id, dict(body), level, body.get("etag"), body.get("modifiedOn"), window)
+        self.ledger.sessions[session_id] = model
+        self.judge_session_times(model, body, "its create answer")
+        self.verify(model, listed=True)
+        return session_id
+
+    def update(self, model: SessionModel, level: str) -> None:
+        path = f"{SESSION}/{quote(model.session_id, safe='')}"
+        body = json_body(self.session.request("PUT", path, json={"sessionId": model.session_id,
+                                                                 "agentAccessLevel": level}), 200)
+        if isinstance(body, dict):
+            window = self.session.window()
+            old_etag, old_modified = model.etag, model.modified
+            model.level, model.updated = level, window
+            self.compare(model, body, "its update answer", etag_may_change=True)
+            self.session.check(SAME_SESSION, body.get("etag") != old_etag,
+                               f"session {model.session_id}: the update answer's etag {body.get('etag')!r} is the "
+                               "one it had before the update")
+            self.session.check(SAME_SESSION, body.get("modifiedOn") != old_modified or old_modified is None,
+                               f"session {model.session_id}: modifiedOn {body.get('modifiedOn')!r} did not move "
+                               "with the update")
+            model.etag, model.modified = body.get("etag"), body.get("modifiedOn")
+            self.judge_session_times(model, body, "its update answer")
+        self.verify(model, listed=True)
+
+    def chat(self, model: SessionModel, text: str, trace: bool, wait: bool) -> None:
+        request = {"concreteType": "org.sagebionetworks.repo.model.agent.AgentChatRequest",
+                   "sessionId": model.session_id, "chatText": text, "enableTrace": trace}
+        body = json_body(self.session.request("POST", CHAT_START, json=request), 201, 200)
+        token = body.get("token") if isinstance(body, dict) else None
+        if isinstance(token, str) and token:
+            job = JobModel(token, request, self.session.window())
+            model.jobs.append(job)
+            deadline = time.monotonic() + JOB_WAIT_S
+            while wait and job.finished is None and time.monotonic() < deadline:
+                if not self.poll(model, job):
+                    break
+                time.sleep(POLL_DELAY_S)
+        self.verify(model)
+
+    # the comparisons -----------------------------------------------------------------------------
+
+    def verify(self, model: SessionModel, listed: bool = False) -> None:
+        got = json_body(self.session.request("GET", f"{SESSION}/{quote(model.session_id, safe='')}"), 200)
+        if isinstance(got, dict) and got.get("sessionId") == model.session_id:
+            self.compare(model, got, "GET")
+        if listed:
+            self.check_list()
+        for job in model.jobs:
+            self.poll(model, job)
+        self.check_history(model)
+
+    def compare(self, model: SessionModel, got: dict[str, Any], where: str, etag_may_change: bool = False) -> None:
+        for key in FIELDS:
+            if key == "etag" and etag_may_change:
+                continue
+            want = {"agentAccessLevel": model.level, "etag": model.etag}.get(key, model.first.get(key))
+            if key in model.first or key in got or key in ("agentAccessLevel", "etag"):
+                ok = got.get(key) == want
+                self.session.check(SAME_SESSION, ok, "" if ok else
+                                   f"session {model.session_id} ({where}): {key} is {got.get(key)!r}, the model "
+                                   f"expects {want!r} (from its create answer and the updates since)")
+        if not etag_may_change and "modifiedOn" in got:
+            ok = got.get("modifiedOn") == model.modified
+            self.session.check(SAME_SESSION, ok, "" if ok else
+                               f"session {model.session_id} ({where}): modifiedOn is {got.get('modifiedOn')!r}, the "
+                               f"last write answered {model.modified!r}")
+
+    def judge_session_times(self, model: SessionModel, got: dict[str, Any], where: str) -> None:
+        problems = datetime_problems(got.get("startedOn"), model.created, f"session {model.session_id} startedOn "
+                                     f"({where})") if "startedOn" in got else []
+        window = model.updated or model.created
+        if "modifiedOn" in got:
+            problems += datetime_problems(got.get("modifiedOn"), window, f"session {model.session_id} modifiedOn "
+                                          f"({where})")
+        start, modified = millis(got.get("startedOn")), millis(got.get("modifiedOn"))
+        if start is not None and modified is not None and start > modified:
+            problems.append(f"session {model.session_id} ({where}): startedOn {got['startedOn']} is after "
+                            f"modifiedOn {got['modifiedOn']}")
+        if self.ledger.user_id is not None and "startedBy" in got and got.get("startedBy") != self.ledger.user_id:
+            problems.append(f"session {model.session_id} ({where}): startedBy {got.get('startedBy')!r} is not the "
+                            f"caller's user id {self.ledger.user_id}")
+        self.session.check(VALUES, not problems, "; ".join(problems))
+
+    def check_list(self) -> None:
+        items = walk_sessions(self.session)
+        if items is None:
+            return
+        ids = [str(s.get("sessionId")) for s in items]
+        counts = Counter(ids)
+        missing = [i for i in self.ledger.sessions if i not in counts]
+        gone = [i for i in self.ledger.before if i not in counts]
+        twice = [i for i, n in counts.items() if n > 1]
+        strange = [i for i in counts if i not in self.ledger.sessions and i not in self.ledger.before]
+        ok = not (missing or gone or twice or strange)
+        self.session.check(SESSIONS, ok, "" if ok else
+                           f"the sessions list ({len(ids)} items over its pages) lacks {len(missing)} session(s) "
+                           f"created in this run {missing[:3]} and {len(gone)} held before {gone[:3]}, lists "
+                           f"{twice[:3]} more than once and {strange[:3]} that the caller never created")
+        stamps = [millis(s.get("startedOn")) for s in items]
+        known = [t for t in stamps if t is not None]
+        ok = known == sorted(known, reverse=True)
+        self.session.check(SESSIONS, ok, "" if ok else
+                           f"the sessions list is not ordered by startedOn descending: "
+                           f"{[s.get('startedOn') for s in items][:8]}")
+        for item in items:
+            model = self.ledger.sessions.get(str(item.get("sessionId")))
+            if model is not None:
+                self.compare(model, item, "its item in the sessions list")
+
+    def poll(self, model: SessionModel, job: JobModel) -> bool:
+        """One poll, judged; False when the answer is neither a 202 nor a 2xx result (nothing to wait for)."""
+        response = self.session.request("GET", f"/agent/chat/async/get/{quote(job.job_id, safe='')}")
+        window = self.session.window()
+        where = f"job {job.job_id} of session {model.session_id}"
+        if response.status == 202:
+            body = json_body(response, 202)
+            if not isinstance(body, dict):
+                return False
+            problems = []
+            if job.finished is not None:
+                problems.append(f"{where} answered 202 (still running) after a poll had seen it finished")
+            if body.get("jobState") != "PROCESSING":
+                problems.append(f"{where}: the 202 says jobState {body.get('jobState')!r}, not PROCESSING")
+            if "jobId" in body and body.get("jobId") != job.job_id:
+                problems.append(f"{where}: the 202 says jobId {body.get('jobId')!r}")
+            sent = {k: v for k, v in job.request.items() if k != "concreteType"}
+            shown = body.get("requestBody")
+            if isinstance(shown, dict) and any(shown.get(k) != v for k, v in sent.items()):
+                problems.append(f"{where}: the 202's requestBody {shown!r} is not the request sent {job.request!r}")
+            self.session.check(POLLS, not problems, "; ".join(problems))
+            self.judge_job_times(job, body, window)
+            return True
+        elif response.status in (200, 201):
+            body = json_body(response, 200, 201)
+            if not isinstance(body, dict):
+                return False
+            text = body.get("responseText")
+            problems = []
+            if body.get("sessionId", model.session_id) != model.session_id:
+                problems.append(f"{where} finished with sessionId {body.get('sessionId')!r}")
+            if not isinstance(text, str) or not text:
+                problems.append(f"{where} answered finished with no responseText: {body!r}")
+            elif job.response_text is not None and text != job.response_text:
+                problems.append(f"{where} answered {text!r}, an earlier poll {job.response_text!r}")
+            self.session.check(POLLS, not problems, "; ".join(problems))
+            if job.finished is None:
+                job.finished, job.response_text = window, text if isinstance(text, str) else None
+            self.check_trace(model, job)
+            return True
+        return False
+
+    def judge_job_times(self, job: JobModel, body: dict[str, Any], window: Window) -> None:
+        problems = []
+        if "startedOn" in body:
+            problems += datetime_problems(body["startedOn"], job.started, f"job {job.job_id} startedOn")
+        if "changedOn" in body:
+            problems += datetime_problems(body["changedOn"], Window(job.started.start, window.end),
+                                          f"job {job.job_id} changedOn")
+        start, changed = millis(body.get("startedOn")), millis(body.get("changedOn"))
+        if start is not None and changed is not None and start > changed:
+            problems.append(f"job {job.job_id}: startedOn {body['startedOn']} is after changedOn {body['changedOn']}")
+        if self.ledger.user_id is not None and "startedByUserId" in body and \
+                body["startedByUserId"] != self.ledger.user_id:
+            problems.append(f"job {job.job_id}: startedByUserId {body['startedByUserId']!r} is not the caller's "
+                            f"user id {self.ledger.user_id}")
+        self.session.check(VALUES, not problems, "; ".join(problems))
+
+    def check_trace(self, model: SessionModel, job: JobModel) -> None:
+        if not job.request.get("enableTrace") or job.finished is None:
+            return
+        body = json_body(self.session.request("POST", f"/agent/chat/trace/{quote(job.job_id, safe='')}",
+                                              json={"jobId": job.job_id, "newerThanTimestamp": None}), 200)
+        if not isinstance(body, dict) or not isinstance(body.get("page"), list):
+            return
+        lifetime = Window(job.started.start, job.finished.end)
+        problems = [p for n, event in enumerate(body["page"]) if isinstance(event, dict)
+                    for p in epoch_problems(event.get("timestamp"), "ms", lifetime,
+                                            f"job {job.job_id} trace event {n + 1} timestamp")]
+        self.session.check(VALUES, not problems, "; ".join(problems[:3]))
+
+    def check_history(self, model: SessionModel) -> None:
+        body = json_body(self.session.request("POST", f"{SESSION}/history/{quote(model.session_id, safe='')}",
+                                              json={}), 200)
+        if not isinstance(body, dict) or not isinstance(body.get("page"), list):
+            return
+        page = [i for i in body["page"] if isinstance(i, dict)]
+        if body.get("nextPageToken"):
+            return  # more than a page: the first page is judged by SYN-HIST-*, the model stays small
+        finished = [j for j in model.jobs if j.finished is not None]
+        texts = Counter(str(j.request["chatText"]) for j in model.jobs)
+        got = Counter(str(i.get("requestText")) for i in page)
+        problems = []
+        if not len(finished) <= len(page) <= len(model.jobs):
+            problems.append(f"session {model.session_id}: the history holds {len(page)} interactions; "
+                            f"{len(finished)} of the session's {len(model.jobs)} chats are known to have finished")
+        extra = got - texts
+        if extra:
+            problems.append(f"session {model.session_id}: the history holds requests never sent to it: "
+                            f"{sorted(extra)[:3]}")
+        lost = Counter(str(j.request["chatText"]) for j in finished) - got
+        if lost:
+            problems.append(f"session {model.session_id}: finished chats missing from its history: {sorted(lost)[:3]}")
+        stamps = [millis(i.get("requestTimestamp")) for i in page]
+        known = [t for t in stamps if t is not None]
+        if known != sorted(known, reverse=True):
+            problems.append(f"session {model.session_id}: the history is not newest first: "
+                            f"{[i.get('requestTimestamp') for i in page][:6]}")
+        lifetime = Window(model.jobs[0].started.start, max((j.finished or j.started).end for j in model.jobs)
+                          ) if model.jobs else None
+        for n, item in enumerate(page, 1):
+            request, response = millis(item.get("requestTimestamp")), millis(item.get("responseTimestamp"))
+            if request is not None and response is not None and request > response:
+                problems.append(f"session {model.session_id}, interaction {n}: requestTimestamp "
+                                f"{item['requestTimestamp']} is after responseTimestamp {item['responseTimestamp']}")
+            if not isinstance(item.get("responseText"), str) or not item.get("responseText"):
+                problems.append(f"session {model.session_id}, interaction {n} has no responseText")
+            if lifetime is not None:
+                for key in ("requestTimestamp", "responseTimestamp"):
+                    if key in item:
+                        problems += datetime_problems(item[key], Window(lifetime.start, time.time()),
+                                                      f"session {model.session_id}, interaction {n} {key}")
+        self.session.check(HISTORY, not problems, "; ".join(problems[:3]))
+
+
+MODEL = Model(SynapseModel, prepare, steps=8)
+
+for _requirement in REQUIREMENTS:
+    registry.add(_requirement, None)

@@ -1,0 +1,1 @@
+"""The reference mock of agent-protocol: its handlers, store and named faults."""

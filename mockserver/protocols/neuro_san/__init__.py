@@ -1,0 +1,1 @@
+"""The reference mock of neuro-san: its handlers, store and named faults."""

@@ -1,0 +1,1 @@
+"""The reference mock of synapse-agent: its handlers, store and named faults."""

@@ -1,0 +1,203 @@
+"""The Agent Protocol requirements: the reference mock passes them all, each fault is caught, and
+the helpers (strict JSON equality, Content-Disposition, page arithmetic) do what the checks assume."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.context import CheckFailed, Context, RunOptions
+from conformance.http import Client, Limits
+from conformance.protocols import suite
+from conformance.protocols.agent_protocol import requirements as ap
+from conformance.requirements import Level
+from conformance.results import RunResult, Status
+from conformance.schemas import SchemaSet
+from conformance.specs import load
+from mockserver.protocols.agent_protocol.handlers import FAULTS
+
+PROTOCOL = "agent-protocol"
+FAULTS_BY_NAME = {f.name: f for f in FAULTS}
+
+
+def statuses(result: RunResult) -> dict[str, Status]:
+    return {r.requirement.id: r.status for r in result.results}
+
+
+def check(rid: str) -> Callable[[Context], None]:
+    fn = suite(PROTOCOL).registry.get(rid).run
+    assert fn is not None
+    return fn
+
+
+# -- the reference mock passes -------------------------------------------------------------------
+
+
+def test_the_registry() -> None:
+    protocol_suite = suite(PROTOCOL)
+    scenario = [c.requirement for c in protocol_suite.registry if c.run is not None]
+    assert 12 <= len(scenario) <= 20
+    assert protocol_suite.streaming_operations == ()
+    assert not protocol_suite.needs_auth  # the document declares no security
+    assert all(re.fullmatch(r"AP-[A-Z]+-\d{3}", r.id) and r.ref and r.statement for r in scenario)
+    assert {r.id for r in scenario if r.level is Level.SHOULD} == {
+        "AP-ARTIFACT-003", "AP-ARTIFACT-005", "AP-ARTIFACT-006", "AP-PAGE-004"}
+    assert scenario[0].id == "AP-TASK-001"  # the original example keeps its id
+
+
+def test_every_reference_into_the_document_resolves() -> None:
+    document = load(PROTOCOL).raw
+    for check_ in suite(PROTOCOL).registry:
+        ref = check_.requirement.ref
+        if not ref.startswith(ap.DOC + "#"):
+            continue
+        node: Any = document
+        for token in ref.split("#", 1)[1].split(" ", 1)[0].strip("/").split("/"):
+            key = token.replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        assert node, check_.requirement.id
+
+
+# -- every fault is caught -----------------------------------------------------------------------
+
+
+# -- single checks against hand-made targets -----------------------------------------------------
+
+
+def context_for(handler: Callable[[httpx.Request], httpx.Response]) -> Context:
+    spec = load(PROTOCOL)
+    ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=PROTOCOL, base_url="http://target"), Limits(timeout=2))
+    ctx.client = Client("http://target", ctx.limits, transport=httpx.MockTransport(handler))
+    return ctx
+
+
+def multipart_fields(request: httpx.Request) -> dict[str, tuple[str, bytes]]:
+    """name -> (file name or "", bytes) of a multipart/form-data request."""
+    head = f"Content-Type: {request.headers['content-type']}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + request.read())
+    fields = {}
+    for part in message.iter_parts():
+        data = part.get_payload(decode=True)
+        assert isinstance(data, bytes)
+        fields[str(part.get_param("name", header="content-disposition"))] = (part.get_filename() or "", data)
+    return fields
+
+
+def refusing_target(refusal: int) -> Callable[[httpx.Request], httpx.Response]:
+    """A minimal agent that answers uploads naming '..' with ``refusal`` and keeps the rest."""
+    tasks: dict[str, dict[str, tuple[dict[str, Any], bytes]]] = {}
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        parts = request.url.path.split("/")[4:]  # after /ap/v1/agent
+        if request.method == "POST" and parts == ["tasks"]:
+            task_id = str(uuid.uuid4())
+            tasks[task_id] = {}
+            return httpx.Response(200, json={"task_id": task_id, "artifacts": []})
+        task = tasks[parts[1]]
+        if request.method == "POST":
+            form = multipart_fields(request)
+            name, data = form["file"]
+            if ".." in name or ".." in form.get("relative_path", ("", b""))[1].decode():
+                return httpx.Response(refusal, json={"message": "no"})
+            artifact_id = str(uuid.uuid4())
+            view = {"artifact_id": artifact_id, "agent_created": False, "file_name": name}
+            task[artifact_id] = (view, data)
+            return httpx.Response(200, json=view)
+        if len(parts) == 4:
+            return httpx.Response(200, content=task[parts[3]][1], headers={"Content-Type": "application/octet-stream"})
+        items = [view for view, _ in task.values()]
+        page = {"total_items": len(items), "total_pages": 1 if items else 0, "current_page": 1, "page_size": 10}
+        return httpx.Response(200, json={"artifacts": items, "pagination": page})
+
+    return handle
+
+
+def test_refusing_traversal_with_4xx_passes() -> None:
+    check("AP-ARTIFACT-006")(context_for(refusing_target(422)))
+
+
+def test_a_crash_on_traversal_fails() -> None:
+    with pytest.raises(CheckFailed, match="answered 500, neither refused"):
+        check("AP-ARTIFACT-006")(context_for(refusing_target(500)))
+
+
+def test_pages_that_round_down_fail() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        size = int(request.url.params["page_size"])
+        page = int(request.url.params["current_page"])
+        items = [{"task_id": str(i), "artifacts": []} for i in range(7)][(page - 1) * size: page * size]
+        return httpx.Response(200, json={"tasks": items, "pagination": {
+            "total_items": 7, "total_pages": 7 // size, "current_page": page, "page_size": size}})
+
+    with pytest.raises(CheckFailed, match="pagination"):
+        ap.walk(context_for(handle), ap.TASKS, "listAgentTasks", "tasks", 3)
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("a", "b", "equal"), [
+    ({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]}, True),
+    (True, 1, False),
+    ({"x": False}, {"x": 0}, False),
+    (1, 1.0, True),
+    ({"a": 1}, {"a": 1, "b": 2}, False),
+    ([1, 2], [2, 1], False),
+    ("1", 1, False),
+    (None, {}, False),
+])
+def test_same_tells_json_values_apart(a: Any, b: Any, equal: bool) -> None:
+    assert ap.same(a, b) is equal
+
+
+@pytest.mark.parametrize(("header", "expected"), [
+    ('attachment; filename="data.bin"', ("attachment", "data.bin")),
+    ("attachment; filename=data.bin", ("attachment", "data.bin")),
+    ('Attachment; filename="quote\\"d.txt"', ("attachment", 'quote"d.txt')),
+    ("attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt",
+     ("attachment", "r\u00e9sum\u00e9.txt")),
+    ("inline; filename*=utf-8''a%20b", ("inline", "a b")),
+    ("attachment; filename=\"x\"; filename*=UTF-8''%FF", ("attachment", "x")),  # undecodable: fall back
+    ("attachment", ("attachment", None)),
+])
+def test_content_disposition(header: str, expected: tuple[str, str | None]) -> None:
+    assert ap.content_disposition(header) == expected
+
+
+@pytest.mark.parametrize(("total", "size", "lengths"), [
+    (0, 10, []), (1, 10, [1]), (10, 10, [10]), (11, 10, [10, 1]), (7, 3, [3, 3, 1]), (4, 1, [1, 1, 1, 1]),
+])
+def test_page_lengths(total: int, size: int, lengths: list[int]) -> None:
+    assert ap.page_lengths(total, size) == lengths
+
+
+@pytest.mark.parametrize("total", [0, 1, 2, 3, 4, 6, 12, 20, 40, 41, 60, 399, 400, 5000])
+def test_walk_size_bounds_the_walk_and_leaves_a_partial_last_page(total: int) -> None:
+    size = ap.walk_size(total)
+    assert size >= 2 and len(ap.page_lengths(total, size)) <= ap.MAX_PAGES
+    if total > size:
+        assert total % size != 0
+
+
+def test_ids_are_quoted_into_one_segment() -> None:
+    assert ap.task_path("a/../b", "steps", "x y") == "/ap/v1/agent/tasks/a%2F..%2Fb/steps/x%20y"
+
+
+def test_payload_holds_the_awkward_bytes() -> None:
+    data = ap.payload(0)
+    assert b"\x00" in data and b"\xff" in data and b"\r\n--" in data and data == ap.payload(0) != ap.payload(1)
+    with pytest.raises(UnicodeDecodeError):
+        data.decode("utf-8")
+
+
+def test_step_bodies_carry_nested_values() -> None:
+    body = ap.step_body(0)
+    assert json.loads(json.dumps(body)) == body and body["additional_input"]["nested"]["list"][3] == {"x": 1.5}
