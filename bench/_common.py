@@ -196,6 +196,52 @@ def write_json(name: str, data: Any) -> Path:
     return path
 
 
+def write_table(name: str, title: str, text: str, facts: dict[str, Any]) -> Path:
+    """``results/<name>.md``: a heading with the run's date, then the table."""
+    path = RESULTS / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# {title} ({facts['date']})\n\n{text}")
+    return path
+
+
+def toml_text(data: dict[str, Any], prefix: str = "") -> str:
+    """A TOML document of nested dicts, lists of tables, strings, numbers, booleans and lists of
+    scalars: enough for a ``schemathesis.toml`` (the standard library reads TOML but cannot write it)."""
+
+    def scalar(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int | float):
+            return repr(value)
+        if isinstance(value, str):
+            return json.dumps(value)  # a JSON string is a valid TOML basic string
+        if isinstance(value, list):
+            return "[" + ", ".join(scalar(v) for v in value) + "]"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{json.dumps(k)} = {scalar(v)}" for k, v in value.items()) + "}"
+        raise TypeError(f"no TOML form for {type(value).__name__}")
+
+    def is_tables(value: Any) -> bool:
+        return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+    lines = [f"{json.dumps(k)} = {scalar(v)}" for k, v in data.items() if not isinstance(v, dict) and not is_tables(v)]
+    out = "\n".join(lines) + ("\n" if lines else "")
+    for key, value in data.items():
+        name = f"{prefix}{json.dumps(key)}"
+        if isinstance(value, dict):
+            out += f"\n[{name}]\n" + toml_text(value, f"{name}.")
+        elif is_tables(value):
+            for item in value:
+                out += f"\n[[{name}]]\n" + "\n".join(f"{json.dumps(k)} = {scalar(v)}" for k, v in item.items()) + "\n"
+    return out
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value (the lower of the two middle ones for an even count: an observed figure)."""
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def percentile(values: Sequence[float], pct: float) -> float:
     """Nearest-rank percentile of a non-empty sequence."""
     ordered = sorted(values)

@@ -14,6 +14,15 @@ requirement in turn; schemathesis runs single-worker). So 2 workers means 2 proc
 protocol's default run sequentially, vs the same runs on a pool of 2 processes, vs one
 ``--protocol all`` process. Writes bench/results/suite_throughput.{json,md}.
 
+Against the schemathesis CLI (``--cli``, or ``--cli-only``): the suite's property-based phase
+(``conformance run --phase schema --base-url``) and ``schemathesis run`` on the same document
+(``Spec.schemathesis_document``), the same configuration written as a ``schemathesis.toml``
+(``schema_phase.schemathesis_config``: checks, seed, max-examples, mode, per-operation settings)
+and one worker, each against a fresh mock process on the other core, in rotated order for
+``--rounds`` rounds. Reported: cases each generated (they should agree), the phase's own seconds
+against the CLI engine's running time, wall time, CPU, and the ratios. The same runs give the
+scenario phase's time per requirement (``--phase scenario``, results.json durations).
+
 The pytest plugin under pytest-xdist (``--xdist``, or ``--xdist-only`` for just that): the same
 requirements as ``pytest --conformance-protocol P -n 0`` (one process) and ``-n 2`` (two workers,
 requirements spread over them, a protocol's schema requirements kept on one), both with
@@ -25,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -35,9 +45,29 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from _common import PYTHON, RESULTS, ROOT, LoadMeter, machine, wait_quiet, write_json
+from _common import (
+    CLIENT_CPU,
+    PYTHON,
+    RESULTS,
+    ROOT,
+    SERVER_CPU,
+    LoadMeter,
+    free_port,
+    machine,
+    median,
+    mock_command,
+    pinned,
+    server,
+    toml_text,
+    wait_quiet,
+    write_json,
+    write_table,
+)
 
-from conformance.specs import PROTOCOLS
+from conformance.protocols import suite
+from conformance.runner import EMBEDDED_TOKENS
+from conformance.schema_phase import schemathesis_config
+from conformance.specs import PROTOCOLS, load
 
 DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples
 TARGET_SECONDS = 30.0  # a default run of one protocol against the mock
@@ -231,6 +261,149 @@ def table(rows: list[dict[str, Any]], scale: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+SCHEMATHESIS = Path(PYTHON).with_name("schemathesis")
+
+
+def cli_inputs(protocol: str, max_examples: int, folder: Path) -> tuple[Path, Path, str]:
+    """The document and ``schemathesis.toml`` the suite's schema phase hands schemathesis, written
+    to files for its CLI; and the base path to append to the mock's URL."""
+    protocol_suite, spec = suite(protocol), load(protocol)
+    requirements = [c.requirement for c in protocol_suite.registry if c.requirement.phase == "schema"]
+    headers = {"Authorization": f"Bearer {EMBEDDED_TOKENS[0]}"} if protocol_suite.needs_auth else {}
+    config = schemathesis_config(spec, requirements, seed=0, max_examples=max_examples, timeout=10.0,
+                                 headers=headers, skip_body_checks_for=protocol_suite.streaming_operations,
+                                 expected_statuses=protocol_suite.schema_expected_statuses)
+    aliases = {op: protocol_suite.stream_media_types for op in protocol_suite.streaming_operations}
+    document = spec.schemathesis_document(server="/", media_aliases=aliases)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "openapi.json").write_text(json.dumps(document))
+    (folder / "schemathesis.toml").write_text(toml_text(config))
+    return folder / "openapi.json", folder / "schemathesis.toml", spec.info.base_path
+
+
+def _client(command: list[str], timeout: float, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """A client process pinned to the client core: its result, wall seconds and CPU seconds."""
+    before = cpu_children()
+    started = time.monotonic()
+    done = subprocess.run([*pinned(CLIENT_CPU), *command], cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    return done, time.monotonic() - started, cpu_children() - before
+
+
+def suite_side(protocol: str, max_examples: int, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
+    """``conformance run --phase schema`` against a running mock."""
+    done, wall, cpu = _client([PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--base-url", base_url,
+                               "--token", EMBEDDED_TOKENS[0], "--second-token", EMBEDDED_TOKENS[1], "--phase",
+                               "schema", "--max-examples", str(max_examples), "-q", "--report-dir", str(folder)],
+                              timeout, ROOT)
+    results = folder / "results.json"
+    if not results.exists():
+        return {"error": (done.stderr.strip() or done.stdout.strip())[-400:] or "no results.json"}
+    stats = json.loads(results.read_text()).get("stats", {})
+    return {"cases": int(stats.get("schema_cases") or 0), "engine_s": float(stats.get("schema_seconds") or 0.0),
+            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "exit_code": done.returncode}
+
+
+def cli_side(document: Path, settings: Path, base_url: str, timeout: float) -> dict[str, Any]:
+    """``schemathesis run`` on the same document and settings, one worker, no report files."""
+    done, wall, cpu = _client([str(SCHEMATHESIS), "--no-color", "--config-file", str(settings), "run", str(document),
+                               "--url", base_url, "--workers", "1"], timeout, document.parent)
+    generated = re.search(r"(\d+) generated", done.stdout)
+    running = re.search(r" in ([\d.]+)s =", done.stdout)
+    if generated is None or running is None:
+        return {"error": (done.stdout.strip() or done.stderr.strip())[-400:]}
+    return {"cases": int(generated.group(1)), "engine_s": float(running.group(1)), "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 2), "exit_code": done.returncode}
+
+
+def scenario_side(protocol: str, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
+    """``conformance run --phase scenario``: seconds per requirement, from results.json."""
+    done, wall, cpu = _client([PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--base-url", base_url,
+                               "--token", EMBEDDED_TOKENS[0], "--second-token", EMBEDDED_TOKENS[1], "--phase",
+                               "scenario", "-q", "--report-dir", str(folder)], timeout, ROOT)
+    results = folder / "results.json"
+    if not results.exists():
+        return {"error": (done.stderr.strip() or done.stdout.strip())[-400:] or "no results.json"}
+    data = json.loads(results.read_text())
+    durations = [float(r.get("duration_s") or 0.0) for r in data["requirements"]]
+    return {"requirements": len(durations), "phase_s": round(sum(durations), 2),
+            "per_requirement_ms": round(1000 * sum(durations) / len(durations), 1) if durations else None,
+            "slowest": sorted(((round(float(r.get("duration_s") or 0.0), 2), r["id"]) for r in data["requirements"]),
+                              reverse=True)[:3],
+            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
+
+
+def against_cli(protocols: list[str], max_examples: int, rounds: int, tmp: Path,
+                timeout: float) -> list[dict[str, Any]]:
+    """Suite and CLI side by side, each on a fresh mock, the order rotated per round; medians."""
+    rows = []
+    for protocol in protocols:
+        document, settings, base_path = cli_inputs(protocol, max_examples, tmp / f"cli-{protocol}")
+        runs: dict[str, list[dict[str, Any]]] = {"suite": [], "cli": [], "scenario": []}
+        for n in range(rounds):
+            order = ["suite", "cli", "scenario"]
+            order = order[n % 3:] + order[:n % 3]
+            for side in order:
+                port = free_port()
+                command = mock_command(port, "--protocol", protocol, "--job-seconds", "0.3")
+                with LoadMeter() as load, server("mock", command, port, SERVER_CPU) as srv:
+                    url = srv.url + base_path
+                    if side == "suite":
+                        got = suite_side(protocol, max_examples, url, tmp / f"suite-{protocol}-{n}", timeout)
+                    elif side == "cli":
+                        got = cli_side(document, settings, url, timeout)
+                    else:
+                        got = scenario_side(protocol, url, tmp / f"scenario-{protocol}-{n}", timeout)
+                got["other_load_cores"] = load.other_cores
+                runs[side].append(got)
+                print(f"  {protocol:15} round {n + 1} {side:8} {json.dumps(got)[:220]}", flush=True)
+        rows.append(_against_row(protocol, max_examples, runs))
+    return rows
+
+
+def _against_row(protocol: str, max_examples: int, runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    def med(side: str, key: str) -> float | None:
+        values = [r[key] for r in runs[side] if r.get(key) is not None and "error" not in r]
+        return median(values) if values else None
+
+    row: dict[str, Any] = {"protocol": protocol, "max_examples": max_examples, "runs": runs}
+    for side in ("suite", "cli"):
+        for key in ("cases", "engine_s", "wall_s", "cpu_s"):
+            row[f"{side}_{key}"] = med(side, key)
+        cases, engine = row[f"{side}_cases"], row[f"{side}_engine_s"]
+        row[f"{side}_cases_per_s"] = round(cases / engine, 1) if cases and engine else None
+    suite_rate, cli_rate = row["suite_cases_per_s"], row["cli_cases_per_s"]
+    row["rate_ratio"] = round(suite_rate / cli_rate, 3) if suite_rate and cli_rate else None
+    row["wall_ratio"] = (round(row["suite_wall_s"] / row["cli_wall_s"], 3)
+                         if row["suite_wall_s"] and row["cli_wall_s"] else None)
+    row["cpu_ratio"] = (round(row["suite_cpu_s"] / row["cli_cpu_s"], 3)
+                        if row["suite_cpu_s"] and row["cli_cpu_s"] else None)
+    row["scenario_requirements"] = med("scenario", "requirements")
+    row["scenario_per_requirement_ms"] = med("scenario", "per_requirement_ms")
+    row["scenario_phase_s"] = med("scenario", "phase_s")
+    row["other_load_cores"] = max((r.get("other_load_cores", 0.0) for side in runs.values() for r in side),
+                                  default=0.0)
+    return row
+
+
+def against_table(rows: list[dict[str, Any]]) -> str:
+    def show(value: Any, unit: str = "") -> str:
+        return "n/a" if value is None else f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
+
+    lines = ["| protocol | --max-examples | cases (suite / CLI) | cases/s suite | cases/s CLI | suite / CLI cases/s | "
+             "phase s (suite / CLI) | wall s (suite / CLI) | CPU s (suite / CLI) | scenario ms per requirement "
+             "(count) | other load |", "|---|---:|---|---:|---:|---:|---|---|---|---|---:|"]
+    for r in rows:
+        lines.append(
+            f"| {r['protocol']} | {r['max_examples']} | {show(r['suite_cases'])} / {show(r['cli_cases'])} | "
+            f"{show(r['suite_cases_per_s'])} | {show(r['cli_cases_per_s'])} | {show(r['rate_ratio'])} | "
+            f"{show(r['suite_engine_s'])} / {show(r['cli_engine_s'])} | {show(r['suite_wall_s'])} / "
+            f"{show(r['cli_wall_s'])} | {show(r['suite_cpu_s'])} / {show(r['cli_cpu_s'])} | "
+            f"{show(r['scenario_per_requirement_ms'])} ({show(r['scenario_requirements'])}) | "
+            f"{r['other_load_cores']:.2f} cores |")
+    return "\n".join(lines) + "\n"
+
+
 WITHOUT_MODEL = ("--phase", "schema", "--phase", "scenario")
 
 
@@ -259,6 +432,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--xdist", action="store_true", help="also compare the pytest plugin at -n 0 and -n 2")
     parser.add_argument("--xdist-only", action="store_true", help="only that comparison")
     parser.add_argument("--xdist-examples", type=int, default=DEFAULT_EXAMPLES, help="its --conformance-max-examples")
+    parser.add_argument("--cli", action="store_true", help="also run the schema phase against the schemathesis CLI")
+    parser.add_argument("--cli-only", action="store_true", help="only that comparison")
+    parser.add_argument("--cli-examples", type=int, default=DEFAULT_EXAMPLES, help="its --max-examples")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of that comparison (median kept)")
     parser.add_argument("--output", default="suite_throughput", help="results file stem under bench/results/")
     parser.add_argument("--quiet-wait", type=float, default=180.0, help="wait up to this long for an idle machine")
     parser.add_argument("--model-share", type=int, metavar="ROUNDS",
@@ -282,11 +459,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rows: list[dict[str, Any]] = []
     scale = xdist = None
+    versus: list[dict[str, Any]] | None = None
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp_name:
         tmp = Path(tmp_name)
+        if args.cli or args.cli_only:
+            print(f"schema phase vs the schemathesis CLI, --max-examples {args.cli_examples}, {args.rounds} rounds",
+                  flush=True)
+            versus = against_cli(protocols, args.cli_examples, args.rounds, tmp, args.timeout)
+        if args.cli_only:
+            assert versus is not None
+            text = against_table(versus)
+            print("\n" + text)
+            write_json(f"{args.output}_cli.json", {"machine": facts, "settings": vars(args), "rows": versus})
+            write_table(f"{args.output}_cli.md", "Schema phase vs the schemathesis CLI", text, facts)
+            return 0
         if args.xdist or args.xdist_only:
             xdist = xdist_scaling(protocols, args.xdist_examples, tmp, args.timeout * len(protocols))
         if args.xdist_only:
+            assert xdist is not None
             text = xdist_table(xdist)
             print("\n" + text)
             write_json(f"{args.output}_xdist.json", {"machine": facts, "settings": vars(args), "xdist": xdist})
@@ -296,10 +486,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(timed(protocol, None, tmp, args.timeout))
             rows.append(timed(protocol, args.max_examples, tmp, args.timeout))
         scale = None if args.no_scaling else scaling(protocols, tmp, args.timeout)
-    text = table(rows, scale) + ("\n" + xdist_table(xdist) if xdist else "")
+    text = (table(rows, scale) + ("\n" + xdist_table(xdist) if xdist else "")
+            + ("\n" + against_table(versus) if versus else ""))
     print("\n" + text)
     write_json(f"{args.output}.json", {"machine": facts, "settings": vars(args), "runs": rows, "scaling": scale,
-                                       "xdist": xdist})
+                                       "xdist": xdist, "against_cli": versus})
     (RESULTS / f"{args.output}.md").write_text(f"# Suite throughput ({facts['date']})\n\n" + text)
     return 0
 

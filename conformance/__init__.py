@@ -1,11 +1,42 @@
 """Conformance suite for AI-agent HTTP APIs: spec-driven property tests plus protocol requirements."""
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .context import CheckFailed, Context, NotVerified, RunOptions
-from .requirements import Level, Registry, Requirement
-from .results import RequirementResult, RunResult, Status
-from .specs import PROTOCOLS, SpecError, load
+if TYPE_CHECKING:
+    from .context import CheckFailed, Context, NotVerified, RunOptions
+    from .requirements import Level, Registry, Requirement
+    from .results import RequirementResult, RunResult, Status
+    from .specs import PROTOCOLS, SpecError, load
+
+# Imported on first use, not with the package: ``python -m conformance`` re-executes itself once
+# (launch.py) and must not pay the suite's imports (httpx, schemathesis, ...) twice.
+_EXPORTS = {
+    "CheckFailed": "context",
+    "Context": "context",
+    "NotVerified": "context",
+    "RunOptions": "context",
+    "Level": "requirements",
+    "Registry": "requirements",
+    "Requirement": "requirements",
+    "RequirementResult": "results",
+    "RunResult": "results",
+    "Status": "results",
+    "PROTOCOLS": "specs",
+    "SpecError": "specs",
+    "load": "specs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PROTOCOLS",

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import entry
+from .launch import entry
 
 sys.exit(entry())

@@ -289,18 +289,6 @@ def selfcheck_command(args: argparse.Namespace) -> int:
     return EXIT_OK if caught == len(outcomes) else EXIT_FAILED
 
 
-def entry() -> int:
-    """The console entry point: one seed must give one verdict, so pin string hashing first.
-
-    schemathesis and hypothesis walk sets and dicts of strings while generating; their order
-    follows PYTHONHASHSEED, which CPython randomizes per process. Re-executing once with it fixed
-    makes ``--seed N`` reproduce a run exactly (an explicit PYTHONHASHSEED is respected)."""
-    if "PYTHONHASHSEED" not in os.environ:
-        os.environ["PYTHONHASHSEED"] = "0"
-        os.execv(sys.executable, [sys.executable, "-m", "conformance", *sys.argv[1:]])
-    return main()
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)

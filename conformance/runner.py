@@ -145,7 +145,7 @@ def run_metadata(spec: Spec, options: RunOptions) -> dict[str, Any]:
             "sha256": spec.digest,
             "openapi": spec.version,
         },
-        # the CLI pins it to 0 unless set (see cli.entry); "random" when this process never was
+        # the CLI pins it to 0 unless set (see launch.entry); "random" when this process never was
         "hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
         "max_examples": options.max_examples,
         "budget_s": options.budget_s,

@@ -139,28 +139,23 @@ def _exchange(interaction: Any) -> Exchange:
     return exchange
 
 
-def run_schema_phase(
+def schemathesis_config(
     spec: Spec,
-    base_url: str,
     requirements: list[Requirement],
     *,
     seed: int,
     max_examples: int,
     timeout: float,
-    budget_s: float,
     headers: dict[str, str],
     skip_body_checks_for: tuple[str, ...] = (),
-    stream_media_types: tuple[str, ...] = (),
     expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
-    emit: Callable[[Event], None] = lambda _: None,
-) -> tuple[list[RequirementResult], dict[str, Any]]:
-    from schemathesis.engine import events, from_schema
-
-    _read_form_files_as_text()
-
-    by_check = {sc.check: f"{spec.info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS}
-    wanted = {r.id: r for r in requirements}
-    checks = {name: {"enabled": rid in wanted} for name, rid in by_check.items()}
+) -> dict[str, Any]:
+    """The phase's schemathesis configuration (the keys of ``schemathesis.toml``). A function of its
+    own so that the schemathesis CLI can be run on exactly the same settings (bench/suite_throughput)."""
+    wanted = {r.id for r in requirements}
+    checks: dict[str, Any] = {
+        sc.check: {"enabled": f"{spec.info.prefix}-SCHEMA-{sc.number}" in wanted} for sc in SCHEMA_CHECKS
+    }
     for other in (
         "missing_required_header",
         "unsupported_method",
@@ -195,6 +190,40 @@ def run_schema_phase(
         config["operations"] = [
             {"include-operation-id": op_id, "checks": op_checks} for op_id, op_checks in per_operation.items()
         ]
+    return config
+
+
+def run_schema_phase(
+    spec: Spec,
+    base_url: str,
+    requirements: list[Requirement],
+    *,
+    seed: int,
+    max_examples: int,
+    timeout: float,
+    budget_s: float,
+    headers: dict[str, str],
+    skip_body_checks_for: tuple[str, ...] = (),
+    stream_media_types: tuple[str, ...] = (),
+    expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+    emit: Callable[[Event], None] = lambda _: None,
+) -> tuple[list[RequirementResult], dict[str, Any]]:
+    from schemathesis.engine import events, from_schema
+
+    _read_form_files_as_text()
+
+    by_check = {sc.check: f"{spec.info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS}
+    wanted = {r.id: r for r in requirements}
+    config = schemathesis_config(
+        spec,
+        requirements,
+        seed=seed,
+        max_examples=max_examples,
+        timeout=timeout,
+        headers=headers,
+        skip_body_checks_for=skip_body_checks_for,
+        expected_statuses=expected_statuses,
+    )
     # a stream labelled as its protocol's servers label it (NeuroSan's application/json-lines) is
     # the documented stream, not an undocumented content type
     aliases = {op_id: stream_media_types for op_id in skip_body_checks_for}

@@ -134,20 +134,14 @@ class Spec:
         except Exception as exc:  # openapi-core raises several unrelated types
             raise SpecError(self.path, f"openapi-core cannot load it: {exc}") from exc
 
-    def schemathesis_schema(
-        self,
-        config: Mapping[str, Any] | None = None,
-        *,
-        server: str | None = None,
-        media_aliases: Mapping[str, Sequence[str]] | None = None,
-    ) -> Any:
-        """A fresh schemathesis schema (each run configures its own copy), with an optional
-        schemathesis configuration (the keys of schemathesis.toml). ``server`` replaces the
-        document's servers: a target's base URL already carries the base path. ``media_aliases``
-        maps an operationId to media types that label the same body as its documented 2xx one
-        (a stream the document calls application/json that servers send as json-lines)."""
-        import schemathesis
-
+    def schemathesis_document(
+        self, *, server: str | None = None, media_aliases: Mapping[str, Sequence[str]] | None = None
+    ) -> dict[str, Any]:
+        """A copy of the document as the property-based phase hands it to schemathesis. ``server``
+        replaces the document's servers: a target's base URL already carries the base path.
+        ``media_aliases`` maps an operationId to media types that label the same body as its
+        documented 2xx one (a stream the document calls application/json that servers send as
+        json-lines)."""
         raw = copy.deepcopy(self.raw)
         if server is not None:
             raw["servers"] = [{"url": server}]
@@ -160,6 +154,21 @@ class Spec:
                 content = response.get("content") or {}
                 for alias in [a for a in aliases if content and a not in content]:
                     content[alias] = copy.deepcopy(next(iter(content.values())))
+        return raw
+
+    def schemathesis_schema(
+        self,
+        config: Mapping[str, Any] | None = None,
+        *,
+        server: str | None = None,
+        media_aliases: Mapping[str, Sequence[str]] | None = None,
+    ) -> Any:
+        """A fresh schemathesis schema (each run configures its own copy) of
+        ``schemathesis_document``, with an optional schemathesis configuration (the keys of
+        schemathesis.toml)."""
+        import schemathesis
+
+        raw = self.schemathesis_document(server=server, media_aliases=media_aliases)
         try:
             settings = schemathesis.Config.from_dict(dict(config)) if config is not None else None
             return schemathesis.openapi.from_dict(raw, config=settings)
@@ -251,9 +260,15 @@ def merge_overlay(base: dict[str, Any], overlay: Mapping[str, Any]) -> dict[str,
     return merged
 
 
-@cache
 def load(protocol_id: str, profile: str | None = None) -> Spec:
     """Load (once per process) a protocol's document, optionally with a named profile overlay."""
+    # one cache key however the profile is passed: ``load(p)`` and ``load(p, None)`` are the same
+    # document, and reading and validating it costs about a second
+    return _load(protocol_id, profile)
+
+
+@cache
+def _load(protocol_id: str, profile: str | None) -> Spec:
     info = protocol(protocol_id)
     path = specs_root() / info.document
     raw = read_document(path)

@@ -58,7 +58,7 @@ def test_the_wheel_holds_every_document_of_the_checkout(unpacked_wheel: Path) ->
     assert (unpacked_wheel / "conformance" / "events.schema.json").is_file()
     (dist_info,) = unpacked_wheel.glob("*.dist-info")
     entry_points = (dist_info / "entry_points.txt").read_text(encoding="utf-8")
-    assert "agent-conformance = conformance.cli:entry" in entry_points
+    assert "agent-conformance = conformance.launch:entry" in entry_points
     assert "agent-mock = mockserver.__main__:main" in entry_points
 
 

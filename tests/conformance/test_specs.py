@@ -275,12 +275,12 @@ def private_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _uncached_load_error(profile: str = "upstream") -> str:
     with pytest.raises(SpecError) as caught:
-        specs.load.__wrapped__("neuro-san", profile)  # bypass the per-process cache
+        specs._load.__wrapped__("neuro-san", profile)  # bypass the per-process cache
     return str(caught.value)
 
 
 def test_overlay_copy_loads(private_specs: Path) -> None:
-    spec = specs.load.__wrapped__("neuro-san", "upstream")
+    spec = specs._load.__wrapped__("neuro-san", "upstream")
     assert "GET /api/v1/list" in {op.label for op in spec.operations()}
 
 
