@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from ground.specs import PROTOCOLS, SpecError, load
+
     from .context import CheckFailed, Context, NotVerified, RunOptions
     from .requirements import Level, Registry, Requirement
     from .results import RequirementResult, RunResult, Status
-    from .specs import PROTOCOLS, SpecError, load
 
 # Imported on first use, not with the package: ``python -m conformance`` re-executes itself once
 # (launch.py) and must not pay the suite's imports (httpx, schemathesis, ...) twice.
@@ -26,15 +27,16 @@ _EXPORTS = {
     "RequirementResult": "results",
     "RunResult": "results",
     "Status": "results",
-    "PROTOCOLS": "specs",
-    "SpecError": "specs",
-    "load": "specs",
+    "PROTOCOLS": "ground.specs",
+    "SpecError": "ground.specs",
+    "load": "ground.specs",
 }
 
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+        module = _EXPORTS[name]
+        return getattr(import_module(module if "." in module else f".{module}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -8,7 +8,7 @@ schemathesis walks it).
 
 from __future__ import annotations
 
-from .specs import Spec
+from ground.specs import Spec
 
 
 def some_status_can_be_undocumented(spec: Spec) -> bool:

@@ -12,13 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ground.specs import PROTOCOLS, SpecError, load
+
 from . import __version__, baseline, config
 from .context import RunOptions
 from .events import EventHandler
 from .proxy import cli as proxy_cli
 from .requirements import Level
 from .results import RunResult
-from .specs import PROTOCOLS, SpecError, load
 from .usage import UsageError, check_report_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ground.specs import PROTOCOLS
+
 from . import baseline
 from .baseline import Entry
 from .context import RunOptions
 from .protocols import suite
 from .requirements import Level
 from .runner import selected
-from .specs import PROTOCOLS
 from .usage import UsageError, plan_runs
 
 PHASES = ("schema", "model", "scenario")

@@ -11,12 +11,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 
+from ground.schemas import SchemaSet
+from ground.specs import Spec
+
 from .baseline import Entry
 from .http import Client, Limits, Response, StreamingResponse, TargetError
 from .requirements import Level
 from .results import Exchange
-from .schemas import SchemaSet
-from .specs import Spec
 from .streams import Frame, FrameError, ndjson_frames, sse_events
 
 T = TypeVar("T")

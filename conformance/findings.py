@@ -8,8 +8,9 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from ground.specs import Spec
+
 from .results import Exchange, Finding
-from .specs import Spec
 
 _VARIABLE = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # uuids

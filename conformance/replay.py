@@ -18,11 +18,12 @@ from typing import Any
 
 import httpx
 
+from ground.schemas import SchemaSet
+from ground.specs import Spec, load
+
 from .context import RunOptions
 from .findings import operation_of
 from .results import Exchange, Status
-from .schemas import SchemaSet
-from .specs import Spec, load
 
 STILL_FAILS, FIXED, UNREACHABLE = "still fails", "fixed", "no answer"
 

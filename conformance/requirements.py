@@ -13,8 +13,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ground.specs import Spec
+
     from .context import Context
-    from .specs import Spec
 
 
 class Level(StrEnum):

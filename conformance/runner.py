@@ -16,6 +16,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from ground.schemas import SchemaSet
+from ground.specs import Spec, load
+
 from . import __version__
 from .baseline import judge
 from .context import Blocked, CheckFailed, Context, NotVerified, RunOptions
@@ -37,8 +40,6 @@ from .protocols import ProtocolSuite, suite
 from .requirements import Check
 from .results import RequirementResult, RunResult, Status
 from .schema_phase import run_schema_phase
-from .schemas import SchemaSet
-from .specs import Spec, load
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
 

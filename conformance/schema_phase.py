@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ground.specs import Spec
+
 from .applicability import some_header_can_fail, some_status_can_be_undocumented, something_created_is_read_back
 from .curl import curl_command
 from .events import CaseFinished, Event, StageStarted
@@ -22,7 +24,6 @@ from .findings import FindingSet, operation_of
 from .http import _preview
 from .requirements import Level, Registry, Requirement
 from .results import Exchange, RequirementResult, Status
-from .specs import Spec
 from .stalls import StallLedger, stall_guard
 
 

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ground.specs import load
+
 from .context import RunOptions
 from .requirements import Level
 from .results import RunResult, Status
 from .runner import EMBEDDED_TOKENS, run
-from .specs import load
 
 if TYPE_CHECKING:  # mockserver is imported lazily: a vendor's run never needs it
     from mockserver.faults import Fault

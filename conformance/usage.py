@@ -13,10 +13,11 @@ from pathlib import Path
 
 import httpx
 
+from ground.specs import PROTOCOLS, load
+
 from .context import RunOptions
 from .protocols import suite
 from .runner import selected
-from .specs import PROTOCOLS, load
 
 _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*")
 

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from conformance.schemas import SchemaSet
-from conformance.specs import Spec, resolve_ref
+from ground.schemas import SchemaSet
+from ground.specs import Spec, resolve_ref
 
 from .config import MockConfig
 from .errors import ApiError, error_body

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.specs import PROTOCOLS
+from ground.specs import PROTOCOLS
 
 DEFAULT_TOKENS = {"alice": "alice-token", "bob": "bob-token"}
 

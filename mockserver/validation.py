@@ -18,7 +18,7 @@ from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from conformance.schemas import SchemaSet
+from ground.schemas import SchemaSet
 
 from .errors import INVALID_BODY_STATUS, ApiError
 from .hooks import EXCHANGE

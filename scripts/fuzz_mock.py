@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:  # run as a file: make the repository's packages i
     sys.path.insert(0, str(ROOT))
 
 from conformance.schema_phase import _read_form_files_as_text  # noqa: E402
-from conformance.specs import PROTOCOLS, load  # noqa: E402
+from ground.specs import PROTOCOLS, load  # noqa: E402
 from mockserver import MockConfig  # noqa: E402
 from mockserver.embedded import EmbeddedServer  # noqa: E402
 

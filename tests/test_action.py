@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.specs import load
+from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from openapi_core.datatypes import RequestParameters
 from openapi_core.templating.paths import APICallPathFinder
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from conformance.specs import Spec
+from ground.specs import Spec
 
 __all__ = ["HttpxOpenAPIRequest", "HttpxOpenAPIResponse", "document_host_url", "validate_exchange"]
 

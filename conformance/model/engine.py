@@ -26,11 +26,12 @@ from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
+from ground.specs import Spec
+
 from ..findings import digest, operation_of
 from ..http import Client, Response, TargetError
 from ..requirements import Requirement
 from ..results import Exchange, Finding, RequirementResult, Status
-from ..specs import Spec
 from ..streams import FrameError, sse_events
 from .oracle import Window
 

@@ -6,10 +6,11 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ground.specs import PROTOCOLS, load
+
 from ..model.engine import Model
 from ..requirements import Registry
 from ..schema_phase import register_schema_requirements
-from ..specs import PROTOCOLS, load
 
 MODULES = {
     "agent-protocol": "conformance.protocols.agent_protocol.requirements",

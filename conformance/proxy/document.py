@@ -13,9 +13,10 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from typing import Any
 
+from ground.schemas import SchemaSet
+from ground.specs import PROTOCOLS, Operation, Spec
+
 from ..requirements import Level, Registry, Requirement
-from ..schemas import SchemaSet
-from ..specs import PROTOCOLS, Operation, Spec
 from .traffic import NotJson, Observed
 from .verdicts import Verdict
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
+
+from ground.serving import AppServer
 
 from .observer import Observer, Open
 from .report import run_result, write
@@ -224,57 +224,16 @@ def create_app(config: ProxyConfig, observer: Observer | None = None) -> web.App
     return app
 
 
-class ProxyServer:
+class ProxyServer(AppServer):
     """``with ProxyServer(config) as proxy: proxy.url``: the proxy on a loopback port in a thread
     (tests, benchmarks); ``proxy.observer`` holds the tally."""
 
+    name = "proxy"
+
     def __init__(self, config: ProxyConfig, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(host, port)
         self.config = config
-        self.host = host
-        self.port = port
-        self.url = ""
         self.observer = new_observer(config)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._error: BaseException | None = None
 
-    def __enter__(self) -> ProxyServer:
-        self._thread = threading.Thread(target=self._run, name="conformance-proxy", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(30):
-            raise RuntimeError("the proxy did not start within 30 s")
-        if self._error is not None:
-            raise RuntimeError(f"the proxy failed to start: {self._error}") from self._error
-        return self
-
-    def _run(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        try:
-            self._loop.run_until_complete(self._serve())
-        except BaseException as exc:  # surfaced to the starting thread
-            self._error = exc
-            self._ready.set()
-        finally:
-            self._loop.close()
-
-    async def _serve(self) -> None:
-        self._stop = asyncio.Event()
-        runner = web.AppRunner(create_app(self.config, self.observer), access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1]
-        self.url = f"http://{self.host}:{self.port}"
-        self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            await runner.cleanup()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._loop is not None and self._stop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-            self._thread.join(10)
+    def make_app(self) -> web.Application:
+        return create_app(self.config, self.observer)

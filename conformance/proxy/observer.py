@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ground.schemas import SchemaSet
+from ground.specs import load
+
 from ..findings import FindingSet, digest
 from ..protocols import suite
 from ..requirements import Requirement
 from ..results import Exchange
-from ..schemas import SchemaSet
-from ..specs import load
 from ..streams import FrameError, NdjsonReader, SseReader
 from .document import JUDGED, DocumentJudge, client_registry
 from .passive import Checks, StreamState, checks_for

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from ground.specs import Operation, Spec
+
 from ..curl import curl_command
 from ..http import _preview
 from ..results import Exchange
-from ..specs import Operation, Spec
 
 _NOT_PARSED = object()
 

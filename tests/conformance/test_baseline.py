@@ -15,7 +15,7 @@ from conformance.baseline import Entry, judge
 from conformance.cli import main
 from conformance.requirements import Level, Requirement
 from conformance.results import Finding, RequirementResult, RunResult, Status
-from conformance.specs import load
+from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
 
 TASKS = ["--only", "AP-TASK-001", "--phase", "scenario"]

@@ -6,8 +6,8 @@ import pytest
 
 from conformance.context import CheckFailed, Context, NotVerified, RunOptions
 from conformance.http import Limits, TargetError
-from conformance.schemas import SchemaSet
-from conformance.specs import load
+from ground.schemas import SchemaSet
+from ground.specs import load
 
 
 @pytest.fixture

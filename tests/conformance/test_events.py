@@ -25,7 +25,7 @@ from conformance.progress import ProgressLines
 from conformance.results import Status
 from conformance.runner import run
 from conformance.selfcheck import fault_options
-from conformance.specs import load
+from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
 from mockserver.faults import catalogue
 from tests.hostile import closed_port_url

@@ -7,7 +7,7 @@ import re
 from conformance.findings import FindingSet, digest, operation_of
 from conformance.results import Exchange, Status
 from conformance.selfcheck import run_fault
-from conformance.specs import load
+from ground.specs import load
 from mockserver.faults import catalogue
 
 

@@ -23,8 +23,8 @@ from conformance.http import Limits, TargetError
 from conformance.protocols import suite
 from conformance.results import RunResult, Status
 from conformance.runner import run
-from conformance.schemas import SchemaSet
-from conformance.specs import load
+from ground.schemas import SchemaSet
+from ground.specs import load
 from tests.hostile import SSE_FRAME, HostileServer, closed_port_url
 
 BOUND_S = 60.0

@@ -17,7 +17,7 @@ from conformance.context import RunOptions
 from conformance.replay import FIXED, STILL_FAILS, load_report, replay
 from conformance.reporting import write_reports
 from conformance.runner import EMBEDDED_TOKENS, run
-from conformance.specs import load
+from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
 
 # one of each way a request is recorded: generated GETs with a query, a binary multipart upload,

@@ -15,7 +15,7 @@ from conformance.protocols import suite
 from conformance.results import Status
 from conformance.runner import run
 from conformance.selfcheck import check_fault, render_catalogue
-from conformance.specs import PROTOCOLS
+from ground.specs import PROTOCOLS
 from mockserver.faults import catalogue
 
 FAULTS = catalogue()

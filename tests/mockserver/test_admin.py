@@ -10,7 +10,7 @@ import httpx
 import pytest
 import yaml
 
-from conformance.specs import load
+from ground.specs import load
 from mockserver import EmbeddedServer
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.specs import PROTOCOLS, load
+from ground.specs import PROTOCOLS, load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from scripts.fuzz_mock import fuzz_protocol, leak_problem, mock_self_fuzz_guard, shape_problem

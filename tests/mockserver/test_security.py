@@ -35,7 +35,7 @@ import httpx
 import pytest
 
 import mockserver.api
-from conformance.specs import PROTOCOLS, load
+from ground.specs import PROTOCOLS, load
 from mockserver import EmbeddedServer, MockConfig
 from mockserver.api import ProtocolApi
 from mockserver.errors import INVALID_BODY_STATUS

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ground.schemas import SchemaSet
+from ground.specs import load
+
 from ...context import Context
 from ...http import Response, TargetError
 from ...requirements import Level, Registry
-from ...schemas import SchemaSet
-from ...specs import load
 
 registry = Registry("neuro-san")
 STREAMING_OPERATIONS = ("AgentService_StreamingChat",)

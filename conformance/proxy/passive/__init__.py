@@ -13,8 +13,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ...schemas import SchemaSet
-from ...specs import Spec
+from ground.schemas import SchemaSet
+from ground.specs import Spec
+
 from ...streams import Frame
 from ..traffic import Observed
 from ..verdicts import Verdict

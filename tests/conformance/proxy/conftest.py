@@ -11,7 +11,7 @@ import pytest
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.results import RunResult, Status
-from conformance.specs import load
+from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
 
 

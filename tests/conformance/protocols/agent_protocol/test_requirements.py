@@ -20,8 +20,8 @@ from conformance.protocols import suite
 from conformance.protocols.agent_protocol import requirements as ap
 from conformance.requirements import Level
 from conformance.results import RunResult, Status
-from conformance.schemas import SchemaSet
-from conformance.specs import load
+from ground.schemas import SchemaSet
+from ground.specs import load
 from mockserver.protocols.agent_protocol.handlers import FAULTS
 
 PROTOCOL = "agent-protocol"

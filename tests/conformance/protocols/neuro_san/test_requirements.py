@@ -15,9 +15,9 @@ from conformance.protocols import suite
 from conformance.protocols.neuro_san import requirements as ns
 from conformance.results import RunResult, Status
 from conformance.runner import run
-from conformance.schemas import SchemaSet
 from conformance.selfcheck import run_fault
-from conformance.specs import load
+from ground.schemas import SchemaSet
+from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.neuro_san.handlers import FAULTS

@@ -15,9 +15,9 @@ from conformance.protocols import suite
 from conformance.protocols.sgr_agent_core import requirements as sgr
 from conformance.results import Exchange, RunResult, Status
 from conformance.runner import run
-from conformance.schemas import SchemaSet
 from conformance.selfcheck import run_fault
-from conformance.specs import load
+from ground.schemas import SchemaSet
+from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.sgr_agent_core import handlers as mock

@@ -12,8 +12,8 @@ from conformance.protocols.synapse_agent import requirements as syn
 from conformance.requirements import Level
 from conformance.results import RunResult, Status
 from conformance.runner import run
-from conformance.schemas import SchemaSet
-from conformance.specs import load
+from ground.schemas import SchemaSet
+from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent import handlers as mock

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from conformance.specs import load
+from ground.specs import load
 from mockserver import Limits, MockConfig
 from mockserver.embedded import EmbeddedServer
 

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from conformance.schemas import SchemaSet
-from conformance.specs import load
+from ground.schemas import SchemaSet
+from ground.specs import load
 from mockserver import Limits
 from mockserver.embedded import EmbeddedServer
 

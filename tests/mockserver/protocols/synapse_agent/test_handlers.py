@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from conformance.specs import load
+from ground.specs import load
 from mockserver import Limits
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent.handlers import PAGE_SIZE, answer_for

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conformance.schemas import SchemaSet, SchemaViolation, _upgrade_30
-from conformance.specs import load
+from ground.schemas import SchemaSet, SchemaViolation, _upgrade_30
+from ground.specs import load
 
 DOC_30: dict[str, Any] = {
     "openapi": "3.0.1",

@@ -1,0 +1,96 @@
+"""A server on a loopback port, run in a background thread with its own event loop.
+
+The embedded mock, the proxy's test server and the tests' hostile targets all start this way;
+``ServerThread`` is the start-up and shutdown they share, ``AppServer`` the aiohttp variant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from types import TracebackType
+from typing import Self
+
+from aiohttp import web
+
+
+class ServerThread:
+    """Runs ``serve`` in a daemon thread; ``start`` returns once it called ``listening`` (or failed)."""
+
+    name = "server"
+    start_timeout_s = 30.0
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self.port = port
+        self.url = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        """Start listening, call ``listening(port)``, wait for ``stop``, then clean up."""
+        raise NotImplementedError
+
+    def listening(self, port: int) -> None:
+        self.port = port
+        self.url = f"http://{self.host}:{port}"
+        self._ready.set()
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(self.start_timeout_s):
+            raise RuntimeError(f"the {self.name} did not start within {self.start_timeout_s:g} s")
+        if self._error is not None:
+            raise RuntimeError(f"the {self.name} failed to start: {self._error}") from self._error
+        return self
+
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._stop = asyncio.Event()
+            self._loop.run_until_complete(self.serve(self._stop))
+        except BaseException as exc:  # surfaced to the starting thread
+            self._error = exc
+            self._ready.set()
+        finally:
+            self._loop.close()
+
+    def stop(self, timeout_s: float = 10.0) -> bool:
+        """Asks the server to stop and waits for its thread; False if it is still running."""
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            return not self._thread.is_alive()
+        return True
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class AppServer(ServerThread):
+    """An aiohttp application made by ``make_app`` (in the server's thread, on its loop)."""
+
+    shutdown_timeout_s = 1.0
+
+    def make_app(self) -> web.Application:
+        raise NotImplementedError
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        runner = web.AppRunner(self.make_app(), access_log=None, shutdown_timeout=self.shutdown_timeout_s)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []
+        self.listening(sockets[0].getsockname()[1])
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
