@@ -129,6 +129,13 @@ def _plans(config: pytest.Config) -> dict[str, RunOptions]:
 
 
 def _distributed(config: pytest.Config) -> bool:
+    """Whether items are spread over xdist workers. Collection happens in the workers, and xdist
+    sets each worker's own ``--dist`` to "no": a worker is recognised by its ``workerinput``. (Asked
+    of the option alone, the workers named no groups, so a protocol's schema and model requirements
+    were spread over both workers and each worker ran the whole phase: ``-n 2`` was slower than one
+    process.)"""
+    if hasattr(config, "workerinput"):
+        return True
     return config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") != "no"
 
 

@@ -101,6 +101,10 @@ def test_two_xdist_workers_give_the_verdicts_of_one_process(
         if workers == "2":
             lines = "\n".join(result.stdout.lines)
             assert "[gw0]" in lines and "[gw1]" in lines  # both workers took requirements
+            # one worker runs the property-based phase once, for all its requirements
+            schema_workers = {line.split()[0] for line in result.stdout.lines
+                              if line.startswith("[gw") and "NS-SCHEMA-" in line}
+            assert len(schema_workers) == 1, lines
         data = json.loads((out / "results.json").read_text(encoding="utf-8"))
         verdicts[workers] = {r["id"]: r["status"] for r in data["requirements"]}
         assert set(verdicts[workers]) == {c.requirement.id for c in suite("neuro-san").registry}
