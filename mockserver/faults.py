@@ -4,15 +4,17 @@ They exist so the conformance suite can prove it catches what it claims to catch
 developers can see how their code copes with a broken server (``--fault NAME``). A fault is data:
 which protocol, which requirements it breaks, and how: an edit of one operation's JSON answer
 (``mutate``), skipped request validation, disabled auth, or a behaviour the protocol's handlers
-switch on by name (``call.fault(name)``).
+switch on. Those behaviours are one typed object per protocol (a ``Switches`` subclass in its
+``faults.py``), resolved once when the protocol is mounted: a handler reads ``on.step_never_last``,
+and a misspelt fault is an error rather than a switch that is silently never on.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Self
 
 Mutation = Callable[[Any], None]
 """Edits a ``Reply`` (body, status, headers, content_type) in place."""
@@ -73,11 +75,31 @@ class FaultSet:
         return apply
 
 
+class Switches:
+    """Base of a protocol's behaviour faults: a frozen dataclass of bool fields, all false in normal runs.
+
+    A field is named after its fault without the protocol's prefix (``ap-step-never-last`` ->
+    ``step_never_last``); ``field(default=False, metadata={"fault": NAME})`` names one whose name
+    is no identifier.
+    """
+
+    prefix: ClassVar[str]
+
+    @classmethod
+    def fault_names(cls) -> dict[str, str]:
+        """Field name -> fault name."""
+        return {f.name: f.metadata.get("fault") or f"{cls.prefix}-{f.name.replace('_', '-')}" for f in fields(cls)}  # type: ignore[arg-type]
+
+    @classmethod
+    def of(cls, faults: FaultSet) -> Self:
+        return cls(**{name: fault in faults for name, fault in cls.fault_names().items()})
+
+
 PROTOCOL_MODULES = {
-    "agent-protocol": "mockserver.protocols.agent_protocol.handlers",
-    "neuro-san": "mockserver.protocols.neuro_san.handlers",
-    "sgr-agent-core": "mockserver.protocols.sgr_agent_core.handlers",
-    "synapse-agent": "mockserver.protocols.synapse_agent.handlers",
+    "agent-protocol": "mockserver.protocols.agent_protocol",
+    "neuro-san": "mockserver.protocols.neuro_san",
+    "sgr-agent-core": "mockserver.protocols.sgr_agent_core",
+    "synapse-agent": "mockserver.protocols.synapse_agent",
 }
 
 

@@ -34,9 +34,12 @@ from typing import Any
 
 from .api import ProtocolApi
 from .errors import ApiError
-from .protocols.agent_protocol import handlers as ap
-from .protocols.sgr_agent_core import handlers as sgr
-from .protocols.synapse_agent import handlers as syn
+from .protocols.agent_protocol import handlers as ap_handlers
+from .protocols.agent_protocol import store as ap
+from .protocols.sgr_agent_core import models as sgr
+from .protocols.sgr_agent_core import store as sgr_store
+from .protocols.synapse_agent import models as syn
+from .protocols.synapse_agent import store as syn_store
 
 MAX_OBJECTS = 10_000
 """Most objects (tasks, steps, artifacts, agents, sessions, interactions) one document may create."""
@@ -137,7 +140,7 @@ def _plan_agent_protocol(api: ProtocolApi, data: Any, budget: _Budget) -> Callab
                 except binascii.Error:
                     raise FixtureError(f"{aw}.content_base64: not base64") from None
             try:
-                name = ap.check_file_name(_text(f"{aw}.file_name", art["file_name"]))
+                name = ap_handlers.check_file_name(_text(f"{aw}.file_name", art["file_name"]))
             except ApiError as exc:
                 raise FixtureError(f"{aw}.file_name: {exc.message}") from None
             artifacts.append((name, _text(f"{aw}.relative_path", art.get("relative_path"), optional=True), blob,
@@ -168,7 +171,7 @@ def _plan_agent_protocol(api: ProtocolApi, data: Any, budget: _Budget) -> Callab
 
 def _plan_sgr(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], dict[str, Any]]:
     data = _fields("sgr-agent-core", data, {"agents"})
-    store = api.store(sgr.AgentStore)
+    store = api.store(sgr_store.AgentStore)
     seen: set[str] = set()
     agents = []
     for i, item in enumerate(_list("sgr-agent-core.agents", data.get("agents"))):
@@ -210,7 +213,7 @@ def _plan_sgr(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], dict
 
 def _plan_synapse(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], dict[str, Any]]:
     data = _fields("synapse-agent", data, {"sessions"})
-    store = api.store(syn.Store)
+    store = api.store(syn_store.Store)
     levels = ACCESS_LEVELS
     seen: set[str] = set()
     sessions = []

@@ -16,7 +16,7 @@ import pytest
 
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
-from mockserver.protocols.synapse_agent.handlers import answer_for
+from mockserver.protocols.synapse_agent.models import answer_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.filterwarnings("ignore::DeprecationWarning:agent_protocol_client.*")]
 

@@ -18,7 +18,7 @@ import pytest
 
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
-from mockserver.protocols.neuro_san.handlers import NETWORKS
+from mockserver.protocols.neuro_san.models import NETWORKS
 
 from .neuro_san_peer import neuro_san_python
 from .peers import PeerUnavailable, skip_reason

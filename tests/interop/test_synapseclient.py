@@ -15,7 +15,7 @@ import pytest
 
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
-from mockserver.protocols.synapse_agent.handlers import answer_for
+from mockserver.protocols.synapse_agent.models import answer_for
 
 pytestmark = pytest.mark.interop
 synapseclient = pytest.importorskip(

@@ -36,7 +36,7 @@ import aiohttp
 
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
-from mockserver.protocols.synapse_agent.handlers import answer_for
+from mockserver.protocols.synapse_agent.models import answer_for
 
 CLIENTS = int(os.environ.get("MOCK_LOAD_CLIENTS", "200"))
 SECONDS = float(os.environ.get("MOCK_LOAD_SECONDS", "5"))

@@ -40,7 +40,8 @@ from mockserver import EmbeddedServer, MockConfig
 from mockserver.api import ProtocolApi
 from mockserver.errors import INVALID_BODY_STATUS
 from mockserver.faults import FaultSet
-from mockserver.protocols.synapse_agent.handlers import NOT_OWNER, answer_for
+from mockserver.protocols.synapse_agent.models import answer_for
+from mockserver.protocols.synapse_agent.store import NOT_OWNER
 from mockserver.streaming import StreamGate
 from mockserver.validation import OperationValidator
 from scripts.fuzz_mock import leak_problem, shape_problem

@@ -1,1 +1,7 @@
-"""The reference mock of neuro-san: its handlers, store and named faults."""
+"""The reference mock of neuro-san (stateless, so no store): ``models`` (the agent networks),
+``handlers`` (the operations and the chat stream, bound by ``mount``) and ``faults``."""
+
+from .faults import FAULTS
+from .handlers import mount
+
+__all__ = ["FAULTS", "mount"]

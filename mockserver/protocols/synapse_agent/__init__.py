@@ -1,1 +1,7 @@
-"""The reference mock of synapse-agent: its handlers, store and named faults."""
+"""The reference mock of synapse-agent: ``models`` (sessions, jobs, traces), ``store`` (with its
+signed page cursors), ``handlers`` (the operations, bound by ``mount``) and ``faults``."""
+
+from .faults import FAULTS
+from .handlers import mount
+
+__all__ = ["FAULTS", "mount"]

@@ -22,7 +22,7 @@ from conformance.requirements import Level
 from conformance.results import RunResult, Status
 from ground.schemas import SchemaSet
 from ground.specs import load
-from mockserver.protocols.agent_protocol.handlers import FAULTS
+from mockserver.protocols.agent_protocol import FAULTS
 
 PROTOCOL = "agent-protocol"
 FAULTS_BY_NAME = {f.name: f for f in FAULTS}

@@ -20,7 +20,7 @@ from ground.schemas import SchemaSet
 from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
-from mockserver.protocols.neuro_san.handlers import FAULTS
+from mockserver.protocols.neuro_san import FAULTS
 
 PROTOCOL = "neuro-san"
 FAULTS_BY_NAME = {f.name: f for f in FAULTS}

@@ -20,8 +20,8 @@ from ground.schemas import SchemaSet
 from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
-from mockserver.protocols.sgr_agent_core import handlers as mock
-from mockserver.protocols.sgr_agent_core.handlers import FAULTS
+from mockserver.protocols.sgr_agent_core import FAULTS
+from mockserver.protocols.sgr_agent_core import models as mock
 
 PROTOCOL = "sgr-agent-core"
 FAULTS_BY_NAME = {f.name: f for f in FAULTS}

@@ -16,8 +16,8 @@ from ground.schemas import SchemaSet
 from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
-from mockserver.protocols.synapse_agent import handlers as mock
-from mockserver.protocols.synapse_agent.handlers import FAULTS
+from mockserver.protocols.synapse_agent import FAULTS
+from mockserver.protocols.synapse_agent import store as mock
 
 PROTOCOL = "synapse-agent"
 BASE_PATH = "/repo/v1"

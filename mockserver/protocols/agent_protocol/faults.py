@@ -1,0 +1,202 @@
+"""Agent Protocol's named faults: each breaks the named AP-* requirements in one realistic way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ...faults import Fault, fault_maker
+from ...faults import Switches as _Switches
+
+PROTOCOL = "agent-protocol"
+RECENT_INDEX = 16
+"""Tasks in the listing index of ap-task-list-recent-16."""
+SUMMARY_CHARS = 40
+"""Characters of input kept in the list rows of ap-task-list-input-truncated."""
+
+
+@dataclass(frozen=True, slots=True)
+class Switches(_Switches):
+    """The behaviour faults the handlers switch on (the rest edit answers: ``mutate``)."""
+
+    prefix: ClassVar[str] = "ap"
+    artifact_unknown_200: bool = False
+    artifacts_keyed_by_file_name: bool = False
+    artifacts_list_agent_only: bool = False
+    artifacts_total_uploads_only: bool = False
+    create_requires_input: bool = False
+    download_json_content_type: bool = False
+    download_no_disposition: bool = False
+    download_stalls: bool = False
+    download_text_mode: bool = False
+    page_beyond_end_404: bool = False
+    page_default_size_20: bool = False
+    page_floor_total_pages: bool = False
+    page_huge_size_crashes: bool = False
+    page_ignores_current_page: bool = False
+    reads_lag_one_write: bool = False
+    step_drops_additional_input: bool = False
+    step_get_returns_latest: bool = False
+    step_list_latest_running: bool = False
+    step_list_omits_latest: bool = False
+    step_artifact_path_empty: bool = False
+    step_list_summary: bool = False
+    step_never_last: bool = False
+    task_artifacts_stale: bool = False
+    task_flattens_additional_input: bool = False
+    task_list_cached_at_create: bool = False
+    task_list_input_truncated: bool = False
+    task_list_recent_16: bool = False
+    upload_path_traversal: bool = False
+
+
+def _drop_task_id(reply: Any) -> None:
+    if reply.status == 200:
+        reply.body.pop("task_id", None)
+
+
+def _created_201(reply: Any) -> None:
+    if reply.status == 200:
+        reply.status = 201
+
+
+def _detail_404(reply: Any) -> None:
+    if reply.status == 404:
+        reply.body = {"detail": reply.body.get("message")}
+
+
+def _list_422(reply: Any) -> None:
+    if reply.status == 422:
+        reply.body = reply.body.get("errors") or [reply.body.get("message")]
+
+
+def _text_plain(reply: Any) -> None:
+    reply.content_type = "text/plain"
+
+
+def _status_done(reply: Any) -> None:
+    if reply.status == 200:
+        reply.body["status"] = "done"
+
+
+def _agent_created(reply: Any) -> None:
+    if reply.status == 200:
+        reply.body["agent_created"] = True
+
+
+_fault = fault_maker(PROTOCOL)
+
+
+FAULTS: tuple[Fault, ...] = (
+    # missing required field, wrong enum value, wrong status, wrong content type, error body shape
+    _fault("ap-task-missing-id", ("AP-TASK-001", "AP-SCHEMA-005", "AP-MODEL-003"),
+           "createAgentTask answers without the required task_id", operation="createAgentTask",
+           mutate=_drop_task_id),
+    # No AP-SCHEMA-002: every operation documents `default`, which admits any status (not registered).
+    _fault("ap-task-created-201", ("AP-TASK-001",),
+           "createAgentTask answers 201, a status the document does not list", operation="createAgentTask",
+           mutate=_created_201),
+    # A list's content type is its form, not its paging: AP-PAGE-001 reads it as JSON regardless.
+    _fault("ap-list-text-plain", ("AP-SCHEMA-003",),
+           "listAgentTasks labels its JSON text/plain", operation="listAgentTasks", mutate=_text_plain),
+    _fault("ap-step-status-done", ("AP-STEP-001", "AP-SCHEMA-005"),
+           "an executed step's status is \"done\", not one of created/running/completed",
+           operation="executeAgentTaskStep", mutate=_status_done),
+    _fault("ap-404-wrong-shape", ("AP-ERR-001", "AP-SCHEMA-005"),
+           "getAgentTask's 404 body is {\"detail\"} instead of {\"message\"}", operation="getAgentTask",
+           mutate=_detail_404),
+    _fault("ap-422-wrong-shape", ("AP-ERR-004", "AP-SCHEMA-005"),
+           "createAgentTask's 422 body is a JSON array, not an object", operation="createAgentTask",
+           mutate=_list_422),
+    _fault("ap-artifact-unknown-200", ("AP-ERR-003",),
+           "downloading an unknown artifact answers 200 with no bytes instead of 404",
+           operation="downloadAgentTaskArtifact"),
+    _fault("ap-step-get-returns-latest", ("AP-STEP-004", "AP-STEP-002", "AP-ERR-002"),
+           "GET .../steps/{step_id} answers the task's latest step whatever the id",
+           operation="getAgentTaskStep"),
+    # accepting invalid input, a crash
+    # what it accepted it echoes back: answers off the Task schema (AP-SCHEMA-005's subject too)
+    _fault("ap-create-accepts-invalid", ("AP-ERR-004", "AP-SCHEMA-006", "AP-SCHEMA-005"),
+           "createAgentTask does not validate its body: wrong types and non-objects get 200",
+           operation="createAgentTask", skip_validation=True),
+    _fault("ap-page-huge-size-crashes", ("AP-SCHEMA-001",),
+           "a page_size above 1000 crashes the list operations (500)", operation="listAgentTasks"),
+    # rejecting valid input, a created task that cannot be read back
+    _fault("ap-create-requires-input", ("AP-SCHEMA-007",),
+           "createAgentTask answers 422 when input is missing or null, which the document allows",
+           operation="createAgentTask"),
+    # every requirement that reads back what it just wrote
+    _fault("ap-reads-lag-one-write", ("AP-SCHEMA-008", "AP-TASK-002", "AP-STEP-002", "AP-STEP-004", "AP-ARTIFACT-002"),
+           "reads see each task as it was before its latest write (an off-by-one projection): a task just "
+           "created, its newest step and its newest artifact answer 404 until the task is written again"),
+    # losing data
+    _fault("ap-task-flattens-additional-input", ("AP-TASK-002",),
+           "createAgentTask keeps only the scalar values of additional_input (nested ones are lost)",
+           operation="createAgentTask"),
+    _fault("ap-step-drops-additional-input", ("AP-STEP-002", "AP-STEP-003", "AP-STEP-004"),
+           "a step's answer echoes additional_input but the stored step has {}",
+           operation="executeAgentTaskStep"),
+    _fault("ap-step-list-omits-latest", ("AP-STEP-003", "AP-PAGE-002"),
+           "listing a task's steps leaves out the latest executed step", operation="listAgentTaskSteps"),
+    _fault("ap-upload-marks-agent-created", ("AP-ARTIFACT-001", "AP-ARTIFACT-004", "AP-ARTIFACT-005"),
+           "an uploaded artifact is reported agent_created: true", operation="uploadAgentTaskArtifacts",
+           mutate=_agent_created),
+    _fault("ap-download-text-mode", ("AP-ARTIFACT-002", "AP-ARTIFACT-006"),
+           "downloads pass the bytes through a UTF-8 text round trip (invalid bytes become U+FFFD)",
+           operation="downloadAgentTaskArtifact"),
+    _fault("ap-download-json-content-type", ("AP-ARTIFACT-002", "AP-SCHEMA-003"),
+           "downloads are labelled application/json instead of application/octet-stream",
+           operation="downloadAgentTaskArtifact"),
+    _fault("ap-download-no-disposition", ("AP-ARTIFACT-003",),
+           "downloads carry no Content-Disposition header", operation="downloadAgentTaskArtifact"),
+    _fault("ap-artifacts-list-agent-only", ("AP-ARTIFACT-004", "AP-ARTIFACT-006", "AP-PAGE-003"),
+           "the artifact list shows only agent-created artifacts, not uploads",
+           operation="listAgentTaskArtifacts"),
+    _fault("ap-task-artifacts-stale", ("AP-ARTIFACT-005",),
+           "a task's artifacts list only agent-created artifacts, not uploads", operation="getAgentTask"),
+    _fault("ap-upload-path-traversal", ("AP-ARTIFACT-006",),
+           "uploads write task/relative_path/file_name to one shared store without checking for '..', "
+           "so a crafted path overwrites another task's artifact", operation="uploadAgentTaskArtifacts"),
+    # broken pagination
+    _fault("ap-page-floor-total-pages", ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003"),
+           "total_pages is total_items // page_size (rounded down)", operation="listAgentTasks"),
+    _fault("ap-page-ignores-current-page", ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003", "AP-PAGE-004"),
+           "every list answers its first page whatever current_page asks", operation="listAgentTasks"),
+    _fault("ap-page-default-size-20", ("AP-PAGE-001",),
+           "without page_size the lists use 20 items per page instead of the documented 10",
+           operation="listAgentTasks"),
+    _fault("ap-page-beyond-end-404", ("AP-PAGE-004",),
+           "a current_page beyond the last page answers 404 instead of an empty page",
+           operation="listAgentTasks"),
+    # a job that never finishes, a stall
+    _fault("ap-step-never-last", ("AP-STEP-001",),
+           "steps never report is_last: the task never finishes", operation="executeAgentTaskStep"),
+    # wrong facts behind the right shapes (the model-based phase, conformance/protocols/agent_protocol/model.py)
+    _fault("ap-task-list-cached-at-create", ("AP-MODEL-001",),
+           "the task list serves each task as it was created: the artifacts its steps produced never show there",
+           operation="listAgentTasks"),
+    _fault("ap-task-list-input-truncated", ("AP-MODEL-001",),
+           f"the task list's items carry input cut to {SUMMARY_CHARS} characters (a summary column)",
+           operation="listAgentTasks"),
+    _fault("ap-step-list-summary", ("AP-MODEL-002",),
+           "the step list's items have output and additional_output null (a summary projection)",
+           operation="listAgentTaskSteps"),
+    _fault("ap-step-list-latest-running", ("AP-MODEL-005",),
+           "the step list shows a task's latest step as running after its POST answered completed",
+           operation="listAgentTaskSteps"),
+    _fault("ap-task-list-recent-16", ("AP-MODEL-003",),
+           f"the task list comes from an index of the {RECENT_INDEX} newest tasks: older ones drop off it, and "
+           "total_items counts the index", operation="listAgentTasks"),
+    _fault("ap-artifacts-total-uploads-only", ("AP-MODEL-003",),
+           "the artifact list's total_items counts only uploads, not the artifacts steps produced",
+           operation="listAgentTaskArtifacts"),
+    _fault("ap-step-artifact-path-empty", ("AP-MODEL-004",),
+           "a step shows the artifacts it produced with relative_path \"\" where the task and its list say null",
+           operation="executeAgentTaskStep"),
+    _fault("ap-artifacts-keyed-by-file-name", ("AP-MODEL-004",),
+           "artifact bytes are stored by task, relative_path and file name: downloading an upload gives the bytes "
+           "of the latest upload of the same name", operation="downloadAgentTaskArtifact"),
+    _fault("ap-download-stalls", ("AP-ARTIFACT-002",),
+           "a download sends its headers and half its bytes, then stalls", operation="downloadAgentTaskArtifact",
+           hangs=True),
+)

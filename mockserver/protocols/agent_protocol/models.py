@@ -1,0 +1,116 @@
+"""Agent Protocol's domain: tasks, their input-driven plans, steps and artifacts (see handlers.py)."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+OUTPUT_FILE = "output.txt"
+DONE_STEP = "Nothing left to do"
+"""Name of the empty steps executed after the plan is done."""
+
+
+@dataclass(slots=True)
+class Artifact:
+    artifact_id: str
+    file_name: str
+    relative_path: str | None
+    agent_created: bool
+    data: bytes = field(repr=False)
+    workspace_path: str = ""
+    """Where a filesystem-backed agent would keep it: task id / relative path / file name."""
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "artifact_id": self.artifact_id,
+            "agent_created": self.agent_created,
+            "file_name": self.file_name,
+            "relative_path": self.relative_path,
+        }
+
+
+@dataclass(slots=True)
+class Step:
+    step_id: str
+    task_id: str
+    name: str
+    input: str | None
+    additional_input: Any
+    output: str
+    number: int
+    total: int
+    artifacts: list[Artifact]
+    is_last: bool
+
+    def view(self, empty_paths: bool = False) -> dict[str, Any]:
+        """A fresh dict per answer, so a fault editing a reply never edits the store; ``empty_paths``
+        is the ap-step-artifact-path-empty fault."""
+        artifacts = [a.view() for a in self.artifacts]
+        if empty_paths:
+            for artifact in artifacts:  # the step serializer writes a missing path as ""
+                artifact["relative_path"] = artifact["relative_path"] or ""
+        return {
+            "task_id": self.task_id,
+            "step_id": self.step_id,
+            "name": self.name,
+            "status": "completed",
+            "input": self.input,
+            "additional_input": self.additional_input,
+            "output": self.output,
+            "additional_output": {"step_number": self.number, "total_steps": self.total},
+            "artifacts": artifacts,
+            "is_last": self.is_last,
+        }
+
+
+@dataclass(slots=True)
+class Task:
+    task_id: str
+    input: str | None
+    additional_input: Any
+    plan: tuple[str, ...]
+    steps: list[Step] = field(default_factory=list)
+    steps_by_id: dict[str, Step] = field(default_factory=dict)
+    artifacts: list[Artifact] = field(default_factory=list)
+    artifacts_by_id: dict[str, Artifact] = field(default_factory=dict)
+    created_view: dict[str, Any] = field(default_factory=dict)
+    """The task as it was created: what the listing cache of ap-task-list-cached-at-create serves."""
+
+    def view(self, agent_artifacts_only: bool = False) -> dict[str, Any]:
+        artifacts = [a for a in self.artifacts if a.agent_created or not agent_artifacts_only]
+        return {
+            "task_id": self.task_id,
+            "input": self.input,
+            "additional_input": self.additional_input,
+            "artifacts": [a.view() for a in artifacts],
+        }
+
+
+def words(task_input: Any) -> list[str]:
+    """The input's words; a non-text input (stored only under ap-create-accepts-invalid) has none."""
+    return task_input.split() if isinstance(task_input, str) else []
+
+
+def plan_for(task_input: str | None) -> tuple[str, ...]:
+    """Step names: 2 + (word count mod 3) steps, so the same input always gets the same plan."""
+    count = 2 + len(words(task_input)) % 3
+    return ("Read the task", *(f"Work on part {i}" for i in range(1, count - 1)), f"Write {OUTPUT_FILE}")
+
+
+def step_output(task: Task, index: int, step_input: str | None) -> str:
+    said = words(task.input)
+    total = len(task.plan)
+    if index == 0:
+        text = f"Read the task: {len(said)} word(s), {total} step(s) planned."
+    elif index < total - 1:
+        text = f"Part {index}: {' '.join(said[index - 1 :: total - 2])}"  # middle steps share the words
+    elif index == total - 1:
+        text = f"Result: {' '.join(said)}"
+    else:
+        text = "The task is complete; this step did nothing."
+    return f"{text} (step input: {step_input})" if step_input else text
+
+
+def workspace_path(task_id: str, relative_path: str | None, file_name: str) -> str:
+    return posixpath.normpath(posixpath.join(task_id, relative_path or "", file_name))

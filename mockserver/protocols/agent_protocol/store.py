@@ -1,0 +1,70 @@
+"""Agent Protocol's store: one app's tasks, every step and artifact counted against its capacity."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from ...config import Limits
+from ...errors import ApiError
+from ...store import Capacity
+from .models import DONE_STEP, OUTPUT_FILE, Artifact, Step, Task, plan_for, step_output, workspace_path
+
+
+class Store:
+    """One app's tasks; every step and artifact counts against the object and byte limits."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.capacity = Capacity(limits, "Store")
+        self.tasks: dict[str, Task] = {}
+        self.order: list[Task] = []
+
+    def task(self, task_id: str) -> Task:
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise ApiError(404, f"Task {task_id!r} not found")
+        return task
+
+    def reserve(self, objects: int, size: int = 0) -> None:
+        """Check and claim room before any mutation, so a refusal leaves no partial state."""
+        self.capacity.reserve(objects, size)
+
+    def create_task(self, task_input: str | None, additional_input: Any) -> Task:
+        self.reserve(1)
+        task = Task(str(uuid.uuid4()), task_input, additional_input, plan_for(task_input))
+        self.tasks[task.task_id] = task
+        self.order.append(task)
+        return task
+
+    def add_artifact(
+        self, task: Task, file_name: str, relative_path: str | None, data: bytes, agent_created: bool
+    ) -> Artifact:
+        artifact = Artifact(str(uuid.uuid4()), file_name, relative_path, agent_created, data,
+                            workspace_path(task.task_id, relative_path, file_name))
+        task.artifacts.append(artifact)
+        task.artifacts_by_id[artifact.artifact_id] = artifact
+        return artifact
+
+    def write_through(self, path: str, data: bytes) -> None:
+        """The traversal fault: a shared filesystem, where equal paths are one file."""
+        for task in self.order:
+            for artifact in task.artifacts:
+                if artifact.workspace_path == path:
+                    artifact.data = data
+
+    def execute_step(self, task: Task, body: dict[str, Any], never_last: bool = False) -> Step:
+        """The next planned step, or an empty one once the plan is done (see the module docstring)."""
+        index = len(task.steps)
+        planned = index < len(task.plan)
+        writes_output = index == len(task.plan) - 1
+        step_input = body.get("input")
+        output = step_output(task, index, step_input)
+        data = output.encode()
+        self.reserve(2 if writes_output else 1, len(data) if writes_output else 0)
+        created = [self.add_artifact(task, OUTPUT_FILE, None, data, True)] if writes_output else []
+        step = Step(str(uuid.uuid4()), task.task_id, task.plan[index] if planned else DONE_STEP, step_input,
+                    body.get("additional_input", {}), output, index + 1, len(task.plan), created,
+                    is_last=not never_last and index >= len(task.plan) - 1)
+        task.steps.append(step)
+        task.steps_by_id[step.step_id] = step
+        return step

@@ -1,0 +1,188 @@
+"""NeuroSan's named faults: each breaks the named NS-* requirements of
+conformance/protocols/neuro_san/requirements.py in one realistic way."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...api import Reply
+from ...faults import Fault, fault_maker
+from ...faults import Switches as _Switches
+
+
+@dataclass(frozen=True, slots=True)
+class Switches(_Switches):
+    """The behaviour faults the handlers switch on (the rest edit answers: ``mutate``)."""
+
+    prefix: ClassVar[str] = "ns"
+    chat_filter_required: bool = False
+    context_ignored: bool = False
+    get_body_rejected: bool = False
+    list_names_only: bool = False
+    maximal_ignored: bool = False
+    message_type_enum: bool = False
+    minimal_verbose: bool = False
+    stream_content_type: bool = False
+    stream_multiline: bool = False
+    stream_no_answer: bool = False
+    stream_no_context: bool = False
+    stream_stall: bool = False
+    unknown_agent_crashes: bool = False
+    unknown_agent_ok: bool = False
+
+
+def _drop_origins(reply: Reply) -> None:
+    if reply.status == 200:
+        for entry in reply.body.get("connectivity_info", []):
+            entry.pop("origin", None)
+
+
+def _parameters_as_string(reply: Reply) -> None:
+    if reply.status == 200:
+        function = reply.body["function"]
+        function["parameters"] = json.dumps(function["parameters"])  # a Struct serialized twice
+
+
+def _code_as_name(reply: Reply) -> None:
+    if reply.status == 404:
+        reply.body = {"code": "NOT_FOUND", "message": reply.body["message"]}
+
+
+def _error_text_plain(reply: Reply) -> None:
+    if reply.status >= 400:
+        reply.content_type = "text/plain"
+
+
+def _error_in_stream(reply: Reply) -> None:
+    if reply.status >= 400:
+        # grpc-gateway's in-stream error frame: the HTTP status is 200, the error is in the body
+        reply.status = 200
+        reply.body = {"error": reply.body}
+
+
+_fault = fault_maker("neuro-san")
+
+
+FAULTS: tuple[Fault, ...] = (
+    _fault(
+        "ns-connectivity-no-origin",
+        ("NS-CONN-001",),
+        "connectivity entries lose their `origin`: the graph names no nodes",
+        operation="AgentService_Connectivity",
+        mutate=_drop_origins,
+    ),
+    _fault(
+        "ns-function-parameters-string",
+        ("NS-FUNC-001", "NS-HTTP-001"),
+        "function.parameters is sent as a JSON-encoded string instead of an object",
+        operation="AgentService_Function",
+        mutate=_parameters_as_string,
+    ),
+    _fault(
+        "ns-get-body-rejected",
+        ("NS-HTTP-001",),
+        "GET connectivity/function with a `{}` JSON body (the official client's habit) is answered 400",
+    ),
+    _fault(
+        "ns-unknown-agent-ok",
+        # the generated chats hello_world then refuses are no longer excused by a 404 for the name
+        ("NS-ERR-001", "NS-SCHEMA-007"),
+        "every unknown agent name is served by hello_world with 200 instead of an error",
+    ),
+    _fault(
+        "ns-error-code-as-name",
+        ("NS-ERR-002", "NS-SCHEMA-005"),
+        'connectivity\'s 404 Status carries the code as its name ("NOT_FOUND") instead of an integer',
+        operation="AgentService_Connectivity",
+        mutate=_code_as_name,
+    ),
+    _fault(
+        "ns-accepts-invalid-input",
+        ("NS-ERR-003",),
+        "streaming_chat bodies are not validated: unknown enum names and mistyped fields are streamed an answer",
+        operation="AgentService_StreamingChat",
+        skip_validation=True,
+    ),
+    _fault(
+        "ns-stream-multiline",
+        # the framing is NS-STREAM-001's subject; every other stream check is blocked by it
+        ("NS-STREAM-001",),
+        "streaming_chat pretty-prints each ChatResponse over several lines",
+    ),
+    _fault(
+        "ns-message-type-enum",
+        ("NS-STREAM-001",),
+        'the intermediate AI message is typed "ASSISTANT", which is not a ChatMessage type',
+    ),
+    _fault(
+        "ns-stream-no-answer",
+        # the final answer is NS-STREAM-002's subject; the checks that read it are blocked by it
+        ("NS-STREAM-002",),
+        "the stream ends on the AI message: the final AGENT_FRAMEWORK answer is never sent",
+    ),
+    _fault(
+        "ns-stream-content-type",
+        ("NS-STREAM-003",),
+        "streaming_chat is labelled text/plain",
+    ),
+    _fault(
+        "ns-stream-stall",
+        ("NS-STREAM-001",),
+        "streaming_chat sends one frame, then holds the connection open sending nothing",
+        hangs=True,
+    ),
+    _fault(
+        "ns-stream-no-context",
+        # NS-CTX-002 has no context to send back: blocked by NS-CTX-001
+        ("NS-CTX-001", "NS-FILTER-001"),
+        "the final AGENT_FRAMEWORK message carries no chat_context",
+    ),
+    _fault(
+        "ns-context-ignored",
+        ("NS-CTX-002",),
+        "a chat_context sent back is ignored: every answer starts a new conversation",
+    ),
+    _fault(
+        "ns-minimal-verbose",
+        ("NS-FILTER-001",),
+        "chat_filter MINIMAL is treated as MAXIMAL: intermediate messages are streamed too",
+    ),
+    _fault(
+        "ns-maximal-ignored",
+        ("NS-FILTER-002",),
+        "chat_filter MAXIMAL is ignored: only the final answer is streamed",
+    ),
+    _fault(
+        "ns-unknown-agent-crashes",
+        ("NS-SCHEMA-001",),
+        "an agent name the server does not host escapes the registry lookup as an exception: 500, not 404",
+    ),
+    _fault(
+        "ns-error-text-plain",
+        ("NS-SCHEMA-003",),
+        "connectivity's error Status bodies are labelled text/plain instead of application/json",
+        operation="AgentService_Connectivity",
+        mutate=_error_text_plain,
+    ),
+    _fault(
+        "ns-stream-errors-in-band",
+        ("NS-ERR-001", "NS-ERR-003", "NS-SCHEMA-006"),
+        "streaming_chat answers every error (invalid body, unknown agent) with HTTP 200 and an in-stream "
+        '{"error": Status} frame, as a gRPC gateway does once a stream is open',
+        operation="AgentService_StreamingChat",
+        mutate=_error_in_stream,
+    ),
+    _fault(
+        "ns-chat-filter-required",
+        ("NS-STREAM-002", "NS-SCHEMA-007"),
+        "streaming_chat refuses a request without chat_filter (400) instead of defaulting to MINIMAL; the check "
+        "runs before the agent lookup",
+    ),
+    _fault(
+        "ns-list-names-only",
+        ("NS-LIST-001",),
+        "GET /api/v1/list answers a list of bare names instead of AgentInfo objects",
+    ),
+)

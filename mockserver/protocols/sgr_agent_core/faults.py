@@ -1,0 +1,167 @@
+"""SGR Agent Core's named faults: each breaks the named SGR-* requirements in one realistic way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...api import Reply
+from ...faults import Fault, fault_maker
+from ...faults import Switches as _Switches
+
+PROTOCOL = "sgr-agent-core"
+
+
+@dataclass(frozen=True, slots=True)
+class Switches(_Switches):
+    """The behaviour faults the handlers switch on (the rest edit answers: ``mutate``)."""
+
+    prefix: ClassVar[str] = "sgr"
+    chat_ignores_waiting_agent: bool = False
+    chunk_model_name: bool = False
+    clarification_ignored: bool = False
+    clarifications_counted_twice: bool = False
+    content_parts_rejected: bool = False
+    created_milliseconds: bool = False
+    deleted_agent_listed: bool = False
+    deleted_agent_served: bool = False
+    json_content_type: bool = False
+    list_drops_finished: bool = False
+    list_newest_3: bool = False
+    list_state_at_creation: bool = False
+    missing_agent_id: bool = False
+    missing_done: bool = False
+    missing_model_header: bool = False
+    no_finish_stop: bool = False
+    non_json_event: bool = False
+    notice_stream_no_done: bool = False
+    result_while_waiting: bool = False
+    stall_mid_stream: bool = False
+    state_stuck: bool = False
+    stream_false_accepted: bool = False
+    stream_false_crashes: bool = False
+    task_messages_replaced: bool = False
+    total_counts_deleted: bool = False
+    unknown_model_404: bool = False
+    wrong_chunk_object: bool = False
+
+
+_fault = fault_maker(PROTOCOL)
+
+
+def _not_healthy(reply: Reply) -> None:
+    reply.body["status"] = "ok"
+
+
+def _models_as_agents(reply: Reply) -> None:
+    for model in reply.body["data"]:
+        model["object"] = "agent"
+
+
+def _drop_sources_count(reply: Reply) -> None:
+    if reply.status == 200:
+        reply.body.pop("sources_count", None)
+
+
+def _not_found_as_error(reply: Reply) -> None:
+    if reply.status == 404:
+        reply.body = {"error": reply.body["detail"]}
+
+
+def _string_422(reply: Reply) -> None:
+    if reply.status == 422:
+        reply.body = {"detail": "Request validation failed"}
+
+
+FAULTS: tuple[Fault, ...] = (
+    # wrong facts behind the right shapes (the model-based phase, conformance/protocols/sgr_agent_core/model.py)
+    _fault("sgr-list-state-at-creation", ("SGR-FACT-001",),
+           "GET /agents shows every agent as inited, the state of the row written when it was created"),
+    # SGR-AGENT-001 says it too: "total counts the list"
+    _fault("sgr-total-counts-deleted", ("SGR-FACT-001", "SGR-AGENT-001"),
+           "GET /agents' total counts every agent ever created, deleted ones included"),
+    _fault("sgr-list-newest-3", ("SGR-FACT-002",), "GET /agents lists only the 3 newest agents (and counts them)"),
+    _fault("sgr-created-milliseconds", ("SGR-FACT-003",),
+           "a chunk's created is milliseconds since the epoch where the document says seconds"),
+    _fault("sgr-clarifications-counted-twice", ("SGR-FACT-004",),
+           "clarifications_used goes up by two for each request for a clarification"),
+    _fault("sgr-result-while-waiting", ("SGR-FACT-004",),
+           "an agent waiting for a clarification already has an execution_result"),
+    _fault("sgr-task-messages-replaced", ("SGR-FACT-005",),
+           "a clarification replaces the agent's task_messages with the clarification's messages"),
+    _fault("sgr-notice-stream-no-done", ("SGR-FACT-006",),
+           "a clarification for an agent that is not waiting answers a stream that ends without data: [DONE]"),
+    # wrong enum values, a missing required field
+    _fault("sgr-health-not-healthy", ("SGR-SVC-001", "SGR-SCHEMA-005"),
+           'GET /health answers {"status": "ok"} instead of "healthy"', operation="health", mutate=_not_healthy),
+    _fault("sgr-model-wrong-object", ("SGR-MODEL-001", "SGR-SCHEMA-005"),
+           'GET /v1/models lists its models with object "agent" instead of "model"', operation="listModels",
+           mutate=_models_as_agents),
+    _fault("sgr-state-missing-field", ("SGR-AGENT-002", "SGR-SCHEMA-005"),
+           "GET /agents/{id}/state leaves out the required sources_count", operation="getAgentState",
+           mutate=_drop_sources_count),
+    # wrong content type, missing headers
+    _fault("sgr-json-content-type", ("SGR-STREAM-001", "SGR-SCHEMA-003"),
+           "chat and clarification streams are labelled application/json instead of text/event-stream",
+           operation="createChatCompletion"),
+    _fault("sgr-missing-agent-id", ("SGR-STREAM-002", "SGR-SCHEMA-004"),
+           "a new chat's stream carries no X-Agent-ID header", operation="createChatCompletion"),
+    _fault("sgr-missing-model-header", ("SGR-STREAM-003",),
+           "a new chat's stream carries no X-Agent-Model header", operation="createChatCompletion"),
+    # broken stream framing and chunks
+    _fault("sgr-non-json-event", ("SGR-STREAM-004", "SGR-SCHEMA-005"),
+           "after the first chunk the stream sends a plain-text data: event", operation="createChatCompletion"),
+    _fault("sgr-wrong-chunk-object", ("SGR-STREAM-004", "SGR-SCHEMA-005"),
+           'chunks say object "chat.completion" instead of "chat.completion.chunk"',
+           operation="createChatCompletion"),
+    _fault("sgr-chunk-model-name", ("SGR-STREAM-005",),
+           "chunks carry the model name (sgr_agent) as model instead of the agent id",
+           operation="createChatCompletion"),
+    _fault("sgr-no-finish-stop", ("SGR-STREAM-006",),
+           'the last chunk has finish_reason null instead of "stop"', operation="createChatCompletion"),
+    _fault("sgr-missing-done", ("SGR-STREAM-007", "SGR-FACT-006"),
+           "streams end after the final chunk without data: [DONE]", operation="createChatCompletion"),
+    # a stream that never ends is SGR-STREAM-007's subject; the events that did arrive are valid
+    _fault("sgr-stall-mid-stream", ("SGR-STREAM-007",),
+           "streams stall after two chunks and never finish", operation="createChatCompletion", hangs=True),
+    # losing data, a never-finishing agent
+    _fault("sgr-list-drops-finished", ("SGR-AGENT-001",),
+           "GET /agents lists only running agents: finished ones vanish from the list", operation="listAgents"),
+    _fault("sgr-state-stuck", ("SGR-AGENT-003",),
+           "a research never completes: the agent stays researching with no execution_result",
+           operation="createChatCompletion", hangs=True),
+    _fault("sgr-deleted-agent-listed", ("SGR-AGENT-004",),
+           "a deleted agent is still listed by GET /agents", operation="deleteAgent"),
+    _fault("sgr-deleted-agent-served", ("SGR-AGENT-004", "SGR-SCHEMA-009"),
+           "DELETE /agents/{id} answers deleted: true but keeps the agent: its state is still served (and listed)",
+           operation="deleteAgent"),
+    # wrong statuses, error bodies of the wrong shape, accepting invalid input
+    _fault("sgr-unknown-model-404", ("SGR-ERR-001", "SGR-SCHEMA-002"),
+           "an unknown model is answered 404 instead of 400", operation="createChatCompletion"),
+    _fault("sgr-stream-false-accepted", ("SGR-ERR-002",),
+           "stream=false is answered 200 with a stream instead of 501", operation="createChatCompletion"),
+    _fault("sgr-stream-false-crashes", ("SGR-ERR-002", "SGR-SCHEMA-001"),
+           "stream=false crashes with 500 instead of the documented 501 (only 501 is exempt from SCHEMA-001)",
+           operation="createChatCompletion"),
+    _fault("sgr-not-found-wrong-shape", ("SGR-ERR-003", "SGR-SCHEMA-005"),
+           'GET /agents/{id}/state for an unknown agent answers {"error": ...} instead of {"detail": ...}',
+           operation="getAgentState", mutate=_not_found_as_error),
+    _fault("sgr-422-string-detail", ("SGR-ERR-004", "SGR-SCHEMA-005"),
+           "an invalid chat body gets 422 with a string detail instead of a list of errors",
+           operation="createChatCompletion", mutate=_string_422),
+    # the agents it starts then hold what it accepted: answers off their schema
+    _fault("sgr-accepts-invalid-body", ("SGR-ERR-004", "SGR-SCHEMA-006", "SGR-SCHEMA-005"),
+           "chat completions do not validate their body: a missing or malformed messages starts an agent",
+           operation="createChatCompletion", skip_validation=True),
+    # its refusal's detail is a string where the document's 422 carries a list
+    _fault("sgr-content-parts-rejected", ("SGR-SCHEMA-007", "SGR-SCHEMA-005"),
+           "chat completions refuse messages whose content is a list of content parts (422), which the document "
+           "allows", operation="createChatCompletion"),
+    # the clarification flow
+    _fault("sgr-clarification-ignored", ("SGR-CLAR-001",),
+           "provide_clarification streams an acknowledgement but the agent stays waiting, unchanged",
+           operation="provideClarification"),
+    _fault("sgr-chat-ignores-waiting-agent", ("SGR-CLAR-002",),
+           "chat completions with a waiting agent's id as model answer 400 instead of resuming it",
+           operation="createChatCompletion"),
+)
