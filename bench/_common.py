@@ -5,6 +5,7 @@ Every server here is started on 127.0.0.1 on a free port and stopped by its PID 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -255,6 +256,146 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise RuntimeError(f"no VmRSS for PID {pid}")
+
+
+# --- wrk runs, side by side ------------------------------------------------------------------------
+
+TASK_BODY = {"input": "Write 'Washington' to the file 'output.txt'.",
+             "additional_input": {"debug": False, "mode": "benchmarks"}}
+STORED_TASKS = 5
+"""Tasks stored before a read is measured, so the read lists real ones."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    method: str
+    path: str
+    body: dict[str, Any] | None
+    servers: tuple[str, ...]
+    targeted: bool
+    """Whether the issue's targets apply (read and write)."""
+
+
+SCENARIOS = (
+    Scenario("read", "GET", "/ap/v1/agent/tasks", None, ("bare", "mock", "prism"), True),
+    Scenario("write", "POST", "/ap/v1/agent/tasks", TASK_BODY, ("bare", "mock", "prism"), True),
+    Scenario(
+        "neuro-san stream",
+        "POST",
+        "/api/v1/hello_world/streaming_chat",
+        {"user_message": {"type": "HUMAN", "text": "Announce that the benchmark is running"},
+         "chat_filter": {"chat_filter_type": "MAXIMAL"}},
+        ("bare", "mock"),
+        False,
+    ),
+    Scenario(
+        "sgr stream",
+        "POST",
+        "/v1/chat/completions",
+        {"model": "sgr_agent", "stream": True,
+         "messages": [{"role": "user", "content": "Research the history of jazz music"}]},
+        ("bare", "mock"),
+        False,
+    ),
+)
+
+LUA_DONE = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"errors_connect":%d,' ..
+    '"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"latency_mean_us":%.1f,' ..
+    '"latency_max_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d}\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
+    latency.mean, latency.max, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9)))
+end
+"""
+
+
+def lua_script(scenario: Scenario) -> str:
+    lines = [f'wrk.method = "{scenario.method}"']
+    if scenario.body is not None:
+        text = json.dumps(scenario.body)
+        if "]==]" in text or not text.isascii():
+            raise ValueError("the body must be ASCII and must not contain ']==]'")
+        lines.append(f"wrk.body = [==[{text}]==]")
+        lines.append('wrk.headers["Content-Type"] = "application/json"')
+    return "\n".join(lines) + "\n" + LUA_DONE
+
+
+def run_wrk(url: str, lua: Path, duration: float, threads: int, connections: int) -> tuple[dict[str, Any], str]:
+    command = [*pinned(CLIENT_CPU), "wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(duration))}s",
+               "--latency", "--timeout", "5s", "-s", str(lua), url]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()}")
+    for line in done.stdout.splitlines():
+        if line.startswith("WRKJSON "):
+            return json.loads(line.removeprefix("WRKJSON ")), done.stdout
+    raise RuntimeError(f"wrk printed no summary:\n{done.stdout}")
+
+
+def sanity(srv: Server, scenario: Scenario) -> dict[str, Any]:
+    status, body = http(scenario.method, srv.url + scenario.path, scenario.body)
+    if status != 200:
+        raise RuntimeError(f"{srv.name} answered {status} to {scenario.method} {scenario.path}: {body[:300]!r}")
+    return {"status": status, "body_bytes": len(body)}
+
+
+def measure(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: Path, raw: list[str]) -> dict[str, Any]:
+    lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
+    lua.write_text(lua_script(scenario))
+    check = sanity(srv, scenario)
+    if args.warmup > 0:
+        run_wrk(srv.url + scenario.path, lua, args.warmup, args.threads, args.connections)
+    cpu_before = process_cpu_seconds(srv.pid)
+    with LoadMeter([srv.pid]) as load:
+        stats, stdout = run_wrk(srv.url + scenario.path, lua, args.duration, args.threads, args.connections)
+    cpu_used = process_cpu_seconds(srv.pid) - cpu_before
+    raw.append(f"### {srv.name} / {scenario.name}: {scenario.method} {scenario.path}\n{stdout}")
+    seconds = stats["duration_us"] / 1e6
+    errors = sum(v for k, v in stats.items() if k.startswith("errors_"))
+    result = {
+        "requests": stats["requests"],
+        "rps": round(stats["requests"] / seconds, 1),
+        "p50_ms": round(stats["p50_us"] / 1000, 2),
+        "p90_ms": round(stats["p90_us"] / 1000, 2),
+        "p99_ms": round(stats["p99_us"] / 1000, 2),
+        "p999_ms": round(stats["p999_us"] / 1000, 2),
+        "mean_ms": round(stats["latency_mean_us"] / 1000, 2),
+        "max_ms": round(stats["latency_max_us"] / 1000, 2),
+        "bytes_per_response": round(stats["bytes"] / max(1, stats["requests"])),
+        "body_bytes": check["body_bytes"],
+        "errors": errors,
+        "server_cpu_percent": round(100 * cpu_used / seconds, 1),
+        "server_cpu_us_per_request": round(1e6 * cpu_used / max(1, stats["requests"]), 1),
+        "other_load_cores": load.other_cores,
+        "wrk": stats,
+    }
+    print(f"  {srv.name:5} {scenario.name:17} {result['rps']:>9.1f} req/s  p50 {result['p50_ms']:6.2f} ms  "
+          f"p99 {result['p99_ms']:7.2f} ms  {result['bytes_per_response']} B/resp  errors {errors}  "
+          f"server CPU {result['server_cpu_percent']}%  other load {load.other_cores} cores", flush=True)
+    return result
+
+
+def rotated(names: Sequence[str], number: int) -> list[str]:
+    """Round ``number``'s order: each name leads a round in turn, so neighbours' load hits all alike."""
+    return [*names[number % len(names):], *names[:number % len(names)]]
+
+
+def median_run(runs: Sequence[dict[str, Any]], key: str = "rps") -> dict[str, Any]:
+    """The run with the median ``key`` (the upper middle for an even count), and every round's figure."""
+    middle = sorted(runs, key=lambda r: r[key])[len(runs) // 2]
+    return {**middle, f"{key}_rounds": [r[key] for r in runs],
+            "cpu_rounds": [r["server_cpu_us_per_request"] for r in runs]}
+
+
+def require_wrk() -> bool:
+    if shutil.which("wrk") is None:
+        print("wrk is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk", file=sys.stderr)
+        return False
+    return True
 
 
 # --- other load on the machine -------------------------------------------------------------------

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import shutil
 import statistics
 import sys
 import tempfile
@@ -37,19 +36,25 @@ from typing import Any
 from _common import (
     BENCH,
     PYTHON,
-    RESULTS,
     ROOT,
+    SCENARIOS,
     SERVER_CPU,
+    STORED_TASKS,
+    TASK_BODY,
     Server,
     free_port,
     http,
     machine,
+    measure,
+    median_run,
     mock_command,
+    require_wrk,
+    rotated,
     server,
     wait_quiet,
     write_json,
+    write_table,
 )
-from mock_throughput import SCENARIOS, STORED_TASKS, TASK_BODY, measure
 
 VARIANTS = ("unhooked", "idle", "idle-no-cors", "journal")
 IN_PROCESS = (("agent-protocol", "GET", "/ap/v1/agent/tasks"), ("sgr-agent-core", "GET", "/health"))
@@ -233,8 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("keep runs bounded: --duration <= 60, --warmup <= 30, 1 <= --rounds <= 9")
     if args.calls > 100_000 or not 1 <= args.repeats <= 101:
         parser.error("keep runs bounded: --calls <= 100000, 1 <= --repeats <= 101")
-    if shutil.which("wrk") is None:
-        print("wrk is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk", file=sys.stderr)
+    if not require_wrk():
         return 2
     facts = machine()
     facts["before_start"] = wait_quiet(args.quiet_wait)
@@ -247,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
         scripts = Path(tmp)
         for number in range(args.rounds):
-            order = VARIANTS[number % len(VARIANTS):] + VARIANTS[:number % len(VARIANTS)]
+            order = rotated(VARIANTS, number)
             print(f"round {number + 1}/{args.rounds}: {', '.join(order)}", flush=True)
             with contextlib.ExitStack() as stack:
                 servers = {name: stack.enter_context(start(name, scripts)) for name in order}
@@ -257,9 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for scenario_name, by_server in runs.items():
         for name, measured in by_server.items():
-            median = sorted(measured, key=lambda r: r["rps"])[len(measured) // 2]
-            results[scenario_name][name] = {**median, "rps_rounds": [r["rps"] for r in measured],
-                                            "cpu_rounds": [r["server_cpu_us_per_request"] for r in measured]}
+            results[scenario_name][name] = median_run(measured)
     text = table(results)
     print("\n" + text)
     text = direct_text + "\nThrough wrk, the whole request path:\n\n" + text
@@ -268,9 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings.update(calls=args.calls, repeats=args.repeats)
     write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "hook_alone": alone,
                                        "in_process": direct, "results": results})
-    (RESULTS / f"{args.output}.md").write_text(
-        f"# Hook cost ({facts['date']})\n\nwrk -t{args.threads} -c{args.connections} -d{args.duration:g}s after "
-        f"{args.warmup:g} s of warm-up; median of {args.rounds} rounds; {facts['pinning']}.\n\n" + text)
+    write_table(f"{args.output}.md", "Hook cost",
+                f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s after {args.warmup:g} s of warm-up; "
+                f"median of {args.rounds} rounds; {facts['pinning']}.\n\n" + text, facts)
     return 0
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,6 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,141 +33,35 @@ from _common import (
     PYTHON,
     RESULTS,
     ROOT,
+    SCENARIOS,
     SERVER_CPU,
-    LoadMeter,
+    STORED_TASKS,
+    TASK_BODY,
+    Scenario,
     Server,
     free_port,
     http,
+    lua_script,
     machine,
+    measure,
+    median_run,
     mock_command,
     pinned,
-    process_cpu_seconds,
+    require_wrk,
+    rotated,
+    run_wrk,
     server,
     wait_quiet,
     write_json,
+    write_table,
 )
 
 PRISM = BENCH / ".prism" / "node_modules" / ".bin" / "prism"
 AP_DOCUMENT = ROOT / "specs" / "agent-protocol" / "openapi.json"
-TASK_BODY = {"input": "Write 'Washington' to the file 'output.txt'.",
-             "additional_input": {"debug": False, "mode": "benchmarks"}}
-STORED_TASKS = 5
 
-READ_TARGET = 0.5  # mock >= 50% of bare requests/s on read and write
+BARE_TARGETS = {"read": 0.90, "write": 0.85, "neuro-san stream": 0.85, "sgr stream": 0.85}
+"""The mock's share of the bare ceiling each operation should reach (issue: toward the ceiling)."""
 PRISM_TARGET = 5.0  # mock >= 5x Prism's requests/s on the same operations
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    name: str
-    method: str
-    path: str
-    body: dict[str, Any] | None
-    servers: tuple[str, ...]
-    targeted: bool
-    """Whether the issue's targets apply (read and write)."""
-
-
-SCENARIOS = (
-    Scenario("read", "GET", "/ap/v1/agent/tasks", None, ("bare", "mock", "prism"), True),
-    Scenario("write", "POST", "/ap/v1/agent/tasks", TASK_BODY, ("bare", "mock", "prism"), True),
-    Scenario(
-        "neuro-san stream",
-        "POST",
-        "/api/v1/hello_world/streaming_chat",
-        {"user_message": {"type": "HUMAN", "text": "Announce that the benchmark is running"},
-         "chat_filter": {"chat_filter_type": "MAXIMAL"}},
-        ("bare", "mock"),
-        False,
-    ),
-    Scenario(
-        "sgr stream",
-        "POST",
-        "/v1/chat/completions",
-        {"model": "sgr_agent", "stream": True,
-         "messages": [{"role": "user", "content": "Research the history of jazz music"}]},
-        ("bare", "mock"),
-        False,
-    ),
-)
-
-LUA_DONE = r"""
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"errors_connect":%d,' ..
-    '"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"latency_mean_us":%.1f,' ..
-    '"latency_max_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d}\n',
-    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
-    latency.mean, latency.max, latency:percentile(50), latency:percentile(90), latency:percentile(99),
-    latency:percentile(99.9)))
-end
-"""
-
-
-def lua_script(scenario: Scenario) -> str:
-    lines = [f'wrk.method = "{scenario.method}"']
-    if scenario.body is not None:
-        text = json.dumps(scenario.body)
-        if "]==]" in text or not text.isascii():
-            raise ValueError("the body must be ASCII and must not contain ']==]'")
-        lines.append(f"wrk.body = [==[{text}]==]")
-        lines.append('wrk.headers["Content-Type"] = "application/json"')
-    return "\n".join(lines) + "\n" + LUA_DONE
-
-
-def run_wrk(url: str, lua: Path, duration: float, threads: int, connections: int) -> tuple[dict[str, Any], str]:
-    command = [*pinned(CLIENT_CPU), "wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(duration))}s",
-               "--latency", "--timeout", "5s", "-s", str(lua), url]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()}")
-    for line in done.stdout.splitlines():
-        if line.startswith("WRKJSON "):
-            return json.loads(line.removeprefix("WRKJSON ")), done.stdout
-    raise RuntimeError(f"wrk printed no summary:\n{done.stdout}")
-
-
-def sanity(srv: Server, scenario: Scenario) -> dict[str, Any]:
-    status, body = http(scenario.method, srv.url + scenario.path, scenario.body)
-    if status != 200:
-        raise RuntimeError(f"{srv.name} answered {status} to {scenario.method} {scenario.path}: {body[:300]!r}")
-    return {"status": status, "body_bytes": len(body)}
-
-
-def measure(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: Path, raw: list[str]) -> dict[str, Any]:
-    lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
-    lua.write_text(lua_script(scenario))
-    check = sanity(srv, scenario)
-    if args.warmup > 0:
-        run_wrk(srv.url + scenario.path, lua, args.warmup, args.threads, args.connections)
-    cpu_before = process_cpu_seconds(srv.pid)
-    with LoadMeter([srv.pid]) as load:
-        stats, stdout = run_wrk(srv.url + scenario.path, lua, args.duration, args.threads, args.connections)
-    cpu_used = process_cpu_seconds(srv.pid) - cpu_before
-    raw.append(f"### {srv.name} / {scenario.name}: {scenario.method} {scenario.path}\n{stdout}")
-    seconds = stats["duration_us"] / 1e6
-    errors = sum(v for k, v in stats.items() if k.startswith("errors_"))
-    result = {
-        "requests": stats["requests"],
-        "rps": round(stats["requests"] / seconds, 1),
-        "p50_ms": round(stats["p50_us"] / 1000, 2),
-        "p90_ms": round(stats["p90_us"] / 1000, 2),
-        "p99_ms": round(stats["p99_us"] / 1000, 2),
-        "p999_ms": round(stats["p999_us"] / 1000, 2),
-        "mean_ms": round(stats["latency_mean_us"] / 1000, 2),
-        "max_ms": round(stats["latency_max_us"] / 1000, 2),
-        "bytes_per_response": round(stats["bytes"] / max(1, stats["requests"])),
-        "body_bytes": check["body_bytes"],
-        "errors": errors,
-        "server_cpu_percent": round(100 * cpu_used / seconds, 1),
-        "server_cpu_us_per_request": round(1e6 * cpu_used / max(1, stats["requests"]), 1),
-        "other_load_cores": load.other_cores,
-        "wrk": stats,
-    }
-    print(f"  {srv.name:5} {scenario.name:17} {result['rps']:>9.1f} req/s  p50 {result['p50_ms']:6.2f} ms  "
-          f"p99 {result['p99_ms']:7.2f} ms  {result['bytes_per_response']} B/resp  errors {errors}  "
-          f"server CPU {result['server_cpu_percent']}%  other load {load.other_cores} cores", flush=True)
-    return result
 
 
 def start_command(name: str, port: int) -> list[str]:
@@ -330,18 +222,21 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
                         f"{r['p99_ms']:.2f} | "
                         f"{r['bytes_per_response']} | {r['errors']} | {r['server_cpu_percent']:.0f}% | "
                         f"{r['server_cpu_us_per_request']:.0f} | {r['other_load_cores']:.2f} cores |")
-    rows += ["", "| operation | mock / bare | target | mock / prism | target |", "|---|---:|---|---:|---|"]
+    rows += ["", "| operation | mock / bare req/s | bare / mock CPU µs per request | target (of bare) | "
+             "mock / prism req/s | target |", "|---|---:|---:|---|---:|---|"]
     for scenario in SCENARIOS:
         res = results.get(scenario.name, {})
         rps = {name: res[name]["rps"] for name in scenario.servers if name in res and "rps" in res[name]}
+        cpu = {name: res[name]["server_cpu_us_per_request"] for name in scenario.servers
+               if name in res and "rps" in res[name]}
         to_bare = ratio(rps.get("mock"), rps.get("bare"))
+        cpu_share = ratio(cpu.get("bare"), cpu.get("mock"))
         to_prism = ratio(rps.get("mock"), rps.get("prism"))
-        bare_verdict = prism_verdict = "-"
-        if scenario.targeted:
-            bare_verdict = _verdict(to_bare, READ_TARGET, f">= {READ_TARGET:.0%}")
-            prism_verdict = _verdict(to_prism, PRISM_TARGET, f">= {PRISM_TARGET:g}x")
-        rows.append(f"| {scenario.name} | {_show(to_bare, '%')} | {bare_verdict} | {_show(to_prism, 'x')} | "
-                    f"{prism_verdict} |")
+        target = BARE_TARGETS.get(scenario.name)
+        bare_verdict = "-" if target is None else _verdict(to_bare, target, f">= {target:.0%} req/s")
+        prism_verdict = _verdict(to_prism, PRISM_TARGET, f">= {PRISM_TARGET:g}x") if scenario.targeted else "-"
+        rows.append(f"| {scenario.name} | {_show(to_bare, '%')} | {_show(cpu_share, '%')} | {bare_verdict} | "
+                    f"{_show(to_prism, 'x')} | {prism_verdict} |")
     return "\n".join(rows) + "\n"
 
 
@@ -373,8 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.duration > 120 or args.warmup > 60 or not 1 <= args.rounds <= 9:
         parser.error("keep runs bounded: --duration <= 120, --warmup <= 60, 1 <= --rounds <= 9")
 
-    if shutil.which("wrk") is None:
-        print("wrk is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk", file=sys.stderr)
+    if not require_wrk():
         return 2
     wanted = [s.strip() for s in args.servers.split(",") if s.strip()]
     results: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -404,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for number in range(args.rounds):
             # Fresh servers each round, all up at once; each scenario measured on each server in turn
             # (order rotated per round), so neighbours' load hits every server alike.
-            order = wanted[number % len(wanted):] + wanted[:number % len(wanted)]
+            order = rotated(wanted, number)
             print(f"round {number + 1}/{args.rounds}", flush=True)
             with contextlib.ExitStack() as stack:
                 servers = {name: stack.enter_context(start(name, scripts)) for name in order}
@@ -416,8 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             rounds[scenario.name][name].append(measure(servers[name], scenario, args, scripts, raw))
         for scenario_name, by_server in rounds.items():
             for name, runs in by_server.items():
-                median = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
-                results[scenario_name][name] = {**median, "rps_rounds": [r["rps"] for r in runs]}
+                results[scenario_name][name] = median_run(runs)
         if args.profile:
             for name in ("mock", "bare"):
                 if name not in wanted:
@@ -433,10 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n" + text)
     write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "results": results,
                                        "profiles": profiles})
-    (RESULTS / f"{args.output}.md").write_text(
-        f"# Mock throughput ({facts['date']})\n\nwrk -t{args.threads} -c{args.connections} "
-        f"-d{args.duration:g}s --latency after {args.warmup:g} s of warm-up; median of {args.rounds} rounds; "
-        f"{facts['pinning']}.\n\n" + text)
+    write_table(f"{args.output}.md", "Mock throughput",
+                f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency after {args.warmup:g} s "
+                f"of warm-up; median of {args.rounds} rounds; {facts['pinning']}.\n\n" + text, facts)
     (RESULTS / f"{args.output}.wrk.txt").write_text("\n".join(raw))
     return 0
 

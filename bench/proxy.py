@@ -35,19 +35,23 @@ from _common import (
     CLIENT_CPU,
     HOST,
     PYTHON,
-    RESULTS,
+    SCENARIOS,
     SERVER_CPU,
     Server,
     free_port,
     http,
     machine,
+    measure,
+    median_run,
     mock_command,
     percentile,
+    rotated,
     server,
     wait_quiet,
     write_json,
+    write_table,
 )
-from mock_throughput import AP_DOCUMENT, PRISM, SCENARIOS, measure
+from mock_throughput import AP_DOCUMENT, PRISM
 
 TARGETS = ("direct", "proxy", "prism")
 CHAT = {"model": "sgr_agent", "messages": [{"role": "user", "content": "Research Rust's history"}], "stream": True}
@@ -178,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp:
         scripts = Path(tmp)
         for number in range(args.rounds):
-            order = wanted[number % len(wanted):] + wanted[:number % len(wanted)]
+            order = rotated(wanted, number)
             print(f"round {number + 1}/{args.rounds}", flush=True)
             with contextlib.ExitStack() as stack:
                 mock = stack.enter_context(upstream(scripts))
@@ -193,8 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         rounds[scenario.name][name].append(measure(shown, scenario, args, scripts, raw))
         for scenario_name, by_target in rounds.items():
             for name, runs in by_target.items():
-                median = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
-                results[scenario_name][name] = {**median, "rps_rounds": [r["rps"] for r in runs]}
+                results[scenario_name][name] = median_run(runs)
         stream = stream_delay(scripts, args.streams)
     text = table(results, stream)
     print("\n" + text)
@@ -203,10 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "streams": args.streams}
     write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "results": results,
                                        "first_frame": stream})
-    (RESULTS / f"{args.output}.md").write_text(
-        f"# Validation proxy ({facts['date']})\n\nwrk -t{args.threads} -c{args.connections} -d{args.duration:g}s "
-        f"after {args.warmup:g} s of warm-up; median of {args.rounds} rounds; upstream and proxy on CPU "
-        f"{SERVER_CPU}, wrk on CPU {CLIENT_CPU}.\n\n" + text)
+    write_table(f"{args.output}.md", "Validation proxy",
+                f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s after {args.warmup:g} s of warm-up; "
+                f"median of {args.rounds} rounds; upstream and proxy on CPU {SERVER_CPU}, wrk on CPU {CLIENT_CPU}."
+                "\n\n" + text, facts)
     return 0
 
 

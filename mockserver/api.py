@@ -28,6 +28,7 @@ from .config import MockConfig
 from .errors import ApiError, error_body
 from .faults import FaultSet
 from .hooks import Hooks
+from .jsonio import dumps
 from .streaming import StreamGate
 from .validation import OperationValidator
 
@@ -68,7 +69,7 @@ def json_response(protocol_id: str, reply: Reply) -> web.Response:
         {"Content-Type": reply.content_type, **reply.headers} if reply.headers else {"Content-Type": reply.content_type}
     )
     return web.Response(
-        body=json.dumps(reply.body, separators=(",", ":")).encode(), status=reply.status, headers=headers
+        body=dumps(reply.body), status=reply.status, headers=headers
     )
 
 

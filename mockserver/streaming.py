@@ -10,6 +10,7 @@ from aiohttp import web
 
 from .errors import ApiError
 from .hooks import EXCHANGE, Exchange
+from .jsonio import dumps
 
 
 class StreamGate:
@@ -83,8 +84,9 @@ class NdjsonStream(_Stream):
         self.pretty = pretty  # the multi-line-objects fault
 
     def encode(self, obj: Any) -> bytes:
-        text = json.dumps(obj, indent=2) if self.pretty else json.dumps(obj, separators=(",", ":"))
-        return text.encode() + b"\n"
+        if self.pretty:
+            return json.dumps(obj, indent=2).encode() + b"\n"
+        return dumps(obj) + b"\n"
 
     async def send(self, obj: Any) -> None:
         await self._write(self.encode(obj))
@@ -98,7 +100,7 @@ class SseStream(_Stream):
         super().__init__(request, "text/event-stream", {**base, **(headers or {})}, delay)
 
     def encode(self, obj: Any) -> bytes:
-        return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+        return b"data: " + dumps(obj) + b"\n\n"
 
     async def send(self, obj: Any) -> None:
         await self._write(self.encode(obj))
