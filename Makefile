@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 
-.PHONY: run test lint types mock clean
+.PHONY: run test quick lint types mock clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,13 @@ run: $(VENV)/.installed          ## the suite, all protocols, against the embedd
 test: $(VENV)/.installed         ## the project's tests (what CI runs)
 	$(PY) -m pytest
 
-lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check conformance mockserver tests bench scripts
+quick: $(VENV)/.installed        ## the tests without the slow ones
+	$(PY) -m pytest -m "not slow"
+
+lint: $(VENV)/.installed         ## style, formatting and the import contracts (pyproject.toml)
+	$(VENV)/bin/ruff check ground conformance mockserver tests bench scripts
+	$(VENV)/bin/ruff format --check ground conformance mockserver tests bench scripts
+	$(VENV)/bin/lint-imports
 
 types: $(VENV)/.installed
 	$(VENV)/bin/mypy

@@ -64,9 +64,9 @@ from _common import (
     write_table,
 )
 
-from conformance.protocols import suite
 from conformance.runner import EMBEDDED_TOKENS
 from conformance.schema_phase import schemathesis_config
+from conformance.suites import suite
 from ground.specs import PROTOCOLS, load
 
 DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples

@@ -235,9 +235,9 @@ def replay_command(args: argparse.Namespace) -> int:
 
 
 def requirements_command(args: argparse.Namespace) -> int:
-    from .protocols import suite
     from .proxy.document import client_registry
     from .requirements import describe
+    from .suites import suite
 
     listed = []
     for pid in sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]:
@@ -270,13 +270,12 @@ def baseline_command(args: argparse.Namespace) -> int:
 
 
 def selfcheck_command(args: argparse.Namespace) -> int:
-    from mockserver.faults import catalogue
-
     from .selfcheck import run_catalogue, write_catalogue
+    from .targets import embedded
 
     faults = [
         f
-        for f in sorted(catalogue().values(), key=lambda f: (f.protocol, f.name))
+        for f in sorted(embedded().faults(), key=lambda f: (f.protocol, f.name))
         if (args.protocol == "all" or f.protocol == args.protocol) and (not args.fault or f.name in args.fault)
     ]
     if not faults:

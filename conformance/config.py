@@ -32,9 +32,9 @@ from ground.specs import PROTOCOLS
 from . import baseline
 from .baseline import Entry
 from .context import RunOptions
-from .protocols import suite
 from .requirements import Level
 from .runner import selected
+from .suites import suite
 from .usage import UsageError, plan_runs
 
 PHASES = ("schema", "model", "scenario")

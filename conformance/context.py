@@ -17,29 +17,13 @@ from ground.specs import Spec
 from .baseline import Entry
 from .http import Client, Limits, Response, StreamingResponse, TargetError
 from .requirements import Level
+from .results import Blocked as Blocked  # the verdict exceptions, re-exported: checks raise them from here
+from .results import CheckFailed as CheckFailed
 from .results import Exchange
+from .results import NotVerified as NotVerified
 from .streams import Frame, FrameError, ndjson_frames, sse_events
 
 T = TypeVar("T")
-
-
-class CheckFailed(AssertionError):
-    """The target violates the requirement; the message says how."""
-
-
-class NotVerified(Exception):
-    """The requirement cannot be decided against this target; the message says why."""
-
-
-class Blocked(Exception):
-    """A setup step owned by requirement ``by`` went so wrong that this check cannot proceed.
-
-    Reported as ``blocked`` (not verified) for every check but ``by``'s own, which fails: one bug,
-    one root failure."""
-
-    def __init__(self, by: str, reason: str) -> None:
-        super().__init__(reason)
-        self.by = by
 
 
 @dataclass(frozen=True, slots=True)

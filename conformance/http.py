@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from .curl import curl_command
-from .results import Exchange
+from .results import CheckFailed, Exchange
 
 EVIDENCE_BODY_CHARS = 4000
 
@@ -54,8 +54,6 @@ class Response:
         return str(self.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
 
     def json(self) -> Any:
-        from .context import CheckFailed  # local: context imports this module
-
         try:
             return json.loads(self.body)
         except (ValueError, UnicodeDecodeError) as exc:

@@ -171,8 +171,8 @@ class _Worker:
         return self.started[pid]
 
     def decide(self, pid: str, rid: str, phase: str) -> RunResult:
-        from .protocols import suite
         from .runner import run, selected
+        from .suites import suite
 
         opts = self._target(pid)
         if phase != "scenario":  # the schema and model phases decide their requirements together
@@ -247,8 +247,8 @@ class RequirementFailed(Exception):
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not _active(config):
         return
-    from .protocols import suite
     from .runner import selected
+    from .suites import suite
 
     plans = _plans(config)
     several, grouped = len(plans) > 1, _distributed(config)
@@ -291,7 +291,7 @@ class _Merger:
 def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[str, RunResult]:
     """One RunResult per protocol from the items' records, in registry order."""
     from . import __version__
-    from .protocols import suite
+    from .suites import suite
 
     runs: dict[str, RunResult] = {}
     for pid, options in plans.items():

@@ -18,6 +18,28 @@ FINDING_KEY = (
 )
 
 
+# How a check reports what is not a pass (the context's verbs raise them; http raises CheckFailed too).
+
+
+class CheckFailed(AssertionError):
+    """The target violates the requirement; the message says how."""
+
+
+class NotVerified(Exception):
+    """The requirement cannot be decided against this target; the message says why."""
+
+
+class Blocked(Exception):
+    """A setup step owned by requirement ``by`` went so wrong that this check cannot proceed.
+
+    Reported as ``blocked`` (not verified) for every check but ``by``'s own, which fails: one bug,
+    one root failure."""
+
+    def __init__(self, by: str, reason: str) -> None:
+        super().__init__(reason)
+        self.by = by
+
+
 class Status(StrEnum):
     PASSED = "passed"
     FAILED = "failed"

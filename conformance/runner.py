@@ -36,10 +36,11 @@ from .events import (
 from .findings import scenario_finding
 from .http import Client, Limits, TargetError
 from .model.engine import run_model_phase
-from .protocols import ProtocolSuite, suite
 from .requirements import Check
 from .results import RequirementResult, RunResult, Status
 from .schema_phase import run_schema_phase
+from .suites import ProtocolSuite, suite
+from .targets import embedded
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
 
@@ -50,10 +51,8 @@ def target(options: RunOptions) -> Iterator[RunOptions]:
     if options.base_url:
         yield options
         return
-    from mockserver import EmbeddedServer, MockConfig
-
     info = load(options.protocol).info
-    with EmbeddedServer(MockConfig(protocols=(options.protocol,), seed=options.seed, job_seconds=0.3)) as server:
+    with embedded().serve(options.protocol, seed=options.seed) as server:
         yield replace(
             options,
             base_url=server.url + info.base_path,

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ground.specs import load
 
@@ -23,9 +23,8 @@ from .context import RunOptions
 from .requirements import Level
 from .results import RunResult, Status
 from .runner import EMBEDDED_TOKENS, run
-
-if TYPE_CHECKING:  # mockserver is imported lazily: a vendor's run never needs it
-    from mockserver.faults import Fault
+from .targets import DeclaredFault as Fault
+from .targets import embedded
 
 
 def fault_options(
@@ -33,7 +32,7 @@ def fault_options(
 ) -> RunOptions:
     """Every requirement of the fault's protocol, so a failure it does not declare shows; with
     ``exact=False`` only the declared ones and their phases (seconds instead of a whole run)."""
-    from .protocols import suite
+    from .suites import suite
 
     wanted = {c.requirement.phase for c in suite(fault.protocol).registry if exact or c.requirement.id in fault.breaks}
     phases = tuple(phase for phase in ("schema", "model", "scenario") if phase in wanted)
@@ -53,10 +52,8 @@ def fault_options(
 
 
 def run_fault(fault: Fault, *, seed: int = 0, timeout: float = 8.0, exact: bool = True) -> RunResult:
-    from mockserver import EmbeddedServer, MockConfig
-
     base_path = load(fault.protocol).info.base_path
-    with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as server:
+    with embedded().serve(fault.protocol, faults=(fault.name,)) as server:
         return run(fault_options(fault, server.url + base_path, seed=seed, timeout=timeout, exact=exact))
 
 

@@ -16,8 +16,8 @@ import httpx
 from ground.specs import PROTOCOLS, load
 
 from .context import RunOptions
-from .protocols import suite
 from .runner import selected
+from .suites import suite
 
 _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*")
 

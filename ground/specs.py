@@ -1,7 +1,12 @@
-"""The protocol registry: the one place that knows each protocol's id, document and base path.
+"""The protocols and their documents: each protocol is discovered from its manifest, and both
+halves of the kit load documents through here, so a document is parsed and validated once per
+process and a malformed one fails with a message naming the file and the problem.
 
-Both halves of the kit load documents through here, so a document is parsed and validated
-once per process and a malformed one fails with a message naming the file and the problem.
+A protocol is a folder ``specs/<id>/`` holding its document and ``protocol.yaml`` (its id, server
+path, profiles, error shape, auth, streaming operations, and the modules of its suite and mock
+sides). The kit's own are found in the specs folder; a separate package adds one through the
+entry-point group ``agent_conformance.protocols``, whose entries load to a module (or package)
+that has a ``protocol.yaml`` beside it. No table lists the protocols.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -29,35 +35,114 @@ class SpecError(Exception):
         super().__init__(f"{path}: {problem}")
 
 
+MANIFEST = "protocol.yaml"
+ENTRY_POINT_GROUP = "agent_conformance.protocols"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorShape:
+    """How a protocol's error bodies look (the manifest's ``error``), so that every rejection, the
+    mock's and the proxy's alike, speaks the protocol's own shape."""
+
+    body: Mapping[str, Any]
+    """The body, with ``$message`` and ``$code`` standing for the message and the status's code."""
+    details: str | None = None
+    """Key under which validation details go, when there are some (it may be the message's key)."""
+    details_status: int | None = None
+    """Only errors of this status carry details."""
+    detail_type: str | None = None
+    """An ``@type`` each detail is tagged with."""
+    codes: Mapping[int, int] = field(default_factory=dict)
+    """The status's code in the protocol's own numbering (``$code``)."""
+    default_code: int = 0
+    invalid_body_status: int = 400
+    """The status of a malformed request body."""
+
+    def render(self, status: int, message: str, details: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+        values = {"$message": message, "$code": self.codes.get(status, self.default_code)}
+        body = {key: values.get(value, value) if isinstance(value, str) else value for key, value in self.body.items()}
+        if details and self.details and self.details_status in (None, status):
+            tagged = [{"@type": self.detail_type, **d} for d in details] if self.detail_type else list(details)
+            body[self.details] = tagged
+        return body
+
+
 @dataclass(frozen=True, slots=True)
 class ProtocolInfo:
     id: str
     title: str
     document: str
-    """Path of the document, relative to the specs folder."""
+    """Path of the document, relative to ``root``."""
     prefix: str
     """Requirement-id prefix, e.g. ``AP`` in ``AP-TASK-001``."""
     base_path: str = ""
     """What a server root needs appended so that the document's paths resolve under it."""
     profiles: Mapping[str, str] = field(default_factory=dict)
-    """Named overlays (relative paths) merged into the document on request."""
+    """Named overlays (paths relative to ``root``) merged into the document on request."""
+    suite: str = ""
+    """The package of its suite side (``requirements``, and optionally ``model`` and ``passive``)."""
+    mock: str = ""
+    """The package of its mock side (``mount`` and ``FAULTS``), if it has a reference mock."""
+    streaming_operations: tuple[str, ...] = ()
+    """Operations whose answers are streams, validated frame by frame by scenario checks."""
+    realm: str | None = None
+    """The realm of the bearer challenge a 401 carries, where the document asks for auth."""
+    error: ErrorShape = field(default_factory=lambda: ErrorShape({"message": "$message"}))
+    root: Path | None = None
+    """The folder ``document`` is relative to; None for the kit's own (the specs folder)."""
+
+    @property
+    def folder(self) -> Path:
+        return self.root if self.root is not None else specs_root()
 
 
-PROTOCOLS: dict[str, ProtocolInfo] = {
-    info.id: info
-    for info in (
-        ProtocolInfo("agent-protocol", "Agent Protocol v1", "agent-protocol/openapi.json", "AP"),
-        ProtocolInfo(
-            "neuro-san",
-            "NeuroSan agent service",
-            "neuro-san/openapi.yaml",
-            "NS",
-            profiles={"upstream": "neuro-san/upstream-extras.yaml"},
-        ),
-        ProtocolInfo("sgr-agent-core", "SGR Agent Core", "sgr-agent-core/openapi.yaml", "SGR"),
-        ProtocolInfo("synapse-agent", "Synapse agent chat", "synapse-agent/openapi.yaml", "SYN", base_path="/repo/v1"),
-    )
-}
+def read_manifest(path: Path, root: Path | None = None) -> ProtocolInfo:
+    """A ``protocol.yaml``; ``root`` None means it lives in the kit's own specs folder."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        folder = path.parent.name
+        error = dict(raw.get("error") or {})
+        auth = raw.get("auth") or {}
+        return ProtocolInfo(
+            id=str(raw["id"]),
+            title=str(raw["title"]),
+            document=f"{folder}/{raw['document']}",
+            prefix=str(raw["prefix"]),
+            base_path=str(raw.get("server_path") or ""),
+            profiles={name: f"{folder}/{file}" for name, file in (raw.get("profiles") or {}).items()},
+            suite=str(raw.get("suite") or ""),
+            mock=str(raw.get("mock") or ""),
+            streaming_operations=tuple(raw.get("streaming_operations") or ()),
+            realm=auth.get("realm"),
+            error=ErrorShape(
+                body=dict(error.get("body") or {"message": "$message"}),
+                details=error.get("details"),
+                details_status=error.get("details_status"),
+                detail_type=error.get("detail_type"),
+                codes={int(k): int(v) for k, v in (error.get("codes") or {}).items()},
+                default_code=int(error.get("default_code", 0)),
+                invalid_body_status=int(error.get("invalid_body_status", 400)),
+            ),
+            root=root,
+        )
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise SpecError(path, f"not a valid protocol manifest: {exc!r}") from exc
+
+
+def discover() -> dict[str, ProtocolInfo]:
+    """The kit's own protocols (a manifest in each folder of the specs folder), then those that
+    installed packages add through the entry-point group."""
+    found = [read_manifest(m) for m in sorted(specs_root().glob(f"*/{MANIFEST}"))]
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        module = entry.load()
+        manifest = Path(module.__file__).resolve().parent / MANIFEST
+        found.append(read_manifest(manifest, root=manifest.parent.parent))
+    protocols: dict[str, ProtocolInfo] = {}
+    for info in found:
+        if info.id in protocols:
+            raise SpecError(info.folder / info.document, f"protocol {info.id!r} is defined twice")
+        protocols[info.id] = info
+    return protocols
 
 
 def specs_root() -> Path:
@@ -65,6 +150,9 @@ def specs_root() -> Path:
     here = Path(__file__).resolve().parent
     packaged = here / "_specs"
     return packaged if packaged.is_dir() else here.parent / "specs"
+
+
+PROTOCOLS: dict[str, ProtocolInfo] = discover()
 
 
 def protocol(protocol_id: str) -> ProtocolInfo:
@@ -270,12 +358,12 @@ def load(protocol_id: str, profile: str | None = None) -> Spec:
 @cache
 def _load(protocol_id: str, profile: str | None) -> Spec:
     info = protocol(protocol_id)
-    path = specs_root() / info.document
+    path = info.folder / info.document
     raw = read_document(path)
     if profile is not None:
         if profile not in info.profiles:
             raise SpecError(path, f"protocol {protocol_id!r} has no profile {profile!r}")
-        overlay_path = specs_root() / info.profiles[profile]
+        overlay_path = info.folder / info.profiles[profile]
         try:
             overlay = yaml.safe_load(overlay_path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

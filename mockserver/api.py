@@ -94,6 +94,7 @@ class ProtocolApi:
         self.schemas = SchemaSet(spec.raw)
         self._secured_by_default = bool(spec.raw.get("security"))
         self._tokens = [(user, token.encode()) for user, token in config.tokens.items()]
+        self._challenge = f'Bearer realm="{spec.info.realm}"' if spec.info.realm else "Bearer"
 
     def operation(self, operation_id: str) -> Callable[[Handler], Handler]:
         op = self.spec.operation(operation_id)
@@ -157,7 +158,7 @@ class ProtocolApi:
         raise ApiError(
             401,
             "The provided bearer token is missing or invalid",
-            headers={"WWW-Authenticate": 'Bearer realm="Synapse Repository Services"'},
+            headers={"WWW-Authenticate": self._challenge},
         )
 
     def _wrap(

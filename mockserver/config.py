@@ -30,7 +30,7 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class MockConfig:
-    protocols: tuple[str, ...] = tuple(PROTOCOLS)
+    protocols: tuple[str, ...] = tuple(pid for pid, info in PROTOCOLS.items() if info.mock)
     tokens: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_TOKENS))
     seed: int = 0
     job_seconds: float = 0.3

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Self
 
+from ground.specs import PROTOCOLS
+
 Mutation = Callable[[Any], None]
 """Edits a ``Reply`` (body, status, headers, content_type) in place."""
 
@@ -95,12 +97,8 @@ class Switches:
         return cls(**{name: fault in faults for name, fault in cls.fault_names().items()})
 
 
-PROTOCOL_MODULES = {
-    "agent-protocol": "mockserver.protocols.agent_protocol",
-    "neuro-san": "mockserver.protocols.neuro_san",
-    "sgr-agent-core": "mockserver.protocols.sgr_agent_core",
-    "synapse-agent": "mockserver.protocols.synapse_agent",
-}
+PROTOCOL_MODULES = {pid: info.mock for pid, info in PROTOCOLS.items() if info.mock}
+"""Each protocol's mock package (its manifest's ``mock``), which exports ``mount`` and ``FAULTS``."""
 
 
 def catalogue() -> dict[str, Fault]:

@@ -19,8 +19,9 @@ from aiohttp.http_exceptions import HttpProcessingError
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from ground.schemas import SchemaSet
+from ground.specs import protocol
 
-from .errors import INVALID_BODY_STATUS, ApiError
+from .errors import ApiError
 from .hooks import EXCHANGE
 from .jsonio import loads_fast
 
@@ -184,7 +185,7 @@ class OperationValidator:
         max_json_depth: int = MAX_JSON_DEPTH,
     ) -> None:
         self.protocol_id = protocol_id
-        self.invalid_status = INVALID_BODY_STATUS[protocol_id]
+        self.invalid_status = protocol(protocol_id).error.invalid_body_status
         self.max_json_bytes = max_json_bytes
         self.max_upload_bytes = max_upload_bytes
         self.max_json_depth = max_json_depth

@@ -36,3 +36,10 @@ def mock_url() -> Iterator[str]:
 def http(mock_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=mock_url, timeout=10) as client:
         yield client
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that talk to real third-party packages are slow too: ``-m "not slow"`` leaves them out."""
+    for item in items:
+        if item.get_closest_marker("interop") is not None:
+            item.add_marker(pytest.mark.slow)

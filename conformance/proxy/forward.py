@@ -22,6 +22,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from ground.serving import AppServer
+from ground.specs import protocol
 
 from .observer import Observer, Open
 from .report import run_result, write
@@ -56,10 +57,8 @@ class ProxyConfig:
 
 
 def error_answer(protocol_id: str, status: int, message: str) -> web.Response:
-    """A proxy-made answer in the protocol's own error shape (the mock's table, one source)."""
-    from mockserver.errors import ERROR_BODIES
-
-    body = ERROR_BODIES[protocol_id](status, message, [])
+    """A proxy-made answer in the protocol's own error shape (its manifest's, as the mock's)."""
+    body = protocol(protocol_id).error.render(status, message)
     return web.Response(status=status, body=json.dumps(body).encode(), content_type="application/json")
 
 

@@ -15,10 +15,10 @@ from ground.schemas import SchemaSet
 from ground.specs import load
 
 from ..findings import FindingSet, digest
-from ..protocols import suite
 from ..requirements import Requirement
 from ..results import Exchange
 from ..streams import FrameError, NdjsonReader, SseReader
+from ..suites import suite
 from .document import JUDGED, DocumentJudge, client_registry
 from .passive import Checks, StreamState, checks_for
 from .traffic import Observed, Routes

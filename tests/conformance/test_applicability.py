@@ -12,7 +12,7 @@ from conformance.applicability import (
     some_status_can_be_undocumented,
     something_created_is_read_back,
 )
-from conformance.protocols import suite
+from conformance.suites import suite
 from ground.specs import Spec, load
 
 EXPECTED = {

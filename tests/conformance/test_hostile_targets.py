@@ -20,9 +20,9 @@ import pytest
 
 from conformance.context import CheckFailed, Context, RunOptions
 from conformance.http import Limits, TargetError
-from conformance.protocols import suite
 from conformance.results import RunResult, Status
 from conformance.runner import run
+from conformance.suites import suite
 from ground.schemas import SchemaSet
 from ground.specs import load
 from tests.hostile import SSE_FRAME, HostileServer, closed_port_url

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.protocols import suite
+from conformance.suites import suite
 from mockserver import EmbeddedServer, MockConfig
 
 pytest_plugins = ["pytester"]

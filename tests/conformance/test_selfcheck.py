@@ -11,15 +11,16 @@ import pytest
 
 from conformance.cli import main
 from conformance.context import RunOptions
-from conformance.protocols import suite
 from conformance.results import Status
 from conformance.runner import run
 from conformance.selfcheck import check_fault, render_catalogue
+from conformance.suites import suite
 from ground.specs import PROTOCOLS
 from mockserver.faults import catalogue
 
 FAULTS = catalogue()
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pid", sorted(PROTOCOLS))
 def test_the_unmodified_mock_passes_every_requirement(pid: str) -> None:
     """No false alarms: the reference passes everything its suite registers (default profile)."""
@@ -44,6 +45,7 @@ def test_every_requirement_is_broken_by_some_fault(pid: str) -> None:
     assert registered - covered == set(), "requirements no fault breaks"
 
 
+@pytest.mark.slow  # a whole run per fault
 @pytest.mark.parametrize("name", sorted(FAULTS))
 def test_the_suite_catches_the_fault(name: str) -> None:
     outcome = check_fault(FAULTS[name], exact=False)

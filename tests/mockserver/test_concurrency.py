@@ -33,10 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+import pytest
 
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent.models import answer_for
+
+pytestmark = pytest.mark.slow
 
 CLIENTS = int(os.environ.get("MOCK_LOAD_CLIENTS", "200"))
 SECONDS = float(os.environ.get("MOCK_LOAD_SECONDS", "5"))

@@ -20,11 +20,11 @@ from typing import Any
 import httpx
 import pytest
 
+from ground.specs import protocol as protocol_info
 from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, Limits, MockConfig, catalogue, create_app
 from mockserver import app as app_module
 from mockserver import faults as faults_module
 from mockserver.api import Reply
-from mockserver.errors import INVALID_BODY_STATUS
 from mockserver.streaming import StreamGate
 from mockserver.validation import OperationValidator
 
@@ -121,7 +121,7 @@ def test_malformed_json(target: tuple[str, dict[str, Any], httpx.Client]) -> Non
     protocol, case, http = target
     response = http.post(case["json_post"], content=b'{"broken": ', headers={
         **case["headers"], "Content-Type": "application/json"})
-    assert response.status_code == INVALID_BODY_STATUS[protocol]
+    assert response.status_code == protocol_info(protocol).error.invalid_body_status
     assert "JSON" in response.text
     error_shape(protocol, response)
 

@@ -15,6 +15,8 @@ from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from scripts.fuzz_mock import fuzz_protocol, leak_problem, mock_self_fuzz_guard, shape_problem
 
+pytestmark = pytest.mark.slow
+
 MAX_EXAMPLES = 5
 BUDGET_S = 9.0
 """Per protocol; a run that hits it stops cleanly and is judged on what it sent."""

@@ -38,7 +38,6 @@ import mockserver.api
 from ground.specs import PROTOCOLS, load
 from mockserver import EmbeddedServer, MockConfig
 from mockserver.api import ProtocolApi
-from mockserver.errors import INVALID_BODY_STATUS
 from mockserver.faults import FaultSet
 from mockserver.protocols.synapse_agent.models import answer_for
 from mockserver.protocols.synapse_agent.store import NOT_OWNER
@@ -477,7 +476,7 @@ def test_hostile_bodies_are_refused_in_shape_without_internals(
         assert r.status_code < 500, (name, r.text[:300])
         assert time.monotonic() - started < 5, name
         if refuse:
-            assert r.status_code == INVALID_BODY_STATUS[protocol], (name, r.status_code, r.text[:300])
+            assert r.status_code == PROTOCOLS[protocol].error.invalid_body_status, (name, r.status_code, r.text[:300])
             assert "JSON" in assert_error(r, protocol, sent=body.decode("latin-1")).__repr__(), name
         elif r.status_code >= 400:
             assert_error(r, protocol, sent=body.decode("latin-1"))

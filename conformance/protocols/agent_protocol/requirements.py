@@ -22,9 +22,6 @@ from ...http import Response
 from ...requirements import Level, Registry
 
 registry = Registry("agent-protocol")
-STREAMING_OPERATIONS: tuple[str, ...] = ()
-"""No Agent Protocol operation streams its answer."""
-
 DOC = "agent-protocol/openapi.json"
 TASKS = "/ap/v1/agent/tasks"
 STEP_BOUND = 20

@@ -23,8 +23,6 @@ from ...http import Response, TargetError
 from ...requirements import Level, Registry
 
 registry = Registry("neuro-san")
-STREAMING_OPERATIONS = ("AgentService_StreamingChat",)
-
 DOC = "neuro-san/openapi.yaml"
 EXTRAS = "neuro-san/upstream-extras.yaml"
 FACTS = "UPSTREAM-FACTS: NeuroSan"

@@ -2,7 +2,7 @@
 
 The schema phase validates every SSE event of the streamed answers against the document's
 ``itemSchema`` (schemathesis 4 parses text/event-stream and checks each event's ``contentSchema``),
-so no operation is listed in STREAMING_OPERATIONS. What a per-event schema cannot say is checked
+so its manifest lists no streaming_operations. What a per-event schema cannot say is checked
 here: the ``[DONE]`` terminator, the last chunk's ``finish_reason``, chunk ``model`` equal to the
 X-Agent-ID header, the header values, the agent's state transitions and the error bodies.
 
@@ -27,8 +27,6 @@ from ...results import Exchange
 
 registry = Registry("sgr-agent-core")
 DOC = "sgr-agent-core/openapi.yaml"
-
-STREAMING_OPERATIONS: tuple[str, ...] = ()
 
 SCHEMA_EXPECTED_STATUSES: dict[str, dict[str, tuple[str, ...]]] = {
     "createChatCompletion": {

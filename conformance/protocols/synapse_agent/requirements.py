@@ -29,8 +29,6 @@ from ...http import Response
 from ...requirements import Level, Registry
 
 registry = Registry("synapse-agent")
-STREAMING_OPERATIONS: tuple[str, ...] = ()
-
 DOC = "synapse-agent/openapi.yaml"
 FACTS = "UPSTREAM-FACTS: Synapse agent chat (seed 003)"
 LEVELS = ("PUBLICLY_ACCESSIBLE", "READ_YOUR_PRIVATE_DATA", "WRITE_YOUR_PRIVATE_DATA")

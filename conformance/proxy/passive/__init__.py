@@ -1,14 +1,14 @@
 """Per-protocol passive checks: requirements judged from observed traffic alone.
 
-Each module defines one ``Checks`` subclass whose ``judges`` names the registered requirement ids
-it can decide from traffic (the suite's own ids where the requirement is the same). The observer
-calls its hooks for every exchange; what it remembers between exchanges (tasks created, steps
-executed, jobs polled) is bounded (``Bounded``).
+Each protocol's ``passive`` module (conformance/protocols/<id>/passive.py) defines one ``Checks``
+subclass, ``Passive``, whose ``judges`` names the registered requirement ids it can decide from
+traffic (the suite's own ids where the requirement is the same). The observer calls its hooks for
+every exchange; what it remembers between exchanges (tasks created, steps executed, jobs polled)
+is bounded (``Bounded``).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -17,18 +17,13 @@ from ground.schemas import SchemaSet
 from ground.specs import Spec
 
 from ...streams import Frame
+from ...suites import optional_part
 from ..traffic import Observed
 from ..verdicts import Verdict
 
 K = TypeVar("K")
 V = TypeVar("V")
 
-MODULES = {
-    "agent-protocol": "conformance.protocols.agent_protocol.passive",
-    "neuro-san": "conformance.protocols.neuro_san.passive",
-    "sgr-agent-core": "conformance.protocols.sgr_agent_core.passive",
-    "synapse-agent": "conformance.protocols.synapse_agent.passive",
-}
 
 
 class Bounded(OrderedDict[K, V], Generic[K, V]):
@@ -93,6 +88,9 @@ class Checks:
 
 
 def checks_for(protocol_id: str, spec: Spec, schemas: SchemaSet, tokens: tuple[str, ...]) -> Checks:
-    module = importlib.import_module(MODULES[protocol_id])
+    """The protocol's ``passive`` module's checks (beside its requirements), or none."""
+    module = optional_part(spec.info.suite, "passive")
+    if module is None:
+        return Checks(spec, schemas, tokens)
     checks: Checks = module.Passive(spec, schemas, tokens)
     return checks

@@ -16,10 +16,10 @@ import pytest
 
 from conformance.context import CheckFailed, Context, RunOptions
 from conformance.http import Client, Limits
-from conformance.protocols import suite
 from conformance.protocols.agent_protocol import requirements as ap
 from conformance.requirements import Level
 from conformance.results import RunResult, Status
+from conformance.suites import suite
 from ground.schemas import SchemaSet
 from ground.specs import load
 from mockserver.protocols.agent_protocol import FAULTS

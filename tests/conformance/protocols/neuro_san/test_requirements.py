@@ -11,11 +11,11 @@ import pytest
 
 from conformance.context import Blocked, CheckFailed, Context, NotVerified, RunOptions
 from conformance.http import Client, Limits
-from conformance.protocols import suite
 from conformance.protocols.neuro_san import requirements as ns
 from conformance.results import RunResult, Status
 from conformance.runner import run
 from conformance.selfcheck import run_fault
+from conformance.suites import suite
 from ground.schemas import SchemaSet
 from ground.specs import load
 from mockserver import MockConfig

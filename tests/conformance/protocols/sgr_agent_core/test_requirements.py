@@ -11,11 +11,11 @@ import pytest
 
 from conformance.context import Blocked, CheckFailed, Context, RunOptions
 from conformance.http import Limits
-from conformance.protocols import suite
 from conformance.protocols.sgr_agent_core import requirements as sgr
 from conformance.results import Exchange, RunResult, Status
 from conformance.runner import run
 from conformance.selfcheck import run_fault
+from conformance.suites import suite
 from ground.schemas import SchemaSet
 from ground.specs import load
 from mockserver import MockConfig

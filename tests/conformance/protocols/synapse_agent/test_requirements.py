@@ -7,11 +7,11 @@ import pytest
 
 from conformance.context import Context, RunOptions
 from conformance.http import Limits
-from conformance.protocols import suite
 from conformance.protocols.synapse_agent import requirements as syn
 from conformance.requirements import Level
 from conformance.results import RunResult, Status
 from conformance.runner import run
+from conformance.suites import suite
 from ground.schemas import SchemaSet
 from ground.specs import load
 from mockserver import MockConfig

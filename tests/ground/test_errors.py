@@ -1,0 +1,47 @@
+"""Each protocol's error shape, as its manifest states it, renders the bodies the kit has always sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ground.specs import PROTOCOLS, ErrorShape, protocol
+
+DETAILS = [{"type": "missing", "loc": ["body", "input"], "msg": "field required", "input": None}]
+BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
+
+
+@pytest.mark.parametrize(
+    ("protocol_id", "status", "details", "expected"),
+    [
+        ("agent-protocol", 404, [], {"message": "m"}),
+        ("agent-protocol", 422, DETAILS, {"message": "m", "errors": DETAILS}),
+        ("neuro-san", 404, [], {"code": 5, "message": "m"}),
+        ("neuro-san", 418, [], {"code": 2, "message": "m"}),
+        ("neuro-san", 400, DETAILS,
+         {"code": 3, "message": "m", "details": [{"@type": BAD_REQUEST, **DETAILS[0]}]}),
+        ("sgr-agent-core", 404, [], {"detail": "m"}),
+        ("sgr-agent-core", 422, DETAILS, {"detail": DETAILS}),
+        ("sgr-agent-core", 400, DETAILS, {"detail": "m"}),  # only a 422 carries its details
+        ("synapse-agent", 401, DETAILS,
+         {"concreteType": "org.sagebionetworks.repo.model.ErrorResponse", "reason": "m"}),
+    ],
+)
+def test_each_protocol_renders_its_own_error_shape(
+    protocol_id: str, status: int, details: list[dict[str, Any]], expected: dict[str, Any]
+) -> None:
+    assert protocol(protocol_id).error.render(status, "m", details) == expected
+
+
+def test_a_malformed_body_is_answered_with_the_protocols_status() -> None:
+    assert {pid: info.error.invalid_body_status for pid, info in PROTOCOLS.items()} == {
+        "agent-protocol": 422, "neuro-san": 400, "sgr-agent-core": 422, "synapse-agent": 400,
+    }
+
+
+def test_a_rendered_body_is_a_fresh_object() -> None:
+    shape = ErrorShape({"message": "$message"}, details="errors")
+    first = shape.render(422, "a", DETAILS)
+    first["errors"].clear()
+    assert shape.render(422, "a", DETAILS)["errors"] == DETAILS
