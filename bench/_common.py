@@ -260,8 +260,10 @@ def rss_kib(pid: int) -> int:
 
 # --- wrk runs, side by side ------------------------------------------------------------------------
 
-TASK_BODY = {"input": "Write 'Washington' to the file 'output.txt'.",
-             "additional_input": {"debug": False, "mode": "benchmarks"}}
+TASK_BODY = {
+    "input": "Write 'Washington' to the file 'output.txt'.",
+    "additional_input": {"debug": False, "mode": "benchmarks"},
+}
 STORED_TASKS = 5
 """Tasks stored before a read is measured, so the read lists real ones."""
 
@@ -284,8 +286,10 @@ SCENARIOS = (
         "neuro-san stream",
         "POST",
         "/api/v1/hello_world/streaming_chat",
-        {"user_message": {"type": "HUMAN", "text": "Announce that the benchmark is running"},
-         "chat_filter": {"chat_filter_type": "MAXIMAL"}},
+        {
+            "user_message": {"type": "HUMAN", "text": "Announce that the benchmark is running"},
+            "chat_filter": {"chat_filter_type": "MAXIMAL"},
+        },
         ("bare", "mock"),
         False,
     ),
@@ -293,8 +297,11 @@ SCENARIOS = (
         "sgr stream",
         "POST",
         "/v1/chat/completions",
-        {"model": "sgr_agent", "stream": True,
-         "messages": [{"role": "user", "content": "Research the history of jazz music"}]},
+        {
+            "model": "sgr_agent",
+            "stream": True,
+            "messages": [{"role": "user", "content": "Research the history of jazz music"}],
+        },
         ("bare", "mock"),
         False,
     ),
@@ -325,8 +332,19 @@ def lua_script(scenario: Scenario) -> str:
 
 
 def run_wrk(url: str, lua: Path, duration: float, threads: int, connections: int) -> tuple[dict[str, Any], str]:
-    command = [*pinned(CLIENT_CPU), "wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(duration))}s",
-               "--latency", "--timeout", "5s", "-s", str(lua), url]
+    command = [
+        *pinned(CLIENT_CPU),
+        "wrk",
+        f"-t{threads}",
+        f"-c{connections}",
+        f"-d{max(1, round(duration))}s",
+        "--latency",
+        "--timeout",
+        "5s",
+        "-s",
+        str(lua),
+        url,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()}")
@@ -373,22 +391,28 @@ def measure(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: 
         "other_load_cores": load.other_cores,
         "wrk": stats,
     }
-    print(f"  {srv.name:5} {scenario.name:17} {result['rps']:>9.1f} req/s  p50 {result['p50_ms']:6.2f} ms  "
-          f"p99 {result['p99_ms']:7.2f} ms  {result['bytes_per_response']} B/resp  errors {errors}  "
-          f"server CPU {result['server_cpu_percent']}%  other load {load.other_cores} cores", flush=True)
+    print(
+        f"  {srv.name:5} {scenario.name:17} {result['rps']:>9.1f} req/s  p50 {result['p50_ms']:6.2f} ms  "
+        f"p99 {result['p99_ms']:7.2f} ms  {result['bytes_per_response']} B/resp  errors {errors}  "
+        f"server CPU {result['server_cpu_percent']}%  other load {load.other_cores} cores",
+        flush=True,
+    )
     return result
 
 
 def rotated(names: Sequence[str], number: int) -> list[str]:
     """Round ``number``'s order: each name leads a round in turn, so neighbours' load hits all alike."""
-    return [*names[number % len(names):], *names[:number % len(names)]]
+    return [*names[number % len(names) :], *names[: number % len(names)]]
 
 
 def median_run(runs: Sequence[dict[str, Any]], key: str = "rps") -> dict[str, Any]:
     """The run with the median ``key`` (the upper middle for an even count), and every round's figure."""
     middle = sorted(runs, key=lambda r: r[key])[len(runs) // 2]
-    return {**middle, f"{key}_rounds": [r[key] for r in runs],
-            "cpu_rounds": [r["server_cpu_us_per_request"] for r in runs]}
+    return {
+        **middle,
+        f"{key}_rounds": [r[key] for r in runs],
+        "cpu_rounds": [r["server_cpu_us_per_request"] for r in runs],
+    }
 
 
 def require_wrk() -> bool:
@@ -465,6 +489,10 @@ def wait_quiet(max_wait: float, threshold: float = 0.15, window: float = 3.0) ->
         if meter.other_cores < threshold:
             return {"quiet": True, "waited_s": round(time.monotonic() - started, 1), "other_cores": meter.other_cores}
         if time.monotonic() - started >= max_wait:
-            print(f"warning: the machine stayed busy ({meter.other_cores:.2f} cores used by other processes); "
-                  "figures will be noisy", file=sys.stderr, flush=True)
+            print(
+                f"warning: the machine stayed busy ({meter.other_cores:.2f} cores used by other processes); "
+                "figures will be noisy",
+                file=sys.stderr,
+                flush=True,
+            )
             return {"quiet": False, "waited_s": round(time.monotonic() - started, 1), "other_cores": max(seen)}

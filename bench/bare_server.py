@@ -33,17 +33,39 @@ _ANSWER = "Hello, world! You said: Announce that the benchmark is running. (turn
 NEURO_SAN_FRAMES: list[dict[str, Any]] = [
     {"response": m}
     for m in (
-        {"type": "SYSTEM", "text": "You are an announcer: greet the world and repeat what you were told.",
-         "origin": _ANNOUNCER},
-        {"type": "AGENT", "text": "Received arguments inquiry='Announce that the benchmark is running'",
-         "origin": _TOOLS},
-        {"type": "AGENT_TOOL_RESULT", "text": "Synonyms considered for: Announce that the benchmark is running",
-         "origin": _ANNOUNCER, "tool_result_origin": _TOOLS},
+        {
+            "type": "SYSTEM",
+            "text": "You are an announcer: greet the world and repeat what you were told.",
+            "origin": _ANNOUNCER,
+        },
+        {
+            "type": "AGENT",
+            "text": "Received arguments inquiry='Announce that the benchmark is running'",
+            "origin": _TOOLS,
+        },
+        {
+            "type": "AGENT_TOOL_RESULT",
+            "text": "Synonyms considered for: Announce that the benchmark is running",
+            "origin": _ANNOUNCER,
+            "tool_result_origin": _TOOLS,
+        },
         {"type": "AI", "text": _ANSWER, "origin": _ANNOUNCER},
-        {"type": "AGENT_FRAMEWORK", "text": _ANSWER, "origin": _ANNOUNCER,
-         "chat_context": {"chat_histories": [{"origin": _ANNOUNCER, "messages": [
-             {"type": "HUMAN", "text": "Announce that the benchmark is running"},
-             {"type": "AI", "text": _ANSWER, "origin": _ANNOUNCER}]}]}},
+        {
+            "type": "AGENT_FRAMEWORK",
+            "text": _ANSWER,
+            "origin": _ANNOUNCER,
+            "chat_context": {
+                "chat_histories": [
+                    {
+                        "origin": _ANNOUNCER,
+                        "messages": [
+                            {"type": "HUMAN", "text": "Announce that the benchmark is running"},
+                            {"type": "AI", "text": _ANSWER, "origin": _ANNOUNCER},
+                        ],
+                    }
+                ]
+            },
+        },
     )
 ]
 
@@ -66,15 +88,21 @@ def _dumps(obj: Any) -> bytes:
 
 async def list_tasks(request: web.Request) -> web.Response:
     total = len(STORED_TASKS)
-    body = {"tasks": STORED_TASKS, "pagination": {"total_items": total, "total_pages": 1, "current_page": 1,
-                                                   "page_size": 10}}
+    body = {
+        "tasks": STORED_TASKS,
+        "pagination": {"total_items": total, "total_pages": 1, "current_page": 1, "page_size": 10},
+    }
     return web.Response(body=_dumps(body), content_type="application/json")
 
 
 async def create_task(request: web.Request) -> web.Response:
     data = json.loads(await request.read())
-    task = {"task_id": str(uuid.uuid4()), "input": data.get("input"),
-            "additional_input": data.get("additional_input", {}), "artifacts": []}
+    task = {
+        "task_id": str(uuid.uuid4()),
+        "input": data.get("input"),
+        "additional_input": data.get("additional_input", {}),
+        "artifacts": [],
+    }
     return web.Response(body=_dumps(task), content_type="application/json")
 
 
@@ -92,14 +120,20 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     data = json.loads(await request.read())
     agent_id = f"{data.get('model', 'sgr_agent')}_{uuid.uuid4()}"
     completion = f"chatcmpl-{uuid.uuid4().hex}"
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                           "X-Agent-ID": agent_id})
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Agent-ID": agent_id}
+    )
     await response.prepare(request)
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": f"Agent {agent_id} started\n"}]
     deltas += [{"content": line} for line in SGR_LINES]
     for n, delta in enumerate([*deltas, {}]):
-        chunk = {"id": completion, "object": "chat.completion.chunk", "created": int(time.time()), "model": agent_id,
-                 "choices": [{"index": 0, "delta": delta, "finish_reason": "stop" if n == len(deltas) else None}]}
+        chunk = {
+            "id": completion,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": agent_id,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": "stop" if n == len(deltas) else None}],
+        }
         await response.write(b"data: " + _dumps(chunk) + b"\n\n")
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()

@@ -123,8 +123,10 @@ def in_process(calls: int, repeats: int) -> dict[str, dict[str, Any]]:
                 for _ in range(calls):
                     await handler(request)
                 samples[name].append((time.perf_counter_ns() - started) / calls / 1000)
-        out: dict[str, Any] = {name: {"min_us": round(min(v), 3), "median_us": round(statistics.median(v), 3)}
-                               for name, v in samples.items()}
+        out: dict[str, Any] = {
+            name: {"min_us": round(min(v), 3), "median_us": round(statistics.median(v), 3)}
+            for name, v in samples.items()
+        }
         out["ratio_min"] = _ratio(out["idle"]["min_us"], out["unhooked"]["min_us"])
         # each repeat measures both back to back: their ratio cancels the machine's slower drifts
         paired = sorted(i / u for i, u in zip(samples["idle"], samples["unhooked"], strict=True))
@@ -178,26 +180,34 @@ def hook_alone(calls: int = 100_000, repeats: int = 15) -> dict[str, float]:
                 for _ in range(calls):
                     await signal.send(request, answer)
                 best[name] = min(best[name], (time.perf_counter_ns() - started) / calls / 1000)
-        return {"bare_us": round(best["bare"], 4), "hooked_us": round(best["hooked"], 4),
-                "added_us": round(best["hooked"] - best["bare"], 4),
-                "cors_signal_added_us": round(best["signal_cors"] - best["signal_empty"], 4)}
+        return {
+            "bare_us": round(best["bare"], 4),
+            "hooked_us": round(best["hooked"], 4),
+            "added_us": round(best["hooked"] - best["bare"], 4),
+            "cors_signal_added_us": round(best["signal_cors"] - best["signal_empty"], 4),
+        }
 
     return asyncio.run(run())
 
 
 def in_process_table(results: dict[str, dict[str, Any]], alone: dict[str, float], calls: int, repeats: int) -> str:
-    rows = [f"The idle hook by itself (best of 15 x 100,000 calls of a no-op endpoint): {alone['bare_us']} µs "
-            f"bare, {alone['hooked_us']} µs wrapped: **{alone['added_us']} µs added per request**. The CORS "
-            f"response-prepare receiver, for a request without Origin: **{alone['cors_signal_added_us']} µs** "
-            "per answer.\n",
-            f"In process: µs per endpoint call ({repeats} interleaved repeats of {calls} calls)\n",
-            "| operation | unhooked min | idle min | idle/unhooked (min) | unhooked median | idle median "
-            "| idle/unhooked, paired (median, IQR) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        f"The idle hook by itself (best of 15 x 100,000 calls of a no-op endpoint): {alone['bare_us']} µs "
+        f"bare, {alone['hooked_us']} µs wrapped: **{alone['added_us']} µs added per request**. The CORS "
+        f"response-prepare receiver, for a request without Origin: **{alone['cors_signal_added_us']} µs** "
+        "per answer.\n",
+        f"In process: µs per endpoint call ({repeats} interleaved repeats of {calls} calls)\n",
+        "| operation | unhooked min | idle min | idle/unhooked (min) | unhooked median | idle median "
+        "| idle/unhooked, paired (median, IQR) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for op, r in results.items():
         low, high = r["ratio_paired_iqr"]
-        rows.append(f"| {op} | {r['unhooked']['min_us']} | {r['idle']['min_us']} | {r['ratio_min']} | "
-                    f"{r['unhooked']['median_us']} | {r['idle']['median_us']} | "
-                    f"{r['ratio_paired_median']} ({low}-{high}) |")
+        rows.append(
+            f"| {op} | {r['unhooked']['min_us']} | {r['idle']['min_us']} | {r['ratio_min']} | "
+            f"{r['unhooked']['median_us']} | {r['idle']['median_us']} | "
+            f"{r['ratio_paired_median']} ({low}-{high}) |"
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -206,9 +216,11 @@ def _ratio(a: float, b: float) -> float:
 
 
 def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
-    rows = ["| operation | server | req/s (median) | rounds | CPU µs/req | req/s vs unhooked, paired by round "
-            "(median) | CPU µs/req vs unhooked, paired (median) | other load |",
-            "|---|---|---:|---|---:|---:|---:|---:|"]
+    rows = [
+        "| operation | server | req/s (median) | rounds | CPU µs/req | req/s vs unhooked, paired by round "
+        "(median) | CPU µs/req vs unhooked, paired (median) | other load |",
+        "|---|---|---:|---|---:|---:|---:|---:|",
+    ]
     for scenario, by_server in results.items():
         base = by_server["unhooked"]
         for name in VARIANTS:
@@ -216,8 +228,10 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
             rounds = ", ".join(f"{v:,.0f}" for v in r["rps_rounds"])
             paired = statistics.median(_ratio(a, b) for a, b in zip(r["rps_rounds"], base["rps_rounds"], strict=True))
             cpu = statistics.median(_ratio(a, b) for a, b in zip(r["cpu_rounds"], base["cpu_rounds"], strict=True))
-            rows.append(f"| {scenario} | {name} | {r['rps']:,.0f} | {rounds} | {r['server_cpu_us_per_request']} | "
-                        f"{paired:.3f} | {cpu:.3f} | {r['other_load_cores']} cores |")
+            rows.append(
+                f"| {scenario} | {name} | {r['rps']:,.0f} | {rounds} | {r['server_cpu_us_per_request']} | "
+                f"{paired:.3f} | {cpu:.3f} | {r['other_load_cores']} cores |"
+            )
     return "\n".join(rows) + "\n"
 
 
@@ -231,8 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200, help="in-process calls per repeat (default 200)")
     parser.add_argument("--repeats", type=int, default=101, help="in-process interleaved repeats (default 101)")
     parser.add_argument("--output", default="hook_cost", help="results file stem under bench/results/")
-    parser.add_argument("--quiet-wait", type=float, default=60.0,
-                        help="wait up to this long for other processes to go idle first (default 60 s)")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=60.0,
+        help="wait up to this long for other processes to go idle first (default 60 s)",
+    )
     args = parser.parse_args(argv)
     if args.duration > 60 or args.warmup > 30 or not 1 <= args.rounds <= 9:
         parser.error("keep runs bounded: --duration <= 60, --warmup <= 30, 1 <= --rounds <= 9")
@@ -265,14 +283,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = table(results)
     print("\n" + text)
     text = direct_text + "\nThrough wrk, the whole request path:\n\n" + text
-    settings = {"rounds": args.rounds, "duration_s": args.duration, "warmup_s": args.warmup, "threads": args.threads,
-                "connections": args.connections, "stored_tasks": STORED_TASKS}
+    settings = {
+        "rounds": args.rounds,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "threads": args.threads,
+        "connections": args.connections,
+        "stored_tasks": STORED_TASKS,
+    }
     settings.update(calls=args.calls, repeats=args.repeats)
-    write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "hook_alone": alone,
-                                       "in_process": direct, "results": results})
-    write_table(f"{args.output}.md", "Hook cost",
-                f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s after {args.warmup:g} s of warm-up; "
-                f"median of {args.rounds} rounds; {facts['pinning']}.\n\n" + text, facts)
+    write_json(
+        f"{args.output}.json",
+        {"machine": facts, "settings": settings, "hook_alone": alone, "in_process": direct, "results": results},
+    )
+    write_table(
+        f"{args.output}.md",
+        "Hook cost",
+        f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s after {args.warmup:g} s of warm-up; "
+        f"median of {args.rounds} rounds; {facts['pinning']}.\n\n" + text,
+        facts,
+    )
     return 0
 
 

@@ -56,9 +56,14 @@ async def bounded(count: int, max_seconds: float, make: Callable[[int], Awaitabl
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
     seconds = time.monotonic() - started
     done = sum(statuses.values())
-    return {"requested": count, "done": done, "statuses": {str(k): v for k, v in sorted(statuses.items())},
-            "seconds": round(seconds, 1), "per_second": round(done / seconds, 1) if seconds else None,
-            "stopped_early": done < count}
+    return {
+        "requested": count,
+        "done": done,
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "seconds": round(seconds, 1),
+        "per_second": round(done / seconds, 1) if seconds else None,
+        "stopped_early": done < count,
+    }
 
 
 async def fill(url: str, pid: int, tasks: int, artifacts: int, max_seconds: float) -> dict[str, Any]:
@@ -72,8 +77,10 @@ async def fill(url: str, pid: int, tasks: int, artifacts: int, max_seconds: floa
         task_ids: list[str] = []
 
         async def create(i: int) -> int:
-            body = {"input": f"Write 'Washington' to the file 'output.txt'. Task {i}.",
-                    "additional_input": {"debug": False, "mode": "benchmarks", "n": i}}
+            body = {
+                "input": f"Write 'Washington' to the file 'output.txt'. Task {i}.",
+                "additional_input": {"debug": False, "mode": "benchmarks", "n": i},
+            }
             async with session.post("/ap/v1/agent/tasks", json=body) as response:
                 data = await response.read()
                 if response.status == 200 and len(task_ids) < artifacts:
@@ -89,8 +96,9 @@ async def fill(url: str, pid: int, tasks: int, artifacts: int, max_seconds: floa
                 return 0
             task_id = task_ids[(i // TASKS_PER_ARTIFACT_GROUP) % len(task_ids)]
             form = aiohttp.FormData()
-            form.add_field("file", os.urandom(ARTIFACT_BYTES), filename=f"blob-{i}.bin",
-                           content_type="application/octet-stream")
+            form.add_field(
+                "file", os.urandom(ARTIFACT_BYTES), filename=f"blob-{i}.bin", content_type="application/octet-stream"
+            )
             async with session.post(f"/ap/v1/agent/tasks/{task_id}/artifacts", data=form) as response:
                 await response.read()
                 return response.status
@@ -154,20 +162,42 @@ async def limits_demo() -> list[dict[str, Any]]:
             return await exchange(client, "POST", f"/ap/v1/agent/tasks/{task_id}/artifacts", data=form)
 
         accepted, refused = await until_refused(upload, 100)
-        steps.append({"protocol": "agent-protocol", "limit": f"max_stored_bytes = {limits.max_stored_bytes:,}",
-                      "accepted_before": f"{accepted} artifacts of 10 KB", **refused})
+        steps.append(
+            {
+                "protocol": "agent-protocol",
+                "limit": f"max_stored_bytes = {limits.max_stored_bytes:,}",
+                "accepted_before": f"{accepted} artifacts of 10 KB",
+                **refused,
+            }
+        )
 
         async def create() -> dict[str, Any]:
             return await exchange(client, "POST", "/ap/v1/agent/tasks", json={"input": "one more"})
 
         accepted, refused = await until_refused(create, 1000)
-        steps.append({"protocol": "agent-protocol", "limit": f"max_stored_objects = {limits.max_stored_objects}",
-                      "accepted_before": f"{accepted} more tasks", **refused})
-        steps.append({"protocol": "agent-protocol", "limit": "after both refusals",
-                      **await exchange(client, "GET", f"/ap/v1/agent/tasks/{task_id}")})
+        steps.append(
+            {
+                "protocol": "agent-protocol",
+                "limit": f"max_stored_objects = {limits.max_stored_objects}",
+                "accepted_before": f"{accepted} more tasks",
+                **refused,
+            }
+        )
+        steps.append(
+            {
+                "protocol": "agent-protocol",
+                "limit": "after both refusals",
+                **await exchange(client, "GET", f"/ap/v1/agent/tasks/{task_id}"),
+            }
+        )
         big = {"input": "x" * 5000}
-        steps.append({"protocol": "agent-protocol", "limit": f"max_json_bytes = {limits.max_json_bytes:,}",
-                      **await exchange(client, "POST", "/ap/v1/agent/tasks", json=big)})
+        steps.append(
+            {
+                "protocol": "agent-protocol",
+                "limit": f"max_json_bytes = {limits.max_json_bytes:,}",
+                **await exchange(client, "POST", "/ap/v1/agent/tasks", json=big),
+            }
+        )
 
         # SGR: stored agents.
         chat = {"model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "Research jazz"}]}
@@ -176,32 +206,56 @@ async def limits_demo() -> list[dict[str, Any]]:
             return await exchange(client, "POST", "/v1/chat/completions", json=chat)
 
         accepted, refused = await until_refused(agent, 1000)
-        steps.append({"protocol": "sgr-agent-core", "limit": f"max_stored_objects = {limits.max_stored_objects}",
-                      "accepted_before": f"{accepted} agents", **refused})
-        steps.append({"protocol": "sgr-agent-core", "limit": "after the refusal",
-                      **await exchange(client, "GET", "/health")})
+        steps.append(
+            {
+                "protocol": "sgr-agent-core",
+                "limit": f"max_stored_objects = {limits.max_stored_objects}",
+                "accepted_before": f"{accepted} agents",
+                **refused,
+            }
+        )
+        steps.append(
+            {"protocol": "sgr-agent-core", "limit": "after the refusal", **await exchange(client, "GET", "/health")}
+        )
 
         # Synapse: sessions and jobs.
         auth = {"Authorization": "Bearer alice-token"}
 
         async def session() -> dict[str, Any]:
-            return await exchange(client, "POST", "/repo/v1/agent/session", headers=auth,
-                                  json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"})
+            return await exchange(
+                client, "POST", "/repo/v1/agent/session", headers=auth, json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}
+            )
 
         accepted, refused = await until_refused(session, 1000)
-        steps.append({"protocol": "synapse-agent", "limit": f"max_stored_objects = {limits.max_stored_objects}",
-                      "accepted_before": f"{accepted} sessions", **refused})
-        steps.append({"protocol": "synapse-agent", "limit": "after the refusal",
-                      **await exchange(client, "POST", "/repo/v1/agent/sessions/list", headers=auth, json={})})
+        steps.append(
+            {
+                "protocol": "synapse-agent",
+                "limit": f"max_stored_objects = {limits.max_stored_objects}",
+                "accepted_before": f"{accepted} sessions",
+                **refused,
+            }
+        )
+        steps.append(
+            {
+                "protocol": "synapse-agent",
+                "limit": "after the refusal",
+                **await exchange(client, "POST", "/repo/v1/agent/sessions/list", headers=auth, json={}),
+            }
+        )
 
         # NeuroSan: open streams (each frame 0.2 s apart, so two streams stay open while a third asks).
         ask = {"user_message": {"type": "HUMAN", "text": "hello"}, "chat_filter": {"chat_filter_type": "MAXIMAL"}}
         path = "/api/v1/hello_world/streaming_chat"
         held = [await client.post(path, json=ask) for _ in range(limits.max_open_streams)]
         try:
-            steps.append({"protocol": "neuro-san", "limit": f"max_open_streams = {limits.max_open_streams}",
-                          "accepted_before": f"{len(held)} open streams",
-                          **await exchange(client, "POST", path, json=ask)})
+            steps.append(
+                {
+                    "protocol": "neuro-san",
+                    "limit": f"max_open_streams = {limits.max_open_streams}",
+                    "accepted_before": f"{len(held)} open streams",
+                    **await exchange(client, "POST", path, json=ask),
+                }
+            )
         finally:
             for response in held:
                 await response.read()
@@ -220,24 +274,31 @@ def _counts(step: dict[str, Any]) -> str:
 
 def table(part1: dict[str, Any], steps: list[dict[str, Any]]) -> str:
     mib = 1024.0
-    lines = ["| measure | value |", "|---|---:|",
-             f"| RSS after start and 50 reads | {part1['rss_kib_baseline'] / mib:.1f} MiB |",
-             f"| tasks created ({part1['tasks']['per_second']:,.0f}/s): statuses | {_counts(part1['tasks'])} |",
-             f"| RSS after the tasks | {part1['rss_kib_after_tasks'] / mib:.1f} MiB |",
-             f"| bytes per task | {part1['bytes_per_task']:,} |",
-             f"| 10 KB artifacts uploaded ({part1['artifacts']['per_second']:,.0f}/s): statuses | "
-             f"{_counts(part1['artifacts'])} |",
-             f"| RSS after the artifacts | {part1['rss_kib_after_artifacts'] / mib:.1f} MiB |",
-             f"| bytes per artifact (10,240 B of data) | {part1['bytes_per_artifact']:,} |"]
+    lines = [
+        "| measure | value |",
+        "|---|---:|",
+        f"| RSS after start and 50 reads | {part1['rss_kib_baseline'] / mib:.1f} MiB |",
+        f"| tasks created ({part1['tasks']['per_second']:,.0f}/s): statuses | {_counts(part1['tasks'])} |",
+        f"| RSS after the tasks | {part1['rss_kib_after_tasks'] / mib:.1f} MiB |",
+        f"| bytes per task | {part1['bytes_per_task']:,} |",
+        f"| 10 KB artifacts uploaded ({part1['artifacts']['per_second']:,.0f}/s): statuses | "
+        f"{_counts(part1['artifacts'])} |",
+        f"| RSS after the artifacts | {part1['rss_kib_after_artifacts'] / mib:.1f} MiB |",
+        f"| bytes per artifact (10,240 B of data) | {part1['bytes_per_artifact']:,} |",
+    ]
     if part1.get("at_default_limits_mib"):
-        lines.append(f"| projected RSS at the default limits (200,000 objects + 512 MiB) | "
-                     f"{part1['at_default_limits_mib']:,.0f} MiB |")
+        lines.append(
+            f"| projected RSS at the default limits (200,000 objects + 512 MiB) | "
+            f"{part1['at_default_limits_mib']:,.0f} MiB |"
+        )
     lines += ["", "| protocol | limit | accepted first | request | status | body |", "|---|---|---|---|---:|---|"]
     for s in steps:
         body = json.dumps(s["body"]) if not isinstance(s["body"], str) else s["body"]
         retry = f" (Retry-After: {s['retry_after']})" if "retry_after" in s else ""
-        lines.append(f"| {s['protocol']} | {s['limit']} | {s.get('accepted_before', '')} | {s['request']} | "
-                     f"{s['status']}{retry} | `{body[:160]}` |")
+        lines.append(
+            f"| {s['protocol']} | {s['limit']} | {s.get('accepted_before', '')} | {s['request']} | "
+            f"{s['status']}{retry} | `{body[:160]}` |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -259,9 +320,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if part1["bytes_per_task"] and part1["bytes_per_artifact"]:
         objects = Limits().max_stored_objects
         part1["at_default_limits_mib"] = round(
-            (part1["rss_kib_baseline"] * 1024 + objects * part1["bytes_per_task"]
-             + Limits().max_stored_bytes / ARTIFACT_BYTES * part1["artifact_overhead_bytes"]
-             + Limits().max_stored_bytes) / (1 << 20))
+            (
+                part1["rss_kib_baseline"] * 1024
+                + objects * part1["bytes_per_task"]
+                + Limits().max_stored_bytes / ARTIFACT_BYTES * part1["artifact_overhead_bytes"]
+                + Limits().max_stored_bytes
+            )
+            / (1 << 20)
+        )
     print("part 2: limits exceeded", flush=True)
     steps = asyncio.run(limits_demo())
     text = table(part1, steps)

@@ -137,11 +137,21 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
     def share(items: dict[str, int], limit: int) -> list[str]:
         return [f"{100 * n / total:6.1f}%  {name}" for name, n in sorted(items.items(), key=lambda kv: -kv[1])[:limit]]
 
-    lines = [f"{total} samples of the busy server", "", "own time by category:", *share(category, 20), "",
-             f"top {top} functions by own time:", *share(own, top), "",
-             f"top {top} functions by inclusive time (coroutine frames; see above):",
-             *share({k: v for k, v in inclusive.items() if "asyncio/" not in k and "runpy" not in k
-                     and "__main__" not in k}, top)]
+    lines = [
+        f"{total} samples of the busy server",
+        "",
+        "own time by category:",
+        *share(category, 20),
+        "",
+        f"top {top} functions by own time:",
+        *share(own, top),
+        "",
+        f"top {top} functions by inclusive time (coroutine frames; see above):",
+        *share(
+            {k: v for k, v in inclusive.items() if "asyncio/" not in k and "runpy" not in k and "__main__" not in k},
+            top,
+        ),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -173,9 +183,24 @@ def profile(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: 
     lua.write_text(lua_script(scenario))
     seconds = max(2, round(args.duration))
     spy = subprocess.Popen(
-        [*pinned(CLIENT_CPU), py_spy, "record", "--pid", str(srv.pid), "--duration", str(seconds), "--rate", "250",
-         "--format", "raw", "--output", str(raw), "--nonblocking"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            *pinned(CLIENT_CPU),
+            py_spy,
+            "record",
+            "--pid",
+            str(srv.pid),
+            "--duration",
+            str(seconds),
+            "--rate",
+            "250",
+            "--format",
+            "raw",
+            "--output",
+            str(raw),
+            "--nonblocking",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         time.sleep(0.5)
@@ -193,9 +218,10 @@ def profile(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: 
     keep.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(raw, keep)
     out = RESULTS / f"profile-{tag}.txt"
-    out.write_text(f"py-spy record --rate 250 --nonblocking, {seconds} s of wrk -t{args.threads} "
-                   f"-c{args.connections} on {srv.name} {scenario.method} {scenario.path}\n"
-                   + summarize_profile(raw))
+    out.write_text(
+        f"py-spy record --rate 250 --nonblocking, {seconds} s of wrk -t{args.threads} "
+        f"-c{args.connections} on {srv.name} {scenario.method} {scenario.path}\n" + summarize_profile(raw)
+    )
     print(f"  profile written to {out.relative_to(ROOT)}", flush=True)
     return out
 
@@ -208,8 +234,11 @@ def ratio(a: float | None, b: float | None) -> float | None:
 
 
 def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
-    rows = ["| operation | server | req/s (median) | rounds | p50 ms | p99 ms | bytes/resp | errors | server CPU | "
-            "CPU µs/req | other load |", "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| operation | server | req/s (median) | rounds | p50 ms | p99 ms | bytes/resp | errors | server CPU | "
+        "CPU µs/req | other load |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for scenario in SCENARIOS:
         for name in scenario.servers:
             r = results.get(scenario.name, {}).get(name)
@@ -218,25 +247,36 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
                 rows.append(f"| {scenario.name} | {name} | {reason} | | | | | | | | |")
                 continue
             spread = ", ".join(f"{v:,.0f}" for v in r.get("rps_rounds", [r["rps"]]))
-            rows.append(f"| {scenario.name} | {name} | {r['rps']:,.0f} | {spread} | {r['p50_ms']:.2f} | "
-                        f"{r['p99_ms']:.2f} | "
-                        f"{r['bytes_per_response']} | {r['errors']} | {r['server_cpu_percent']:.0f}% | "
-                        f"{r['server_cpu_us_per_request']:.0f} | {r['other_load_cores']:.2f} cores |")
-    rows += ["", "| operation | mock / bare req/s | bare / mock CPU µs per request | target (of bare) | "
-             "mock / prism req/s | target |", "|---|---:|---:|---|---:|---|"]
+            rows.append(
+                f"| {scenario.name} | {name} | {r['rps']:,.0f} | {spread} | {r['p50_ms']:.2f} | "
+                f"{r['p99_ms']:.2f} | "
+                f"{r['bytes_per_response']} | {r['errors']} | {r['server_cpu_percent']:.0f}% | "
+                f"{r['server_cpu_us_per_request']:.0f} | {r['other_load_cores']:.2f} cores |"
+            )
+    rows += [
+        "",
+        "| operation | mock / bare req/s | bare / mock CPU µs per request | target (of bare) | "
+        "mock / prism req/s | target |",
+        "|---|---:|---:|---|---:|---|",
+    ]
     for scenario in SCENARIOS:
         res = results.get(scenario.name, {})
         rps = {name: res[name]["rps"] for name in scenario.servers if name in res and "rps" in res[name]}
-        cpu = {name: res[name]["server_cpu_us_per_request"] for name in scenario.servers
-               if name in res and "rps" in res[name]}
+        cpu = {
+            name: res[name]["server_cpu_us_per_request"]
+            for name in scenario.servers
+            if name in res and "rps" in res[name]
+        }
         to_bare = ratio(rps.get("mock"), rps.get("bare"))
         cpu_share = ratio(cpu.get("bare"), cpu.get("mock"))
         to_prism = ratio(rps.get("mock"), rps.get("prism"))
         target = BARE_TARGETS.get(scenario.name)
         bare_verdict = "-" if target is None else _verdict(to_bare, target, f">= {target:.0%} req/s")
         prism_verdict = _verdict(to_prism, PRISM_TARGET, f">= {PRISM_TARGET:g}x") if scenario.targeted else "-"
-        rows.append(f"| {scenario.name} | {_show(to_bare, '%')} | {_show(cpu_share, '%')} | {bare_verdict} | "
-                    f"{_show(to_prism, 'x')} | {prism_verdict} |")
+        rows.append(
+            f"| {scenario.name} | {_show(to_bare, '%')} | {_show(cpu_share, '%')} | {bare_verdict} | "
+            f"{_show(to_prism, 'x')} | {prism_verdict} |"
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -262,8 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--servers", default="bare,mock,prism", help="comma-separated subset of bare,mock,prism")
     parser.add_argument("--profile", action="store_true", help="also record py-spy profiles of mock and bare")
     parser.add_argument("--output", default="mock_throughput", help="results file stem under bench/results/")
-    parser.add_argument("--quiet-wait", type=float, default=180.0,
-                        help="wait up to this long for other processes to go idle first (default 180 s)")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=180.0,
+        help="wait up to this long for other processes to go idle first (default 180 s)",
+    )
     args = parser.parse_args(argv)
     if args.duration > 120 or args.warmup > 60 or not 1 <= args.rounds <= 9:
         parser.error("keep runs bounded: --duration <= 120, --warmup <= 60, 1 <= --rounds <= 9")
@@ -273,23 +317,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     wanted = [s.strip() for s in args.servers.split(",") if s.strip()]
     results: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     if "prism" in wanted and not PRISM.exists():
-        print("Prism is not installed: npm install --prefix bench/.prism @stoplight/prism-cli; skipping it",
-              file=sys.stderr)
+        print(
+            "Prism is not installed: npm install --prefix bench/.prism @stoplight/prism-cli; skipping it",
+            file=sys.stderr,
+        )
         wanted.remove("prism")
         for scenario in SCENARIOS:
             if "prism" in scenario.servers:
                 results[scenario.name]["prism"] = {"skipped": "Prism not installed"}
     facts = machine()
     facts["before_start"] = wait_quiet(args.quiet_wait)
-    facts["wrk"] = subprocess.run(["wrk", "--version"], capture_output=True, text=True, check=False).stdout.split(
-        "\n")[0].strip() or "wrk"
-    facts["prism"] = (subprocess.run([str(PRISM), "--version"], capture_output=True, text=True, check=False)
-                      .stdout.strip() if PRISM.exists() else "not installed")
-    settings = {"rounds": args.rounds, "duration_s": args.duration, "warmup_s": args.warmup, "threads": args.threads,
-                "connections": args.connections, "server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU,
-                "stored_tasks": STORED_TASKS, "prism_flags": "-v error (logging off)"}
-    print(f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency "
-          f"(warm-up {args.warmup:g} s); server pinned to CPU {SERVER_CPU}, wrk to CPU {CLIENT_CPU}", flush=True)
+    facts["wrk"] = (
+        subprocess.run(["wrk", "--version"], capture_output=True, text=True, check=False).stdout.split("\n")[0].strip()
+        or "wrk"
+    )
+    facts["prism"] = (
+        subprocess.run([str(PRISM), "--version"], capture_output=True, text=True, check=False).stdout.strip()
+        if PRISM.exists()
+        else "not installed"
+    )
+    settings = {
+        "rounds": args.rounds,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "threads": args.threads,
+        "connections": args.connections,
+        "server_cpu": SERVER_CPU,
+        "client_cpu": CLIENT_CPU,
+        "stored_tasks": STORED_TASKS,
+        "prism_flags": "-v error (logging off)",
+    }
+    print(
+        f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency "
+        f"(warm-up {args.warmup:g} s); server pinned to CPU {SERVER_CPU}, wrk to CPU {CLIENT_CPU}",
+        flush=True,
+    )
     raw: list[str] = []
     profiles: list[str] = []
     rounds: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -324,11 +386,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 profiles.append(str(out.relative_to(ROOT)))
     text = table(results)
     print("\n" + text)
-    write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "results": results,
-                                       "profiles": profiles})
-    write_table(f"{args.output}.md", "Mock throughput",
-                f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency after {args.warmup:g} s "
-                f"of warm-up; median of {args.rounds} rounds; {facts['pinning']}.\n\n" + text, facts)
+    write_json(
+        f"{args.output}.json", {"machine": facts, "settings": settings, "results": results, "profiles": profiles}
+    )
+    write_table(
+        f"{args.output}.md",
+        "Mock throughput",
+        f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency after {args.warmup:g} s "
+        f"of warm-up; median of {args.rounds} rounds; {facts['pinning']}.\n\n" + text,
+        facts,
+    )
     (RESULTS / f"{args.output}.wrk.txt").write_text("\n".join(raw))
     return 0
 

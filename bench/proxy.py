@@ -60,8 +60,13 @@ CHAT = {"model": "sgr_agent", "messages": [{"role": "user", "content": "Research
 @contextlib.contextmanager
 def upstream(scripts: Path) -> Iterator[Server]:
     port = free_port()
-    with server("mock", mock_command(port, "--protocol", "agent-protocol", "--protocol", "sgr-agent-core"), port,
-                SERVER_CPU, scripts / "mock.log") as srv:
+    with server(
+        "mock",
+        mock_command(port, "--protocol", "agent-protocol", "--protocol", "sgr-agent-core"),
+        port,
+        SERVER_CPU,
+        scripts / "mock.log",
+    ) as srv:
         yield srv
 
 
@@ -69,8 +74,23 @@ def upstream(scripts: Path) -> Iterator[Server]:
 def front(name: str, mock: Server, scripts: Path) -> Iterator[Server]:
     port = free_port()
     if name == "proxy":
-        command = [PYTHON, "-m", "conformance", "proxy", "--protocol", "agent-protocol", "--upstream", mock.url,
-                   "--host", HOST, "--port", str(port), "--report-dir", str(scripts / "proxy-report"), "-q"]
+        command = [
+            PYTHON,
+            "-m",
+            "conformance",
+            "proxy",
+            "--protocol",
+            "agent-protocol",
+            "--upstream",
+            mock.url,
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--report-dir",
+            str(scripts / "proxy-report"),
+            "-q",
+        ]
     else:
         command = [str(PRISM), "proxy", "-h", HOST, "-p", str(port), "-v", "error", str(AP_DOCUMENT), mock.url]
     with server(name, command, port, SERVER_CPU, scripts / f"{name}.log") as srv:
@@ -104,15 +124,33 @@ def stream_delay(scripts: Path, count: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with upstream(scripts) as mock:
         port = free_port()
-        command = [PYTHON, "-m", "conformance", "proxy", "--protocol", "sgr-agent-core", "--upstream", mock.url,
-                   "--host", HOST, "--port", str(port), "--report-dir", str(scripts / "sgr-report"), "-q"]
+        command = [
+            PYTHON,
+            "-m",
+            "conformance",
+            "proxy",
+            "--protocol",
+            "sgr-agent-core",
+            "--upstream",
+            mock.url,
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--report-dir",
+            str(scripts / "sgr-report"),
+            "-q",
+        ]
         with server("proxy", command, port, SERVER_CPU, scripts / "sgr-proxy.log"):
             first_frame_ms(mock.port, "/v1/chat/completions", 3)  # warm both paths
             first_frame_ms(port, "/v1/chat/completions", 3)
             for name, target in (("direct", mock.port), ("proxy", port), ("direct again", mock.port)):
                 times = first_frame_ms(target, "/v1/chat/completions", count)
-                out[name] = {"p50_ms": round(percentile(times, 50), 2), "p99_ms": round(percentile(times, 99), 2),
-                             "count": count}
+                out[name] = {
+                    "p50_ms": round(percentile(times, 50), 2),
+                    "p99_ms": round(percentile(times, 99), 2),
+                    "count": count,
+                }
     out["added_p50_ms"] = round(out["proxy"]["p50_ms"] - out["direct"]["p50_ms"], 2)
     out["added_p99_ms"] = round(out["proxy"]["p99_ms"] - out["direct"]["p99_ms"], 2)
     return out
@@ -127,8 +165,10 @@ def _added(a: dict[str, Any], base: dict[str, Any], key: str) -> str:
 
 
 def table(results: dict[str, dict[str, dict[str, Any]]], stream: dict[str, Any]) -> str:
-    rows = ["| operation | target | req/s (median) | rounds | p50 ms | p99 ms | errors | CPU µs/req | other load |",
-            "|---|---|---:|---|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| operation | target | req/s (median) | rounds | p50 ms | p99 ms | errors | CPU µs/req | other load |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
     for scenario, by_target in results.items():
         for name in TARGETS:
             r = by_target.get(name)
@@ -136,15 +176,23 @@ def table(results: dict[str, dict[str, dict[str, Any]]], stream: dict[str, Any])
                 rows.append(f"| {scenario} | {name} | {r['skipped'] if r else '-'} | | | | | | |")
                 continue
             rounds = ", ".join(f"{x:,.0f}" for x in r["rps_rounds"])
-            rows.append(f"| {scenario} | {name} | {r['rps']:,.0f} | {rounds} | {r['p50_ms']} | {r['p99_ms']} | "
-                        f"{r['errors']} | {r['server_cpu_us_per_request']} | {r['other_load_cores']:.2f} cores |")
-    rows += ["", "| operation | proxy / direct req/s | prism / direct req/s | proxy / prism req/s | "
-                 "added p50 (proxy, prism) | added p99 (proxy, prism) |", "|---|---:|---:|---:|---|---|"]
+            rows.append(
+                f"| {scenario} | {name} | {r['rps']:,.0f} | {rounds} | {r['p50_ms']} | {r['p99_ms']} | "
+                f"{r['errors']} | {r['server_cpu_us_per_request']} | {r['other_load_cores']:.2f} cores |"
+            )
+    rows += [
+        "",
+        "| operation | proxy / direct req/s | prism / direct req/s | proxy / prism req/s | "
+        "added p50 (proxy, prism) | added p99 (proxy, prism) |",
+        "|---|---:|---:|---:|---|---|",
+    ]
     for scenario, by_target in results.items():
         direct, proxy, prism = (by_target.get(n, {}) for n in TARGETS)
-        rows.append(f"| {scenario} | {_ratio(proxy, direct)} | {_ratio(prism, direct)} | {_ratio(proxy, prism)} | "
-                    f"{_added(proxy, direct, 'p50_ms')}, {_added(prism, direct, 'p50_ms')} | "
-                    f"{_added(proxy, direct, 'p99_ms')}, {_added(prism, direct, 'p99_ms')} |")
+        rows.append(
+            f"| {scenario} | {_ratio(proxy, direct)} | {_ratio(prism, direct)} | {_ratio(proxy, prism)} | "
+            f"{_added(proxy, direct, 'p50_ms')}, {_added(prism, direct, 'p50_ms')} | "
+            f"{_added(proxy, direct, 'p99_ms')}, {_added(prism, direct, 'p99_ms')} |"
+        )
     rows += ["", "| SGR stream, first `data:` event | p50 ms | p99 ms |", "|---|---:|---:|"]
     for name in ("direct", "proxy", "direct again"):
         rows.append(f"| {name} | {stream[name]['p50_ms']} | {stream[name]['p99_ms']} |")
@@ -169,14 +217,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     scenarios = [s for s in SCENARIOS if s.name in ("read", "write")]
     if "prism" not in wanted:
-        print("Prism is not installed: npm install --prefix bench/.prism @stoplight/prism-cli; skipping it",
-              file=sys.stderr)
+        print(
+            "Prism is not installed: npm install --prefix bench/.prism @stoplight/prism-cli; skipping it",
+            file=sys.stderr,
+        )
         for s in scenarios:
             results[s.name]["prism"] = {"skipped": "Prism not installed"}
     facts = machine()
     facts["before_start"] = wait_quiet(args.quiet_wait)
-    facts["prism"] = (subprocess.run([str(PRISM), "--version"], capture_output=True, text=True, check=False)
-                      .stdout.strip() if PRISM.exists() else "not installed")
+    facts["prism"] = (
+        subprocess.run([str(PRISM), "--version"], capture_output=True, text=True, check=False).stdout.strip()
+        if PRISM.exists()
+        else "not installed"
+    )
     rounds: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     raw: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp:
@@ -188,8 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 mock = stack.enter_context(upstream(scripts))
                 for _ in range(5):
                     http("POST", mock.url + "/ap/v1/agent/tasks", {"input": "stored"})
-                targets = {name: mock if name == "direct" else stack.enter_context(front(name, mock, scripts))
-                           for name in order}
+                targets = {
+                    name: mock if name == "direct" else stack.enter_context(front(name, mock, scripts))
+                    for name in order
+                }
                 for scenario in scenarios:
                     for name in order:
                         srv = targets[name]
@@ -201,15 +256,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream = stream_delay(scripts, args.streams)
     text = table(results, stream)
     print("\n" + text)
-    settings = {"rounds": args.rounds, "duration_s": args.duration, "warmup_s": args.warmup, "threads": args.threads,
-                "connections": args.connections, "server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU,
-                "streams": args.streams}
-    write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "results": results,
-                                       "first_frame": stream})
-    write_table(f"{args.output}.md", "Validation proxy",
-                f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s after {args.warmup:g} s of warm-up; "
-                f"median of {args.rounds} rounds; upstream and proxy on CPU {SERVER_CPU}, wrk on CPU {CLIENT_CPU}."
-                "\n\n" + text, facts)
+    settings = {
+        "rounds": args.rounds,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "threads": args.threads,
+        "connections": args.connections,
+        "server_cpu": SERVER_CPU,
+        "client_cpu": CLIENT_CPU,
+        "streams": args.streams,
+    }
+    write_json(
+        f"{args.output}.json", {"machine": facts, "settings": settings, "results": results, "first_frame": stream}
+    )
+    write_table(
+        f"{args.output}.md",
+        "Validation proxy",
+        f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s after {args.warmup:g} s of warm-up; "
+        f"median of {args.rounds} rounds; upstream and proxy on CPU {SERVER_CPU}, wrk on CPU {CLIENT_CPU}."
+        "\n\n" + text,
+        facts,
+    )
     return 0
 
 

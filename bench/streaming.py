@@ -52,12 +52,25 @@ class Kind:
 
 
 KINDS = (
-    Kind("neuro-san streaming_chat (MAXIMAL)", "/api/v1/hello_world/streaming_chat",
-         {"user_message": {"type": "HUMAN", "text": "Announce that the benchmark is running"},
-          "chat_filter": {"chat_filter_type": "MAXIMAL"}}, sse=False),
-    Kind("sgr chat completions", "/v1/chat/completions",
-         {"model": "sgr_agent", "stream": True,
-          "messages": [{"role": "user", "content": "Research the history of jazz music"}]}, sse=True),
+    Kind(
+        "neuro-san streaming_chat (MAXIMAL)",
+        "/api/v1/hello_world/streaming_chat",
+        {
+            "user_message": {"type": "HUMAN", "text": "Announce that the benchmark is running"},
+            "chat_filter": {"chat_filter_type": "MAXIMAL"},
+        },
+        sse=False,
+    ),
+    Kind(
+        "sgr chat completions",
+        "/v1/chat/completions",
+        {
+            "model": "sgr_agent",
+            "stream": True,
+            "messages": [{"role": "user", "content": "Research the history of jazz music"}],
+        },
+        sse=True,
+    ),
 )
 
 
@@ -113,11 +126,16 @@ async def run_config(url: str, kind: Kind, streams: int, concurrency: int, max_s
     within = [(t.frames - 1) / (t.last - t.first) for t in timings if t.frames > 1 and t.last > t.first]
     frames = sum(t.frames for t in timings)
     return {
-        "streams": len(timings), "concurrency": concurrency, "wall_s": round(wall, 2),
+        "streams": len(timings),
+        "concurrency": concurrency,
+        "wall_s": round(wall, 2),
         "frames_per_stream": round(frames / len(timings), 1),
-        "ttff_p50_ms": round(percentile(firsts, 50), 2), "ttff_p99_ms": round(percentile(firsts, 99), 2),
-        "stream_p50_ms": round(percentile(totals, 50), 2), "stream_p99_ms": round(percentile(totals, 99), 2),
-        "streams_per_s": round(len(timings) / wall, 1), "frames_per_s": round(frames / wall, 1),
+        "ttff_p50_ms": round(percentile(firsts, 50), 2),
+        "ttff_p99_ms": round(percentile(firsts, 99), 2),
+        "stream_p50_ms": round(percentile(totals, 50), 2),
+        "stream_p99_ms": round(percentile(totals, 99), 2),
+        "streams_per_s": round(len(timings) / wall, 1),
+        "frames_per_s": round(frames / wall, 1),
         "within_stream_frames_per_s_median": round(statistics.median(within), 1) if within else None,
         "stopped_early": len(timings) < streams,
     }
@@ -139,14 +157,18 @@ def _within(row: dict[str, Any]) -> str:
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    lines = ["| stream | clients | streams | frames/stream | TTFF p50 ms | TTFF p99 ms | stream p50 ms | "
-             "stream p99 ms | streams/s | frames/s | frames/s in a stream | other load |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| stream | clients | streams | frames/stream | TTFF p50 ms | TTFF p99 ms | stream p50 ms | "
+        "stream p99 ms | streams/s | frames/s | frames/s in a stream | other load |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in results:
-        lines.append(f"| {r['kind']} | {r['config']} | {r['streams']} | {r['frames_per_stream']} | "
-                     f"{r['ttff_p50_ms']:.2f} | {r['ttff_p99_ms']:.2f} | {r['stream_p50_ms']:.2f} | "
-                     f"{r['stream_p99_ms']:.2f} | {r['streams_per_s']:,.0f} | {r['frames_per_s']:,.0f} | "
-                     f"{_within(r)} | {r['other_load_cores']:.2f} cores |")
+        lines.append(
+            f"| {r['kind']} | {r['config']} | {r['streams']} | {r['frames_per_stream']} | "
+            f"{r['ttff_p50_ms']:.2f} | {r['ttff_p99_ms']:.2f} | {r['stream_p50_ms']:.2f} | "
+            f"{r['stream_p99_ms']:.2f} | {r['streams_per_s']:,.0f} | {r['frames_per_s']:,.0f} | "
+            f"{_within(r)} | {r['other_load_cores']:.2f} cores |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -169,12 +191,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             for kind in KINDS:
                 with LoadMeter([srv.pid]) as load:
                     row = asyncio.run(run_config(srv.url, kind, streams, concurrency, args.max_seconds))
-                row.update({"kind": kind.name, "config": label, "stream_delay_s": delay,
-                            "other_load_cores": load.other_cores})
+                row.update(
+                    {"kind": kind.name, "config": label, "stream_delay_s": delay, "other_load_cores": load.other_cores}
+                )
                 results.append(row)
-                print(f"  {kind.name:36} {label:32} TTFF p50 {row['ttff_p50_ms']:.2f} ms p99 "
-                      f"{row['ttff_p99_ms']:.2f} ms  {row['frames_per_s']:,.0f} frames/s  "
-                      f"({row['streams']} streams, other load {load.other_cores} cores)", flush=True)
+                print(
+                    f"  {kind.name:36} {label:32} TTFF p50 {row['ttff_p50_ms']:.2f} ms p99 "
+                    f"{row['ttff_p99_ms']:.2f} ms  {row['frames_per_s']:,.0f} frames/s  "
+                    f"({row['streams']} streams, other load {load.other_cores} cores)",
+                    flush=True,
+                )
     text = table(results)
     print("\n" + text)
     write_json(f"{args.output}.json", {"machine": facts, "settings": vars(args), "results": results})

@@ -73,11 +73,22 @@ DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples
 TARGET_SECONDS = 30.0  # a default run of one protocol against the mock
 
 
-def run_suite(protocol: str, max_examples: int | None, report_dir: Path, timeout: float,
-              extra: Sequence[str] = ()) -> dict[str, Any]:
+def run_suite(
+    protocol: str, max_examples: int | None, report_dir: Path, timeout: float, extra: Sequence[str] = ()
+) -> dict[str, Any]:
     """One ``conformance run`` process; its wall time, CPU time and results.json stats."""
-    command = [PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--report-dir", str(report_dir), "-q",
-               *extra]
+    command = [
+        PYTHON,
+        "-m",
+        "conformance",
+        "run",
+        "--protocol",
+        protocol,
+        "--report-dir",
+        str(report_dir),
+        "-q",
+        *extra,
+    ]
     if max_examples is not None:
         command += ["--max-examples", str(max_examples)]
     started = time.monotonic()
@@ -90,8 +101,12 @@ def run_suite(protocol: str, max_examples: int | None, report_dir: Path, timeout
         return {"protocol": protocol, "error": f"timed out after {timeout:g} s"}
     finally:
         wall = time.monotonic() - started
-    row: dict[str, Any] = {"protocol": protocol, "max_examples": max_examples or DEFAULT_EXAMPLES,
-                           "exit_code": process.returncode, "wall_s": round(wall, 2)}
+    row: dict[str, Any] = {
+        "protocol": protocol,
+        "max_examples": max_examples or DEFAULT_EXAMPLES,
+        "exit_code": process.returncode,
+        "wall_s": round(wall, 2),
+    }
     results = report_dir / "results.json"
     if protocol == "all":
         row["summary_line"] = stdout.strip().splitlines()
@@ -104,16 +119,18 @@ def run_suite(protocol: str, max_examples: int | None, report_dir: Path, timeout
     duration = float(data.get("duration_s") or 0.0)
     cases = int(stats.get("schema_cases") or 0)
     schema_seconds = float(stats.get("schema_seconds") or 0.0)
-    row.update({
-        "duration_s": round(duration, 2),
-        "schema_cases": cases,
-        "schema_seconds": schema_seconds,
-        "cases_per_s": round(cases / duration, 1) if duration else None,
-        "schema_cases_per_s": round(cases / schema_seconds, 1) if schema_seconds else None,
-        "requirements": sum(sum(c.values()) for c in data.get("summary", {}).values()),
-        "must": data.get("summary", {}).get("must"),
-        "summary_line": stdout.strip(),
-    })
+    row.update(
+        {
+            "duration_s": round(duration, 2),
+            "schema_cases": cases,
+            "schema_seconds": schema_seconds,
+            "cases_per_s": round(cases / duration, 1) if duration else None,
+            "schema_cases_per_s": round(cases / schema_seconds, 1) if schema_seconds else None,
+            "requirements": sum(sum(c.values()) for c in data.get("summary", {}).values()),
+            "must": data.get("summary", {}).get("must"),
+            "summary_line": stdout.strip(),
+        }
+    )
     return row
 
 
@@ -132,10 +149,13 @@ def timed(protocol: str, max_examples: int | None, tmp: Path, timeout: float) ->
     row["other_load_cores"] = load.other_cores
     if row.get("wall_s"):
         row["cpu_percent_of_one_core"] = round(100 * row["cpu_s"] / row["wall_s"])
-    shown = (f"{row['schema_cases']} cases, {row['cases_per_s']} cases/s, " if "schema_cases" in row else "")
+    shown = f"{row['schema_cases']} cases, {row['cases_per_s']} cases/s, " if "schema_cases" in row else ""
     error = f"  ERROR {row['error'][:200]}" if "error" in row else ""
-    print(f"  {tag:28} wall {row.get('wall_s')} s, {shown}CPU {row['cpu_s']} s, exit {row.get('exit_code')}, "
-          f"other load {load.other_cores} cores{error}", flush=True)
+    print(
+        f"  {tag:28} wall {row.get('wall_s')} s, {shown}CPU {row['cpu_s']} s, exit {row.get('exit_code')}, "
+        f"other load {load.other_cores} cores{error}",
+        flush=True,
+    )
     return row
 
 
@@ -170,9 +190,12 @@ def scaling(protocols: list[str], tmp: Path, timeout: float) -> dict[str, Any]:
         "busy_cores_two_workers": round(par_load.busy_cores, 2),
         "other_load_cores": max(seq_load.other_cores, par_load.other_cores),
     }
-    print(f"  sequential {out['sequential_wall_s']} s, 2 workers {out['two_workers_wall_s']} s "
-          f"(speedup {out['speedup']}x), --protocol all {out['protocol_all_one_process_wall_s']} s; cases "
-          f"{out['cases_sequential']} vs {out['cases_two_workers']}", flush=True)
+    print(
+        f"  sequential {out['sequential_wall_s']} s, 2 workers {out['two_workers_wall_s']} s "
+        f"(speedup {out['speedup']}x), --protocol all {out['protocol_all_one_process_wall_s']} s; cases "
+        f"{out['cases_sequential']} vs {out['cases_two_workers']}",
+        flush=True,
+    )
     return out
 
 
@@ -181,9 +204,22 @@ def plugin_run(protocols: list[str], workers: int, max_examples: int, tmp: Path,
     out = tmp / f"xdist-{workers}"
     out.mkdir(parents=True, exist_ok=True)
     protocol = protocols[0] if len(protocols) == 1 else "all"
-    command = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", str(workers),
-               "--conformance-protocol", protocol, "--conformance-max-examples", str(max_examples),
-               "--conformance-report-dir", str(out / "reports")]
+    command = [
+        PYTHON,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-n",
+        str(workers),
+        "--conformance-protocol",
+        protocol,
+        "--conformance-max-examples",
+        str(max_examples),
+        "--conformance-report-dir",
+        str(out / "reports"),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
     started = time.monotonic()
     done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=timeout, check=False)
@@ -191,13 +227,20 @@ def plugin_run(protocols: list[str], workers: int, max_examples: int, tmp: Path,
     verdicts: dict[str, str] = {}
     for results in sorted((out / "reports").glob("**/results.json")):
         verdicts.update({r["id"]: r["status"] for r in json.loads(results.read_text())["requirements"]})
-    return {"workers": workers, "wall_s": round(wall, 2), "exit_code": done.returncode, "verdicts": verdicts,
-            "tail": done.stdout.strip().splitlines()[-1:]}
+    return {
+        "workers": workers,
+        "wall_s": round(wall, 2),
+        "exit_code": done.returncode,
+        "verdicts": verdicts,
+        "tail": done.stdout.strip().splitlines()[-1:],
+    }
 
 
 def xdist_scaling(protocols: list[str], max_examples: int, tmp: Path, timeout: float) -> dict[str, Any]:
-    print(f"pytest plugin: -n 0 vs -n 2 for {', '.join(protocols)} (--conformance-max-examples {max_examples})",
-          flush=True)
+    print(
+        f"pytest plugin: -n 0 vs -n 2 for {', '.join(protocols)} (--conformance-max-examples {max_examples})",
+        flush=True,
+    )
     with LoadMeter() as one_load:
         one = plugin_run(protocols, 0, max_examples, tmp, timeout)
     with LoadMeter() as two_load:
@@ -215,49 +258,67 @@ def xdist_scaling(protocols: list[str], max_examples: int, tmp: Path, timeout: f
         "other_load_cores": max(one_load.other_cores, two_load.other_cores),
         "tails": [one["tail"], two["tail"]],
     }
-    print(f"  -n 0 {out['one_process_wall_s']} s, -n 2 {out['two_workers_wall_s']} s (speedup {out['speedup']}x), "
-          f"{out['requirements']} requirements, same verdicts: {out['same_verdicts']}, "
-          f"other load {out['other_load_cores']:.2f} cores", flush=True)
+    print(
+        f"  -n 0 {out['one_process_wall_s']} s, -n 2 {out['two_workers_wall_s']} s (speedup {out['speedup']}x), "
+        f"{out['requirements']} requirements, same verdicts: {out['same_verdicts']}, "
+        f"other load {out['other_load_cores']:.2f} cores",
+        flush=True,
+    )
     return out
 
 
 def xdist_table(x: dict[str, Any]) -> str:
-    return "\n".join([
-        "| pytest plugin, requirements of | --conformance-max-examples | -n 0 | -n 2 | speedup | same verdicts | "
-        "busy cores (-n 0 / -n 2) | other load |",
-        "|---|---:|---:|---:|---:|---|---|---:|",
-        f"| {', '.join(x['protocols'])} ({x['requirements']}) | {x['max_examples']} | "
-        f"{x['one_process_wall_s']:.1f} s | {x['two_workers_wall_s']:.1f} s | {x['speedup']}x | "
-        f"{'yes' if x['same_verdicts'] else '**NO**'} | "
-        f"{x['busy_cores'][0]} / {x['busy_cores'][1]} | {x['other_load_cores']:.2f} cores |",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "| pytest plugin, requirements of | --conformance-max-examples | -n 0 | -n 2 | speedup | "
+                "same verdicts | busy cores (-n 0 / -n 2) | other load |",
+                "|---|---:|---:|---:|---:|---|---|---:|",
+                f"| {', '.join(x['protocols'])} ({x['requirements']}) | {x['max_examples']} | "
+                f"{x['one_process_wall_s']:.1f} s | {x['two_workers_wall_s']:.1f} s | {x['speedup']}x | "
+                f"{'yes' if x['same_verdicts'] else '**NO**'} | "
+                f"{x['busy_cores'][0]} / {x['busy_cores'][1]} | {x['other_load_cores']:.2f} cores |",
+            ]
+        )
+        + "\n"
+    )
 
 
 def table(rows: list[dict[str, Any]], scale: dict[str, Any] | None) -> str:
-    lines = ["| protocol | --max-examples | wall s | run s | schema cases | cases/s | CPU s | MUST | other load | "
-             "target |", "|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    lines = [
+        "| protocol | --max-examples | wall s | run s | schema cases | cases/s | CPU s | MUST | other load | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---|",
+    ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['protocol']} | {r.get('max_examples', '')} | {r.get('wall_s', '')} | | | | | "
-                         f"error: {r['error'][:80]} | | |")
+            lines.append(
+                f"| {r['protocol']} | {r.get('max_examples', '')} | {r.get('wall_s', '')} | | | | | "
+                f"error: {r['error'][:80]} | | |"
+            )
             continue
         must = r.get("must") or {}
         must_text = f"{must.get('passed', 0)} passed, {must.get('failed', 0)} failed"
         target = ""
         if r["max_examples"] == DEFAULT_EXAMPLES:
             target = f"< {TARGET_SECONDS:g} s: **{'met' if r['wall_s'] < TARGET_SECONDS else 'MISSED'}**"
-        lines.append(f"| {r['protocol']} | {r['max_examples']} | {r['wall_s']:.1f} | {r['duration_s']:.1f} | "
-                     f"{r['schema_cases']:,} | {r['cases_per_s']} | {r['cpu_s']:.1f} | {must_text} | "
-                     f"{r['other_load_cores']:.2f} cores | {target} |")
+        lines.append(
+            f"| {r['protocol']} | {r['max_examples']} | {r['wall_s']:.1f} | {r['duration_s']:.1f} | "
+            f"{r['schema_cases']:,} | {r['cases_per_s']} | {r['cpu_s']:.1f} | {must_text} | "
+            f"{r['other_load_cores']:.2f} cores | {target} |"
+        )
     if scale:
         all_wall = scale["protocol_all_one_process_wall_s"]
-        lines += ["", "| default runs of | sequential | 2 worker processes | speedup | one `--protocol all` process | "
-                  "busy cores (seq / 2 workers) | other load |", "|---|---:|---:|---:|---:|---|---:|",
-                  f"| {', '.join(scale['protocols'])} | {scale['sequential_wall_s']:.1f} s | "
-                  f"{scale['two_workers_wall_s']:.1f} s | {scale['speedup']}x | "
-                  f"{f'{all_wall:.1f} s' if all_wall is not None else 'n/a'} | "
-                  f"{scale['busy_cores_sequential']} / {scale['busy_cores_two_workers']} | "
-                  f"{scale['other_load_cores']:.2f} cores |"]
+        lines += [
+            "",
+            "| default runs of | sequential | 2 worker processes | speedup | one `--protocol all` process | "
+            "busy cores (seq / 2 workers) | other load |",
+            "|---|---:|---:|---:|---:|---|---:|",
+            f"| {', '.join(scale['protocols'])} | {scale['sequential_wall_s']:.1f} s | "
+            f"{scale['two_workers_wall_s']:.1f} s | {scale['speedup']}x | "
+            f"{f'{all_wall:.1f} s' if all_wall is not None else 'n/a'} | "
+            f"{scale['busy_cores_sequential']} / {scale['busy_cores_two_workers']} | "
+            f"{scale['other_load_cores']:.2f} cores |",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -270,9 +331,16 @@ def cli_inputs(protocol: str, max_examples: int, folder: Path) -> tuple[Path, Pa
     protocol_suite, spec = suite(protocol), load(protocol)
     requirements = [c.requirement for c in protocol_suite.registry if c.requirement.phase == "schema"]
     headers = {"Authorization": f"Bearer {EMBEDDED_TOKENS[0]}"} if protocol_suite.needs_auth else {}
-    config = schemathesis_config(spec, requirements, seed=0, max_examples=max_examples, timeout=10.0,
-                                 headers=headers, skip_body_checks_for=protocol_suite.streaming_operations,
-                                 expected_statuses=protocol_suite.schema_expected_statuses)
+    config = schemathesis_config(
+        spec,
+        requirements,
+        seed=0,
+        max_examples=max_examples,
+        timeout=10.0,
+        headers=headers,
+        skip_body_checks_for=protocol_suite.streaming_operations,
+        expected_statuses=protocol_suite.schema_expected_statuses,
+    )
     aliases = {op: protocol_suite.stream_media_types for op in protocol_suite.streaming_operations}
     document = spec.schemathesis_document(server="/", media_aliases=aliases)
     folder.mkdir(parents=True, exist_ok=True)
@@ -285,56 +353,134 @@ def _client(command: list[str], timeout: float, cwd: Path) -> tuple[subprocess.C
     """A client process pinned to the client core: its result, wall seconds and CPU seconds."""
     before = cpu_children()
     started = time.monotonic()
-    done = subprocess.run([*pinned(CLIENT_CPU), *command], cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    done = subprocess.run(
+        [*pinned(CLIENT_CPU), *command],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     return done, time.monotonic() - started, cpu_children() - before
 
 
 def suite_side(protocol: str, max_examples: int, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
     """``conformance run --phase schema`` against a running mock."""
-    done, wall, cpu = _client([PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--base-url", base_url,
-                               "--token", EMBEDDED_TOKENS[0], "--second-token", EMBEDDED_TOKENS[1], "--phase",
-                               "schema", "--max-examples", str(max_examples), "-q", "--report-dir", str(folder)],
-                              timeout, ROOT)
+    done, wall, cpu = _client(
+        [
+            PYTHON,
+            "-m",
+            "conformance",
+            "run",
+            "--protocol",
+            protocol,
+            "--base-url",
+            base_url,
+            "--token",
+            EMBEDDED_TOKENS[0],
+            "--second-token",
+            EMBEDDED_TOKENS[1],
+            "--phase",
+            "schema",
+            "--max-examples",
+            str(max_examples),
+            "-q",
+            "--report-dir",
+            str(folder),
+        ],
+        timeout,
+        ROOT,
+    )
     results = folder / "results.json"
     if not results.exists():
         return {"error": (done.stderr.strip() or done.stdout.strip())[-400:] or "no results.json"}
     stats = json.loads(results.read_text()).get("stats", {})
-    return {"cases": int(stats.get("schema_cases") or 0), "engine_s": float(stats.get("schema_seconds") or 0.0),
-            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "exit_code": done.returncode}
+    return {
+        "cases": int(stats.get("schema_cases") or 0),
+        "engine_s": float(stats.get("schema_seconds") or 0.0),
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "exit_code": done.returncode,
+    }
 
 
 def cli_side(document: Path, settings: Path, base_url: str, timeout: float) -> dict[str, Any]:
     """``schemathesis run`` on the same document and settings, one worker, no report files."""
-    done, wall, cpu = _client([str(SCHEMATHESIS), "--no-color", "--config-file", str(settings), "run", str(document),
-                               "--url", base_url, "--workers", "1"], timeout, document.parent)
+    done, wall, cpu = _client(
+        [
+            str(SCHEMATHESIS),
+            "--no-color",
+            "--config-file",
+            str(settings),
+            "run",
+            str(document),
+            "--url",
+            base_url,
+            "--workers",
+            "1",
+        ],
+        timeout,
+        document.parent,
+    )
     generated = re.search(r"(\d+) generated", done.stdout)
     running = re.search(r" in ([\d.]+)s =", done.stdout)
     if generated is None or running is None:
         return {"error": (done.stdout.strip() or done.stderr.strip())[-400:]}
-    return {"cases": int(generated.group(1)), "engine_s": float(running.group(1)), "wall_s": round(wall, 2),
-            "cpu_s": round(cpu, 2), "exit_code": done.returncode}
+    return {
+        "cases": int(generated.group(1)),
+        "engine_s": float(running.group(1)),
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "exit_code": done.returncode,
+    }
 
 
 def scenario_side(protocol: str, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
     """``conformance run --phase scenario``: seconds per requirement, from results.json."""
-    done, wall, cpu = _client([PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--base-url", base_url,
-                               "--token", EMBEDDED_TOKENS[0], "--second-token", EMBEDDED_TOKENS[1], "--phase",
-                               "scenario", "-q", "--report-dir", str(folder)], timeout, ROOT)
+    done, wall, cpu = _client(
+        [
+            PYTHON,
+            "-m",
+            "conformance",
+            "run",
+            "--protocol",
+            protocol,
+            "--base-url",
+            base_url,
+            "--token",
+            EMBEDDED_TOKENS[0],
+            "--second-token",
+            EMBEDDED_TOKENS[1],
+            "--phase",
+            "scenario",
+            "-q",
+            "--report-dir",
+            str(folder),
+        ],
+        timeout,
+        ROOT,
+    )
     results = folder / "results.json"
     if not results.exists():
         return {"error": (done.stderr.strip() or done.stdout.strip())[-400:] or "no results.json"}
     data = json.loads(results.read_text())
     durations = [float(r.get("duration_s") or 0.0) for r in data["requirements"]]
-    return {"requirements": len(durations), "phase_s": round(sum(durations), 2),
-            "per_requirement_ms": round(1000 * sum(durations) / len(durations), 1) if durations else None,
-            "slowest": sorted(((round(float(r.get("duration_s") or 0.0), 2), r["id"]) for r in data["requirements"]),
-                              reverse=True)[:3],
-            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
+    return {
+        "requirements": len(durations),
+        "phase_s": round(sum(durations), 2),
+        "per_requirement_ms": round(1000 * sum(durations) / len(durations), 1) if durations else None,
+        "slowest": sorted(
+            ((round(float(r.get("duration_s") or 0.0), 2), r["id"]) for r in data["requirements"]), reverse=True
+        )[:3],
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+    }
 
 
-def against_cli(protocols: list[str], max_examples: int, rounds: int, tmp: Path,
-                timeout: float) -> list[dict[str, Any]]:
+def against_cli(
+    protocols: list[str], max_examples: int, rounds: int, tmp: Path, timeout: float
+) -> list[dict[str, Any]]:
     """Suite and CLI side by side, each on a fresh mock, the order rotated per round; medians."""
     rows = []
     for protocol in protocols:
@@ -342,7 +488,7 @@ def against_cli(protocols: list[str], max_examples: int, rounds: int, tmp: Path,
         runs: dict[str, list[dict[str, Any]]] = {"suite": [], "cli": [], "scenario": []}
         for n in range(rounds):
             order = ["suite", "cli", "scenario"]
-            order = order[n % 3:] + order[:n % 3]
+            order = order[n % 3 :] + order[: n % 3]
             for side in order:
                 port = free_port()
                 command = mock_command(port, "--protocol", protocol, "--job-seconds", "0.3")
@@ -374,15 +520,16 @@ def _against_row(protocol: str, max_examples: int, runs: dict[str, list[dict[str
         row[f"{side}_cases_per_s"] = round(cases / engine, 1) if cases and engine else None
     suite_rate, cli_rate = row["suite_cases_per_s"], row["cli_cases_per_s"]
     row["rate_ratio"] = round(suite_rate / cli_rate, 3) if suite_rate and cli_rate else None
-    row["wall_ratio"] = (round(row["suite_wall_s"] / row["cli_wall_s"], 3)
-                         if row["suite_wall_s"] and row["cli_wall_s"] else None)
-    row["cpu_ratio"] = (round(row["suite_cpu_s"] / row["cli_cpu_s"], 3)
-                        if row["suite_cpu_s"] and row["cli_cpu_s"] else None)
+    row["wall_ratio"] = (
+        round(row["suite_wall_s"] / row["cli_wall_s"], 3) if row["suite_wall_s"] and row["cli_wall_s"] else None
+    )
+    row["cpu_ratio"] = (
+        round(row["suite_cpu_s"] / row["cli_cpu_s"], 3) if row["suite_cpu_s"] and row["cli_cpu_s"] else None
+    )
     row["scenario_requirements"] = med("scenario", "requirements")
     row["scenario_per_requirement_ms"] = med("scenario", "per_requirement_ms")
     row["scenario_phase_s"] = med("scenario", "phase_s")
-    row["other_load_cores"] = max((r.get("other_load_cores", 0.0) for side in runs.values() for r in side),
-                                  default=0.0)
+    row["other_load_cores"] = max((r.get("other_load_cores", 0.0) for side in runs.values() for r in side), default=0.0)
     return row
 
 
@@ -390,9 +537,12 @@ def against_table(rows: list[dict[str, Any]]) -> str:
     def show(value: Any, unit: str = "") -> str:
         return "n/a" if value is None else f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
 
-    lines = ["| protocol | --max-examples | cases (suite / CLI) | cases/s suite | cases/s CLI | suite / CLI cases/s | "
-             "phase s (suite / CLI) | wall s (suite / CLI) | CPU s (suite / CLI) | scenario ms per requirement "
-             "(count) | other load |", "|---|---:|---|---:|---:|---:|---|---|---|---|---:|"]
+    lines = [
+        "| protocol | --max-examples | cases (suite / CLI) | cases/s suite | cases/s CLI | suite / CLI cases/s | "
+        "phase s (suite / CLI) | wall s (suite / CLI) | CPU s (suite / CLI) | scenario ms per requirement "
+        "(count) | other load |",
+        "|---|---:|---|---:|---:|---:|---|---|---|---|---:|",
+    ]
     for r in rows:
         lines.append(
             f"| {r['protocol']} | {r['max_examples']} | {show(r['suite_cases'])} / {show(r['cli_cases'])} | "
@@ -400,7 +550,8 @@ def against_table(rows: list[dict[str, Any]]) -> str:
             f"{show(r['suite_engine_s'])} / {show(r['cli_engine_s'])} | {show(r['suite_wall_s'])} / "
             f"{show(r['cli_wall_s'])} | {show(r['suite_cpu_s'])} / {show(r['cli_cpu_s'])} | "
             f"{show(r['scenario_per_requirement_ms'])} ({show(r['scenario_requirements'])}) | "
-            f"{r['other_load_cores']:.2f} cores |")
+            f"{r['other_load_cores']:.2f} cores |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -417,9 +568,16 @@ def model_share(protocols: list[str], tmp: Path, timeout: float, rounds: int) ->
             with_model.append(run_suite(protocol, None, tmp / f"m{n}-{protocol}", timeout)["wall_s"])
             without.append(run_suite(protocol, None, tmp / f"n{n}-{protocol}", timeout, WITHOUT_MODEL)["wall_s"])
         stats = json.loads((tmp / f"m0-{protocol}" / "results.json").read_text()).get("stats", {})
-        rows.append({"protocol": protocol, "with_model_s": with_model, "without_model_s": without,
-                     "ratio": round(sum(with_model) / sum(without), 3),
-                     "model_seconds": stats.get("model_seconds"), "model_requests": stats.get("model_requests")})
+        rows.append(
+            {
+                "protocol": protocol,
+                "with_model_s": with_model,
+                "without_model_s": without,
+                "ratio": round(sum(with_model) / sum(without), 3),
+                "model_seconds": stats.get("model_seconds"),
+                "model_requests": stats.get("model_requests"),
+            }
+        )
     return rows
 
 
@@ -438,8 +596,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of that comparison (median kept)")
     parser.add_argument("--output", default="suite_throughput", help="results file stem under bench/results/")
     parser.add_argument("--quiet-wait", type=float, default=180.0, help="wait up to this long for an idle machine")
-    parser.add_argument("--model-share", type=int, metavar="ROUNDS",
-                        help="only measure the model-based phase's share of each default run, ROUNDS times")
+    parser.add_argument(
+        "--model-share",
+        type=int,
+        metavar="ROUNDS",
+        help="only measure the model-based phase's share of each default run, ROUNDS times",
+    )
     args = parser.parse_args(argv)
     protocols = args.protocol or sorted(PROTOCOLS)
     facts = machine()
@@ -447,11 +609,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.model_share:
         with tempfile.TemporaryDirectory(prefix="bench-model-") as tmp_name:
             share = model_share(protocols, Path(tmp_name), args.timeout, args.model_share)
-        lines = ["| protocol | default run, s | without the model phase, s | ratio | model phase, s (requests) |",
-                 "|---|---|---|---|---|"]
-        lines += [f"| {r['protocol']} | {', '.join(map(str, r['with_model_s']))} | "
-                  f"{', '.join(map(str, r['without_model_s']))} | {r['ratio']} | {r['model_seconds']} "
-                  f"({r['model_requests']}) |" for r in share]
+        lines = [
+            "| protocol | default run, s | without the model phase, s | ratio | model phase, s (requests) |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['protocol']} | {', '.join(map(str, r['with_model_s']))} | "
+            f"{', '.join(map(str, r['without_model_s']))} | {r['ratio']} | {r['model_seconds']} "
+            f"({r['model_requests']}) |"
+            for r in share
+        ]
         text = "\n".join(lines) + "\n"
         print("\n" + text)
         write_json("model_share.json", {"machine": facts, "settings": vars(args), "runs": share})
@@ -463,8 +630,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp_name:
         tmp = Path(tmp_name)
         if args.cli or args.cli_only:
-            print(f"schema phase vs the schemathesis CLI, --max-examples {args.cli_examples}, {args.rounds} rounds",
-                  flush=True)
+            print(
+                f"schema phase vs the schemathesis CLI, --max-examples {args.cli_examples}, {args.rounds} rounds",
+                flush=True,
+            )
             versus = against_cli(protocols, args.cli_examples, args.rounds, tmp, args.timeout)
         if args.cli_only:
             assert versus is not None
@@ -486,11 +655,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(timed(protocol, None, tmp, args.timeout))
             rows.append(timed(protocol, args.max_examples, tmp, args.timeout))
         scale = None if args.no_scaling else scaling(protocols, tmp, args.timeout)
-    text = (table(rows, scale) + ("\n" + xdist_table(xdist) if xdist else "")
-            + ("\n" + against_table(versus) if versus else ""))
+    text = (
+        table(rows, scale)
+        + ("\n" + xdist_table(xdist) if xdist else "")
+        + ("\n" + against_table(versus) if versus else "")
+    )
     print("\n" + text)
-    write_json(f"{args.output}.json", {"machine": facts, "settings": vars(args), "runs": rows, "scaling": scale,
-                                       "xdist": xdist, "against_cli": versus})
+    write_json(
+        f"{args.output}.json",
+        {
+            "machine": facts,
+            "settings": vars(args),
+            "runs": rows,
+            "scaling": scale,
+            "xdist": xdist,
+            "against_cli": versus,
+        },
+    )
     (RESULTS / f"{args.output}.md").write_text(f"# Suite throughput ({facts['date']})\n\n" + text)
     return 0
 

@@ -22,8 +22,9 @@ from mockserver import hooks
 from mockserver.__main__ import main
 
 
-def _unwrapped(self: hooks.Hooks, protocol_id: str, operation_id: str | None, serve: Any,
-               error_response: Callable[..., Any]) -> Any:
+def _unwrapped(
+    self: hooks.Hooks, protocol_id: str, operation_id: str | None, serve: Any, error_response: Callable[..., Any]
+) -> Any:
     return serve
 
 

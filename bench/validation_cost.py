@@ -84,8 +84,12 @@ def task(number: int, artifacts: int = 0, extra: Any = None) -> dict[str, Any]:
         "input": f"Write 'Washington' to the file 'output.txt'. Task {number}.",
         "additional_input": extra if extra is not None else {"debug": False, "mode": "benchmarks"},
         "artifacts": [
-            {"artifact_id": f"b225e278-8b4c-4f99-a696-8facf1{number:03d}{a:03d}", "agent_created": a % 2 == 0,
-             "file_name": f"file_{a}.txt", "relative_path": f"out/{number}/"}
+            {
+                "artifact_id": f"b225e278-8b4c-4f99-a696-8facf1{number:03d}{a:03d}",
+                "agent_created": a % 2 == 0,
+                "file_name": f"file_{a}.txt",
+                "relative_path": f"out/{number}/",
+            }
             for a in range(artifacts)
         ],
     }
@@ -96,8 +100,13 @@ def large_input() -> dict[str, Any]:
     return {
         "mode": "benchmarks",
         "records": [
-            {"id": i, "name": f"record {i}", "tags": ["alpha", "beta", "gamma"], "score": i * 0.5,
-             "nested": {"enabled": i % 2 == 0, "notes": "x" * 40}}
+            {
+                "id": i,
+                "name": f"record {i}",
+                "tags": ["alpha", "beta", "gamma"],
+                "score": i * 0.5,
+                "nested": {"enabled": i % 2 == 0, "notes": "x" * 40},
+            }
             for i in range(100)
         ],
     }
@@ -108,19 +117,44 @@ def dumps(obj: Any) -> bytes:
 
 
 def cases() -> list[Case]:
-    small_req = {"input": "Write 'Washington' to the file 'output.txt'.",
-                 "additional_input": {"debug": False, "mode": "benchmarks"}}
+    small_req = {
+        "input": "Write 'Washington' to the file 'output.txt'.",
+        "additional_input": {"debug": False, "mode": "benchmarks"},
+    }
     big = large_input()
-    page = {"tasks": [task(n, artifacts=2) for n in range(100)],
-            "pagination": {"total_items": 100, "total_pages": 1, "current_page": 1, "page_size": 100}}
+    page = {
+        "tasks": [task(n, artifacts=2) for n in range(100)],
+        "pagination": {"total_items": 100, "total_pages": 1, "current_page": 1, "page_size": 100},
+    }
     return [
         Case("create task (small)", "createAgentTask", "post", {}, dumps(small_req), dumps(task(1)), True),
-        Case("create task (16 KB additional_input)", "createAgentTask", "post", {},
-             dumps({"input": "Summarize the records.", "additional_input": big}), dumps(task(2, extra=big)), True),
-        Case("list tasks (page of 100 tasks, 2 artifacts each)", "listAgentTasks", "get",
-             {"current_page": "1", "page_size": "100"}, None, dumps(page), True),
-        Case("create task, invalid body (rejected; request only)", "createAgentTask", "post", {},
-             dumps({"input": 42, "additional_input": []}), None, False),
+        Case(
+            "create task (16 KB additional_input)",
+            "createAgentTask",
+            "post",
+            {},
+            dumps({"input": "Summarize the records.", "additional_input": big}),
+            dumps(task(2, extra=big)),
+            True,
+        ),
+        Case(
+            "list tasks (page of 100 tasks, 2 artifacts each)",
+            "listAgentTasks",
+            "get",
+            {"current_page": "1", "page_size": "100"},
+            None,
+            dumps(page),
+            True,
+        ),
+        Case(
+            "create task, invalid body (rejected; request only)",
+            "createAgentTask",
+            "post",
+            {},
+            dumps({"input": 42, "additional_input": []}),
+            None,
+            False,
+        ),
     ]
 
 
@@ -139,8 +173,9 @@ class Ours:
             op = spec.operation(op_id)
             path_item = _with_parameters_resolved(spec.raw, spec.raw["paths"][op.path])
             definition = _with_parameters_resolved(spec.raw, op.definition)
-            self.validators[op_id] = OperationValidator("agent-protocol", definition, path_item, self.schemas,
-                                                        1 << 20, 10 << 20)
+            self.validators[op_id] = OperationValidator(
+                "agent-protocol", definition, path_item, self.schemas, 1 << 20, 10 << 20
+            )
             self.response_schemas[op_id] = op.definition["responses"]["200"]["content"]["application/json"]["schema"]
 
     def prepare(self, case: Case) -> Callable[[], Awaitable[bool]]:
@@ -154,8 +189,9 @@ class Ours:
             headers = {"Content-Type": "application/json", "Content-Length": str(len(case.request_body))}
             payload = _Body(case.request_body)
         extra: dict[str, Any] = {"payload": payload} if payload is not None else {}
-        request: web.Request = make_mocked_request(case.method.upper(), BASE + (f"?{query}" if query else ""),
-                                                   headers=headers, **extra)
+        request: web.Request = make_mocked_request(
+            case.method.upper(), BASE + (f"?{query}" if query else ""), headers=headers, **extra
+        )
         response_body = case.response_body
 
         async def once() -> bool:
@@ -184,10 +220,12 @@ class OpenApiCore:
         openapi = self.openapi
 
         if self.unmarshal:
+
             async def once() -> bool:
                 if openapi.unmarshal_request(request).errors:
                     return False
                 return response is None or not openapi.unmarshal_response(request, response).errors
+
             return once
 
         async def validate() -> bool:
@@ -228,18 +266,26 @@ async def time_it(once: Callable[[], Awaitable[bool]], rounds: int, round_second
     finally:
         if gc_was:
             gc.enable()
-    return {"best_us": round(min(samples), 2), "median_us": round(statistics.median(samples), 2),
-            "calls_per_round": per_round, "rounds": rounds}
+    return {
+        "best_us": round(min(samples), 2),
+        "median_us": round(statistics.median(samples), 2),
+        "calls_per_round": per_round,
+        "rounds": rounds,
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     spec = load("agent-protocol")
-    sides: dict[str, Any] = {"ours": Ours(spec), "openapi-core validate": OpenApiCore(spec, unmarshal=False),
-                             "openapi-core unmarshal": OpenApiCore(spec, unmarshal=True)}
+    sides: dict[str, Any] = {
+        "ours": Ours(spec),
+        "openapi-core validate": OpenApiCore(spec, unmarshal=False),
+        "openapi-core unmarshal": OpenApiCore(spec, unmarshal=True),
+    }
     out: dict[str, Any] = {}
     for case in cases():
         row: dict[str, Any] = {
-            "request_bytes": len(case.request_body or b""), "response_bytes": len(case.response_body or b""),
+            "request_bytes": len(case.request_body or b""),
+            "response_bytes": len(case.response_body or b""),
             "expected_valid": case.valid,
         }
         for side_name, side in sides.items():
@@ -252,9 +298,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         row["speedup_vs_validate"] = round(row["openapi-core validate"]["best_us"] / ours, 1)
         row["speedup_vs_unmarshal"] = round(row["openapi-core unmarshal"]["best_us"] / ours, 1)
         out[case.name] = row
-        print(f"{case.name:52} ours {ours:9.1f} us   openapi-core validate "
-              f"{row['openapi-core validate']['best_us']:9.1f} us ({row['speedup_vs_validate']}x)   unmarshal "
-              f"{row['openapi-core unmarshal']['best_us']:9.1f} us ({row['speedup_vs_unmarshal']}x)", flush=True)
+        print(
+            f"{case.name:52} ours {ours:9.1f} us   openapi-core validate "
+            f"{row['openapi-core validate']['best_us']:9.1f} us ({row['speedup_vs_validate']}x)   unmarshal "
+            f"{row['openapi-core unmarshal']['best_us']:9.1f} us ({row['speedup_vs_unmarshal']}x)",
+            flush=True,
+        )
     return out
 
 
@@ -278,12 +327,17 @@ async def profile_ours(calls: int) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = ["| payload (request + response bytes) | ours µs | openapi-core validate µs | ratio | "
-            "openapi-core unmarshal µs | ratio |", "|---|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| payload (request + response bytes) | ours µs | openapi-core validate µs | ratio | "
+        "openapi-core unmarshal µs | ratio |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name, r in results.items():
-        rows.append(f"| {name} ({r['request_bytes']:,} + {r['response_bytes']:,} B) | {r['ours']['best_us']:,.1f} | "
-                    f"{r['openapi-core validate']['best_us']:,.1f} | {r['speedup_vs_validate']}x | "
-                    f"{r['openapi-core unmarshal']['best_us']:,.1f} | {r['speedup_vs_unmarshal']}x |")
+        rows.append(
+            f"| {name} ({r['request_bytes']:,} + {r['response_bytes']:,} B) | {r['ours']['best_us']:,.1f} | "
+            f"{r['openapi-core validate']['best_us']:,.1f} | {r['speedup_vs_validate']}x | "
+            f"{r['openapi-core unmarshal']['best_us']:,.1f} | {r['speedup_vs_unmarshal']}x |"
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -310,8 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = RESULTS / "profile-validation.txt"
         path.write_text(asyncio.run(profile_ours(300)))
         print(f"profile written to {path.relative_to(RESULTS.parent.parent)}")
-    (RESULTS / f"{args.output}.md").write_text(f"# Validation cost ({facts['date']})\n\nBest of {args.rounds} rounds "
-                                               f"of ~{args.round_seconds:g} s; ratio = openapi-core / ours.\n\n" + text)
+    (RESULTS / f"{args.output}.md").write_text(
+        f"# Validation cost ({facts['date']})\n\nBest of {args.rounds} rounds "
+        f"of ~{args.round_seconds:g} s; ratio = openapi-core / ours.\n\n" + text
+    )
     return 0
 
 

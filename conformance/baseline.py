@@ -45,6 +45,7 @@ class Entry:
 _FIELDS = {"id", "reason", "failure", "message"}
 """``message`` is informative (the failure the key was made from) and not matched."""
 
+
 def load(path: Path) -> tuple[Entry, ...]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -101,8 +102,10 @@ def judge(res: RequirementResult, entries: Iterable[Entry]) -> None:
 
 def from_reports(report_dir: Path, *, with_keys: bool = True) -> str:
     """A baseline listing every failed requirement of the run(s) under ``report_dir``."""
-    files = [report_dir / "results.json"] if (report_dir / "results.json").is_file() else sorted(
-        report_dir.glob("*/results.json")
+    files = (
+        [report_dir / "results.json"]
+        if (report_dir / "results.json").is_file()
+        else sorted(report_dir.glob("*/results.json"))
     )
     if not files:
         raise BaselineError(f"{report_dir}: no results.json (nor */results.json) to make a baseline from")

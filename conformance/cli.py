@@ -295,8 +295,13 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors already; keep 0 for --help
         return int(exc.code or 0)
     try:
-        commands = {"requirements": requirements_command, "selfcheck": selfcheck_command, "proxy": proxy_cli.command,
-                    "baseline": baseline_command, "replay": replay_command}
+        commands = {
+            "requirements": requirements_command,
+            "selfcheck": selfcheck_command,
+            "proxy": proxy_cli.command,
+            "baseline": baseline_command,
+            "replay": replay_command,
+        }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit
         return code

@@ -292,6 +292,7 @@ def protocol_of(cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig
         )
     return str(protocol)
 
+
 def expected_failures(path: str | None, cache: dict[str, tuple[Entry, ...]] | None = None) -> tuple[Entry, ...]:
     if not path:
         return ()

@@ -51,8 +51,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-skip", action="append", default=None, metavar="ID_PREFIX")
     group.addoption("--conformance-expected-failures", default=None, metavar="FILE")
     group.addoption("--conformance-config", default=None, metavar="FILE")
-    group.addoption("--conformance-report-dir", default=None, metavar="DIR",
-                    help="write the merged reports (one folder per protocol when several)")
+    group.addoption(
+        "--conformance-report-dir",
+        default=None,
+        metavar="DIR",
+        help="write the merged reports (one folder per protocol when several)",
+    )
 
 
 def _cli(config: pytest.Config) -> dict[str, Any]:
@@ -199,8 +203,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 class RequirementItem(pytest.Item):
-    def __init__(self, *, protocol: str, requirement_id: str, level: str, statement: str, phase: str,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *, protocol: str, requirement_id: str, level: str, statement: str, phase: str, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.protocol = protocol
         self.requirement_id = requirement_id
@@ -211,14 +216,24 @@ class RequirementItem(pytest.Item):
     def runtest(self) -> None:
         run = _worker(self.config).decide(self.protocol, self.requirement_id, self.phase)
         if run.fatal:
-            self.user_properties.append((_PROPERTY, json.dumps({"protocol": self.protocol, "fatal": run.fatal,
-                                                                "target": run.target})))
+            self.user_properties.append(
+                (_PROPERTY, json.dumps({"protocol": self.protocol, "fatal": run.fatal, "target": run.target}))
+            )
             raise RequirementFailed(f"target unusable: {run.fatal}")
         for res in run.results:
             if res.requirement.id == self.requirement_id:
-                self.user_properties.append((_PROPERTY, json.dumps({
-                    "protocol": self.protocol, "target": run.target, "result": res.to_dict(),
-                })))
+                self.user_properties.append(
+                    (
+                        _PROPERTY,
+                        json.dumps(
+                            {
+                                "protocol": self.protocol,
+                                "target": run.target,
+                                "result": res.to_dict(),
+                            }
+                        ),
+                    )
+                )
                 if res.status in (Status.SKIPPED, Status.BLOCKED):
                     pytest.skip(res.message)
                 if res.baseline == "expected":
@@ -259,8 +274,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             if grouped and r.phase != "scenario":
                 name += f"@{pid}-{r.phase}"
             item = RequirementItem.from_parent(
-                session, name=name, protocol=pid, requirement_id=r.id, level=r.level.value,
-                statement=r.statement, phase=r.phase,
+                session,
+                name=name,
+                protocol=pid,
+                requirement_id=r.id,
+                level=r.level.value,
+                statement=r.statement,
+                phase=r.phase,
             )
             item.add_marker(r.level.value)
             items.append(item)
@@ -311,8 +331,15 @@ def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[s
                 data["duration_s"],
                 data["cases"],
                 findings=[
-                    Finding(f["key"], data["id"], f["operation"], f["kind"], f["message"], f["count"],
-                            [Exchange.from_dict(e) for e in f["evidence"]])
+                    Finding(
+                        f["key"],
+                        data["id"],
+                        f["operation"],
+                        f["kind"],
+                        f["message"],
+                        f["count"],
+                        [Exchange.from_dict(e) for e in f["evidence"]],
+                    )
                     for f in data.get("findings", [])
                 ],
                 blocked_by=data.get("blocked_by"),

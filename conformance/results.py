@@ -217,8 +217,10 @@ class RunResult:
         gating = musts or self.results
         # a check blocked by a failure the baseline expects waits on the same known bug
         expected = {r.requirement.id for r in self.results if r.baseline == "expected"}
-        return self.fatal is None and bool(gating) and all(
-            r.gates_ok or (r.status is Status.BLOCKED and r.blocked_by in expected) for r in gating
+        return (
+            self.fatal is None
+            and bool(gating)
+            and all(r.gates_ok or (r.status is Status.BLOCKED and r.blocked_by in expected) for r in gating)
         )
 
     @property

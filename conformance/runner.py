@@ -156,9 +156,7 @@ def run_metadata(spec: Spec, options: RunOptions) -> dict[str, Any]:
     }
 
 
-def run(
-    options: RunOptions, handlers: Iterable[EventHandler] = (), memo: dict[str, object] | None = None
-) -> RunResult:
+def run(options: RunOptions, handlers: Iterable[EventHandler] = (), memo: dict[str, object] | None = None) -> RunResult:
     """Run the selected requirements, telling ``handlers`` each step (see ``events``). ``memo``
     keeps the checks' shared setup across runs against the same target (the pytest plugin runs
     one requirement at a time)."""
@@ -183,7 +181,10 @@ def run(
             result.target = f"embedded reference mock ({opts.base_url})"
         emit(
             RunStarted(
-                options.protocol, result.target, options.seed, options.level.value,
+                options.protocol,
+                result.target,
+                options.seed,
+                options.level.value,
                 tuple(c.requirement.id for c in checks),
             )
         )

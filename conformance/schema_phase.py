@@ -330,9 +330,7 @@ def _case_finished(
     node = rec.cases.get(case_id)
     operation = node.value.operation.label if node is not None else rec.label
     outcome = "failed" if failed else "error" if undecided else "passed"
-    return CaseFinished(
-        stage, operation, outcome, tuple(dict.fromkeys(checked)), tuple(dict.fromkeys(failed))
-    )
+    return CaseFinished(stage, operation, outcome, tuple(dict.fromkeys(checked)), tuple(dict.fromkeys(failed)))
 
 
 def _kind(failure: Any) -> str:

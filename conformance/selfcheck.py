@@ -132,9 +132,15 @@ def render_catalogue(outcomes: list[Outcome]) -> str:
     lines.append(f"| **all** | {len(outcomes)} | {total} |")
     lines += ["", "| fault | breaks | result |", "|---|---|---|"]
     for o in outcomes:
-        verdict = "caught" if o.caught else "; ".join(
-            [*(["**missed**: " + ", ".join(o.missed)] if o.missed else []),
-             *(["**also failed**: " + ", ".join(o.unexpected)] if o.unexpected else [])]
+        verdict = (
+            "caught"
+            if o.caught
+            else "; ".join(
+                [
+                    *(["**missed**: " + ", ".join(o.missed)] if o.missed else []),
+                    *(["**also failed**: " + ", ".join(o.unexpected)] if o.unexpected else []),
+                ]
+            )
         )
         lines.append(f"| `{o.fault}` | {', '.join(o.breaks)} | {verdict} |")
     return "\n".join(lines) + "\n"

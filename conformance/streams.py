@@ -99,9 +99,7 @@ def _line_objects(line: bytes, line_no: int, index: int) -> Iterator[Frame]:
             value, end = _DECODER.raw_decode(text, pos)
         except (json.JSONDecodeError, ValueError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise FrameError(
-                f"line {line_no} is not a complete JSON object ({reason}): {text[:120]!r}"
-            ) from None
+            raise FrameError(f"line {line_no} is not a complete JSON object ({reason}): {text[:120]!r}") from None
         if not isinstance(value, dict):
             raise FrameError(f"line {line_no} holds a JSON {type(value).__name__}, not an object")
         yield Frame(index, text[pos:end], value)

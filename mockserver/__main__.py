@@ -49,15 +49,29 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (repeatable)")
     p.add_argument("--list-faults", action="store_true", help="print the fault catalogue and exit")
     dev = p.add_argument_group(
-        "for client developers", "chaos keeps the mock correct but unreliable (unlike --fault); the admin API is "
-        "under /__mock/ (GET /__mock/ lists it)")
+        "for client developers",
+        "chaos keeps the mock correct but unreliable (unlike --fault); the admin API is "
+        "under /__mock/ (GET /__mock/ lists it)",
+    )
     dev.add_argument("--chaos", metavar="FILE", type=Path, help="chaos rules from a YAML (or JSON) file")
-    dev.add_argument("--chaos-rule", action="append", default=[], metavar="RULE",
-                     help="one chaos rule, e.g. 'protocol=sgr-agent-core,error=429,rate=0.5' (repeatable)")
+    dev.add_argument(
+        "--chaos-rule",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="one chaos rule, e.g. 'protocol=sgr-agent-core,error=429,rate=0.5' (repeatable)",
+    )
     dev.add_argument("--chaos-seed", type=int, help="seed of the chaos draws (default: --seed)")
     dev.add_argument("--fixtures", metavar="FILE", type=Path, help="state to load before serving (YAML or JSON)")
-    dev.add_argument("--journal", nargs="?", type=int, const=DEFAULT_SIZE, default=0, metavar="N",
-                     help=f"keep the last N exchanges for GET /__mock/journal (default N {DEFAULT_SIZE}; off without)")
+    dev.add_argument(
+        "--journal",
+        nargs="?",
+        type=int,
+        const=DEFAULT_SIZE,
+        default=0,
+        metavar="N",
+        help=f"keep the last N exchanges for GET /__mock/journal (default N {DEFAULT_SIZE}; off without)",
+    )
     dev.add_argument("--access-log", action="store_true", help="log each request: status, latency, operation")
     dev.add_argument("-v", "--verbose", action="store_true", help="also log request and response bodies")
     dev.add_argument("--no-cors", dest="cors", action="store_false", help="no CORS headers, no preflights")
@@ -100,8 +114,15 @@ def developer_settings(args: argparse.Namespace, protocols: tuple[str, ...]) -> 
     if args.journal < 0:
         raise UsageError("--journal N needs N >= 0")
     document = _read(args.fixtures, "fixtures") if args.fixtures is not None else None
-    return {"chaos": tuple(rules), "chaos_seed": seed, "fixtures": document, "journal": args.journal,
-            "access_log": args.access_log, "verbose": args.verbose, "cors": args.cors}
+    return {
+        "chaos": tuple(rules),
+        "chaos_seed": seed,
+        "fixtures": document,
+        "journal": args.journal,
+        "access_log": args.access_log,
+        "verbose": args.verbose,
+        "cors": args.cors,
+    }
 
 
 class CannotListen(Exception):

@@ -195,8 +195,11 @@ class Admin:
     async def journal(self, request: web.Request) -> Any:
         journal = self.hooks.journal
         if not journal.enabled:
-            raise AdminError(409, f"the journal is off: start the mock with --journal, or PUT {PREFIX}/journal "
-                                  '{"size": N} to keep the last N exchanges')
+            raise AdminError(
+                409,
+                f"the journal is off: start the mock with --journal, or PUT {PREFIX}/journal "
+                '{"size": N} to keep the last N exchanges',
+            )
         query = request.query
         unknown = sorted(set(query) - {"protocol", "operation", "status", "limit"})
         if unknown:

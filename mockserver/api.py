@@ -68,9 +68,7 @@ def json_response(protocol_id: str, reply: Reply) -> web.Response:
     headers = (
         {"Content-Type": reply.content_type, **reply.headers} if reply.headers else {"Content-Type": reply.content_type}
     )
-    return web.Response(
-        body=dumps(reply.body), status=reply.status, headers=headers
-    )
+    return web.Response(body=dumps(reply.body), status=reply.status, headers=headers)
 
 
 def error_response(protocol_id: str, error: ApiError) -> web.Response:

@@ -40,8 +40,18 @@ DEFAULT_RETRY_AFTER = 1
 MAX_FRAMES = 1_000_000
 STREAMED = ("neuro-san", "sgr-agent-core")
 """Protocols with streamed answers; only these have stream effects to apply."""
-FIELDS = ("protocol", "operation", "rate", "latency", "error", "retry_after", "reset", "drip", "cut_after",
-          "error_frame_after")
+FIELDS = (
+    "protocol",
+    "operation",
+    "rate",
+    "latency",
+    "error",
+    "retry_after",
+    "reset",
+    "drip",
+    "cut_after",
+    "error_frame_after",
+)
 EFFECTS = ("latency", "error", "reset", "drip", "cut_after", "error_frame_after")
 
 
@@ -93,8 +103,10 @@ class Latency:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return cls("fixed", _seconds("latency", value))
         if not isinstance(value, Mapping) or len(value) != 1:
-            raise ChaosError("latency must be seconds or one of {fixed: S}, {uniform: [LOW, HIGH]}, "
-                             "{lognormal: {median: S, sigma: X}}")
+            raise ChaosError(
+                "latency must be seconds or one of {fixed: S}, {uniform: [LOW, HIGH]}, "
+                "{lognormal: {median: S, sigma: X}}"
+            )
         ((kind, spec),) = value.items()
         if kind == "fixed":
             return cls("fixed", _seconds("latency.fixed", spec))
@@ -169,8 +181,9 @@ class Rule:
         if operation is not None:
             scope = [protocol] if protocol is not None else list(operations)
             if not any(operation in operations[p] for p in scope):
-                raise ChaosError(f"no served protocol{' ' + protocol if protocol else ''} has an operation "
-                                 f"{operation!r}")
+                raise ChaosError(
+                    f"no served protocol{' ' + protocol if protocol else ''} has an operation {operation!r}"
+                )
         error = data.get("error")
         if error is not None and error not in ERROR_STATUSES:
             raise ChaosError(f"error must be one of {', '.join(map(str, ERROR_STATUSES))}, got {error!r}")
@@ -197,8 +210,9 @@ class Rule:
         if not any(getattr(rule, name) not in (None, False) for name in EFFECTS):
             raise ChaosError(f"a rule needs an effect: one of {', '.join(EFFECTS)}")
         if rule.streams and protocol is not None and protocol not in STREAMED:
-            raise ChaosError(f"{protocol} streams nothing: drip, cut_after and error_frame_after apply to "
-                             f"{' and '.join(STREAMED)}")
+            raise ChaosError(
+                f"{protocol} streams nothing: drip, cut_after and error_frame_after apply to {' and '.join(STREAMED)}"
+            )
         if rule.error_frame_after is not None and rule.cut_after is not None:
             raise ChaosError("a stream is either cut (cut_after) or ended by an error frame (error_frame_after)")
         return rule

@@ -104,6 +104,7 @@ def _new_id(where: str, value: Any, taken: Any, seen: set[str]) -> str | None:
 
 # -- Agent Protocol ------------------------------------------------------------------------------
 
+
 def _plan_agent_protocol(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], dict[str, Any]]:
     data = _fields("agent-protocol", data, {"tasks"})
     store = api.store(ap.Store)
@@ -123,13 +124,16 @@ def _plan_agent_protocol(api: ProtocolApi, data: Any, budget: _Budget) -> Callab
                 raise FixtureError(f"{where}.steps: between 0 and 1000")
             step_bodies: list[dict[str, Any]] = [{} for _ in range(steps)]
         else:
-            step_bodies = [dict(_fields(f"{where}.steps[{j}]", s, {"input", "additional_input"}))
-                           for j, s in enumerate(_list(f"{where}.steps", steps))]
+            step_bodies = [
+                dict(_fields(f"{where}.steps[{j}]", s, {"input", "additional_input"}))
+                for j, s in enumerate(_list(f"{where}.steps", steps))
+            ]
         artifacts = []
         for j, art in enumerate(_list(f"{where}.artifacts", item.get("artifacts"))):
             aw = f"{where}.artifacts[{j}]"
-            art = _fields(aw, art, {"file_name", "relative_path", "content", "content_base64", "agent_created"},
-                          {"file_name"})
+            art = _fields(
+                aw, art, {"file_name", "relative_path", "content", "content_base64", "agent_created"}, {"file_name"}
+            )
             if ("content" in art) == ("content_base64" in art):
                 raise FixtureError(f"{aw}: give exactly one of content, content_base64")
             if "content" in art:
@@ -143,8 +147,14 @@ def _plan_agent_protocol(api: ProtocolApi, data: Any, budget: _Budget) -> Callab
                 name = ap_handlers.check_file_name(_text(f"{aw}.file_name", art["file_name"]))
             except ApiError as exc:
                 raise FixtureError(f"{aw}.file_name: {exc.message}") from None
-            artifacts.append((name, _text(f"{aw}.relative_path", art.get("relative_path"), optional=True), blob,
-                              bool(art.get("agent_created", False))))
+            artifacts.append(
+                (
+                    name,
+                    _text(f"{aw}.relative_path", art.get("relative_path"), optional=True),
+                    blob,
+                    bool(art.get("agent_created", False)),
+                )
+            )
         budget.spend(where, 1 + 2 * len(step_bodies) + len(artifacts))
         tasks.append((task_id, task_input, additional, step_bodies, artifacts))
 
@@ -168,6 +178,7 @@ def _plan_agent_protocol(api: ProtocolApi, data: Any, budget: _Budget) -> Callab
 
 
 # -- SGR Agent Core ------------------------------------------------------------------------------
+
 
 def _plan_sgr(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], dict[str, Any]]:
     data = _fields("sgr-agent-core", data, {"agents"})
@@ -211,6 +222,7 @@ def _plan_sgr(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], dict
 
 # -- Synapse ------------------------------------------------------------------------------------
 
+
 def _plan_synapse(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], dict[str, Any]]:
     data = _fields("synapse-agent", data, {"sessions"})
     store = api.store(syn_store.Store)
@@ -219,8 +231,9 @@ def _plan_synapse(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], 
     sessions = []
     for i, item in enumerate(_list("synapse-agent.sessions", data.get("sessions"))):
         where = f"synapse-agent.sessions[{i}]"
-        item = _fields(where, item, {"sessionId", "owner", "agentAccessLevel", "agentRegistrationId", "history"},
-                       {"owner"})
+        item = _fields(
+            where, item, {"sessionId", "owner", "agentAccessLevel", "agentRegistrationId", "history"}, {"owner"}
+        )
         owner = item["owner"]
         if owner not in store.user_ids:
             raise FixtureError(f"{where}.owner: one of the configured users {', '.join(store.user_ids)}")
@@ -248,8 +261,14 @@ def _plan_synapse(api: ProtocolApi, data: Any, budget: _Budget) -> Callable[[], 
                 store.sessions[session_id] = session
             for asked, answered in history:
                 stamp = syn.iso(store.now_ms())
-                session.history.append({"requestText": asked, "requestTimestamp": stamp,
-                                        "responseText": answered, "responseTimestamp": stamp})
+                session.history.append(
+                    {
+                        "requestText": asked,
+                        "requestTimestamp": stamp,
+                        "responseText": answered,
+                        "responseTimestamp": stamp,
+                    }
+                )
             created.append(session.id)
         return {"sessions": created}
 
@@ -289,4 +308,3 @@ def load_file_text(text: str, name: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise FixtureError(f"{name}: not valid YAML or JSON: {exc}") from None
-

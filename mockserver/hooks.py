@@ -154,17 +154,32 @@ class Hooks:
         finally:
             elapsed = (time.perf_counter() - start) * 1000
             reset_on_purpose = decision is not None and decision.reset
-            self._record(request, entry, response, elapsed, reset_on_purpose, protocol_id, operation_id,
-                         decision.notes if decision else [])
+            self._record(
+                request,
+                entry,
+                response,
+                elapsed,
+                reset_on_purpose,
+                protocol_id,
+                operation_id,
+                decision.notes if decision else [],
+            )
 
     def _entry(self, request: web.Request, protocol_id: str, operation_id: str | None) -> Entry:
         # The body is filled in as the validator reads it (Exchange.read): nothing is read twice.
         body = Body()
         content_type = request.headers.get("Content-Type", "")
         return Entry(
-            id=self.journal.new_id(), at=time.time(), protocol=protocol_id, operation=operation_id,
-            method=request.method, path=request.path, query=request.query_string,
-            request_headers=redact(request.headers), request_body=body, request_type=content_type,
+            id=self.journal.new_id(),
+            at=time.time(),
+            protocol=protocol_id,
+            operation=operation_id,
+            method=request.method,
+            path=request.path,
+            query=request.query_string,
+            request_headers=redact(request.headers),
+            request_body=body,
+            request_type=content_type,
         )
 
     def _record(
@@ -191,8 +206,9 @@ class Hooks:
             what = f"{protocol_id} {operation_id or '-'}"
             extra = f" chaos: {'; '.join(notes)}" if notes else ""
             shown = status or ("reset" if reset_on_purpose else "aborted")  # aborted: the client left first
-            access_log.info("%s %s %s %s %.1fms %s%s", request.remote, request.method, request.path_qs, shown,
-                            elapsed, what, extra)
+            access_log.info(
+                "%s %s %s %s %.1fms %s%s", request.remote, request.method, request.path_qs, shown, elapsed, what, extra
+            )
             if self.verbose and entry is not None:
                 for side, body in (("request", entry.request_body), ("response", entry.response_body)):
                     if body.size:

@@ -62,7 +62,7 @@ LEAK_MARKERS = (
     "site-packages",
     "/usr/lib/python",
     "/lib/python3",
-    ".py\", line",
+    '.py", line',
     "mockserver/",
     "conformance/",
 )
@@ -99,7 +99,7 @@ def leak_problem(body: bytes, request_text: str) -> str | None:
     for marker in LEAK_MARKERS:
         at = text.find(marker)
         if at >= 0 and marker not in request_text:
-            return f"body contains {marker!r}: ...{text[max(0, at - 60):at + 60]!r}..."
+            return f"body contains {marker!r}: ...{text[max(0, at - 60) : at + 60]!r}..."
     for found in EXCEPTION_NAME.finditer(text):
         if found.group(0) not in request_text:
             return f"body names the exception {found.group(0)!r}"
@@ -138,8 +138,15 @@ class ProtocolFuzz:
 
     def absorb(self, other: ProtocolFuzz) -> None:
         """Add another run's counts (a top-up run over operations the budget left unreached)."""
-        for name in ("requests", "cases", "server_errors", "documented_5xx", "leaks", "shape_violations",
-                     "transport_errors"):
+        for name in (
+            "requests",
+            "cases",
+            "server_errors",
+            "documented_5xx",
+            "leaks",
+            "shape_violations",
+            "transport_errors",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.operations = sorted({*self.operations, *other.operations})
         for status, count in other.statuses.items():
@@ -150,11 +157,13 @@ class ProtocolFuzz:
         self.duration_s = round(self.duration_s + other.duration_s, 2)
 
     def summary(self) -> str:
-        return (f"{self.protocol}: {self.requests} requests ({self.cases} cases) over {len(self.operations)} "
-                f"operations in {self.duration_s:.1f} s; 5xx {self.server_errors} (+{self.documented_5xx} documented), "
-                f"leaks {self.leaks}, "
-                f"shape violations {self.shape_violations}, transport errors {self.transport_errors}"
-                + (f"; stopped: {self.stopped}" if self.stopped else ""))
+        return (
+            f"{self.protocol}: {self.requests} requests ({self.cases} cases) over {len(self.operations)} "
+            f"operations in {self.duration_s:.1f} s; 5xx {self.server_errors} (+{self.documented_5xx} documented), "
+            f"leaks {self.leaks}, "
+            f"shape violations {self.shape_violations}, transport errors {self.transport_errors}"
+            + (f"; stopped: {self.stopped}" if self.stopped else "")
+        )
 
 
 class _Collector:
@@ -265,8 +274,12 @@ def fuzz_protocol(
         checks: dict[str, Any] = {name: {"enabled": False} for name in CHECKS.get_all_names()}
         checks[mock_self_fuzz_guard.__name__] = {"enabled": True}
         checks.pop("max_response_time", None)  # a number, not a switch; unset means off
-        for name in ("missing_required_header", "unsupported_method", "allow_header_conformance",
-                     "object_level_authorization"):
+        for name in (
+            "missing_required_header",
+            "unsupported_method",
+            "allow_header_conformance",
+            "object_level_authorization",
+        ):
             checks[name] = {"enabled": False}
         config: dict[str, Any] = {
             "seed": seed,
@@ -316,8 +329,7 @@ def fuzz_protocol(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS),
-                        help="repeatable; default: all four")
+    parser.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS), help="repeatable; default: all four")
     parser.add_argument("--max-examples", type=int, default=200, help="per operation and phase")
     parser.add_argument("--budget", type=float, default=150.0, help="seconds per protocol")
     parser.add_argument("--seed", type=int, default=0)
@@ -328,8 +340,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with EmbeddedServer(MockConfig(job_seconds=0.05)) as server:
         for protocol in protocols:
-            result = fuzz_protocol(protocol, server.url, max_examples=args.max_examples, seed=args.seed,
-                                   budget_s=args.budget, progress=lambda m: print(m, file=sys.stderr))
+            result = fuzz_protocol(
+                protocol,
+                server.url,
+                max_examples=args.max_examples,
+                seed=args.seed,
+                budget_s=args.budget,
+                progress=lambda m: print(m, file=sys.stderr),
+            )
             results.append(result)
             print(result.summary())
             for sample in result.samples + result.transport_samples:
@@ -339,10 +357,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total: {sum(r.requests for r in results)} requests in {total:.1f} s; {problems} problem(s)")
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps({
-            "seed": args.seed, "max_examples": args.max_examples, "budget_s_per_protocol": args.budget,
-            "duration_s": round(total, 1), "protocols": [asdict(r) for r in results],
-        }, indent=2) + "\n")
+        args.output.write_text(
+            json.dumps(
+                {
+                    "seed": args.seed,
+                    "max_examples": args.max_examples,
+                    "budget_s_per_protocol": args.budget,
+                    "duration_s": round(total, 1),
+                    "protocols": [asdict(r) for r in results],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return 1 if problems else 0
 
 

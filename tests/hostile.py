@@ -96,9 +96,15 @@ class HostileServer(ServerThread):
     name = "hostile server"
     start_timeout_s = 10.0
 
-    def __init__(self, behaviour: str, *, healthy_root: bool = False, frame: bytes = NDJSON_FRAME,
-                 content_type: str = "application/json",
-                 canned: dict[str, tuple[int, object]] | None = None) -> None:
+    def __init__(
+        self,
+        behaviour: str,
+        *,
+        healthy_root: bool = False,
+        frame: bytes = NDJSON_FRAME,
+        content_type: str = "application/json",
+        canned: dict[str, tuple[int, object]] | None = None,
+    ) -> None:
         if behaviour not in BEHAVIOURS:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         super().__init__()
@@ -117,8 +123,7 @@ class HostileServer(ServerThread):
     def __enter__(self) -> str:  # type: ignore[override]  # the url: what every test wants
         return self.start().url
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if not self.stop():
             raise RuntimeError("the hostile server did not stop within 10 s")
 
@@ -133,8 +138,15 @@ class HostileServer(ServerThread):
             writers.add(writer)
             try:
                 await self._connection(reader, writer)
-            except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError,
-                    TimeoutError, ValueError, asyncio.CancelledError):
+            except (
+                ConnectionError,
+                asyncio.IncompleteReadError,
+                asyncio.LimitOverrunError,
+                OSError,
+                TimeoutError,
+                ValueError,
+                asyncio.CancelledError,
+            ):
                 pass  # the client went away, sent nonsense, or the server is stopping
             finally:
                 tasks.discard(task)
@@ -177,8 +189,14 @@ class HostileServer(ServerThread):
             answer = self.canned.get(f"{method} {target.split('?', 1)[0]}")
             if answer is not None:
                 status, body = answer
-                writer.write(_head(f"{status} {HTTPStatus(status).phrase}", {
-                    "Content-Type": "application/json", "Content-Length": str(len(body))}, close=False) + body)
+                writer.write(
+                    _head(
+                        f"{status} {HTTPStatus(status).phrase}",
+                        {"Content-Type": "application/json", "Content-Length": str(len(body))},
+                        close=False,
+                    )
+                    + body
+                )
                 await writer.drain()
                 continue
             await self._misbehave(target, writer)
@@ -230,8 +248,13 @@ class HostileServer(ServerThread):
         elif b in ("rate_limited", "unavailable"):
             status = "429 Too Many Requests" if b == "rate_limited" else "503 Service Unavailable"
             body = b'{"message": "come back later"}'
-            writer.write(_head(status, {"Retry-After": "3600", "Content-Type": "application/json",
-                                        "Content-Length": str(len(body))}) + body)
+            writer.write(
+                _head(
+                    status,
+                    {"Retry-After": "3600", "Content-Type": "application/json", "Content-Length": str(len(body))},
+                )
+                + body
+            )
             await writer.drain()
         elif b == "trickle":
             writer.write(_head("200 OK", {"Content-Type": ctype, "Content-Length": "100000"}))

@@ -157,8 +157,9 @@ def test_a_baseline_listing_the_failures_passes_the_job_without_annotations(tmp_
     baseline = tmp_path / "b" / "known.yaml"
     entries = [{"id": rid, "reason": "vendor issue 12"} for rid in failed_ids(first)]
     baseline.write_text(yaml.safe_dump({"expected_failures": entries}), encoding="utf-8")
-    outcome = run_action(tmp_path / "b", protocol="agent-protocol", **{"base-url": broken_url}, args=ARGS,
-                         baseline=str(baseline))
+    outcome = run_action(
+        tmp_path / "b", protocol="agent-protocol", **{"base-url": broken_url}, args=ARGS, baseline=str(baseline)
+    )
     assert outcome.outputs["exit-code"] == "0" and outcome.codes["verdict"] == 0
     assert outcome.errors() == []
     assert "expected fail" in outcome.summary
@@ -168,8 +169,12 @@ def test_a_stale_entry_is_annotated_and_fails_the_job(tmp_path: Path) -> None:
     tmp_path.joinpath("known.yaml").write_text(
         "expected_failures:\n  - {id: AP-TASK-001, reason: was broken}\n", encoding="utf-8"
     )
-    outcome = run_action(tmp_path, protocol="agent-protocol", args="--only AP-TASK-001 --phase scenario",
-                         baseline=str(tmp_path / "known.yaml"))  # the embedded mock passes it
+    outcome = run_action(
+        tmp_path,
+        protocol="agent-protocol",
+        args="--only AP-TASK-001 --phase scenario",
+        baseline=str(tmp_path / "known.yaml"),
+    )  # the embedded mock passes it
     assert outcome.codes["verdict"] == 1
     assert [e.split("::")[1] for e in outcome.errors()] == ["error title=AP-TASK-001 (MUST) stale"]
 

@@ -51,8 +51,7 @@ def run_from_wheel(site: Path, cwd: Path, *args: str) -> subprocess.CompletedPro
 def test_the_wheel_holds_every_document_of_the_checkout(unpacked_wheel: Path) -> None:
     documents = {p.relative_to(REPO / "specs") for p in (REPO / "specs").rglob("*") if p.suffix in {".json", ".yaml"}}
     packaged = {
-        p.relative_to(unpacked_wheel / "ground" / "_specs")
-        for p in (unpacked_wheel / "ground" / "_specs").rglob("*")
+        p.relative_to(unpacked_wheel / "ground" / "_specs") for p in (unpacked_wheel / "ground" / "_specs").rglob("*")
     }
     assert documents and documents <= packaged
     assert (unpacked_wheel / "conformance" / "events.schema.json").is_file()

@@ -32,8 +32,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(FIXTURES), str(REPO)])
-    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_the_toy_protocol_is_discovered_and_listed(site: Path, tmp_path: Path) -> None:

@@ -86,8 +86,9 @@ steps are summed up, so the writes that made the state and the read that showed 
 def shown(calls: list[Call]) -> list[int]:
     """Indexes of the calls a verdict quotes: every write, and the last few reads."""
     picked = [n for n, c in enumerate(calls) if c.exchange.method in WRITES or n >= len(calls) - TAIL_CALLS]
-    return picked[: MAX_EVIDENCE_CALLS - TAIL_CALLS] + picked[-TAIL_CALLS:] if len(picked) > MAX_EVIDENCE_CALLS \
-        else picked
+    return (
+        picked[: MAX_EVIDENCE_CALLS - TAIL_CALLS] + picked[-TAIL_CALLS:] if len(picked) > MAX_EVIDENCE_CALLS else picked
+    )
 
 
 def describe_sequence(calls: list[Call]) -> str:
@@ -295,18 +296,30 @@ def _finding(spec: Spec, base_url: str, rid: str, found: Found, evidence: list[E
     return Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, found.message, 1, evidence)
 
 
-def _verdicts(session: Session, requirements: list[Requirement], stats: PhaseStats, fatal: str,
-              spec: Spec, base_url: str) -> list[RequirementResult]:
+def _verdicts(
+    session: Session, requirements: list[Requirement], stats: PhaseStats, fatal: str, spec: Spec, base_url: str
+) -> list[RequirementResult]:
     results = []
     for req in requirements:
         finding = session.found.get(req.id)
         compared = session.compared[req.id]
         if finding is not None:
-            message = (f"{finding.message}\nminimal sequence ({len(finding.calls)} calls, against a target that "
-                       f"also holds what earlier sequences created):\n{describe_sequence(finding.calls)}")
+            message = (
+                f"{finding.message}\nminimal sequence ({len(finding.calls)} calls, against a target that "
+                f"also holds what earlier sequences created):\n{describe_sequence(finding.calls)}"
+            )
             evidence = [finding.calls[n].exchange for n in shown(finding.calls)]
-            results.append(RequirementResult(req, Status.FAILED, message, evidence, stats.seconds, compared,
-                                             findings=[_finding(spec, base_url, req.id, finding, evidence)]))
+            results.append(
+                RequirementResult(
+                    req,
+                    Status.FAILED,
+                    message,
+                    evidence,
+                    stats.seconds,
+                    compared,
+                    findings=[_finding(spec, base_url, req.id, finding, evidence)],
+                )
+            )
         elif fatal or (stats.stopped and compared == 0):
             results.append(RequirementResult(req, Status.ERROR, fatal or stats.stopped, [], stats.seconds, compared))
         elif compared == 0:

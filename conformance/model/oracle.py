@@ -20,10 +20,23 @@ EpochUnit = Literal["s", "ms"]
 _PER_SECOND = {"s": 1, "ms": 1000}
 
 GOOGLE_RPC_CODES = {
-    0: "OK", 1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED", 5: "NOT_FOUND",
-    6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED", 9: "FAILED_PRECONDITION",
-    10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED", 13: "INTERNAL", 14: "UNAVAILABLE",
-    15: "DATA_LOSS", 16: "UNAUTHENTICATED",
+    0: "OK",
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
+    5: "NOT_FOUND",
+    6: "ALREADY_EXISTS",
+    7: "PERMISSION_DENIED",
+    8: "RESOURCE_EXHAUSTED",
+    9: "FAILED_PRECONDITION",
+    10: "ABORTED",
+    11: "OUT_OF_RANGE",
+    12: "UNIMPLEMENTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+    15: "DATA_LOSS",
+    16: "UNAUTHENTICATED",
 }
 """google.rpc.Code (googleapis/google/rpc/code.proto): the only values a ``Status.code`` may take."""
 
@@ -43,9 +56,7 @@ def _at(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
 
 
-_RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$"
-)
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$")
 
 
 def parse_datetime(value: Any, *, naive_is_utc: bool = False) -> tuple[datetime | None, str]:
@@ -64,8 +75,9 @@ def parse_datetime(value: Any, *, naive_is_utc: bool = False) -> tuple[datetime 
     return parsed, ""
 
 
-def datetime_problems(value: Any, window: Window, what: str, *, skew: float = SKEW_S,
-                      naive_is_utc: bool = False) -> list[str]:
+def datetime_problems(
+    value: Any, window: Window, what: str, *, skew: float = SKEW_S, naive_is_utc: bool = False
+) -> list[str]:
     """A date-time that parses and lies within ``skew`` of the exchange's wall clock."""
     parsed, why = parse_datetime(value, naive_is_utc=naive_is_utc)
     if parsed is None:
@@ -74,8 +86,10 @@ def datetime_problems(value: Any, window: Window, what: str, *, skew: float = SK
     at = parsed.timestamp()
     if not low <= at <= high:
         off = at - window.end if at > high else at - window.start
-        return [f"{what}: {value!r} is {abs(off):.0f} s {'after' if off > 0 else 'before'} the exchange "
-                f"({_at(window.start)}..{_at(window.end)}), beyond the {skew:g} s skew allowed"]
+        return [
+            f"{what}: {value!r} is {abs(off):.0f} s {'after' if off > 0 else 'before'} the exchange "
+            f"({_at(window.start)}..{_at(window.end)}), beyond the {skew:g} s skew allowed"
+        ]
     return []
 
 
@@ -93,8 +107,10 @@ def epoch_problems(value: Any, unit: EpochUnit, window: Window, what: str, *, sk
     if low * _PER_SECOND[other] <= value <= high * _PER_SECOND[other]:
         return [f"{what}: {value!r} is in {names[other]} since the epoch; the document says {names[unit]}"]
     when = _at(value / scale) if abs(value / scale) < 1e11 else "no time"
-    return [f"{what}: {value!r} {names[unit]} since the epoch is {when}, not near the exchange "
-            f"({_at(window.start)}..{_at(window.end)})"]
+    return [
+        f"{what}: {value!r} {names[unit]} since the epoch is {when}, not near the exchange "
+        f"({_at(window.start)}..{_at(window.end)})"
+    ]
 
 
 def ordered_problems(first: float, second: float, what_first: str, what_second: str) -> list[str]:

@@ -27,10 +27,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback only)")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--report-dir", type=Path, help="default reports/proxy-<protocol>-<timestamp>/")
-    p.add_argument("--errors", action="store_true",
-                   help="name violated requirements in an X-Conformance-Violations answer header")
-    p.add_argument("--token", action="append", default=[],
-                   help="a bearer token valid on the upstream (repeatable); any other must be refused")
+    p.add_argument(
+        "--errors", action="store_true", help="name violated requirements in an X-Conformance-Violations answer header"
+    )
+    p.add_argument(
+        "--token",
+        action="append",
+        default=[],
+        help="a bearer token valid on the upstream (repeatable); any other must be refused",
+    )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to connect, per read, per whole answer")
     p.add_argument("--stream-seconds", type=float, default=600.0, help="longest a stream is forwarded")
     p.add_argument("-q", "--quiet", action="store_true", help="no violation lines")

@@ -174,8 +174,9 @@ class DocumentJudge:
         key = (ex.operation.operation_id, ex.status)
         if key not in self._responses:
             responses = ex.operation.definition.get("responses", {})
-            found = next((responses[k] for k in (str(ex.status), f"{str(ex.status)[0]}XX", "default")
-                          if k in responses), None)
+            found = next(
+                (responses[k] for k in (str(ex.status), f"{str(ex.status)[0]}XX", "default") if k in responses), None
+            )
             self._responses[key] = self.spec.resolve(found) if found is not None else None
         return self._responses[key]  # type: ignore[no-any-return]
 
@@ -201,7 +202,9 @@ class DocumentJudge:
         )
         if problems:
             self._record(
-                verdict, "006", not 200 <= status < 400,
+                verdict,
+                "006",
+                not 200 <= status < 400,
                 f"{op_id} accepted ({status}) a request that violates the document: {'; '.join(problems[:2])}",
             )
         elif ex.operation is not None:
@@ -210,7 +213,9 @@ class DocumentJudge:
             anonymous = ex.bearer is None or ex.bearer == "" or (self.tokens and ex.bearer not in self.tokens)
             if anonymous:
                 self._record(
-                    verdict, "010", status in (401, 403),
+                    verdict,
+                    "010",
+                    status in (401, 403),
                     f"{op_id} answered {status} to a request without valid credentials",
                 )
         spec = self.response_spec(ex)
@@ -230,7 +235,9 @@ class DocumentJudge:
             return
         media = ex.content_type
         self._record(
-            verdict, "003", media in content,
+            verdict,
+            "003",
+            media in content,
             f"{op_id} {status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}",
         )
         if media not in content or ex.streamed or op_id in self.streaming or "json" not in media:
@@ -248,8 +255,9 @@ def multipart_fields(ex: Observed) -> dict[str, tuple[str | None, bytes]] | None
     """A multipart/form-data body's fields: name -> (file name, bytes); None when it does not parse."""
     header = ex.request_headers.get("content-type", "")
     try:
-        message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + header.encode("latin-1") + b"\r\n\r\n"
-                                                      + ex.request_body)
+        message = BytesParser(policy=HTTP).parsebytes(
+            b"Content-Type: " + header.encode("latin-1") + b"\r\n\r\n" + ex.request_body
+        )
     except (UnicodeEncodeError, ValueError):
         return None
     if not message.is_multipart():

@@ -34,8 +34,18 @@ VIOLATIONS_HEADER = "X-Conformance-Violations"
 REPORT_PATH = "/__conformance/report"
 OBSERVER: web.AppKey[Observer] = web.AppKey("observer", Observer)
 HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-     "transfer-encoding", "upgrade", "host", "content-length"}
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
 )
 
 
@@ -121,14 +131,19 @@ class Proxy:
             request.method, request.path, list(request.query.items()), _lower(request.headers), bytes(body)
         )
         url = cfg.upstream.rstrip("/") + request.raw_path
-        timeout = aiohttp.ClientTimeout(total=None, connect=cfg.timeout, sock_connect=cfg.timeout,
-                                        sock_read=cfg.timeout)
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=cfg.timeout, sock_connect=cfg.timeout, sock_read=cfg.timeout
+        )
         assert self.session is not None
         started = time.monotonic()
         try:
             async with self.session.request(
-                request.method, url, headers=_forwardable(request.headers), data=bytes(body) if body else None,
-                allow_redirects=False, timeout=timeout,
+                request.method,
+                url,
+                headers=_forwardable(request.headers),
+                data=bytes(body) if body else None,
+                allow_redirects=False,
+                timeout=timeout,
             ) as upstream:
                 flight.ex.status = upstream.status
                 flight.ex.response_headers = _lower(upstream.headers)

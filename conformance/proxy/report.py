@@ -21,8 +21,14 @@ from .observer import Observer, Tally
 def _result(tally: Tally, judged: bool) -> RequirementResult:
     if tally.broken:
         message = f"broken in {tally.broken} of {tally.exercised} observed exchanges; first: {tally.first_reason}"
-        return RequirementResult(tally.requirement, Status.FAILED, message, list(tally.failing), cases=tally.exercised,
-                                 findings=tally.findings.ordered())
+        return RequirementResult(
+            tally.requirement,
+            Status.FAILED,
+            message,
+            list(tally.failing),
+            cases=tally.exercised,
+            findings=tally.findings.ordered(),
+        )
     if tally.exercised:
         evidence = [tally.holding] if tally.holding else []
         message = f"held in {tally.exercised} observed exchanges"

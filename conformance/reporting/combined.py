@@ -14,8 +14,12 @@ from .markdown import render_markdown
 
 
 def render_combined_markdown(runs: list[RunResult], folders: dict[str, str]) -> str:
-    lines = ["# Conformance: every protocol", "", "| protocol | verdict | level reached | MUST | SHOULD | report |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "# Conformance: every protocol",
+        "",
+        "| protocol | verdict | level reached | MUST | SHOULD | report |",
+        "|---|---|---|---|---|---|",
+    ]
     for run in runs:
         t = run.tally()
         verdict = "PASS" if run.exit_code == 0 else ("TARGET ERROR" if run.fatal else "FAIL")

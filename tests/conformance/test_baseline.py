@@ -77,8 +77,10 @@ def test_the_baseline_command_writes_a_file_that_tolerates_exactly_that_failure(
 
     entries = yaml.safe_load(out.read_text(encoding="utf-8"))["expected_failures"]
     assert [e["id"] for e in entries] == ["AP-TASK-001"]
-    assert entries[0]["failure"] == by_id(json.loads((tmp_path / "first" / "results.json").read_text()))[
-        "AP-TASK-001"]["findings"][0]["key"]
+    assert (
+        entries[0]["failure"]
+        == by_id(json.loads((tmp_path / "first" / "results.json").read_text()))["AP-TASK-001"]["findings"][0]["key"]
+    )
     assert entries[0]["failure"].startswith("AP-TASK-001|POST /ap/v1/agent/tasks|")
     code, results = run(tmp_path / "again", "--base-url", broken_url, "--expected-failures", str(out))
     assert code == 0 and by_id(results)["AP-TASK-001"]["baseline"]["verdict"] == "expected"
@@ -111,21 +113,37 @@ def test_entries_for_requirements_the_run_did_not_select_are_neither_expected_no
     assert code == 0 and results["baseline"] == {"expected": 0, "stale": 0}
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ("expected_failures:\n  - {id: AP-NOPE-999, reason: x}\n", "unknown requirement id 'AP-NOPE-999'"),
-    ("expected_failures:\n  - {id: AP-TASK-001}\n", "expected_failures[1] (AP-TASK-001): 'reason'"),
-    ("expected_failures:\n  - {id: AP-TASK-001, reason: x, why: y}\n", "unknown key 'why'"),
-    ("expected_failures:\n  - {id: AP-TASK-001, reason: x, failure: 3f9c}\n", "must be a finding key 'AP-TASK-001|"),
-    ("expected_failures: [AP-TASK-001]\n", "expected_failures[1]: expected a mapping"),
-    ("- AP-TASK-001\n", "expected a mapping with an 'expected_failures' list"),
-    ("expected_failures: [\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("expected_failures:\n  - {id: AP-NOPE-999, reason: x}\n", "unknown requirement id 'AP-NOPE-999'"),
+        ("expected_failures:\n  - {id: AP-TASK-001}\n", "expected_failures[1] (AP-TASK-001): 'reason'"),
+        ("expected_failures:\n  - {id: AP-TASK-001, reason: x, why: y}\n", "unknown key 'why'"),
+        (
+            "expected_failures:\n  - {id: AP-TASK-001, reason: x, failure: 3f9c}\n",
+            "must be a finding key 'AP-TASK-001|",
+        ),
+        ("expected_failures: [AP-TASK-001]\n", "expected_failures[1]: expected a mapping"),
+        ("- AP-TASK-001\n", "expected a mapping with an 'expected_failures' list"),
+        ("expected_failures: [\n", "not valid YAML"),
+    ],
+)
 def test_an_unusable_baseline_is_a_one_line_usage_error(
     tmp_path: Path, text: str, says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     baseline = write(tmp_path / "b.yaml", text)
-    code = main(["run", "--protocol", "agent-protocol", *TASKS, "--expected-failures", str(baseline),
-                 "--report-dir", str(tmp_path / "r")])
+    code = main(
+        [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            *TASKS,
+            "--expected-failures",
+            str(baseline),
+            "--report-dir",
+            str(tmp_path / "r"),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0] and err[0].startswith("error: --expected-failures")
@@ -176,6 +194,7 @@ def test_a_passing_requirement_listed_by_key_is_stale_at_any_level() -> None:
     res = RequirementResult(should, Status.PASSED, "ok")
     judge(res, (Entry(should.id, "was broken", "AP-SCHEMA-006|GET /x|ST101:z"),))
     assert res.baseline == "stale" and not res.gates_ok
-    run = RunResult("agent-protocol", "t", "v", 0, Level.MAY, "now", results=[
-        RequirementResult(REQ, Status.PASSED, "ok"), res])
+    run = RunResult(
+        "agent-protocol", "t", "v", 0, Level.MAY, "now", results=[RequirementResult(REQ, Status.PASSED, "ok"), res]
+    )
     assert run.must_passed and run.exit_code == 1  # the MUSTs pass; the stale SHOULD entry fails it

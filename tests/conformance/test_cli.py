@@ -41,8 +41,19 @@ def test_requirements_for_all_protocols(capsys: pytest.CaptureFixture[str]) -> N
 
 def test_run_against_embedded_mock_writes_four_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report_dir = tmp_path / "reports"
-    code = main(["run", "--protocol", "agent-protocol", "--only", "AP-TASK-001", "--phase", "scenario",
-                 "--report-dir", str(report_dir)])
+    code = main(
+        [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--only",
+            "AP-TASK-001",
+            "--phase",
+            "scenario",
+            "--report-dir",
+            str(report_dir),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert sorted(p.name for p in report_dir.iterdir()) == REPORT_FILES
@@ -64,23 +75,41 @@ def test_run_against_embedded_mock_writes_four_reports(tmp_path: Path, capsys: p
 
 
 def test_quiet_run_prints_no_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--protocol", "agent-protocol", "--only", "AP-TASK-001", "--phase", "scenario",
-                 "--report-dir", str(tmp_path), "-q"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--protocol",
+                "agent-protocol",
+                "--only",
+                "AP-TASK-001",
+                "--phase",
+                "scenario",
+                "--report-dir",
+                str(tmp_path),
+                "-q",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     assert err == ""
     assert "PASS" in out
 
 
-@pytest.mark.parametrize("argv", [
-    [],
-    ["run"],
-    ["run", "--protocol", "a2a"],
-    ["run", "--protocol", "agent-protocol", "--timeout", "soon"],
-    ["run", "--protocol", "agent-protocol", "--phase", "stateful"],
-    ["run", "--protocol", "agent-protocol", "--level", "critical"],
-    ["requirements", "--protocol", "nope"],
-    ["frobnicate"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["run"],
+        ["run", "--protocol", "a2a"],
+        ["run", "--protocol", "agent-protocol", "--timeout", "soon"],
+        ["run", "--protocol", "agent-protocol", "--phase", "stateful"],
+        ["run", "--protocol", "agent-protocol", "--level", "critical"],
+        ["requirements", "--protocol", "nope"],
+        ["frobnicate"],
+    ],
+)
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     [line] = capsys.readouterr().err.splitlines()  # one line: what is wrong and where to look
@@ -93,8 +122,19 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_unknown_profile_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "--protocol", "agent-protocol", "--profile", "upstream", "--base-url", closed_port_url(),
-                 "--report-dir", str(tmp_path / "r")])
+    code = main(
+        [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--profile",
+            "upstream",
+            "--base-url",
+            closed_port_url(),
+            "--report-dir",
+            str(tmp_path / "r"),
+        ]
+    )
     assert code == 2
     assert "error: no profile 'upstream' for agent-protocol (known: none)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # refused before running anything
@@ -136,8 +176,22 @@ def test_verbose_prints_each_failure_with_its_evidence_and_curl_line(
     from mockserver import EmbeddedServer, MockConfig
 
     with EmbeddedServer(MockConfig(protocols=("agent-protocol",), faults=("ap-task-created-201",))) as server:
-        code = main(["run", "--protocol", "agent-protocol", "--base-url", server.url, "--only", "AP-TASK-001",
-                     "--phase", "scenario", "-v", "--report-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--protocol",
+                "agent-protocol",
+                "--base-url",
+                server.url,
+                "--only",
+                "AP-TASK-001",
+                "--phase",
+                "scenario",
+                "-v",
+                "--report-dir",
+                str(tmp_path),
+            ]
+        )
     err = capsys.readouterr().err
     assert code == 1
     assert "AP-TASK-001 failed: 1 distinct failure(s)" in err

@@ -34,8 +34,12 @@ def write(directory: Path, text: str, name: str = "conformance.toml") -> Path:
     return path
 
 
-def settings(tmp_path: Path, cli: dict[str, object] | None = None, environ: dict[str, str] | None = None,
-             protocol: str = "agent-protocol") -> config.Settings:
+def settings(
+    tmp_path: Path,
+    cli: dict[str, object] | None = None,
+    environ: dict[str, str] | None = None,
+    protocol: str = "agent-protocol",
+) -> config.Settings:
     environ = {"AP_TOKEN": "secret", **(environ or {})}
     file = config.load(None, tmp_path, environ)
     return config.resolve(protocol, cli or {}, config.from_env(environ), file)
@@ -50,8 +54,10 @@ def test_precedence_is_cli_then_env_then_protocol_table_then_file_then_default(t
     assert s["only"] == ("AP-TASK-",) and s["max-examples"] == 3
     other = settings(tmp_path, protocol="neuro-san")  # the agent-protocol table is not its own
     assert other["seed"] == 7 and other["token"] is None
-    env = settings(tmp_path, environ={"CONFORMANCE_SEED": "9", "CONFORMANCE_LEVEL": "must",
-                                      "CONFORMANCE_ONLY": "AP-TASK-001, AP-ERR-"})
+    env = settings(
+        tmp_path,
+        environ={"CONFORMANCE_SEED": "9", "CONFORMANCE_LEVEL": "must", "CONFORMANCE_ONLY": "AP-TASK-001, AP-ERR-"},
+    )
     assert (env["seed"], env.sources["seed"]) == (9, "environment")
     assert env["level"] == "must" and env["only"] == ("AP-TASK-001", "AP-ERR-")
     cli = settings(tmp_path, cli={"seed": 10, "level": None}, environ={"CONFORMANCE_SEED": "9"})
@@ -75,17 +81,20 @@ def test_an_unset_variable_is_an_error_naming_the_key(tmp_path: Path) -> None:
         config.load(None, tmp_path, {})
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ('levle = "must"\n', "levle: unknown key"),
-    ("seed = \"zero\"\n", "seed: must be an integer (got 'zero')"),
-    ("max-examples = true\n", "max-examples: must be an integer"),
-    ('level = "critical"\n', "level: must be one of must, should, may"),
-    ('phase = ["stateful"]\n', "phase: must be a list of phases (schema, model, scenario)"),
-    ("only = [1]\n", "only: must be a string or a list of strings"),
-    ("[a2a]\nseed = 1\n", "[a2a] is not a protocol"),
-    ('[neuro-san]\nprotocol = "all"\n', "[neuro-san] protocol: belongs at the top level"),
-    ("seed = \n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('levle = "must"\n', "levle: unknown key"),
+        ('seed = "zero"\n', "seed: must be an integer (got 'zero')"),
+        ("max-examples = true\n", "max-examples: must be an integer"),
+        ('level = "critical"\n', "level: must be one of must, should, may"),
+        ('phase = ["stateful"]\n', "phase: must be a list of phases (schema, model, scenario)"),
+        ("only = [1]\n", "only: must be a string or a list of strings"),
+        ("[a2a]\nseed = 1\n", "[a2a] is not a protocol"),
+        ('[neuro-san]\nprotocol = "all"\n', "[neuro-san] protocol: belongs at the top level"),
+        ("seed = \n", "not valid TOML"),
+    ],
+)
 def test_an_invalid_file_is_an_error_naming_the_key(tmp_path: Path, text: str, says: str) -> None:
     write(tmp_path, text)
     with pytest.raises(ConfigError) as caught:
@@ -93,11 +102,14 @@ def test_an_invalid_file_is_an_error_naming_the_key(tmp_path: Path, text: str, s
     assert says in str(caught.value) and str(tmp_path / "conformance.toml") in str(caught.value)
 
 
-@pytest.mark.parametrize(("env", "says"), [
-    ({"CONFORMANCE_MAX_EXAMPLES": "many"}, "CONFORMANCE_MAX_EXAMPLES='many': must be an integer"),
-    ({"CONFORMANCE_TIMEOUT": "soon"}, "CONFORMANCE_TIMEOUT='soon': must be a number"),
-    ({"CONFORMANCE_LEVEL": "high"}, "CONFORMANCE_LEVEL='high': must be one of"),
-])
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"CONFORMANCE_MAX_EXAMPLES": "many"}, "CONFORMANCE_MAX_EXAMPLES='many': must be an integer"),
+        ({"CONFORMANCE_TIMEOUT": "soon"}, "CONFORMANCE_TIMEOUT='soon': must be a number"),
+        ({"CONFORMANCE_LEVEL": "high"}, "CONFORMANCE_LEVEL='high': must be one of"),
+    ],
+)
 def test_an_invalid_environment_variable_is_an_error_naming_it(env: dict[str, str], says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         config.from_env(env)
@@ -106,7 +118,7 @@ def test_an_invalid_environment_variable_is_an_error_naming_it(env: dict[str, st
 def test_pyproject_tool_conformance_is_found_and_conformance_toml_wins(tmp_path: Path) -> None:
     write(tmp_path, '[project]\nname = "x"\n', "pyproject.toml")
     assert config.load(None, tmp_path, {}).path is None  # a pyproject without the table is not a config
-    write(tmp_path, '[tool.conformance]\nseed = 3\n[tool.conformance.neuro-san]\nseed = 4\n', "pyproject.toml")
+    write(tmp_path, "[tool.conformance]\nseed = 3\n[tool.conformance.neuro-san]\nseed = 4\n", "pyproject.toml")
     file = config.load(None, tmp_path, {})
     assert file.path == tmp_path / "pyproject.toml"
     assert config.resolve("neuro-san", {}, {}, file)["seed"] == 4
@@ -144,7 +156,7 @@ def test_a_protocols_table_sets_its_target(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_an_invalid_config_is_a_one_line_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write(tmp_path, "[agent-protocol]\nbudget = \"long\"\n", "ci.toml")
+    path = write(tmp_path, '[agent-protocol]\nbudget = "long"\n', "ci.toml")
     assert main(["run", "--protocol", "agent-protocol", "--config", str(path)]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line == f"error: config {path}: [agent-protocol] budget: must be a number (got 'long')"
@@ -152,8 +164,9 @@ def test_an_invalid_config_is_a_one_line_usage_error(tmp_path: Path, capsys: pyt
     assert "cannot read it" in capsys.readouterr().err
 
 
-def test_no_protocol_anywhere_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_protocol_anywhere_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONFORMANCE_PROTOCOL", raising=False)
     assert main(["run"]) == 2
@@ -161,8 +174,22 @@ def test_no_protocol_anywhere_is_a_usage_error(tmp_path: Path, monkeypatch: pyte
 
 
 def test_skip_leaves_requirements_out(tmp_path: Path) -> None:
-    code = main(["run", "--protocol", "agent-protocol", "--only", "AP-TASK-", "--skip", "AP-TASK-001",
-                 "--phase", "scenario", "--report-dir", str(tmp_path), "-q"])
+    code = main(
+        [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--only",
+            "AP-TASK-",
+            "--skip",
+            "AP-TASK-001",
+            "--phase",
+            "scenario",
+            "--report-dir",
+            str(tmp_path),
+            "-q",
+        ]
+    )
     assert code == 0
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert [r["id"] for r in results["requirements"]] == ["AP-TASK-002"]

@@ -73,6 +73,7 @@ def test_response_spec_follows_refs_to_shared_responses() -> None:
 
 # --- setup steps: tolerate what another requirement owns, block when the check cannot proceed --------
 
+
 def _response(ctx: Context, status: int, body: bytes, content_type: str = "application/json") -> object:
     import httpx
 

@@ -13,7 +13,7 @@ BODIES = (
     b'{"input": "x"}',
     "caf\u00e9 \u2713 'quoted' \"double\" $HOME `id` 100%\n".encode(),
     bytes(range(256)) + b"\x00\x00%s\\n\r\n--boundary--\r\n",
-    b"--boundary\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n\xff\x00\r\n--boundary--\r\n",
+    b'--boundary\r\nContent-Disposition: form-data; name="file"\r\n\r\n\xff\x00\r\n--boundary--\r\n',
 )
 
 

@@ -46,11 +46,16 @@ def kinds(events: list[Event]) -> list[str]:
 def test_scenario_run_emits_one_started_and_finished_per_requirement() -> None:
     events, _ = recorded(RunOptions(protocol="agent-protocol", only=("AP-TASK-",), phases=("scenario",)))
     assert kinds(events) == [
-        "RunStarted", "PhaseStarted", "PhaseFinished",
+        "RunStarted",
         "PhaseStarted",
-        "RequirementStarted", "RequirementFinished",
-        "RequirementStarted", "RequirementFinished",
-        "PhaseFinished", "RunFinished",
+        "PhaseFinished",
+        "PhaseStarted",
+        "RequirementStarted",
+        "RequirementFinished",
+        "RequirementStarted",
+        "RequirementFinished",
+        "PhaseFinished",
+        "RunFinished",
     ]
     started = events[0]
     assert isinstance(started, RunStarted)
@@ -106,8 +111,10 @@ def test_unusable_target_emits_fatal_and_still_finishes() -> None:
 
 def test_progress_lines_are_the_consoles_old_lines() -> None:
     lines: list[str] = []
-    run(RunOptions(protocol="agent-protocol", only=("AP-TASK-001", "AP-SCHEMA-001"), max_examples=2),
-        [ProgressLines(lines.append)])
+    run(
+        RunOptions(protocol="agent-protocol", only=("AP-TASK-001", "AP-SCHEMA-001"), max_examples=2),
+        [ProgressLines(lines.append)],
+    )
     assert lines[0] == "agent-protocol: property-based phase (1 requirements)"
     assert "  schema phase: examples" in lines and "  schema phase: stateful" in lines
     assert lines[-1] == "[1/1] AP-TASK-001 passed"

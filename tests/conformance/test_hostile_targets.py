@@ -72,8 +72,9 @@ FATAL_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("behaviour", "protocol", "reasons"), FATAL_CASES,
-                         ids=[f"{b or 'refused'}-{p}" for b, p, _ in FATAL_CASES])
+@pytest.mark.parametrize(
+    ("behaviour", "protocol", "reasons"), FATAL_CASES, ids=[f"{b or 'refused'}-{p}" for b, p, _ in FATAL_CASES]
+)
 def test_unusable_target_is_fatal(behaviour: str | None, protocol: str, reasons: tuple[str, ...]) -> None:
     server: AbstractContextManager[str] = HostileServer(behaviour) if behaviour else nullcontext(closed_port_url())
     with server as url:
@@ -127,11 +128,15 @@ def test_huge_body_is_never_read_in_full() -> None:
 
 # --- with the property-based phase too -----------------------------------------------------------
 
-@pytest.mark.parametrize(("behaviour", "reasons"), [
-    ("unavailable", ("Server error", "got 503")),
-    ("invalid_json", ("JSON deserialization error", "not valid JSON")),
-    ("reset_before_response", ("no usable answer", "connection reset")),
-])
+
+@pytest.mark.parametrize(
+    ("behaviour", "reasons"),
+    [
+        ("unavailable", ("Server error", "got 503")),
+        ("invalid_json", ("JSON deserialization error", "not valid JSON")),
+        ("reset_before_response", ("no usable answer", "connection reset")),
+    ],
+)
 def test_full_run_fails_in_both_phases(behaviour: str, reasons: tuple[str, ...]) -> None:
     with HostileServer(behaviour, healthy_root=behaviour == "reset_before_response") as url:
         result, elapsed = run_against(url, "agent-protocol", only=("AP-TASK-001", "AP-SCHEMA"))
@@ -159,8 +164,10 @@ NS_PREAMBLE: dict[str, tuple[int, object]] = {
 }
 SGR_PREAMBLE: dict[str, tuple[int, object]] = {
     "GET /health": (200, {"status": "healthy", "service": "SGR Agent Core API"}),
-    "GET /v1/models": (200, {"object": "list", "data": [
-        {"id": "sgr_agent", "object": "model", "created": 0, "owned_by": "sgr"}]}),
+    "GET /v1/models": (
+        200,
+        {"object": "list", "data": [{"id": "sgr_agent", "object": "model", "created": 0, "owned_by": "sgr"}]},
+    ),
     "GET /agents": (200, {"agents": [], "total": 0}),
 }
 
@@ -174,8 +181,9 @@ STREAM_CASES = [
 
 
 def stream_ids(protocol: str) -> tuple[str, ...]:
-    ids = tuple(c.requirement.id for c in suite(protocol).registry
-                if c.run is not None and "-STREAM-" in c.requirement.id)
+    ids = tuple(
+        c.requirement.id for c in suite(protocol).registry if c.run is not None and "-STREAM-" in c.requirement.id
+    )
     if not ids:
         pytest.skip(f"{protocol} registers no -STREAM- requirements yet")
     return ids
@@ -203,8 +211,9 @@ SGR_STREAM_CASES = [
 @pytest.mark.parametrize(("behaviour", "reasons"), SGR_STREAM_CASES, ids=[c[0] for c in SGR_STREAM_CASES])
 def test_sgr_stream_misbehaviour(behaviour: str, reasons: tuple[str, ...]) -> None:
     only = stream_ids("sgr-agent-core")
-    with HostileServer(behaviour, healthy_root=True, canned=SGR_PREAMBLE, frame=SSE_FRAME,
-                       content_type="text/event-stream") as url:
+    with HostileServer(
+        behaviour, healthy_root=True, canned=SGR_PREAMBLE, frame=SSE_FRAME, content_type="text/event-stream"
+    ) as url:
         result, elapsed = run_against(url, "sgr-agent-core", phases=("scenario",), only=only)
     assert_never_passes(result, elapsed, 1, *reasons)
     assert all(r.status is not Status.PASSED for r in result.results)
@@ -212,27 +221,37 @@ def test_sgr_stream_misbehaviour(behaviour: str, reasons: tuple[str, ...]) -> No
 
 # --- frame readers over a real hostile socket, through Context.frames -----------------------------
 
-@pytest.mark.parametrize(("kind", "behaviour", "error", "reason"), [
-    ("ndjson", "stall_mid_stream", TargetError, "stream stalled"),
-    ("ndjson", "endless", CheckFailed, "more than 10000 frames"),
-    ("ndjson", "invalid_utf8", CheckFailed, "line 1 is not valid UTF-8"),
-    ("ndjson", "invalid_json", CheckFailed, "line 1 is not a complete JSON object"),
-    ("ndjson", "reset", TargetError, "reset"),
-    ("sse", "stall_mid_stream", TargetError, "stream stalled"),
-    ("sse", "endless", CheckFailed, "more than 10000 events"),
-    ("sse", "invalid_utf8", CheckFailed, "event 1 is not valid UTF-8"),
-    ("sse", "reset", TargetError, "reset"),
-])
-def test_context_frames_against_hostile_streams(kind: str, behaviour: str, error: type[Exception],
-                                                reason: str) -> None:
+
+@pytest.mark.parametrize(
+    ("kind", "behaviour", "error", "reason"),
+    [
+        ("ndjson", "stall_mid_stream", TargetError, "stream stalled"),
+        ("ndjson", "endless", CheckFailed, "more than 10000 frames"),
+        ("ndjson", "invalid_utf8", CheckFailed, "line 1 is not valid UTF-8"),
+        ("ndjson", "invalid_json", CheckFailed, "line 1 is not a complete JSON object"),
+        ("ndjson", "reset", TargetError, "reset"),
+        ("sse", "stall_mid_stream", TargetError, "stream stalled"),
+        ("sse", "endless", CheckFailed, "more than 10000 events"),
+        ("sse", "invalid_utf8", CheckFailed, "event 1 is not valid UTF-8"),
+        ("sse", "reset", TargetError, "reset"),
+    ],
+)
+def test_context_frames_against_hostile_streams(kind: str, behaviour: str, error: type[Exception], reason: str) -> None:
     sse = kind == "sse"
-    server = HostileServer(behaviour, frame=SSE_FRAME if sse else b'{"response": {"type": "AI"}}\n',
-                           content_type="text/event-stream" if sse else "application/json")
+    server = HostileServer(
+        behaviour,
+        frame=SSE_FRAME if sse else b'{"response": {"type": "AI"}}\n',
+        content_type="text/event-stream" if sse else "application/json",
+    )
     with server as url:
         protocol = "sgr-agent-core" if sse else "neuro-san"
         spec = load(protocol)
-        ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=protocol, base_url=url),
-                      Limits(timeout=1.0, stream_seconds=10))
+        ctx = Context(
+            spec,
+            SchemaSet(spec.raw),
+            RunOptions(protocol=protocol, base_url=url),
+            Limits(timeout=1.0, stream_seconds=10),
+        )
         frames = 0
         started = time.monotonic()
         with pytest.raises(error, match=reason), ctx.client.stream("POST", "/chat", json={}) as stream:
@@ -247,14 +266,31 @@ def test_context_frames_against_hostile_streams(kind: str, behaviour: str, error
 
 # --- the CLI end to end ----------------------------------------------------------------------------
 
+
 def test_cli_unreachable_target_exits_2(tmp_path: Path) -> None:
     url = closed_port_url()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--protocol", "agent-protocol", "--base-url", url,
-         "--timeout", "1", "--report-dir", str(tmp_path / "r")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
+        [
+            sys.executable,
+            "-m",
+            "conformance",
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--base-url",
+            url,
+            "--timeout",
+            "1",
+            "--report-dir",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
     )
     assert time.monotonic() - started < BOUND_S
     assert proc.returncode == 2, proc.stdout + proc.stderr

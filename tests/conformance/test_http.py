@@ -16,8 +16,12 @@ Handler = Callable[[httpx.Request], httpx.Response]
 
 
 def client(handler: Handler, limits: Limits | None = None, headers: dict[str, str] | None = None) -> Client:
-    return Client("http://target.test/base/", limits or Limits(timeout=2.0), headers=headers,
-                  transport=httpx.MockTransport(handler))
+    return Client(
+        "http://target.test/base/",
+        limits or Limits(timeout=2.0),
+        headers=headers,
+        transport=httpx.MockTransport(handler),
+    )
 
 
 def json_ok(request: httpx.Request) -> httpx.Response:
@@ -25,6 +29,7 @@ def json_ok(request: httpx.Request) -> httpx.Response:
 
 
 # --- evidence ------------------------------------------------------------------------------------
+
 
 def test_exchange_is_recorded_as_evidence() -> None:
     c = client(json_ok, headers={"Authorization": "Bearer secret"})
@@ -103,12 +108,16 @@ def test_redirects_are_not_followed() -> None:
 
 # --- JSON errors ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("body", "fragment"), [
-    (b'{"task_id": ', "response body is not valid JSON"),
-    (b"<html>oops</html>", "got '<html>oops</html>'"),
-    (b'{"a": "\xff\xfe"}', "not valid JSON"),
-    (b"", "not valid JSON"),
-])
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (b'{"task_id": ', "response body is not valid JSON"),
+        (b"<html>oops</html>", "got '<html>oops</html>'"),
+        (b'{"a": "\xff\xfe"}', "not valid JSON"),
+        (b"", "not valid JSON"),
+    ],
+)
 def test_json_errors_are_check_failures(body: bytes, fragment: str) -> None:
     response = client(lambda r: httpx.Response(200, content=body)).get("/x")
     with pytest.raises(CheckFailed) as caught:
@@ -117,6 +126,7 @@ def test_json_errors_are_check_failures(body: bytes, fragment: str) -> None:
 
 
 # --- body cap ------------------------------------------------------------------------------------
+
 
 def test_body_cap_from_content_length_reads_nothing() -> None:
     c = client(lambda r: httpx.Response(200, content=b"y" * 101), Limits(timeout=2.0, max_body_bytes=100))
@@ -147,6 +157,7 @@ def test_body_at_the_cap_is_accepted() -> None:
 
 # --- transport errors ----------------------------------------------------------------------------
 
+
 def raising(exc: type[httpx.TransportError], text: str) -> Handler:
     def handler(request: httpx.Request) -> httpx.Response:
         raise exc(text, request=request)
@@ -154,15 +165,19 @@ def raising(exc: type[httpx.TransportError], text: str) -> Handler:
     return handler
 
 
-@pytest.mark.parametrize(("exc", "expected", "unreachable"), [
-    (httpx.ConnectError, "cannot connect to http://target.test/base/x: refused", True),
-    (httpx.ConnectTimeout, "connecting to http://target.test/base/x timed out after 2 s", True),
-    (httpx.ReadTimeout, "http://target.test/base/x sent nothing for 2 s (stalled)", False),
-    (httpx.RemoteProtocolError, "http://target.test/base/x broke the HTTP exchange: refused", False),
-    (httpx.ReadError, "http://target.test/base/x: connection reset (refused)", False),
-])
-def test_transport_errors_become_target_errors(exc: type[httpx.TransportError], expected: str,
-                                               unreachable: bool) -> None:
+@pytest.mark.parametrize(
+    ("exc", "expected", "unreachable"),
+    [
+        (httpx.ConnectError, "cannot connect to http://target.test/base/x: refused", True),
+        (httpx.ConnectTimeout, "connecting to http://target.test/base/x timed out after 2 s", True),
+        (httpx.ReadTimeout, "http://target.test/base/x sent nothing for 2 s (stalled)", False),
+        (httpx.RemoteProtocolError, "http://target.test/base/x broke the HTTP exchange: refused", False),
+        (httpx.ReadError, "http://target.test/base/x: connection reset (refused)", False),
+    ],
+)
+def test_transport_errors_become_target_errors(
+    exc: type[httpx.TransportError], expected: str, unreachable: bool
+) -> None:
     c = client(raising(exc, "refused"))
     with pytest.raises(TargetError) as caught:
         c.get("/x")
@@ -173,6 +188,7 @@ def test_transport_errors_become_target_errors(exc: type[httpx.TransportError], 
 
 
 # --- streams (mock transport) --------------------------------------------------------------------
+
 
 def test_stream_yields_chunks_and_keeps_a_transcript() -> None:
     def frames() -> Iterator[bytes]:
@@ -214,6 +230,7 @@ def test_stream_time_budget() -> None:
 
 
 # --- real sockets --------------------------------------------------------------------------------
+
 
 def test_connection_refused_on_a_real_port() -> None:
     c = Client(closed_port_url(), Limits(timeout=1.0))
@@ -259,8 +276,10 @@ def test_stream_stall_after_a_frame() -> None:
         c = Client(url, Limits(timeout=0.5, stream_seconds=30))
         got: list[bytes] = []
         started = time.monotonic()
-        with pytest.raises(TargetError, match=r"stream stalled: nothing received for 0.5 s"), \
-                c.stream("POST", "/chat", json={}) as stream:
+        with (
+            pytest.raises(TargetError, match=r"stream stalled: nothing received for 0.5 s"),
+            c.stream("POST", "/chat", json={}) as stream,
+        ):
             for chunk in stream.chunks():
                 got.append(chunk)
         assert time.monotonic() - started < 3

@@ -37,8 +37,15 @@ def test_a_broken_server_fails_the_items_of_the_requirements_it_breaks(
     context_dropping_mock: str, pytester: pytest.Pytester
 ) -> None:
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--conformance-protocol", "neuro-san", "--conformance-base-url",
-        context_dropping_mock, "--conformance-max-examples", "2", "-rfs",
+        "-p",
+        "no:cacheprovider",
+        "--conformance-protocol",
+        "neuro-san",
+        "--conformance-base-url",
+        context_dropping_mock,
+        "--conformance-max-examples",
+        "2",
+        "-rfs",
     )
     # the root failures fail; NS-CTX-002, with no chat_context to send back, is blocked (skipped)
     result.stdout.fnmatch_lines(["*FAILED*NS-CTX-001*", "*FAILED*NS-FILTER-001*"])
@@ -59,17 +66,39 @@ def collected(result: pytest.RunResult) -> list[str]:
 
 def test_protocol_all_only_and_level_markers_select_items(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--collect-only", "-q", "--conformance-protocol", "all",
-        "--conformance-only", "AP-TASK-", "--conformance-only", "NS-ERR-", "-m", "must",
+        "-p",
+        "no:cacheprovider",
+        "--collect-only",
+        "-q",
+        "--conformance-protocol",
+        "all",
+        "--conformance-only",
+        "AP-TASK-",
+        "--conformance-only",
+        "NS-ERR-",
+        "-m",
+        "must",
     )
     ids = sorted(name.rsplit("::", 1)[-1] for name in collected(result))
-    must = sorted(c.requirement.id for pid in ("agent-protocol", "neuro-san") for c in suite(pid).registry
-                  if c.requirement.id.startswith(("AP-TASK-", "NS-ERR-")) and c.requirement.level.value == "must")
+    must = sorted(
+        c.requirement.id
+        for pid in ("agent-protocol", "neuro-san")
+        for c in suite(pid).registry
+        if c.requirement.id.startswith(("AP-TASK-", "NS-ERR-")) and c.requirement.level.value == "must"
+    )
     assert ids == must and ids
     assert "agent-protocol::AP-TASK-001" in collected(result)
     should = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--collect-only", "-q", "--conformance-protocol", "neuro-san",
-        "--conformance-only", "NS-", "-m", "should",
+        "-p",
+        "no:cacheprovider",
+        "--collect-only",
+        "-q",
+        "--conformance-protocol",
+        "neuro-san",
+        "--conformance-only",
+        "NS-",
+        "-m",
+        "should",
     )
     names = collected(should)
     assert names and all(suite("neuro-san").registry.get(n).requirement.level.value == "should" for n in names)
@@ -79,9 +108,11 @@ def test_the_config_file_in_the_rootdir_is_used(pytester: pytest.Pytester) -> No
     pytester.makefile(".toml", conformance='protocol = "agent-protocol"\nonly = ["AP-PAGE-00"]\n')
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
     assert collected(result) == sorted(
-        c.requirement.id for c in suite("agent-protocol").registry if c.requirement.id.startswith("AP-PAGE-00"))
-    bad = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--conformance-level", "should",
-                                        "--conformance-config", "missing.toml")
+        c.requirement.id for c in suite("agent-protocol").registry if c.requirement.id.startswith("AP-PAGE-00")
+    )
+    bad = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--conformance-level", "should", "--conformance-config", "missing.toml"
+    )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*conformance: config missing.toml: cannot read it*"])
 
@@ -94,16 +125,27 @@ def test_two_xdist_workers_give_the_verdicts_of_one_process(
     for workers in ("0", "2"):
         out = pytester.path / f"reports-{workers}"
         result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "-n", workers, "--conformance-protocol", "neuro-san",
-            "--conformance-base-url", context_dropping_mock, "--conformance-max-examples", "2",
-            "--conformance-report-dir", str(out), "-v",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            workers,
+            "--conformance-protocol",
+            "neuro-san",
+            "--conformance-base-url",
+            context_dropping_mock,
+            "--conformance-max-examples",
+            "2",
+            "--conformance-report-dir",
+            str(out),
+            "-v",
         )
         if workers == "2":
             lines = "\n".join(result.stdout.lines)
             assert "[gw0]" in lines and "[gw1]" in lines  # both workers took requirements
             # one worker runs the property-based phase once, for all its requirements
-            schema_workers = {line.split()[0] for line in result.stdout.lines
-                              if line.startswith("[gw") and "NS-SCHEMA-" in line}
+            schema_workers = {
+                line.split()[0] for line in result.stdout.lines if line.startswith("[gw") and "NS-SCHEMA-" in line
+            }
             assert len(schema_workers) == 1, lines
         data = json.loads((out / "results.json").read_text(encoding="utf-8"))
         verdicts[workers] = {r["id"]: r["status"] for r in data["requirements"]}

@@ -41,8 +41,12 @@ def faulty(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     with EmbeddedServer(MockConfig(protocols=(pid,), faults=(fault,))) as server:
         base = server.url + load(pid).info.base_path
         options = RunOptions(
-            protocol=pid, base_url=base, token=EMBEDDED_TOKENS[0], second_token=EMBEDDED_TOKENS[1],
-            max_examples=5, only=CASES[fault],
+            protocol=pid,
+            base_url=base,
+            token=EMBEDDED_TOKENS[0],
+            second_token=EMBEDDED_TOKENS[1],
+            max_examples=5,
+            only=CASES[fault],
             phases=("schema",) if "-SCHEMA-" in CASES[fault][0] else ("scenario",),
         )
         write_reports(run(options), tmp_path)
@@ -86,8 +90,10 @@ def test_replay_says_the_findings_still_fail_and_that_a_fixed_server_passes(faul
 def test_replay_command_exits_1_while_a_finding_still_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with EmbeddedServer(MockConfig(protocols=("agent-protocol",), faults=("ap-task-created-201",))) as server:
         base = server.url + "/ap/v1".removesuffix("/ap/v1")
-        write_reports(run(RunOptions(protocol="agent-protocol", base_url=base, only=("AP-TASK-001",),
-                                     phases=("scenario",))), tmp_path)
+        write_reports(
+            run(RunOptions(protocol="agent-protocol", base_url=base, only=("AP-TASK-001",), phases=("scenario",))),
+            tmp_path,
+        )
         assert main(["replay", str(tmp_path)]) == 1
         out = capsys.readouterr().out
         assert "STILL FAILS  AP-TASK-001|POST /ap/v1/agent/tasks|scenario:" in out

@@ -23,12 +23,26 @@ pytestmark = pytest.mark.skipif(
 
 def _run() -> RunResult:
     long_url = "http://127.0.0.1:9/ap/v1/agent/tasks?" + "page_size=2147483648&" * 40
-    ex = Exchange("GET", long_url, {"accept": "*/*"}, None, 500, {"content-type": "application/json"},
-                  '{"message": "caf\\u00e9 ' + "x" * 900 + '"}')
+    ex = Exchange(
+        "GET",
+        long_url,
+        {"accept": "*/*"},
+        None,
+        500,
+        {"content-type": "application/json"},
+        '{"message": "caf\\u00e9 ' + "x" * 900 + '"}',
+    )
     ex.curl = f"curl -sS -i -X GET --globoff '{long_url}'"
     req = Requirement("AP-SCHEMA-001", Level.MUST, "No request makes the server answer 5xx " + "y" * 300, "doc", "ap")
-    finding = Finding(f"AP-SCHEMA-001|GET /ap/v1/agent/tasks|ST101:500{'z' * 200}", "AP-SCHEMA-001",
-                      "GET /ap/v1/agent/tasks", "ST101:500", "Server error " + "w" * 400, 3, [ex])
+    finding = Finding(
+        f"AP-SCHEMA-001|GET /ap/v1/agent/tasks|ST101:500{'z' * 200}",
+        "AP-SCHEMA-001",
+        "GET /ap/v1/agent/tasks",
+        "ST101:500",
+        "Server error " + "w" * 400,
+        3,
+        [ex],
+    )
     run = RunResult("agent-protocol", "http://127.0.0.1:9", "1", 0, Level.MAY, "2026-01-01T00:00:00+00:00")
     run.results = [RequirementResult(req, Status.FAILED, "3 of 9 generated cases failed", [ex], findings=[finding])]
     return run
@@ -47,11 +61,25 @@ def test_the_page_fits_1280_px_keeps_evidence_collapsed_and_shows_characters(tmp
     )
     assert CHROMIUM is not None
     done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files", "--virtual-time-budget=5000",
-         "--dump-dom", (tmp_path / "harness.html").as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            (tmp_path / "harness.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     title = re.search(r"<title>([^<]*)</title>", done.stdout)
     assert title is not None, done.stderr[-2000:]

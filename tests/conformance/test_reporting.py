@@ -31,29 +31,52 @@ def req(rid: str, level: Level = Level.MUST, statement: str = "does a thing") ->
 
 def failing_exchange() -> Exchange:
     return Exchange(
-        "POST", "http://127.0.0.1:9/ap/v1/agent/tasks", {"content-type": "application/json"}, '{"input": "x"}',
-        status=500, response_headers={"content-type": "text/html"}, response_body=HOSTILE_BODY, elapsed_ms=12.5,
+        "POST",
+        "http://127.0.0.1:9/ap/v1/agent/tasks",
+        {"content-type": "application/json"},
+        '{"input": "x"}',
+        status=500,
+        response_headers={"content-type": "text/html"},
+        response_body=HOSTILE_BODY,
+        elapsed_ms=12.5,
     )
 
 
 def make_run(*, fatal: str | None = None) -> RunResult:
-    run = RunResult(protocol="agent-protocol", target="http://127.0.0.1:9", suite_version="9.9.9", seed=42,
-                    level=Level.MAY, started_at="2025-01-01T00:00:00+00:00", finished_at="2025-01-01T00:00:05+00:00",
-                    duration_s=5.0, fatal=fatal)
+    run = RunResult(
+        protocol="agent-protocol",
+        target="http://127.0.0.1:9",
+        suite_version="9.9.9",
+        seed=42,
+        level=Level.MAY,
+        started_at="2025-01-01T00:00:00+00:00",
+        finished_at="2025-01-01T00:00:05+00:00",
+        duration_s=5.0,
+        fatal=fatal,
+    )
     run.results = [
         RequirementResult(req("T-PASS-001"), Status.PASSED, "passed", [Exchange("GET", "http://x/", {}, None, 200)]),
-        RequirementResult(req("T-FAIL-001", statement="answers <b>200</b> | always"), Status.FAILED,
-                          "expected HTTP 200, got 500: <script>x</script>", [failing_exchange()], 0.25),
+        RequirementResult(
+            req("T-FAIL-001", statement="answers <b>200</b> | always"),
+            Status.FAILED,
+            "expected HTTP 200, got 500: <script>x</script>",
+            [failing_exchange()],
+            0.25,
+        ),
         RequirementResult(req("T-SKIP-001", Level.SHOULD), Status.SKIPPED, "not verified: no second token"),
         RequirementResult(req("T-ERR-001", Level.MAY), Status.ERROR, "suite error: KeyError: 'x' (at a.py:1)"),
-        RequirementResult(req("T-ERR-002", Level.MUST), Status.ERROR,
-                          "the target misbehaved: stream stalled",
-                          [Exchange("GET", "http://x/s", {}, None, error="stream stalled: nothing for 1 s")]),
+        RequirementResult(
+            req("T-ERR-002", Level.MUST),
+            Status.ERROR,
+            "the target misbehaved: stream stalled",
+            [Exchange("GET", "http://x/s", {}, None, error="stream stalled: nothing for 1 s")],
+        ),
     ]
     return run
 
 
 # --- exit code logic -----------------------------------------------------------------------------
+
 
 def _with(*results: RequirementResult, fatal: str | None = None) -> RunResult:
     run = make_run(fatal=fatal)
@@ -62,9 +85,11 @@ def _with(*results: RequirementResult, fatal: str | None = None) -> RunResult:
 
 
 def test_all_musts_passed_exits_0_even_with_should_failures() -> None:
-    run = _with(RequirementResult(req("A"), Status.PASSED),
-                RequirementResult(req("B", Level.SHOULD), Status.FAILED, "nope"),
-                RequirementResult(req("C", Level.MAY), Status.ERROR, "bug"))
+    run = _with(
+        RequirementResult(req("A"), Status.PASSED),
+        RequirementResult(req("B", Level.SHOULD), Status.FAILED, "nope"),
+        RequirementResult(req("C", Level.MAY), Status.ERROR, "bug"),
+    )
     assert run.must_passed and run.exit_code == 0
 
 
@@ -77,8 +102,13 @@ def test_a_must_that_did_not_pass_exits_1(status: Status) -> None:
 
 def test_a_selection_without_musts_gates_on_what_it_ran() -> None:
     assert _with(RequirementResult(req("A", Level.SHOULD), Status.PASSED)).exit_code == 0
-    assert _with(RequirementResult(req("A", Level.SHOULD), Status.PASSED),
-                 RequirementResult(req("B", Level.MAY), Status.SKIPPED, "why")).exit_code == 1
+    assert (
+        _with(
+            RequirementResult(req("A", Level.SHOULD), Status.PASSED),
+            RequirementResult(req("B", Level.MAY), Status.SKIPPED, "why"),
+        ).exit_code
+        == 1
+    )
 
 
 def test_an_empty_run_is_not_a_pass() -> None:
@@ -100,10 +130,15 @@ def test_tally_rolls_up_by_level() -> None:
 
 # --- results.json --------------------------------------------------------------------------------
 
+
 def test_results_json() -> None:
     data = json.loads(render_json(make_run()))
     assert (data["protocol"], data["target"], data["suite_version"], data["seed"]) == (
-        "agent-protocol", "http://127.0.0.1:9", "9.9.9", 42)
+        "agent-protocol",
+        "http://127.0.0.1:9",
+        "9.9.9",
+        42,
+    )
     assert data["exit_code"] == 1 and data["fatal"] is None
     assert data["summary"]["must"]["failed"] == 1
     by_id = {r["id"]: r for r in data["requirements"]}
@@ -128,6 +163,7 @@ def test_results_json_with_fatal() -> None:
 
 
 # --- junit.xml -----------------------------------------------------------------------------------
+
 
 def test_junit_counts_and_parses_with_hostile_bytes() -> None:
     root = ET.fromstring(render_junit(make_run()).encode())
@@ -157,6 +193,7 @@ def test_junit_fatal_is_an_extra_error_case_and_counted() -> None:
 
 
 # --- report.html ---------------------------------------------------------------------------------
+
 
 class _Collect(HTMLParser):
     def __init__(self) -> None:
@@ -227,6 +264,7 @@ def test_html_escapes_hostile_strings() -> None:
 
 # --- summary.md ----------------------------------------------------------------------------------
 
+
 def test_summary_markdown_table() -> None:
     md = render_markdown(make_run())
     lines = md.splitlines()
@@ -253,6 +291,7 @@ def test_summary_markdown_fatal_is_one_quoted_line() -> None:
 
 # --- write_reports -------------------------------------------------------------------------------
 
+
 def test_write_reports_writes_every_format(tmp_path: Path) -> None:
     target = tmp_path / "nested" / "dir"
     written = write_reports(make_run(), target)
@@ -265,6 +304,7 @@ def test_write_reports_writes_every_format(tmp_path: Path) -> None:
 
 
 # --- badge.svg -----------------------------------------------------------------------------------
+
 
 def test_the_badge_names_the_level_reached_and_the_must_and_should_counts() -> None:
     from conformance.reporting.badge import level_reached

@@ -20,6 +20,7 @@ from mockserver.faults import catalogue
 
 FAULTS = catalogue()
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("pid", sorted(PROTOCOLS))
 def test_the_unmodified_mock_passes_every_requirement(pid: str) -> None:

@@ -47,11 +47,17 @@ objects = st.dictionaries(st.text(max_size=6), json_values, max_size=4)
 
 # --- NDJSON --------------------------------------------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(objs=st.lists(objects, min_size=1, max_size=6), cuts=st.lists(st.integers(0, 2000), max_size=12),
-       ending=st.sampled_from([b"\n", b"\r\n"]), final_newline=st.booleans())
-def test_ndjson_any_chunking_gives_the_same_frames(objs: list[dict[str, Any]], cuts: list[int],
-                                                    ending: bytes, final_newline: bool) -> None:
+@given(
+    objs=st.lists(objects, min_size=1, max_size=6),
+    cuts=st.lists(st.integers(0, 2000), max_size=12),
+    ending=st.sampled_from([b"\n", b"\r\n"]),
+    final_newline=st.booleans(),
+)
+def test_ndjson_any_chunking_gives_the_same_frames(
+    objs: list[dict[str, Any]], cuts: list[int], ending: bytes, final_newline: bool
+) -> None:
     body = ending.join(json.dumps(o, ensure_ascii=False).encode() for o in objs)
     body += ending if final_newline else b""
     whole = values(ndjson_frames([body]))
@@ -94,15 +100,18 @@ def test_ndjson_error_names_the_line_not_the_frame() -> None:
         next(reader)
 
 
-@pytest.mark.parametrize(("line", "problem"), [
-    (b"[1, 2]", "holds a JSON list, not an object"),
-    (b'"text"', "holds a JSON str, not an object"),
-    (b"42", "holds a JSON int, not an object"),
-    (b'{"a": 1} trailing', "is not a complete JSON object"),
-    (b'{"a": NaN}', "is not a complete JSON object"),
-    (b'{"a": Infinity}', "is not a complete JSON object"),
-    (b'data: {"a": 1}', "is not a complete JSON object"),
-])
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b"[1, 2]", "holds a JSON list, not an object"),
+        (b'"text"', "holds a JSON str, not an object"),
+        (b"42", "holds a JSON int, not an object"),
+        (b'{"a": 1} trailing', "is not a complete JSON object"),
+        (b'{"a": NaN}', "is not a complete JSON object"),
+        (b'{"a": Infinity}', "is not a complete JSON object"),
+        (b'data: {"a": 1}', "is not a complete JSON object"),
+    ],
+)
 def test_ndjson_rejects_non_objects(line: bytes, problem: str) -> None:
     with pytest.raises(FrameError, match=f"^line 2 {problem}"):
         list(ndjson_frames([b'{"ok": true}\n' + line + b"\n"]))
@@ -148,6 +157,7 @@ def test_ndjson_line_cap_applies_to_complete_lines_too() -> None:
 
 def test_ndjson_is_incremental() -> None:
     """A frame is yielded as soon as its line is complete, before later chunks exist."""
+
     def chunks() -> Iterator[bytes]:
         yield b'{"first": 1}\n{"sec'
         raise AssertionError("read past the first frame before it was consumed")
@@ -157,15 +167,21 @@ def test_ndjson_is_incremental() -> None:
 
 # --- SSE -----------------------------------------------------------------------------------------
 
+
 def sse(*events: str, ending: str = "\n") -> bytes:
     return "".join(f"data: {e}{ending}{ending}" for e in events).encode()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(objs=st.lists(objects, min_size=1, max_size=6), cuts=st.lists(st.integers(0, 2000), max_size=12),
-       endings=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=4), comments=st.booleans())
+@given(
+    objs=st.lists(objects, min_size=1, max_size=6),
+    cuts=st.lists(st.integers(0, 2000), max_size=12),
+    endings=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=4),
+    comments=st.booleans(),
+)
 def test_sse_any_chunking_and_line_ending_gives_the_same_events(
-        objs: list[dict[str, Any]], cuts: list[int], endings: list[str], comments: bool) -> None:
+    objs: list[dict[str, Any]], cuts: list[int], endings: list[str], comments: bool
+) -> None:
     parts = []
     for n, obj in enumerate(objs):
         eol = endings[n % len(endings)]
@@ -209,7 +225,7 @@ def test_sse_multi_line_data_is_joined_with_newlines() -> None:
 
 
 def test_sse_comments_and_other_fields_are_ignored() -> None:
-    stream = b": hello\n:\nevent: update\nid: 7\nretry: 100\nunknown\ndata: {\"a\": 1}\n\n: bye\n\n"
+    stream = b': hello\n:\nevent: update\nid: 7\nretry: 100\nunknown\ndata: {"a": 1}\n\n: bye\n\n'
     assert values(sse_events([stream])) == [{"a": 1}]
 
 

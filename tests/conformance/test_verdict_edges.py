@@ -62,39 +62,92 @@ class Case:
 
 RUN = ("run", "--protocol", "agent-protocol")
 CASES = [
-    Case("empty-base-url", (*RUN, "--base-url", ""), 2, "--base-url is empty (an unset variable?)",
-         plugin=("--conformance-protocol", "agent-protocol", "--conformance-base-url", "")),
-    Case("zero-examples", (*RUN, "--max-examples", "0"), 2, "--max-examples must be at least 1",
-         plugin=("--conformance-protocol", "agent-protocol", "--conformance-max-examples", "0")),
+    Case(
+        "empty-base-url",
+        (*RUN, "--base-url", ""),
+        2,
+        "--base-url is empty (an unset variable?)",
+        plugin=("--conformance-protocol", "agent-protocol", "--conformance-base-url", ""),
+    ),
+    Case(
+        "zero-examples",
+        (*RUN, "--max-examples", "0"),
+        2,
+        "--max-examples must be at least 1",
+        plugin=("--conformance-protocol", "agent-protocol", "--conformance-max-examples", "0"),
+    ),
     Case("negative-examples", (*RUN, "--max-examples", "-1"), 2, "--max-examples must be at least 1"),
     Case("zero-timeout", (*RUN, "--timeout", "0"), 2, "--timeout must be a positive number of seconds"),
     Case("zero-budget", (*RUN, "--budget", "0"), 2, "--budget must be a positive number of seconds"),
     Case("seed-not-an-integer", (*RUN, "--seed", "x"), 2, "argument --seed: invalid int value: 'x'"),
-    Case("only-matches-nothing", (*RUN, "--only", "AP-NOPE"), 2,
-         "--only 'AP-NOPE' matches no requirement of agent-protocol"),
-    Case("only-leaves-out-other-protocols",
-         ("run", "--protocol", "all", "--only", "AP-TASK-001", "--phase", "scenario", "-q"), 0,
-         "", reports=only_protocol_run("agent-protocol")),
-    Case("selection-empty", (*RUN, "--only", "AP-SCHEMA", "--phase", "scenario"), 2,
-         "no requirement is selected by --only, --level and --phase together"),
-    Case("report-dir-unwritable", (*RUN, "--report-dir", "/proc/no-such-dir/reports"), 2,
-         "--report-dir '/proc/no-such-dir/reports' is not writable"),
+    Case(
+        "only-matches-nothing",
+        (*RUN, "--only", "AP-NOPE"),
+        2,
+        "--only 'AP-NOPE' matches no requirement of agent-protocol",
+    ),
+    Case(
+        "only-leaves-out-other-protocols",
+        ("run", "--protocol", "all", "--only", "AP-TASK-001", "--phase", "scenario", "-q"),
+        0,
+        "",
+        reports=only_protocol_run("agent-protocol"),
+    ),
+    Case(
+        "selection-empty",
+        (*RUN, "--only", "AP-SCHEMA", "--phase", "scenario"),
+        2,
+        "no requirement is selected by --only, --level and --phase together",
+    ),
+    Case(
+        "report-dir-unwritable",
+        (*RUN, "--report-dir", "/proc/no-such-dir/reports"),
+        2,
+        "--report-dir '/proc/no-such-dir/reports' is not writable",
+    ),
     Case("malformed-url", (*RUN, "--base-url", "http://[::1"), 2, "--base-url 'http://[::1' is not a valid URL"),
     Case("url-without-scheme", (*RUN, "--base-url", "localhost:8000"), 2, "must be an http:// or https:// URL"),
-    Case("url-doubles-the-api-root", (*RUN, "--base-url", "http://127.0.0.1:9/ap/v1/"), 2,
-         "ends in /ap/v1, which the agent-protocol document's paths already start with "
-         "(/ap/v1/agent/tasks); use --base-url http://127.0.0.1:9"),
-    Case("url-doubles-the-api-root-ns", ("run", "--protocol", "neuro-san", "--base-url", "http://h/x/api/v1"), 2,
-         "use --base-url http://h/x"),
-    Case("token-non-ascii", (*RUN, "--base-url", "{url}", "--token", "tökén"), 2,
-         "--token contains non-ASCII characters", target="closed"),
-    Case("token-with-bearer-prefix", (*RUN, "--base-url", "{url}", "--token", "Bearer abc"), 2,
-         "--token starts with 'Bearer '; pass the token alone", target="closed",
-         plugin=("--conformance-protocol", "agent-protocol", "--conformance-token", "Bearer abc")),
-    Case("token-trailing-newline", (*RUN, "--second-token", "abc\n"), 2,
-         "--second-token contains whitespace or a control character (a trailing newline from a file?)"),
-    Case("auth-protocol-without-token", ("run", "--protocol", "synapse-agent", "--base-url", "{url}"), 2,
-         "synapse-agent requires credentials (its document declares bearer auth): pass --token", target="closed"),
+    Case(
+        "url-doubles-the-api-root",
+        (*RUN, "--base-url", "http://127.0.0.1:9/ap/v1/"),
+        2,
+        "ends in /ap/v1, which the agent-protocol document's paths already start with "
+        "(/ap/v1/agent/tasks); use --base-url http://127.0.0.1:9",
+    ),
+    Case(
+        "url-doubles-the-api-root-ns",
+        ("run", "--protocol", "neuro-san", "--base-url", "http://h/x/api/v1"),
+        2,
+        "use --base-url http://h/x",
+    ),
+    Case(
+        "token-non-ascii",
+        (*RUN, "--base-url", "{url}", "--token", "tökén"),
+        2,
+        "--token contains non-ASCII characters",
+        target="closed",
+    ),
+    Case(
+        "token-with-bearer-prefix",
+        (*RUN, "--base-url", "{url}", "--token", "Bearer abc"),
+        2,
+        "--token starts with 'Bearer '; pass the token alone",
+        target="closed",
+        plugin=("--conformance-protocol", "agent-protocol", "--conformance-token", "Bearer abc"),
+    ),
+    Case(
+        "token-trailing-newline",
+        (*RUN, "--second-token", "abc\n"),
+        2,
+        "--second-token contains whitespace or a control character (a trailing newline from a file?)",
+    ),
+    Case(
+        "auth-protocol-without-token",
+        ("run", "--protocol", "synapse-agent", "--base-url", "{url}"),
+        2,
+        "synapse-agent requires credentials (its document declares bearer auth): pass --token",
+        target="closed",
+    ),
     Case("plugin-unknown-protocol", (), 4, "", plugin=("--conformance-protocol", "nope")),
     Case("version", ("--version",), 0, "python -m conformance 0.1.0"),
     Case("list-faults-into-head", (), 0, "", shell="{python} -m mockserver --list-faults | head -1"),
@@ -112,8 +165,15 @@ def test_edge(case: Case, tmp_path: Path) -> None:
     url = closed_port_url() if case.target == "closed" else ""
     started = time.monotonic()
     if case.shell:
-        proc = subprocess.run(case.shell.format(python=sys.executable), shell=True, capture_output=True, text=True,
-                              timeout=BOUND_S, cwd=tmp_path, env=_env(case))
+        proc = subprocess.run(
+            case.shell.format(python=sys.executable),
+            shell=True,
+            capture_output=True,
+            text=True,
+            timeout=BOUND_S,
+            cwd=tmp_path,
+            env=_env(case),
+        )
         assert proc.returncode == 0 and proc.stdout.count("\n") == 1, proc.stdout + proc.stderr
         assert proc.stderr == "", proc.stderr
         return
@@ -121,8 +181,14 @@ def test_edge(case: Case, tmp_path: Path) -> None:
         argv = [a.replace("{url}", url) for a in case.argv]
         if "--report-dir" not in argv and argv[0] == "run":
             argv += ["--report-dir", str(report_dir)]
-        proc = subprocess.run([sys.executable, "-m", "conformance", *argv], capture_output=True, text=True,
-                              timeout=BOUND_S, cwd=tmp_path, env=_env(case))
+        proc = subprocess.run(
+            [sys.executable, "-m", "conformance", *argv],
+            capture_output=True,
+            text=True,
+            timeout=BOUND_S,
+            cwd=tmp_path,
+            env=_env(case),
+        )
         assert time.monotonic() - started < BOUND_S
         assert "Traceback" not in proc.stderr, proc.stderr
         assert proc.returncode == case.code, proc.stdout + proc.stderr
@@ -134,8 +200,14 @@ def test_edge(case: Case, tmp_path: Path) -> None:
         case.reports(report_dir)
         assert not (tmp_path / ".hypothesis").exists()
     if case.plugin:
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *case.plugin],
-                              capture_output=True, text=True, timeout=BOUND_S, cwd=tmp_path, env=_env(case))
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *case.plugin],
+            capture_output=True,
+            text=True,
+            timeout=BOUND_S,
+            cwd=tmp_path,
+            env=_env(case),
+        )
         out = proc.stdout + proc.stderr
         assert proc.returncode == 4, out  # pytest's usage error
         assert "INTERNALERROR" not in out and "Traceback" not in out, out

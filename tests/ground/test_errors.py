@@ -19,13 +19,16 @@ BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
         ("agent-protocol", 422, DETAILS, {"message": "m", "errors": DETAILS}),
         ("neuro-san", 404, [], {"code": 5, "message": "m"}),
         ("neuro-san", 418, [], {"code": 2, "message": "m"}),
-        ("neuro-san", 400, DETAILS,
-         {"code": 3, "message": "m", "details": [{"@type": BAD_REQUEST, **DETAILS[0]}]}),
+        ("neuro-san", 400, DETAILS, {"code": 3, "message": "m", "details": [{"@type": BAD_REQUEST, **DETAILS[0]}]}),
         ("sgr-agent-core", 404, [], {"detail": "m"}),
         ("sgr-agent-core", 422, DETAILS, {"detail": DETAILS}),
         ("sgr-agent-core", 400, DETAILS, {"detail": "m"}),  # only a 422 carries its details
-        ("synapse-agent", 401, DETAILS,
-         {"concreteType": "org.sagebionetworks.repo.model.ErrorResponse", "reason": "m"}),
+        (
+            "synapse-agent",
+            401,
+            DETAILS,
+            {"concreteType": "org.sagebionetworks.repo.model.ErrorResponse", "reason": "m"},
+        ),
     ],
 )
 def test_each_protocol_renders_its_own_error_shape(
@@ -36,7 +39,10 @@ def test_each_protocol_renders_its_own_error_shape(
 
 def test_a_malformed_body_is_answered_with_the_protocols_status() -> None:
     assert {pid: info.error.invalid_body_status for pid, info in PROTOCOLS.items()} == {
-        "agent-protocol": 422, "neuro-san": 400, "sgr-agent-core": 422, "synapse-agent": 400,
+        "agent-protocol": 422,
+        "neuro-san": 400,
+        "sgr-agent-core": 422,
+        "synapse-agent": 400,
     }
 
 

@@ -24,10 +24,15 @@ DOC_30: dict[str, Any] = {
                     "nullable": {"type": "boolean"},
                 },
             },
-            "Artifact": {"type": "object", "required": ["artifact_id"],
-                         "properties": {"artifact_id": {"type": "string"}}},
-            "Steps": {"type": "object", "properties": {"steps": {"type": "array",
-                                                                 "items": {"$ref": "#/components/schemas/Step"}}}},
+            "Artifact": {
+                "type": "object",
+                "required": ["artifact_id"],
+                "properties": {"artifact_id": {"type": "string"}},
+            },
+            "Steps": {
+                "type": "object",
+                "properties": {"steps": {"type": "array", "items": {"$ref": "#/components/schemas/Step"}}},
+            },
         }
     },
 }
@@ -43,8 +48,7 @@ DOC_32: dict[str, Any] = {
                     "object": {"const": "chat.completion.chunk"},
                     "choices": {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/Choice"}},
                     "usage": {"type": ["object", "null"]},
-                    "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}],
-                             "items": False},
+                    "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False},
                 },
             },
             "Choice": {"type": "object", "required": ["index"], "properties": {"index": {"type": "integer"}}},
@@ -58,6 +62,7 @@ def _step(**overrides: Any) -> dict[str, Any]:
 
 
 # --- OpenAPI 3.0: nullable ------------------------------------------------------------------------
+
 
 def test_30_nullable_string_accepts_null() -> None:
     schemas = SchemaSet(DOC_30)
@@ -116,6 +121,7 @@ def test_30_uses_draft4_semantics() -> None:
 
 # --- OpenAPI 3.1/3.2: JSON Schema 2020-12 --------------------------------------------------------
 
+
 def test_32_document_uses_2020_12() -> None:
     schemas = SchemaSet(DOC_32)
     chunk = {"$ref": "#/components/schemas/Chunk"}
@@ -145,6 +151,7 @@ def test_every_component_of_the_shipped_documents_compiles(protocol_id: str) -> 
 
 
 # --- caching -------------------------------------------------------------------------------------
+
 
 def test_validator_is_compiled_once_per_schema_object() -> None:
     schemas = SchemaSet(DOC_32)
@@ -181,6 +188,7 @@ def test_cached_validator_still_validates_after_the_cache_starts_over() -> None:
 
 
 # --- violations ----------------------------------------------------------------------------------
+
 
 def test_violation_paths_and_messages() -> None:
     schemas = SchemaSet(DOC_30)

@@ -59,6 +59,7 @@ def _labels(protocol_id: str, profile: str | None = None) -> set[str]:
 
 # --- the shipped documents -----------------------------------------------------------------------
 
+
 def test_registry_knows_exactly_the_four_protocols() -> None:
     assert sorted(PROTOCOLS) == ["agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent"]
     assert PROTOCOLS["synapse-agent"].base_path == "/repo/v1"
@@ -90,8 +91,9 @@ def test_document_loads_in_schemathesis(protocol_id: str) -> None:
     assert schema is not load(protocol_id).schemathesis_schema()  # each run gets its own copy
 
 
-@pytest.mark.parametrize(("protocol_id", "method", "path"), SEED_OPERATIONS,
-                         ids=[f"{p}:{m} {u}" for p, m, u in SEED_OPERATIONS])
+@pytest.mark.parametrize(
+    ("protocol_id", "method", "path"), SEED_OPERATIONS, ids=[f"{p}:{m} {u}" for p, m, u in SEED_OPERATIONS]
+)
 def test_seed_operation_is_in_the_document(protocol_id: str, method: str, path: str) -> None:
     spec = load(protocol_id)
     assert f"{method} {path}" in _labels(protocol_id)
@@ -126,6 +128,7 @@ def test_load_is_cached_per_process() -> None:
 
 # --- profiles ------------------------------------------------------------------------------------
 
+
 def test_neuro_san_upstream_profile_adds_list() -> None:
     assert "GET /api/v1/list" not in _labels("neuro-san")
     upstream = _labels("neuro-san", "upstream")
@@ -151,8 +154,12 @@ MINIMAL: dict[str, Any] = {
         "/things": {
             "get": {
                 "operationId": "listThings",
-                "responses": {"200": {"description": "ok", "content": {"application/json": {
-                    "schema": {"$ref": "#/components/schemas/Thing"}}}}},
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}},
+                    }
+                },
             }
         }
     },
@@ -210,7 +217,8 @@ def test_swagger_2_document_is_refused(tmp_path: Path) -> None:
 def test_dangling_ref_is_named(tmp_path: Path) -> None:
     doc = json.loads(json.dumps(MINIMAL))
     doc["paths"]["/things"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = {
-        "$ref": "#/components/schemas/Missing"}
+        "$ref": "#/components/schemas/Missing"
+    }
     message = _error(_write(tmp_path, "dangling.json", doc))
     assert "dangling $ref: #/components/schemas/Missing" in message
 
@@ -244,8 +252,9 @@ def test_invalid_utf8_file(tmp_path: Path) -> None:
     assert "cannot read the file" in _error(path)
 
 
-def test_cli_reports_spec_error_without_traceback(monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_reports_spec_error_without_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     broken = tmp_path / "openapi.yaml"
 
     def broken_load(protocol_id: str, profile: str | None = None) -> specs.Spec:
@@ -253,8 +262,18 @@ def test_cli_reports_spec_error_without_traceback(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(specs, "load", broken_load)
     monkeypatch.setattr("conformance.runner.load", broken_load)
-    code = cli.main(["run", "--protocol", "agent-protocol", "--base-url", "http://127.0.0.1:9",
-                     "--report-dir", str(tmp_path / "r"), "-q"])
+    code = cli.main(
+        [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--report-dir",
+            str(tmp_path / "r"),
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert f"error: {broken}: invalid YAML at line 3" in err
@@ -262,6 +281,7 @@ def test_cli_reports_spec_error_without_traceback(monkeypatch: pytest.MonkeyPatc
 
 
 # --- profile overlays that are broken ------------------------------------------------------------
+
 
 @pytest.fixture
 def private_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -82,8 +82,11 @@ def completion(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         return None, TEXT
     parameters = tool.get("parameters") or {}
     args = instance(parameters, parameters.get("$defs", {}))
-    call = {"id": f"call_{int(time.time() * 1000)}", "type": "function",
-            "function": {"name": tool["name"], "arguments": json.dumps(args)}}
+    call = {
+        "id": f"call_{int(time.time() * 1000)}",
+        "type": "function",
+        "function": {"name": tool["name"], "arguments": json.dumps(args)},
+    }
     return call, ""
 
 
@@ -104,8 +107,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "fake-llm", "object": "model", "created": 0,
-                                                           "owned_by": "tests"}]})
+            self._json(
+                200,
+                {"object": "list", "data": [{"id": "fake-llm", "object": "model", "created": 0, "owned_by": "tests"}]},
+            )
         else:
             self._json(404, {"error": {"message": "not found"}})
 
@@ -127,9 +132,17 @@ class Handler(BaseHTTPRequestHandler):
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if call:
                 message["tool_calls"] = [call]
-            self._json(200, {"id": cid, "object": "chat.completion", "created": created, "model": model,
-                             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+            self._json(
+                200,
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                },
+            )
             return
         delta: dict[str, Any] = {"role": "assistant", "content": text or None}
         if call:
@@ -144,8 +157,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         for choice in chunks:
-            chunk = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                     "choices": [choice]}
+            chunk = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [choice],
+            }
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

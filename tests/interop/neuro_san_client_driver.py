@@ -27,8 +27,10 @@ METADATA = {"user_id": "interop", "request_id": "interop-1"}
 
 
 def chat(text: str, chat_filter: str, context: Any = None) -> dict[str, Any]:
-    request: dict[str, Any] = {"user_message": {"type": "HUMAN", "text": text},
-                               "chat_filter": {"chat_filter_type": chat_filter}}
+    request: dict[str, Any] = {
+        "user_message": {"type": "HUMAN", "text": text},
+        "chat_filter": {"chat_filter_type": chat_filter},
+    }
     if context is not None:
         request["chat_context"] = context
     return request
@@ -48,8 +50,14 @@ def drive(port: str) -> dict[str, Any]:
     agents: dict[str, Any] = {}
     for info in listed.get("agents", []):
         name = info["agent_name"]
-        session = HttpServiceAgentSession(host=HOST, port=port, agent_name=name, metadata=METADATA,
-                                          timeout_in_seconds=10, streaming_timeout_in_seconds=30)
+        session = HttpServiceAgentSession(
+            host=HOST,
+            port=port,
+            agent_name=name,
+            metadata=METADATA,
+            timeout_in_seconds=10,
+            streaming_timeout_in_seconds=30,
+        )
         minimal = responses(session.streaming_chat(chat(FIRST, "MINIMAL")))
         context = minimal[-1].get("chat_context") if minimal else None
         agents[name] = {

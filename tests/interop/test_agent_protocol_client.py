@@ -68,8 +68,7 @@ def test_client_runs_a_task_to_its_last_step(serve: Serve) -> None:
         )
         assert (first.input, first.additional_input, first.is_last) == ("start", {"n": 1}, False)
         steps = [first, *await run_steps(api, task.task_id)]
-        assert [s.name for s in steps] == [
-            "Read the task", "Work on part 1", "Work on part 2", "Write output.txt"]
+        assert [s.name for s in steps] == ["Read the task", "Work on part 1", "Work on part 2", "Write output.txt"]
         assert [s.is_last for s in steps] == [False, False, False, True]
         assert all(s.status == "completed" for s in steps)
         fetched = await api.get_agent_task_step(task_id=task.task_id, step_id=steps[2].step_id)
@@ -100,7 +99,10 @@ def test_client_uploads_and_downloads_bytes(serve: Serve, tmp_path: Path) -> Non
             task_id=task.task_id, file=str(source), relative_path="inputs/raw"
         )
         assert (artifact.agent_created, artifact.file_name, artifact.relative_path) == (
-            False, "payload.bin", "inputs/raw")
+            False,
+            "payload.bin",
+            "inputs/raw",
+        )
         data = await api.download_agent_task_artifact(task_id=task.task_id, artifact_id=artifact.artifact_id)
         assert bytes(data) == payload
         listed = await api.list_agent_task_artifacts(task_id=task.task_id, current_page=1, page_size=5)

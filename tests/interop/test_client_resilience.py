@@ -40,7 +40,8 @@ def test_openai_client_retries_through_429s(sgr_url: str) -> None:
     with openai.OpenAI(base_url=sgr_url + "/v1", api_key="unused", max_retries=8, timeout=10) as client:
         for i in range(completions):
             stream = client.chat.completions.create(
-                model="sgr_agent", messages=[{"role": "user", "content": f"research owls {i}"}], stream=True)
+                model="sgr_agent", messages=[{"role": "user", "content": f"research owls {i}"}], stream=True
+            )
             chunks = list(stream)
             assert chunks[-1].choices[0].finish_reason == "stop"  # every completion got through
     entries = _journal(sgr_url, "createChatCompletion")
@@ -64,9 +65,14 @@ def test_agent_protocol_client_under_added_latency(serve: Any) -> None:
         warnings.simplefilter("ignore")
         apc = pytest.importorskip("agent_protocol_client", reason="agent-protocol-client is not installed")
     delay = 0.4
-    rules = ({"protocol": "agent-protocol", "operation": "executeAgentTaskStep", "latency": {"fixed": delay}},
-             {"protocol": "agent-protocol", "operation": "createAgentTask",
-              "latency": {"lognormal": {"median": 0.05, "sigma": 0.3}}})
+    rules = (
+        {"protocol": "agent-protocol", "operation": "executeAgentTaskStep", "latency": {"fixed": delay}},
+        {
+            "protocol": "agent-protocol",
+            "operation": "createAgentTask",
+            "latency": {"lognormal": {"median": 0.05, "sigma": 0.3}},
+        },
+    )
 
     async def scenario(url: str) -> None:
         async with apc.ApiClient(apc.Configuration(host=url)) as client:
@@ -95,9 +101,14 @@ def test_synapseclient_retries_503s_on_async_get(tmp_path: Path) -> None:
     config = MockConfig(protocols=("synapse-agent",), job_seconds=0.2, chaos=(rule,), journal=100, seed=1)
     with EmbeddedServer(config) as server:
         syn = synapseclient.Synapse(
-            repoEndpoint=server.url + "/repo/v1", authEndpoint=server.url + "/auth/v1",
-            fileHandleEndpoint=server.url + "/file/v1", portalEndpoint=server.url + "/", skip_checks=True,
-            cache_client=False, silent=True, configPath=str(tmp_path / "synapseConfig"),
+            repoEndpoint=server.url + "/repo/v1",
+            authEndpoint=server.url + "/auth/v1",
+            fileHandleEndpoint=server.url + "/file/v1",
+            portalEndpoint=server.url + "/",
+            skip_checks=True,
+            cache_client=False,
+            silent=True,
+            configPath=str(tmp_path / "synapseConfig"),
             cache_root_dir=str(tmp_path / "cache"),
         )
         syn.login(authToken="alice-token", silent=True)

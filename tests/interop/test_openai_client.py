@@ -28,8 +28,10 @@ ANSWER = "Focus on luxury models only"
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     # No retries: the 5xx answers under test must surface at once.
-    with EmbeddedServer(MockConfig(protocols=("sgr-agent-core",))) as server, \
-            openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=10) as api:
+    with (
+        EmbeddedServer(MockConfig(protocols=("sgr-agent-core",))) as server,
+        openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=10) as api,
+    ):
         yield api
 
 
@@ -68,9 +70,7 @@ def test_streamed_research(client: Any) -> None:
 
 
 def test_clarification_round_trip(client: Any) -> None:
-    raw = client.chat.completions.with_raw_response.create(
-        model="sgr_agent", messages=[user(ASKING)], stream=True
-    )
+    raw = client.chat.completions.with_raw_response.create(model="sgr_agent", messages=[user(ASKING)], stream=True)
     agent_id = raw.headers["X-Agent-ID"]
     assert raw.headers["X-Agent-Model"] == "sgr_agent"
     question, model, reasons = read(raw.parse())

@@ -38,8 +38,10 @@ class Behind:
 def behind_proxy(**settings: Any) -> Iterator[Behind]:
     protocol = settings["protocols"][0]
     lines: list[str] = []
-    with EmbeddedServer(MockConfig(**settings)) as server, \
-            ProxyServer(ProxyConfig(protocol, server.url, console=lines.append)) as proxy:
+    with (
+        EmbeddedServer(MockConfig(**settings)) as server,
+        ProxyServer(ProxyConfig(protocol, server.url, console=lines.append)) as proxy,
+    ):
         yield Behind(proxy, lines)
 
 
@@ -78,12 +80,31 @@ def test_agent_protocol_client_through_the_proxy_to_the_mock(tmp_path: Path) -> 
     scenarios.test_client_uploads_and_downloads_bytes(serve, tmp_path)
     scenarios.test_client_lists_tasks_page_by_page(serve)
     scenarios.test_client_gets_404_for_unknown_ids(serve)
-    assert_clean(seen, {
-        "AP-TASK-001", "AP-TASK-002", "AP-STEP-001", "AP-STEP-002", "AP-STEP-004", "AP-ERR-001", "AP-ERR-003",
-        "AP-ARTIFACT-001", "AP-ARTIFACT-002", "AP-ARTIFACT-003", "AP-ARTIFACT-005", "AP-PAGE-001", "AP-PAGE-002",
-        "AP-PAGE-003", "AP-PAGE-004", "AP-SCHEMA-001", "AP-SCHEMA-003", "AP-SCHEMA-005", "AP-SCHEMA-007",
-        "AP-CLIENT-001",
-    })
+    assert_clean(
+        seen,
+        {
+            "AP-TASK-001",
+            "AP-TASK-002",
+            "AP-STEP-001",
+            "AP-STEP-002",
+            "AP-STEP-004",
+            "AP-ERR-001",
+            "AP-ERR-003",
+            "AP-ARTIFACT-001",
+            "AP-ARTIFACT-002",
+            "AP-ARTIFACT-003",
+            "AP-ARTIFACT-005",
+            "AP-PAGE-001",
+            "AP-PAGE-002",
+            "AP-PAGE-003",
+            "AP-PAGE-004",
+            "AP-SCHEMA-001",
+            "AP-SCHEMA-003",
+            "AP-SCHEMA-005",
+            "AP-SCHEMA-007",
+            "AP-CLIENT-001",
+        },
+    )
 
 
 # --- the Agent Protocol SDK server ---------------------------------------------------------------
@@ -113,8 +134,9 @@ def sdk_traffic(url: str) -> list[str]:
             api = apc.AgentApi(client)
             body = apc.TaskRequestBody(input="write hello", additional_input={"mode": "test"})
             task = await api.create_agent_task(task_request_body=body)
-            await api.execute_agent_task_step(task_id=task.task_id, step_request_body=apc.StepRequestBody(
-                input="start", additional_input={"n": 1}))
+            await api.execute_agent_task_step(
+                task_id=task.task_id, step_request_body=apc.StepRequestBody(input="start", additional_input={"n": 1})
+            )
             await api.get_agent_task(task_id=task.task_id)
             await api.list_agent_task_steps(task_id=task.task_id, current_page=1, page_size=3)
             try:
@@ -134,8 +156,10 @@ def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> N
 
     lines: list[str] = []
     try:
-        with sdk_server(tmp_path) as upstream, \
-                ProxyServer(ProxyConfig("agent-protocol", upstream, console=lines.append)) as proxy:
+        with (
+            sdk_server(tmp_path) as upstream,
+            ProxyServer(ProxyConfig("agent-protocol", upstream, console=lines.append)) as proxy,
+        ):
             errors = sdk_traffic(proxy.url)
     except PeerUnavailable as exc:
         pytest.skip(skip_reason(exc))
@@ -149,20 +173,37 @@ def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> N
     assert got["AP-CLIENT-001"][0] is Status.PASSED  # the client's requests were all fine
 
 
-
 def test_openai_client_streams_through_the_proxy_to_the_mock() -> None:
     openai = pytest.importorskip("openai")
     from . import test_openai_client as scenarios
 
-    with behind_proxy(protocols=("sgr-agent-core",)) as behind, \
-            openai.OpenAI(base_url=behind.url + "/v1", api_key="unused", max_retries=0, timeout=10) as client:
+    with (
+        behind_proxy(protocols=("sgr-agent-core",)) as behind,
+        openai.OpenAI(base_url=behind.url + "/v1", api_key="unused", max_retries=0, timeout=10) as client,
+    ):
         scenarios.test_models_list(client)
         scenarios.test_streamed_research(client)
         scenarios.test_clarification_round_trip(client)
         scenarios.test_invalid_model_is_a_bad_request(client)
         scenarios.test_non_streaming_is_not_implemented(client)
-    assert_clean([behind], {
-        "SGR-MODEL-001", "SGR-STREAM-001", "SGR-STREAM-002", "SGR-STREAM-003", "SGR-STREAM-004", "SGR-STREAM-005",
-        "SGR-STREAM-006", "SGR-STREAM-007", "SGR-ERR-001", "SGR-ERR-002", "SGR-SCHEMA-001", "SGR-SCHEMA-002",
-        "SGR-SCHEMA-003", "SGR-SCHEMA-004", "SGR-SCHEMA-007", "SGR-CLIENT-001",
-    })
+    assert_clean(
+        [behind],
+        {
+            "SGR-MODEL-001",
+            "SGR-STREAM-001",
+            "SGR-STREAM-002",
+            "SGR-STREAM-003",
+            "SGR-STREAM-004",
+            "SGR-STREAM-005",
+            "SGR-STREAM-006",
+            "SGR-STREAM-007",
+            "SGR-ERR-001",
+            "SGR-ERR-002",
+            "SGR-SCHEMA-001",
+            "SGR-SCHEMA-002",
+            "SGR-SCHEMA-003",
+            "SGR-SCHEMA-004",
+            "SGR-SCHEMA-007",
+            "SGR-CLIENT-001",
+        },
+    )

@@ -34,9 +34,15 @@ def url() -> Iterator[str]:
 def login(url: str, token: str, home: Path) -> Any:
     """A client pointed at the mock, with its config and cache kept out of the user's home."""
     syn = synapseclient.Synapse(
-        repoEndpoint=url + "/repo/v1", authEndpoint=url + "/auth/v1", fileHandleEndpoint=url + "/file/v1",
-        portalEndpoint=url + "/", skip_checks=True, cache_client=False, silent=True,
-        configPath=str(home / "synapseConfig"), cache_root_dir=str(home / "cache"),
+        repoEndpoint=url + "/repo/v1",
+        authEndpoint=url + "/auth/v1",
+        fileHandleEndpoint=url + "/file/v1",
+        portalEndpoint=url + "/",
+        skip_checks=True,
+        cache_client=False,
+        silent=True,
+        configPath=str(home / "synapseConfig"),
+        cache_root_dir=str(home / "cache"),
     )
     syn.login(authToken=token, silent=True)
     return syn

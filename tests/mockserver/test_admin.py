@@ -32,11 +32,16 @@ def _counts(c: httpx.Client) -> dict[str, int]:
 
 def _populate(c: httpx.Client) -> None:
     assert c.post("/ap/v1/agent/tasks", json={"input": "one two"}).status_code == 200
-    with c.stream("POST", "/v1/chat/completions",
-                  json={"model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "owls"}]}) as r:
+    with c.stream(
+        "POST",
+        "/v1/chat/completions",
+        json={"model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "owls"}]},
+    ) as r:
         r.read()
-    assert c.post("/repo/v1/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"},
-                  headers=AUTH).status_code == 201
+    assert (
+        c.post("/repo/v1/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}, headers=AUTH).status_code
+        == 201
+    )
 
 
 def test_reset_one_protocol_leaves_the_others(client: httpx.Client) -> None:
@@ -50,7 +55,11 @@ def test_reset_one_protocol_leaves_the_others(client: httpx.Client) -> None:
 def test_reset_all_and_the_mock_keeps_working(client: httpx.Client) -> None:
     _populate(client)
     assert sorted(client.post("/__mock/reset").json()["reset"]) == [
-        "agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent"]
+        "agent-protocol",
+        "neuro-san",
+        "sgr-agent-core",
+        "synapse-agent",
+    ]
     assert _counts(client) == {"agent-protocol": 0, "sgr-agent-core": 0, "synapse-agent": 0}
     _populate(client)  # handlers still hold the (emptied) stores
     assert _counts(client) == {"agent-protocol": 1, "sgr-agent-core": 1, "synapse-agent": 1}
@@ -91,13 +100,17 @@ def test_journal_filters_and_redacts(client: httpx.Client) -> None:
     by_op = client.get("/__mock/journal", params={"operation": "health", "limit": 1}).json()
     assert len(by_op["entries"]) == 1 and by_op["total"] == 3
     assert client.get("/__mock/journal", params={"status": 201}).json()["entries"][0]["operation"] == (
-        "createAgentSession")
+        "createAgentSession"
+    )
 
 
 def test_journal_records_streams_frame_by_frame(client: httpx.Client) -> None:
     client.delete("/__mock/journal")
-    with client.stream("POST", "/v1/chat/completions", json={
-            "model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "owls"}]}) as r:
+    with client.stream(
+        "POST",
+        "/v1/chat/completions",
+        json={"model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "owls"}]},
+    ) as r:
         body = r.read()
     (entry,) = client.get("/__mock/journal", params={"operation": "createChatCompletion"}).json()["entries"]
     assert entry["response"]["frames"] == body.count(b"data: ")
@@ -125,21 +138,24 @@ def test_journal_off_by_default_and_turned_on_at_run_time(serve: Serve) -> None:
         assert c.get("/__mock/journal").status_code == 409
 
 
-@pytest.mark.parametrize(("method", "path", "kwargs", "status"), [
-    ("GET", "/__mock/journal", {"params": {"protocol": "nope"}}, 404),
-    ("GET", "/__mock/journal", {"params": {"operation": "nope"}}, 400),
-    ("GET", "/__mock/journal", {"params": {"limit": "many"}}, 400),
-    ("GET", "/__mock/journal", {"params": {"colour": "red"}}, 400),
-    ("PUT", "/__mock/journal", {"json": {"size": "big"}}, 400),
-    ("PUT", "/__mock/journal", {"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400),
-    ("PUT", "/__mock/journal", {"content": b"size: 3", "headers": {"Content-Type": "text/csv"}}, 415),
-    ("PUT", "/__mock/journal", {"content": b"x" * ((1 << 20) + 1)}, 413),
-    ("POST", "/__mock/fixtures", {"content": b""}, 400),
-    ("GET", "/__mock/nothing", {}, 404),
-    ("DELETE", "/__mock/reset", {}, 405),
-    ("GET", "/__mock/specs/nope.json", {}, 404),
-    ("GET", "/__mock/specs/agent-protocol.xml", {}, 404),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs", "status"),
+    [
+        ("GET", "/__mock/journal", {"params": {"protocol": "nope"}}, 404),
+        ("GET", "/__mock/journal", {"params": {"operation": "nope"}}, 400),
+        ("GET", "/__mock/journal", {"params": {"limit": "many"}}, 400),
+        ("GET", "/__mock/journal", {"params": {"colour": "red"}}, 400),
+        ("PUT", "/__mock/journal", {"json": {"size": "big"}}, 400),
+        ("PUT", "/__mock/journal", {"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400),
+        ("PUT", "/__mock/journal", {"content": b"size: 3", "headers": {"Content-Type": "text/csv"}}, 415),
+        ("PUT", "/__mock/journal", {"content": b"x" * ((1 << 20) + 1)}, 413),
+        ("POST", "/__mock/fixtures", {"content": b""}, 400),
+        ("GET", "/__mock/nothing", {}, 404),
+        ("DELETE", "/__mock/reset", {}, 405),
+        ("GET", "/__mock/specs/nope.json", {}, 404),
+        ("GET", "/__mock/specs/agent-protocol.xml", {}, 404),
+    ],
+)
 def test_bad_admin_input_is_a_clear_4xx(
     client: httpx.Client, method: str, path: str, kwargs: dict[str, Any], status: int
 ) -> None:
@@ -156,8 +172,9 @@ def test_yaml_bodies_are_accepted(client: httpx.Client) -> None:
 
 def test_curl_d_bodies_are_read_as_json(client: httpx.Client) -> None:
     # curl -d labels a body application/x-www-form-urlencoded
-    answer = client.put("/__mock/journal", content=b'{"size": 9}',
-                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    answer = client.put(
+        "/__mock/journal", content=b'{"size": 9}', headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
     assert answer.status_code == 200 and answer.json() == {"size": 9}
 
 

@@ -16,8 +16,12 @@ from mockserver import EmbeddedServer
 from mockserver.chaos import MAX_RULES, Chaos, ChaosError, Rule, load_document, parse_cli
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
-OPS = {"agent-protocol": ["listAgentTasks", "createAgentTask"], "sgr-agent-core": ["createChatCompletion"],
-       "neuro-san": ["AgentService_StreamingChat"], "synapse-agent": ["getAgentChatResult"]}
+OPS = {
+    "agent-protocol": ["listAgentTasks", "createAgentTask"],
+    "sgr-agent-core": ["createChatCompletion"],
+    "neuro-san": ["AgentService_StreamingChat"],
+    "synapse-agent": ["getAgentChatResult"],
+}
 AUTH = {"Authorization": "Bearer alice-token"}
 CHAT = {"model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "research owls please"}]}
 NS_CHAT = {"user_message": {"type": "HUMAN", "text": "hello"}, "chat_filter": {"chat_filter_type": "MAXIMAL"}}
@@ -42,11 +46,14 @@ def test_rules_match_protocol_and_operation() -> None:
     assert decision is not None and decision.error == 500
 
 
-@pytest.mark.parametrize(("latency", "low", "high"), [
-    ({"fixed": 0.25}, 0.25, 0.25),
-    ({"uniform": [0.1, 0.2]}, 0.1, 0.2),
-    ({"lognormal": {"median": 0.1, "sigma": 0.5}}, 0.0, 60.0),
-])
+@pytest.mark.parametrize(
+    ("latency", "low", "high"),
+    [
+        ({"fixed": 0.25}, 0.25, 0.25),
+        ({"uniform": [0.1, 0.2]}, 0.1, 0.2),
+        ({"lognormal": {"median": 0.1, "sigma": 0.5}}, 0.0, 60.0),
+    ],
+)
 def test_latency_distributions(latency: dict[str, Any], low: float, high: float) -> None:
     chaos = Chaos([Rule.parse({"latency": latency}, OPS)], 3)
     delays = [d.delay for d in (chaos.decide("agent-protocol", "listAgentTasks") for _ in range(200)) if d]
@@ -57,35 +64,45 @@ def test_latency_distributions(latency: dict[str, Any], low: float, high: float)
         assert max(delays) > 0.15  # with a tail
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("protocol=sgr-agent-core,error=429,rate=0.5,retry-after=2",
-     {"protocol": "sgr-agent-core", "error": 429, "rate": 0.5, "retry_after": 2}),
-    ("latency=0.2", {"latency": 0.2}),
-    ("latency=uniform:0.1:0.3", {"latency": {"uniform": [0.1, 0.3]}}),
-    ("latency=lognormal:0.05:0.5,operation=createAgentTask",
-     {"latency": {"lognormal": {"median": 0.05, "sigma": 0.5}}, "operation": "createAgentTask"}),
-    ("protocol=neuro-san,drip=0.1,cut_after=2", {"protocol": "neuro-san", "drip": 0.1, "cut_after": 2}),
-    ("reset=true", {"reset": True}),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "protocol=sgr-agent-core,error=429,rate=0.5,retry-after=2",
+            {"protocol": "sgr-agent-core", "error": 429, "rate": 0.5, "retry_after": 2},
+        ),
+        ("latency=0.2", {"latency": 0.2}),
+        ("latency=uniform:0.1:0.3", {"latency": {"uniform": [0.1, 0.3]}}),
+        (
+            "latency=lognormal:0.05:0.5,operation=createAgentTask",
+            {"latency": {"lognormal": {"median": 0.05, "sigma": 0.5}}, "operation": "createAgentTask"},
+        ),
+        ("protocol=neuro-san,drip=0.1,cut_after=2", {"protocol": "neuro-san", "drip": 0.1, "cut_after": 2}),
+        ("reset=true", {"reset": True}),
+    ],
+)
 def test_command_line_form(text: str, expected: dict[str, Any]) -> None:
     assert parse_cli(text) == expected
     Rule.parse(expected, OPS)  # and it is a valid rule
 
 
-@pytest.mark.parametrize(("rule", "message"), [
-    ({"protocol": "nope", "error": 500}, "not served"),
-    ({"operation": "nope", "error": 500}, "no served protocol"),
-    ({"error": 404}, "error must be one of 429, 500, 503"),
-    ({"error": 500, "retry_after": 3}, "retry_after goes with"),
-    ({"rate": 1.5, "error": 500}, "rate must be between"),
-    ({"latency": {"fixed": 3600}}, "between 0 and 60"),
-    ({"latency": {"gamma": 1}}, "unknown latency distribution"),
-    ({"latency": {"uniform": [0.5, 0.1]}}, "above HIGH"),
-    ({"protocol": "agent-protocol"}, "needs an effect"),
-    ({"protocol": "synapse-agent", "drip": 0.1}, "streams nothing"),
-    ({"cut_after": 1, "error_frame_after": 1}, "either cut"),
-    ({"colour": "red", "error": 500}, "unknown rule field"),
-])
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"protocol": "nope", "error": 500}, "not served"),
+        ({"operation": "nope", "error": 500}, "no served protocol"),
+        ({"error": 404}, "error must be one of 429, 500, 503"),
+        ({"error": 500, "retry_after": 3}, "retry_after goes with"),
+        ({"rate": 1.5, "error": 500}, "rate must be between"),
+        ({"latency": {"fixed": 3600}}, "between 0 and 60"),
+        ({"latency": {"gamma": 1}}, "unknown latency distribution"),
+        ({"latency": {"uniform": [0.5, 0.1]}}, "above HIGH"),
+        ({"protocol": "agent-protocol"}, "needs an effect"),
+        ({"protocol": "synapse-agent", "drip": 0.1}, "streams nothing"),
+        ({"cut_after": 1, "error_frame_after": 1}, "either cut"),
+        ({"colour": "red", "error": 500}, "unknown rule field"),
+    ],
+)
 def test_bad_rules_are_refused_with_the_reason(rule: dict[str, Any], message: str) -> None:
     with pytest.raises(ChaosError, match=message):
         Rule.parse(rule, OPS)
@@ -96,12 +113,15 @@ def test_rule_count_is_bounded() -> None:
         load_document({"rules": [{"error": 500}] * (MAX_RULES + 1)}, OPS)
 
 
-@pytest.mark.parametrize(("protocol", "method", "path", "body", "shape"), [
-    ("agent-protocol", "GET", "/ap/v1/agent/tasks", None, "message"),
-    ("neuro-san", "GET", "/api/v1/hello_world/connectivity", None, "code"),
-    ("sgr-agent-core", "GET", "/health", None, "detail"),
-    ("synapse-agent", "POST", "/repo/v1/agent/sessions/list", {}, "reason"),
-])
+@pytest.mark.parametrize(
+    ("protocol", "method", "path", "body", "shape"),
+    [
+        ("agent-protocol", "GET", "/ap/v1/agent/tasks", None, "message"),
+        ("neuro-san", "GET", "/api/v1/hello_world/connectivity", None, "code"),
+        ("sgr-agent-core", "GET", "/health", None, "detail"),
+        ("synapse-agent", "POST", "/repo/v1/agent/sessions/list", {}, "reason"),
+    ],
+)
 @pytest.mark.parametrize("status", [429, 503, 500])
 def test_errors_in_the_protocols_own_shape(
     serve: Serve, protocol: str, method: str, path: str, body: Any, shape: str, status: int
@@ -114,8 +134,10 @@ def test_errors_in_the_protocols_own_shape(
 
 
 def test_latency_is_added(serve: Serve) -> None:
-    with serve(protocols=("sgr-agent-core",), chaos=({"operation": "health", "latency": 0.3},)) as server, \
-            httpx.Client(base_url=server.url) as c:
+    with (
+        serve(protocols=("sgr-agent-core",), chaos=({"operation": "health", "latency": 0.3},)) as server,
+        httpx.Client(base_url=server.url) as c,
+    ):
         started = time.monotonic()
         assert c.get("/health").status_code == 200
         assert time.monotonic() - started >= 0.3
@@ -125,16 +147,20 @@ def test_latency_is_added(serve: Serve) -> None:
 
 
 def test_connection_reset(serve: Serve) -> None:
-    with serve(protocols=("agent-protocol",), chaos=({"operation": "getAgentTask", "reset": True},)) as server, \
-            httpx.Client(base_url=server.url) as c:
+    with (
+        serve(protocols=("agent-protocol",), chaos=({"operation": "getAgentTask", "reset": True},)) as server,
+        httpx.Client(base_url=server.url) as c,
+    ):
         with pytest.raises(httpx.TransportError):
             c.get("/ap/v1/agent/tasks/x")
         assert c.get("/ap/v1/agent/tasks").status_code == 200  # the server keeps serving
 
 
 def test_stream_cut_after_n_frames(serve: Serve) -> None:
-    with serve(protocols=("sgr-agent-core",), chaos=({"protocol": "sgr-agent-core", "cut_after": 2},)) as server, \
-            httpx.Client(base_url=server.url) as c:
+    with (
+        serve(protocols=("sgr-agent-core",), chaos=({"protocol": "sgr-agent-core", "cut_after": 2},)) as server,
+        httpx.Client(base_url=server.url) as c,
+    ):
         frames: list[str] = []
         with pytest.raises(httpx.RemoteProtocolError), c.stream("POST", "/v1/chat/completions", json=CHAT) as r:
             assert r.status_code == 200
@@ -159,8 +185,9 @@ def test_neuro_san_error_frame_and_drip(serve: Serve) -> None:
         with c.stream("POST", "/api/v1/hello_world/streaming_chat", json=NS_CHAT) as r:
             lines = [json.loads(line) for line in r.iter_lines() if line]
         assert time.monotonic() - started >= 0.4  # two drips before the third frame
-        assert len(lines) == 3 and lines[2] == {"error": {"code": 14, "message": lines[2]["error"]["message"],
-                                                          "details": []}}
+        assert len(lines) == 3 and lines[2] == {
+            "error": {"code": 14, "message": lines[2]["error"]["message"], "details": []}
+        }
 
 
 def test_rules_changed_at_run_time(serve: Serve) -> None:
@@ -180,8 +207,10 @@ def test_rules_changed_at_run_time(serve: Serve) -> None:
 
 
 def test_chaos_is_journalled(serve: Serve) -> None:
-    with serve(protocols=("agent-protocol",), journal=10, chaos=({"error": 429, "latency": 0.01},)) as server, \
-            httpx.Client(base_url=server.url) as c:
+    with (
+        serve(protocols=("agent-protocol",), journal=10, chaos=({"error": 429, "latency": 0.01},)) as server,
+        httpx.Client(base_url=server.url) as c,
+    ):
         c.post("/ap/v1/agent/tasks", json={"input": "x"})
         (entry,) = c.get("/__mock/journal").json()["entries"]
         assert entry["response"]["status"] == 429 and entry["request"]["body"]["text"] == '{"input":"x"}'

@@ -186,8 +186,9 @@ class Client:
     # -- Synapse ----------------------------------------------------------------------------------------
     async def synapse(self, tag: str) -> None:
         root = "/repo/v1"
-        session = await self.json("POST", f"{root}/agent/session", 201, headers=self.auth,
-                                  json={"agentAccessLevel": "READ_YOUR_PRIVATE_DATA"})
+        session = await self.json(
+            "POST", f"{root}/agent/session", 201, headers=self.auth, json={"agentAccessLevel": "READ_YOUR_PRIVATE_DATA"}
+        )
         session_id = session["sessionId"]
         assert session["startedBy"] == USER_IDS[self.user]
         text = f"{tag} asks {uuid.uuid4()}"
@@ -195,16 +196,20 @@ class Client:
         started = await self.json("POST", f"{root}/agent/chat/async/start", 201, headers=self.auth, json=start)
         job_id = started["token"]
         for _ in range(200):
-            raw, response = await self.call("GET", f"{root}/agent/chat/async/get/{job_id}", (200, 202),
-                                            headers=self.auth)
+            raw, response = await self.call(
+                "GET", f"{root}/agent/chat/async/get/{job_id}", (200, 202), headers=self.auth
+            )
             if response.status == 200:
                 break
             status = json.loads(raw)
             assert status["jobId"] == job_id and status["requestBody"]["chatText"] == text, status
             await asyncio.sleep(0.02)
         result = json.loads(raw)
-        assert result == {"concreteType": "org.sagebionetworks.repo.model.agent.AgentChatResponse",
-                          "sessionId": session_id, "responseText": answer_for(text)}, result
+        assert result == {
+            "concreteType": "org.sagebionetworks.repo.model.agent.AgentChatResponse",
+            "sessionId": session_id,
+            "responseText": answer_for(text),
+        }, result
         history = await self.json("POST", f"{root}/agent/session/history/{session_id}", headers=self.auth, json={})
         assert history["sessionId"] == session_id
         assert [(i["requestText"], i["responseText"]) for i in history["page"]] == [(text, answer_for(text))]
@@ -245,6 +250,7 @@ async def paged(fetch: Callable[[str | None], Awaitable[tuple[list[str], str | N
 
 async def audit(base: str, ledger: Ledger) -> None:
     async with aiohttp.ClientSession(base) as http:
+
         async def get(path: str, **kwargs: Any) -> Any:
             async with http.get(path, **kwargs) as response:
                 assert response.status == 200, await response.text()
@@ -273,8 +279,10 @@ async def audit(base: str, ledger: Ledger) -> None:
         # Synapse: each user's list is exactly that user's sessions, newest first, pages disjoint
         started: dict[str, str] = {}
         for user, auth in (("alice", ALICE), ("bob", BOB)):
-            async def fetch(token: str | None, auth: dict[str, str] = auth,
-                            user: str = user) -> tuple[list[str], str | None]:
+
+            async def fetch(
+                token: str | None, auth: dict[str, str] = auth, user: str = user
+            ) -> tuple[list[str], str | None]:
                 body = {"nextPageToken": token} if token else {}
                 async with http.post("/repo/v1/agent/sessions/list", json=body, headers=auth) as response:
                     assert response.status == 200
@@ -296,6 +304,7 @@ def run_load(clients: int, seconds: float) -> tuple[Ledger, float]:
     config = MockConfig(job_seconds=0.05, stream_delay=STREAM_DELAY)
     ledger = Ledger()
     with EmbeddedServer(config) as server:
+
         async def main() -> float:
             started = time.monotonic()
             deadline = started + seconds

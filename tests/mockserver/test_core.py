@@ -37,23 +37,32 @@ SMALL = Limits(max_json_bytes=1000, max_upload_bytes=1000)
 # allows), and a request that must keep answering 200 (to show the server still serves).
 PROTOCOLS: dict[str, dict[str, Any]] = {
     "agent-protocol": {
-        "json_post": "/ap/v1/agent/tasks", "unknown": "/ap/v1/agent/nothing/here",
-        "wrong": ("DELETE", "/ap/v1/agent/tasks", {"GET", "POST"}), "healthy": ("GET", "/ap/v1/agent/tasks", None),
+        "json_post": "/ap/v1/agent/tasks",
+        "unknown": "/ap/v1/agent/nothing/here",
+        "wrong": ("DELETE", "/ap/v1/agent/tasks", {"GET", "POST"}),
+        "healthy": ("GET", "/ap/v1/agent/tasks", None),
         "headers": {},
     },
     "neuro-san": {
-        "json_post": "/api/v1/hello_world/streaming_chat", "unknown": "/api/v1/hello_world/nothing",
+        "json_post": "/api/v1/hello_world/streaming_chat",
+        "unknown": "/api/v1/hello_world/nothing",
         "wrong": ("DELETE", "/api/v1/hello_world/connectivity", {"GET"}),
-        "healthy": ("GET", "/api/v1/hello_world/connectivity", None), "headers": {},
+        "healthy": ("GET", "/api/v1/hello_world/connectivity", None),
+        "headers": {},
     },
     "sgr-agent-core": {
-        "json_post": "/v1/chat/completions", "unknown": "/v1/nothing",
-        "wrong": ("PUT", "/health", {"GET"}), "healthy": ("GET", "/health", None), "headers": {},
+        "json_post": "/v1/chat/completions",
+        "unknown": "/v1/nothing",
+        "wrong": ("PUT", "/health", {"GET"}),
+        "healthy": ("GET", "/health", None),
+        "headers": {},
     },
     "synapse-agent": {
-        "json_post": "/repo/v1/agent/session", "unknown": "/repo/v1/nothing/here",
+        "json_post": "/repo/v1/agent/session",
+        "unknown": "/repo/v1/nothing/here",
         "wrong": ("DELETE", "/repo/v1/agent/session", {"POST"}),
-        "healthy": ("POST", "/repo/v1/agent/sessions/list", {}), "headers": AUTH,
+        "healthy": ("POST", "/repo/v1/agent/sessions/list", {}),
+        "headers": AUTH,
     },
 }
 IDS = sorted(PROTOCOLS)
@@ -87,8 +96,7 @@ def assert_no_internals(text: str) -> None:
 @pytest.fixture(params=IDS)
 def target(request: pytest.FixtureRequest, serve: Serve) -> Iterator[tuple[str, dict[str, Any], httpx.Client]]:
     protocol = request.param
-    with serve(protocols=(protocol,), limits=SMALL) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as http:
+    with serve(protocols=(protocol,), limits=SMALL) as server, httpx.Client(base_url=server.url, timeout=10) as http:
         yield protocol, PROTOCOLS[protocol], http
 
 
@@ -99,6 +107,7 @@ def still_serving(case: dict[str, Any], http: httpx.Client) -> None:
 
 
 # --- routing and validation errors ---------------------------------------------------------------
+
 
 def test_unknown_route(target: tuple[str, dict[str, Any], httpx.Client]) -> None:
     protocol, case, http = target
@@ -119,8 +128,9 @@ def test_wrong_method(target: tuple[str, dict[str, Any], httpx.Client]) -> None:
 
 def test_malformed_json(target: tuple[str, dict[str, Any], httpx.Client]) -> None:
     protocol, case, http = target
-    response = http.post(case["json_post"], content=b'{"broken": ', headers={
-        **case["headers"], "Content-Type": "application/json"})
+    response = http.post(
+        case["json_post"], content=b'{"broken": ', headers={**case["headers"], "Content-Type": "application/json"}
+    )
     assert response.status_code == protocol_info(protocol).error.invalid_body_status
     assert "JSON" in response.text
     error_shape(protocol, response)
@@ -135,12 +145,14 @@ def test_wrong_content_type(target: tuple[str, dict[str, Any], httpx.Client]) ->
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_oversized_json_body_is_413_and_the_server_keeps_serving(
-        target: tuple[str, dict[str, Any], httpx.Client], chunked: bool) -> None:
+    target: tuple[str, dict[str, Any], httpx.Client], chunked: bool
+) -> None:
     protocol, case, http = target
     body = b'{"pad": "' + b"x" * 2000 + b'"}'
     content: bytes | Iterator[bytes] = iter([body[:700], body[700:1400], body[1400:]]) if chunked else body
-    response = http.post(case["json_post"], content=content, headers={**case["headers"],
-                                                                        "Content-Type": "application/json"})
+    response = http.post(
+        case["json_post"], content=content, headers={**case["headers"], "Content-Type": "application/json"}
+    )
     assert response.status_code == 413
     assert "1000 bytes" in json.dumps(error_shape(protocol, response))
     still_serving(case, http)
@@ -152,8 +164,9 @@ def test_chunked_json_within_the_limit_is_read_whole(serve: Serve) -> None:
     """A valid body that arrives in several chunks is not cut at the first one."""
     body = json.dumps({"input": "y" * 600}).encode()
     with serve(protocols=("agent-protocol",), limits=SMALL) as server, httpx.Client(base_url=server.url) as http:
-        response = http.post("/ap/v1/agent/tasks", content=iter([body[:300], body[300:]]),
-                             headers={"Content-Type": "application/json"})
+        response = http.post(
+            "/ap/v1/agent/tasks", content=iter([body[:300], body[300:]]), headers={"Content-Type": "application/json"}
+        )
     assert response.status_code == 200, response.text
     assert response.json()["input"] == "y" * 600
 
@@ -170,8 +183,13 @@ def test_oversized_upload_is_413(serve: Serve) -> None:
 
 def test_synapse_missing_or_bad_token_is_401(serve: Serve) -> None:
     with serve(protocols=("synapse-agent",)) as server, httpx.Client(base_url=server.url) as http:
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic alice-token"},
-                        {"Authorization": "Bearer"}, {"Authorization": "bearer alice-token-and-more"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": "Basic alice-token"},
+            {"Authorization": "Bearer"},
+            {"Authorization": "bearer alice-token-and-more"},
+        ):
             response = http.post("/repo/v1/agent/sessions/list", json={}, headers=headers)
             assert response.status_code == 401, headers
             assert response.headers["www-authenticate"].startswith("Bearer")
@@ -203,9 +221,15 @@ def test_crash_is_a_500_in_protocol_shape_without_internals(serve: Serve, monkey
 
 # --- faults ----------------------------------------------------------------------------------------
 
+
 def _fault(**how: Any) -> Fault:
-    return Fault(name=how.pop("name", "test-fault"), protocol=how.pop("protocol", "agent-protocol"),
-                 breaks=("AP-TASK-001",), description="for a test", **how)
+    return Fault(
+        name=how.pop("name", "test-fault"),
+        protocol=how.pop("protocol", "agent-protocol"),
+        breaks=("AP-TASK-001",),
+        description="for a test",
+        **how,
+    )
 
 
 def test_faultset_lookups() -> None:
@@ -230,7 +254,8 @@ def test_unknown_fault_is_a_clear_key_error() -> None:
     with pytest.raises(KeyError) as caught:
         faults_module.resolve(["no-such-fault", "nor-this"])
     assert caught.value.args[0] == (
-        "unknown fault(s): no-such-fault, nor-this; see `python -m mockserver --list-faults`")
+        "unknown fault(s): no-such-fault, nor-this; see `python -m mockserver --list-faults`"
+    )
     with pytest.raises(KeyError, match="no-such-fault"):
         create_app(MockConfig(faults=("no-such-fault",)))
 
@@ -292,6 +317,7 @@ def test_disabled_auth_fault(serve: Serve, monkeypatch: pytest.MonkeyPatch) -> N
 
 # --- limits ----------------------------------------------------------------------------------------
 
+
 def test_stream_gate_bounds_open_streams() -> None:
     gate = StreamGate(2)
     with gate, gate:
@@ -314,6 +340,7 @@ def test_default_limits_are_documented_values() -> None:
 
 # --- the embedded server ---------------------------------------------------------------------------
 
+
 def test_embedded_server_lifecycle() -> None:
     server = EmbeddedServer(MockConfig(protocols=("sgr-agent-core",)))
     with server:
@@ -335,9 +362,16 @@ def test_embedded_server_reports_a_taken_port() -> None:
 
 # --- python -m mockserver --------------------------------------------------------------------------
 
+
 def _mock_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mockserver", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "mockserver", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def test_cli_lists_faults() -> None:
@@ -369,9 +403,14 @@ def test_cli_taken_port_exits_2() -> None:
 
 
 def test_cli_serves_on_port_0_and_stops_on_sigterm() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "mockserver", "--port", "0", "--protocol", "sgr-agent-core"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockserver", "--port", "0", "--protocol", "sgr-agent-core"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     watchdog = threading.Timer(30, proc.kill)  # bounds the blocking readline below
     watchdog.start()
     try:

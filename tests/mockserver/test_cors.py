@@ -15,17 +15,26 @@ ORIGIN = "http://localhost:5173"
 
 
 def _preflight(c: httpx.Client, path: str, method: str = "POST") -> httpx.Response:
-    return c.options(path, headers={"Origin": ORIGIN, "Access-Control-Request-Method": method,
-                                    "Access-Control-Request-Headers": "authorization, content-type"})
+    return c.options(
+        path,
+        headers={
+            "Origin": ORIGIN,
+            "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": "authorization, content-type",
+        },
+    )
 
 
-@pytest.mark.parametrize(("path", "methods"), [
-    ("/ap/v1/agent/tasks", "GET, POST"),
-    ("/api/v1/hello_world/streaming_chat", "POST"),
-    ("/v1/chat/completions", "POST"),
-    ("/repo/v1/agent/session/1", "GET, PUT"),
-    ("/__mock/chaos", "DELETE, GET, PUT"),
-])
+@pytest.mark.parametrize(
+    ("path", "methods"),
+    [
+        ("/ap/v1/agent/tasks", "GET, POST"),
+        ("/api/v1/hello_world/streaming_chat", "POST"),
+        ("/v1/chat/completions", "POST"),
+        ("/repo/v1/agent/session/1", "GET, PUT"),
+        ("/__mock/chaos", "DELETE, GET, PUT"),
+    ],
+)
 def test_preflight_answered_with_the_paths_methods(serve: Serve, path: str, methods: str) -> None:
     with serve() as server, httpx.Client(base_url=server.url) as c:
         answer = _preflight(c, path)
@@ -46,8 +55,12 @@ def test_answers_to_a_browser_are_readable(serve: Serve) -> None:
         denied = c.get("/repo/v1/userProfile", headers={"Origin": ORIGIN})  # errors too
         assert denied.status_code == 401 and denied.headers["Access-Control-Allow-Origin"] == ORIGIN
         assert "WWW-Authenticate" in denied.headers["Access-Control-Expose-Headers"]
-        with c.stream("POST", "/v1/chat/completions", headers={"Origin": ORIGIN}, json={
-                "model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "owls"}]}) as r:
+        with c.stream(
+            "POST",
+            "/v1/chat/completions",
+            headers={"Origin": ORIGIN},
+            json={"model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "owls"}]},
+        ) as r:
             assert r.headers["Access-Control-Allow-Origin"] == ORIGIN  # streams too
             assert "X-Agent-ID" in r.headers["Access-Control-Expose-Headers"]
 

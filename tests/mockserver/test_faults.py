@@ -16,7 +16,8 @@ def test_every_fault_is_an_edit_a_switch_or_a_server_setting(module_name: str) -
     switched = importlib.import_module(f"{module_name}.faults").Switches.fault_names()
     assert set(switched.values()) <= set(faults), "a switch names no fault of the catalogue"
     idle = [
-        name for name, f in faults.items()
+        name
+        for name, f in faults.items()
         if name not in switched.values() and f.mutate is None and not f.skip_validation and not f.disables_auth
     ]
     assert idle == [], "faults that nothing switches on"

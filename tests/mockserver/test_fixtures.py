@@ -21,18 +21,40 @@ AUTH = {"Authorization": "Bearer alice-token"}
 BOB = {"Authorization": "Bearer bob-token"}
 TASK_ID = "11111111-1111-4111-8111-111111111111"
 DOCUMENT: dict[str, Any] = {
-    "agent-protocol": {"tasks": [{
-        "task_id": TASK_ID, "input": "write a haiku", "steps": 1,
-        "artifacts": [{"file_name": "notes.txt", "relative_path": "docs", "content": "hello"},
-                      {"file_name": "blob.bin", "content_base64": base64.b64encode(b"\x00\xff").decode()}],
-    }]},
-    "sgr-agent-core": {"agents": [{"agent_id": "sgr_agent_fixture", "model": "sgr_agent", "state": "completed",
-                                   "messages": [{"role": "user", "content": "research owls"}],
-                                   "execution_result": "Owls are birds."}]},
-    "synapse-agent": {"sessions": [{"sessionId": "fixture-session", "owner": "alice",
-                                    "agentAccessLevel": "READ_YOUR_PRIVATE_DATA",
-                                    "history": [{"requestText": "hi"},
-                                                {"requestText": "bye", "responseText": "ciao"}]}]},
+    "agent-protocol": {
+        "tasks": [
+            {
+                "task_id": TASK_ID,
+                "input": "write a haiku",
+                "steps": 1,
+                "artifacts": [
+                    {"file_name": "notes.txt", "relative_path": "docs", "content": "hello"},
+                    {"file_name": "blob.bin", "content_base64": base64.b64encode(b"\x00\xff").decode()},
+                ],
+            }
+        ]
+    },
+    "sgr-agent-core": {
+        "agents": [
+            {
+                "agent_id": "sgr_agent_fixture",
+                "model": "sgr_agent",
+                "state": "completed",
+                "messages": [{"role": "user", "content": "research owls"}],
+                "execution_result": "Owls are birds.",
+            }
+        ]
+    },
+    "synapse-agent": {
+        "sessions": [
+            {
+                "sessionId": "fixture-session",
+                "owner": "alice",
+                "agentAccessLevel": "READ_YOUR_PRIVATE_DATA",
+                "history": [{"requestText": "hi"}, {"requestText": "bye", "responseText": "ciao"}],
+            }
+        ]
+    },
 }
 
 
@@ -60,12 +82,15 @@ def _check_loaded(c: httpx.Client) -> None:
 
 def test_fixtures_through_the_admin_api_in_yaml(serve: Serve) -> None:
     with serve() as server, httpx.Client(base_url=server.url) as c:
-        answer = c.post("/__mock/fixtures", content=yaml.safe_dump(DOCUMENT).encode(),
-                        headers={"Content-Type": "application/yaml"})
+        answer = c.post(
+            "/__mock/fixtures", content=yaml.safe_dump(DOCUMENT).encode(), headers={"Content-Type": "application/yaml"}
+        )
         assert answer.status_code == 200, answer.text
-        assert answer.json()["loaded"] == {"agent-protocol": {"tasks": [TASK_ID]},
-                                           "sgr-agent-core": {"agents": ["sgr_agent_fixture"]},
-                                           "synapse-agent": {"sessions": ["fixture-session"]}}
+        assert answer.json()["loaded"] == {
+            "agent-protocol": {"tasks": [TASK_ID]},
+            "sgr-agent-core": {"agents": ["sgr_agent_fixture"]},
+            "synapse-agent": {"sessions": ["fixture-session"]},
+        }
         _check_loaded(c)
 
 
@@ -76,18 +101,21 @@ def test_fixtures_at_start_and_reset_empties_them(serve: Serve) -> None:
         assert c.get(f"/ap/v1/agent/tasks/{TASK_ID}").status_code == 404
 
 
-@pytest.mark.parametrize(("document", "message"), [
-    ([], "maps protocol ids"),
-    ({"nope": {}}, "not served"),
-    ({"neuro-san": {}}, "keeps no state"),
-    ({"agent-protocol": {"tasks": [{"artifacts": [{"file_name": "x"}]}]}}, "exactly one of content"),
-    ({"agent-protocol": {"tasks": [{"colour": "red"}]}}, r"tasks\[0\]: unknown field"),
-    ({"agent-protocol": {"tasks": [{"task_id": "a"}, {"task_id": "a"}]}}, "already in use"),
-    ({"sgr-agent-core": {"agents": [{"messages": [], "state": "dreaming"}]}}, "state: one of"),
-    ({"synapse-agent": {"sessions": [{"owner": "mallory"}]}}, "configured users"),
-    ({"synapse-agent": {"sessions": [{"owner": "alice", "agentAccessLevel": "ROOT"}]}}, "agentAccessLevel"),
-    ({"sgr-agent-core": {"agents": [{"messages": []}] * (MAX_OBJECTS + 1)}}, f"at most {MAX_OBJECTS}"),
-])
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ([], "maps protocol ids"),
+        ({"nope": {}}, "not served"),
+        ({"neuro-san": {}}, "keeps no state"),
+        ({"agent-protocol": {"tasks": [{"artifacts": [{"file_name": "x"}]}]}}, "exactly one of content"),
+        ({"agent-protocol": {"tasks": [{"colour": "red"}]}}, r"tasks\[0\]: unknown field"),
+        ({"agent-protocol": {"tasks": [{"task_id": "a"}, {"task_id": "a"}]}}, "already in use"),
+        ({"sgr-agent-core": {"agents": [{"messages": [], "state": "dreaming"}]}}, "state: one of"),
+        ({"synapse-agent": {"sessions": [{"owner": "mallory"}]}}, "configured users"),
+        ({"synapse-agent": {"sessions": [{"owner": "alice", "agentAccessLevel": "ROOT"}]}}, "agentAccessLevel"),
+        ({"sgr-agent-core": {"agents": [{"messages": []}] * (MAX_OBJECTS + 1)}}, f"at most {MAX_OBJECTS}"),
+    ],
+)
 def test_a_bad_document_is_refused_whole(serve: Serve, document: Any, message: str) -> None:
     with serve() as server, httpx.Client(base_url=server.url) as c:
         good = {"agent-protocol": {"tasks": [{"input": "kept?"}]}}

@@ -36,8 +36,11 @@ def test_no_5xx_no_leak_and_every_rejection_in_the_protocols_shape(protocol: str
     # how far one budget gets depends on the machine's speed; what is covered must not
     labels = {f"{op.method.upper()} {op.path}": op.operation_id for op in load(protocol).operations()}
     for label in sorted(set(labels) - set(result.operations)):
-        result.absorb(fuzz_protocol(protocol, mock_root, max_examples=MAX_EXAMPLES, seed=1, budget_s=TOP_UP_S,
-                                    operations=(labels[label],)))
+        result.absorb(
+            fuzz_protocol(
+                protocol, mock_root, max_examples=MAX_EXAMPLES, seed=1, budget_s=TOP_UP_S, operations=(labels[label],)
+            )
+        )
     report = result.summary() + "".join(f"\n  {s}" for s in result.samples + result.transport_samples)
     assert result.server_errors == 0, report
     assert result.leaks == 0, report
@@ -54,8 +57,13 @@ def test_the_guard_catches_crashes_and_foreign_error_shapes() -> None:
     """The same run against a mock with two faults: a crash (500) and a 404 in the wrong shape."""
     config = MockConfig(protocols=("agent-protocol",), faults=("ap-page-huge-size-crashes", "ap-404-wrong-shape"))
     with EmbeddedServer(config) as server:
-        result = fuzz_protocol("agent-protocol", server.url, max_examples=3, budget_s=BUDGET_S,
-                               operations=("listAgentTasks", "getAgentTask"))
+        result = fuzz_protocol(
+            "agent-protocol",
+            server.url,
+            max_examples=3,
+            budget_s=BUDGET_S,
+            operations=("listAgentTasks", "getAgentTask"),
+        )
     assert result.server_errors > 0, result.summary()
     assert result.shape_violations > 0, result.summary()
     assert any("-> 500" in s for s in result.samples) and any("-> 404" in s for s in result.samples)
@@ -67,20 +75,23 @@ def test_the_guard_is_registered_only_while_a_run_lasts() -> None:
     assert mock_self_fuzz_guard.__name__ not in CHECKS.get_all_names()
 
 
-@pytest.mark.parametrize(("protocol", "status", "body", "ok"), [
-    ("agent-protocol", 404, {"message": "Task 'x' not found"}, True),
-    ("agent-protocol", 422, {"message": "bad", "errors": []}, True),
-    ("agent-protocol", 404, {"detail": "x"}, False),
-    ("neuro-san", 404, {"code": 5, "message": "x"}, True),
-    ("neuro-san", 404, {"code": "NOT_FOUND", "message": "x"}, False),
-    ("neuro-san", 400, {"code": True, "message": "x"}, False),
-    ("sgr-agent-core", 422, {"detail": [{"loc": ["body"]}]}, True),
-    ("sgr-agent-core", 404, {"detail": "Agent not found"}, True),
-    ("sgr-agent-core", 404, {"detail": "x", "extra": 1}, False),
-    ("synapse-agent", 403, {"concreteType": "org.sagebionetworks.repo.model.ErrorResponse", "reason": "x"}, True),
-    ("synapse-agent", 403, {"message": "x"}, False),
-    ("synapse-agent", 403, ["x"], False),
-])
+@pytest.mark.parametrize(
+    ("protocol", "status", "body", "ok"),
+    [
+        ("agent-protocol", 404, {"message": "Task 'x' not found"}, True),
+        ("agent-protocol", 422, {"message": "bad", "errors": []}, True),
+        ("agent-protocol", 404, {"detail": "x"}, False),
+        ("neuro-san", 404, {"code": 5, "message": "x"}, True),
+        ("neuro-san", 404, {"code": "NOT_FOUND", "message": "x"}, False),
+        ("neuro-san", 400, {"code": True, "message": "x"}, False),
+        ("sgr-agent-core", 422, {"detail": [{"loc": ["body"]}]}, True),
+        ("sgr-agent-core", 404, {"detail": "Agent not found"}, True),
+        ("sgr-agent-core", 404, {"detail": "x", "extra": 1}, False),
+        ("synapse-agent", 403, {"concreteType": "org.sagebionetworks.repo.model.ErrorResponse", "reason": "x"}, True),
+        ("synapse-agent", 403, {"message": "x"}, False),
+        ("synapse-agent", 403, ["x"], False),
+    ],
+)
 def test_error_shapes(protocol: str, status: int, body: object, ok: bool) -> None:
     problem = shape_problem(protocol, status, "application/json", json.dumps(body).encode())
     assert (problem is None) is ok, problem

@@ -28,10 +28,14 @@ def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 def test_access_log_has_status_latency_and_operation(serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mockserver.access")
-    with serve(protocols=("agent-protocol",), access_log=True,
-               chaos=({"operation": "getAgentTask", "latency": 0.05},
-                      {"operation": "listAgentTasks", "reset": True})) as server, \
-            httpx.Client(base_url=server.url) as c:
+    with (
+        serve(
+            protocols=("agent-protocol",),
+            access_log=True,
+            chaos=({"operation": "getAgentTask", "latency": 0.05}, {"operation": "listAgentTasks", "reset": True}),
+        ) as server,
+        httpx.Client(base_url=server.url) as c,
+    ):
         c.post("/ap/v1/agent/tasks", json={"input": "secret words"})
         c.get("/ap/v1/agent/tasks/nope")
         c.get("/ap/v1/agent/nothing")
@@ -68,16 +72,25 @@ def test_nothing_logged_without_the_flag(serve: Serve, caplog: pytest.LogCapture
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mockserver", "--port", "0", *args], capture_output=True,
-                          text=True, timeout=60, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "mockserver", "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--chaos-rule", "error=418"], "error: chaos: rule 1: error must be one of 429, 500, 503"),
-    (["--chaos-rule", "protocol=synapse-agent,drip=1", "--protocol", "synapse-agent"], "streams nothing"),
-    (["--chaos", "/nonexistent/chaos.yaml"], "error: cannot read the chaos file"),
-    (["--journal", "-1"], "--journal N needs N >= 0"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--chaos-rule", "error=418"], "error: chaos: rule 1: error must be one of 429, 500, 503"),
+        (["--chaos-rule", "protocol=synapse-agent,drip=1", "--protocol", "synapse-agent"], "streams nothing"),
+        (["--chaos", "/nonexistent/chaos.yaml"], "error: cannot read the chaos file"),
+        (["--journal", "-1"], "--journal N needs N >= 0"),
+    ],
+)
 def test_cli_refuses_bad_settings_before_serving(args: list[str], message: str) -> None:
     proc = _cli(*args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
@@ -104,11 +117,29 @@ def test_cli_serves_chaos_fixtures_journal_and_access_log(tmp_path: Path) -> Non
     fixtures = tmp_path / "fixtures.yaml"
     fixtures.write_text("agent-protocol:\n  tasks: [{task_id: t-1, input: hello}]\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mockserver", "--port", "0", "--protocol", "agent-protocol", "--chaos", str(chaos),
-         "--chaos-rule", "operation=getAgentTask,latency=0.01", "--fixtures", str(fixtures), "--journal",
-         "--access-log"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
+        [
+            sys.executable,
+            "-m",
+            "mockserver",
+            "--port",
+            "0",
+            "--protocol",
+            "agent-protocol",
+            "--chaos",
+            str(chaos),
+            "--chaos-rule",
+            "operation=getAgentTask,latency=0.01",
+            "--fixtures",
+            str(fixtures),
+            "--journal",
+            "--access-log",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     watchdog = threading.Timer(30, proc.kill)
     watchdog.start()
     try:
@@ -119,7 +150,9 @@ def test_cli_serves_chaos_fixtures_journal_and_access_log(tmp_path: Path) -> Non
             assert c.get("/ap/v1/agent/tasks").status_code == 503
             assert c.get("/__mock/chaos").json()["seed"] == 3
             assert [e["operation"] for e in c.get("/__mock/journal").json()["entries"]] == [
-                "listAgentTasks", "getAgentTask"]
+                "listAgentTasks",
+                "getAgentTask",
+            ]
         proc.terminate()
         proc.wait(15)
         log = proc.stderr.read()

@@ -105,9 +105,11 @@ def test_oversized_json_is_413_in_shape_and_others_are_served(protocol: str) -> 
             for chunked in (False, True):  # announced by Content-Length, or discovered while reading
                 data: Any = body
                 if chunked:
+
                     async def chunks() -> AsyncIterator[bytes]:
                         for i in range(0, len(body), 1000):
-                            yield body[i:i + 1000]
+                            yield body[i : i + 1000]
+
                     data = chunks()
                 async with http.post(path, data=data, headers={**headers, "Content-Type": "application/json"}) as r:
                     assert "2000 bytes" in json.dumps(await refused(r, protocol, 413))
@@ -119,8 +121,10 @@ def test_oversized_json_is_413_in_shape_and_others_are_served(protocol: str) -> 
 def test_oversized_upload_is_413_and_claims_no_storage() -> None:
     async def test() -> None:
         limits = Limits(max_upload_bytes=4000, max_stored_bytes=10_000)
-        async with serving(protocols=("agent-protocol",), limits=limits) as (url, _), \
-                aiohttp.ClientSession(url) as http:
+        async with (
+            serving(protocols=("agent-protocol",), limits=limits) as (url, _),
+            aiohttp.ClientSession(url) as http,
+        ):
             async with http.post("/ap/v1/agent/tasks", json={"input": "upload"}) as r:
                 task = (await r.json())["task_id"]
             path = f"/ap/v1/agent/tasks/{task}/artifacts"
@@ -141,6 +145,7 @@ def test_oversized_upload_is_413_and_claims_no_storage() -> None:
 
 
 # -- stored objects ------------------------------------------------------------------------------
+
 
 def test_full_stores_answer_507_in_shape_and_reads_go_on() -> None:
     async def test() -> None:
@@ -173,15 +178,19 @@ def test_full_stores_answer_507_in_shape_and_reads_go_on() -> None:
             # Synapse: sessions and jobs together
             sessions = []
             for _ in range(2):
-                async with http.post("/repo/v1/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"},
-                                     headers=ALICE) as r:
+                async with http.post(
+                    "/repo/v1/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}, headers=ALICE
+                ) as r:
                     assert r.status == 201
                     sessions.append((await r.json())["sessionId"])
-            async with http.post("/repo/v1/agent/chat/async/start", headers=ALICE,
-                                 json={"sessionId": sessions[0], "chatText": "hi"}) as r:
+            async with http.post(
+                "/repo/v1/agent/chat/async/start", headers=ALICE, json={"sessionId": sessions[0], "chatText": "hi"}
+            ) as r:
                 assert r.status == 201
-            for path, body in (("/repo/v1/agent/session", {"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}),
-                               ("/repo/v1/agent/chat/async/start", {"sessionId": sessions[0], "chatText": "hi"})):
+            for path, body in (
+                ("/repo/v1/agent/session", {"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}),
+                ("/repo/v1/agent/chat/async/start", {"sessionId": sessions[0], "chatText": "hi"}),
+            ):
                 async with http.post(path, json=body, headers=ALICE) as r:
                     await refused(r, "synapse-agent", 507)
             async with http.post("/repo/v1/agent/sessions/list", json={}, headers=ALICE) as r:
@@ -193,8 +202,10 @@ def test_full_stores_answer_507_in_shape_and_reads_go_on() -> None:
 
 def test_full_artifact_storage_answers_507() -> None:
     async def test() -> None:
-        async with serving(protocols=("agent-protocol",), limits=Limits(max_stored_bytes=1000)) as (url, _), \
-                aiohttp.ClientSession(url) as http:
+        async with (
+            serving(protocols=("agent-protocol",), limits=Limits(max_stored_bytes=1000)) as (url, _),
+            aiohttp.ClientSession(url) as http,
+        ):
             async with http.post("/ap/v1/agent/tasks", json={"input": "x"}) as r:
                 task = (await r.json())["task_id"]
             form = aiohttp.FormData()
@@ -211,8 +222,10 @@ def test_full_artifact_storage_answers_507() -> None:
 
 # -- open streams ----------------------------------------------------------------------------------
 
-async def open_stream(url: str, path: str, body: dict[str, Any], receive_buffer: int = 0
-                      ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+
+async def open_stream(
+    url: str, path: str, body: dict[str, Any], receive_buffer: int = 0
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A raw HTTP/1.1 streaming request whose status line and headers have been read;
     ``receive_buffer`` shrinks the client socket's kernel buffer (a slow reader fills it fast)."""
     host, port = url.removeprefix("http://").split(":")
@@ -223,8 +236,11 @@ async def open_stream(url: str, path: str, body: dict[str, Any], receive_buffer:
     await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
     reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 16)
     payload = json.dumps(body).encode()
-    writer.write(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                 f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\n\r\n".encode()
+        + payload
+    )
     await writer.drain()
     head = await reader.readuntil(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200"), head
@@ -233,12 +249,13 @@ async def open_stream(url: str, path: str, body: dict[str, Any], receive_buffer:
 
 def test_streams_beyond_the_limit_get_503_with_retry_after_and_others_are_served() -> None:
     async def test() -> None:
-        async with serving(limits=Limits(max_open_streams=2), stream_delay=0.3) as (url, app), \
-                aiohttp.ClientSession(url) as http:
+        async with (
+            serving(limits=Limits(max_open_streams=2), stream_delay=0.3) as (url, app),
+            aiohttp.ClientSession(url) as http,
+        ):
             held = [await open_stream(url, SGR_CHAT, sgr_body()), await open_stream(url, NS_CHAT, ns_body())]
             assert app[GATE].open == 2
-            for protocol, path, body in (("sgr-agent-core", SGR_CHAT, sgr_body()),
-                                         ("neuro-san", NS_CHAT, ns_body())):
+            for protocol, path, body in (("sgr-agent-core", SGR_CHAT, sgr_body()), ("neuro-san", NS_CHAT, ns_body())):
                 async with http.post(path, json=body) as r:
                     error = await refused(r, protocol, 503)
                     assert r.headers["Retry-After"] == "1"
@@ -305,8 +322,9 @@ def test_a_slow_reader_blocks_nobody() -> None:
 
     async def test() -> None:
         history = [{"type": t, "text": "lorem ipsum " * 500} for t in ("HUMAN", "AI") * 500]
-        context = {"chat_histories": [{"origin": [{"tool": "announcer", "instantiation_index": 0}],
-                                       "messages": history}]}
+        context = {
+            "chat_histories": [{"origin": [{"tool": "announcer", "instantiation_index": 0}], "messages": history}]
+        }
         body = ns_body("slow", chat_context=context)
         async with serving(limits=Limits(max_json_bytes=8 << 20)) as (url, app), aiohttp.ClientSession(url) as http:
             reader, writer = await open_stream(url, NS_CHAT, body, receive_buffer=4096)

@@ -58,12 +58,18 @@ def assert_error(response: httpx.Response, protocol: str, status: int | None = N
     if status is not None:
         assert response.status_code == status, response.text[:300]
     assert 400 <= response.status_code < 500, response.text[:300]
-    problem = shape_problem(protocol, response.status_code, response.headers.get("content-type", ""),
-                            response.content)
+    problem = shape_problem(protocol, response.status_code, response.headers.get("content-type", ""), response.content)
     assert problem is None, problem
     assert leak_problem(response.content, sent) is None, response.text[:300]
-    for python in ("sys.set_int_max_str_digits", "Exceeds the limit (4300", "codec can't", "surrogates not allowed",
-                   "maximum recursion depth", "object at 0x", "<class "):
+    for python in (
+        "sys.set_int_max_str_digits",
+        "Exceeds the limit (4300",
+        "codec can't",
+        "surrogates not allowed",
+        "maximum recursion depth",
+        "object at 0x",
+        "<class ",
+    ):
         if python not in sent:
             assert python not in response.text, f"{python!r} in {response.text[:300]!r}"
     return response.json()
@@ -76,13 +82,21 @@ BOUNDARY = "----mockserver-security-test"
 
 def form(disposition: str, data: bytes, relative_path: str | None = None) -> tuple[bytes, dict[str, str]]:
     """A multipart body with the file part's Content-Disposition parameters written by hand."""
-    parts = [f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; {disposition}\r\n'
-             f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n"]
+    parts = [
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; {disposition}\r\n'
+        f"Content-Type: application/octet-stream\r\n\r\n".encode()
+        + data
+        + b"\r\n"
+    ]
     if relative_path is not None:
-        parts.append(f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="relative_path"\r\n\r\n'.encode()
-                     + relative_path.encode() + b"\r\n")
+        parts.append(
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="relative_path"\r\n\r\n'.encode()
+            + relative_path.encode()
+            + b"\r\n"
+        )
     return b"".join(parts) + f"--{BOUNDARY}--\r\n".encode(), {
-        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
+        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}"
+    }
 
 
 # (Content-Disposition parameters as sent, the file name the server must record)
@@ -112,8 +126,10 @@ def disposition_filename(header: str) -> str:
 
 @pytest.fixture(scope="module")
 def ap() -> Iterator[httpx.Client]:
-    with EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as http:
+    with (
+        EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server,
+        httpx.Client(base_url=server.url, timeout=10) as http,
+    ):
         yield http
 
 
@@ -126,7 +142,8 @@ def new_task(http: httpx.Client, text: str = "one two") -> str:
 @pytest.mark.parametrize(("disposition", "name"), NAMES, ids=[n for _, n in NAMES])
 @pytest.mark.parametrize("relative_path", RELATIVE_PATHS)
 def test_artifact_names_are_labels_that_cannot_inject_headers(
-        ap: httpx.Client, disposition: str, name: str, relative_path: str) -> None:
+    ap: httpx.Client, disposition: str, name: str, relative_path: str
+) -> None:
     task = new_task(ap)
     data = os.urandom(64)
     body, headers = form(disposition, data, relative_path)
@@ -171,8 +188,10 @@ def test_a_long_file_name_leaves_the_artifact_downloadable(ap: httpx.Client) -> 
     artifact = ap.post(f"{AP}/{task}/artifacts", files={"file": ("é" * 5000, b"payload")}).json()
 
     async def download() -> bytes:
-        async with aiohttp.ClientSession(str(ap.base_url)) as http, \
-                http.get(f"{AP}/{task}/artifacts/{artifact['artifact_id']}") as r:
+        async with (
+            aiohttp.ClientSession(str(ap.base_url)) as http,
+            http.get(f"{AP}/{task}/artifacts/{artifact['artifact_id']}") as r,
+        ):
             assert r.status == 200
             return await r.read()
 
@@ -188,9 +207,13 @@ def test_relative_path_cannot_reach_another_tasks_artifact_or_the_disk(ap: httpx
     listed_before = ap.get(f"{AP}/{victim}/artifacts").json()
     attacker = new_task(ap)
     marker = f"pwned-{uuid.uuid4().hex}"
-    for relative_path, file_name in ((f"../{victim}", "output.txt"), (f"../../{victim}/.", "output.txt"),
-                                     ("../../../../../../tmp", f"{marker}.txt"), ("", f"../{victim}/output.txt"),
-                                     (str(REPO), f"{marker}.txt")):
+    for relative_path, file_name in (
+        (f"../{victim}", "output.txt"),
+        (f"../../{victim}/.", "output.txt"),
+        ("../../../../../../tmp", f"{marker}.txt"),
+        ("", f"../{victim}/output.txt"),
+        (str(REPO), f"{marker}.txt"),
+    ):
         body, headers = form(f'filename="{file_name}"', b"overwritten!", relative_path)
         assert ap.post(f"{AP}/{attacker}/artifacts", content=body, headers=headers).status_code == 200
     assert ap.get(f"{AP}/{victim}/artifacts/{output['artifact_id']}").content == original
@@ -214,8 +237,11 @@ def session_routes(session: str, job: str) -> dict[str, tuple[str, str, Any]]:
     """By operationId: every route that names a session or a job."""
     return {
         "getAgentSession": ("GET", f"{SYN}/agent/session/{session}", None),
-        "updateAgentSession": ("PUT", f"{SYN}/agent/session/{session}",
-                               {"sessionId": session, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"}),
+        "updateAgentSession": (
+            "PUT",
+            f"{SYN}/agent/session/{session}",
+            {"sessionId": session, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"},
+        ),
         "getSessionHistory": ("POST", f"{SYN}/agent/session/history/{session}", {}),
         "startAgentChat": ("POST", f"{SYN}/agent/chat/async/start", {"sessionId": session, "chatText": "mine now"}),
         "getAgentChatResult": ("GET", f"{SYN}/agent/chat/async/get/{job}", None),
@@ -235,8 +261,7 @@ def test_the_isolation_tables_cover_every_synapse_operation() -> None:
 def list_all(http: httpx.Client, user: str, token: str | None = None) -> list[dict[str, Any]]:
     sessions: list[dict[str, Any]] = []
     for _ in range(100):
-        r = http.post(f"{SYN}/agent/sessions/list", json={"nextPageToken": token} if token else {},
-                      headers=auth(user))
+        r = http.post(f"{SYN}/agent/sessions/list", json={"nextPageToken": token} if token else {}, headers=auth(user))
         assert r.status_code == 200, r.text
         sessions += r.json()["page"]
         token = r.json().get("nextPageToken")
@@ -251,12 +276,16 @@ def test_synapse_users_are_isolated_on_every_route() -> None:
         owned: dict[str, list[tuple[str, str, str]]] = {u: [] for u in USERS}  # (session, job, text)
         for n in range(13):  # interleaved, and more than a page (10) each
             for user in USERS:
-                r = http.post(f"{SYN}/agent/session", json={"agentAccessLevel": "READ_YOUR_PRIVATE_DATA"},
-                              headers=auth(user))
+                r = http.post(
+                    f"{SYN}/agent/session", json={"agentAccessLevel": "READ_YOUR_PRIVATE_DATA"}, headers=auth(user)
+                )
                 session = r.json()["sessionId"]
                 text = f"{user}'s secret {n} {uuid.uuid4()}"
-                r = http.post(f"{SYN}/agent/chat/async/start", headers=auth(user),
-                              json={"sessionId": session, "chatText": text, "enableTrace": True})
+                r = http.post(
+                    f"{SYN}/agent/chat/async/start",
+                    headers=auth(user),
+                    json={"sessionId": session, "chatText": text, "enableTrace": True},
+                )
                 owned[user].append((session, r.json()["token"], text))
         time.sleep(0.1)  # every job is done
         secrets = {user: [text for _, _, text in items] for user, items in owned.items()}
@@ -280,7 +309,8 @@ def test_synapse_users_are_isolated_on_every_route() -> None:
                 trace = http.post(f"{SYN}/agent/chat/trace/{job}", json={}, headers=auth(owner)).json()
                 assert trace["page"] and all(
                     not any(s in e["message"] for u, ss in secrets.items() if u != owner for s in ss)
-                    for e in trace["page"])
+                    for e in trace["page"]
+                )
         # lists: each user's pages hold exactly that user's sessions
         first_pages: dict[str, str] = {}
         for user, items in owned.items():
@@ -301,14 +331,18 @@ def test_synapse_users_are_isolated_on_every_route() -> None:
 
 def test_isolation_test_catches_a_server_without_it(serve: Serve) -> None:
     """The same probe against the fault that drops the owner check: it must see the breach."""
-    with serve(protocols=("synapse-agent",), faults=("syn-cross-user-access",)) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as http:
-        session = http.post(f"{SYN}/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"},
-                            headers=auth("alice")).json()["sessionId"]
+    with (
+        serve(protocols=("synapse-agent",), faults=("syn-cross-user-access",)) as server,
+        httpx.Client(base_url=server.url, timeout=10) as http,
+    ):
+        session = http.post(
+            f"{SYN}/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}, headers=auth("alice")
+        ).json()["sessionId"]
         assert http.get(f"{SYN}/agent/session/{session}", headers=auth("bob")).status_code == 200
 
 
 # -- tokens --------------------------------------------------------------------------------------
+
 
 def test_tokens_are_compared_in_constant_time_against_every_token() -> None:
     """Code-level: ``authenticate`` compares with ``hmac.compare_digest`` only, over every
@@ -321,8 +355,9 @@ def test_tokens_are_compared_in_constant_time_against_every_token() -> None:
     loops = [n for n in ast.walk(tree) if isinstance(n, ast.For)]
     assert len(loops) == 1 and ast.unparse(loops[0].iter) == "self._tokens", source
     assert any(d is c for c in ast.walk(loops[0]) for d in digests), "compare_digest is not in the loop"
-    assert not [n for n in ast.walk(loops[0]) if isinstance(n, ast.Break | ast.Return | ast.Raise)], \
+    assert not [n for n in ast.walk(loops[0]) if isinstance(n, ast.Break | ast.Return | ast.Raise)], (
         "the loop stops early: the time taken reveals which token matched"
+    )
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             text = ast.unparse(node)
@@ -347,8 +382,10 @@ def test_every_token_is_compared_whatever_is_presented(presented: str, monkeypat
         return real(a, b)
 
     async def test() -> None:
-        async with serving(protocols=("synapse-agent",), tokens=dict(USERS)) as (url, _), \
-                aiohttp.ClientSession(url) as http:
+        async with (
+            serving(protocols=("synapse-agent",), tokens=dict(USERS)) as (url, _),
+            aiohttp.ClientSession(url) as http,
+        ):
             monkeypatch.setattr(hmac, "compare_digest", spy)
             async with http.get(f"{SYN}/userProfile", headers={"Authorization": f"Bearer {presented}"}) as r:
                 assert r.status == (200 if presented in USERS.values() else 401)
@@ -358,8 +395,9 @@ def test_every_token_is_compared_whatever_is_presented(presented: str, monkeypat
     assert sorted(b for _, b in compared) == sorted(t.encode() for t in USERS.values())
 
 
-def test_tokens_never_appear_in_logs_or_error_bodies(caplog: pytest.LogCaptureFixture,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tokens_never_appear_in_logs_or_error_bodies(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     wrong = f"wrong-{uuid.uuid4().hex}"
     tokens = [*USERS.values(), wrong]
     caplog.set_level(logging.DEBUG)
@@ -368,15 +406,19 @@ def test_tokens_never_appear_in_logs_or_error_bodies(caplog: pytest.LogCaptureFi
     bodies: list[str] = []
 
     async def test() -> None:
-        async with serving(protocols=("synapse-agent",), tokens=dict(USERS), job_seconds=0.01) as (url, _), \
-                aiohttp.ClientSession(url) as http:
+        async with (
+            serving(protocols=("synapse-agent",), tokens=dict(USERS), job_seconds=0.01) as (url, _),
+            aiohttp.ClientSession(url) as http,
+        ):
             for token in tokens:
                 for scheme in ("Bearer", "bearer", "Basic", "Token"):
                     headers = {"Authorization": f"{scheme} {token}"}
-                    for method, path, body in (("POST", f"{SYN}/agent/sessions/list", {}),
-                                               ("GET", f"{SYN}/agent/session/1", None),
-                                               ("POST", f"{SYN}/agent/session", {"agentAccessLevel": "NOPE"}),
-                                               ("GET", f"{SYN}/nowhere", None)):
+                    for method, path, body in (
+                        ("POST", f"{SYN}/agent/sessions/list", {}),
+                        ("GET", f"{SYN}/agent/session/1", None),
+                        ("POST", f"{SYN}/agent/session", {"agentAccessLevel": "NOPE"}),
+                        ("GET", f"{SYN}/nowhere", None),
+                    ):
                         async with http.request(method, path, json=body, headers=headers) as r:
                             bodies.append(await r.text())
             # a crash with a valid token is logged with its traceback: still no token in it
@@ -393,8 +435,10 @@ def test_tokens_never_appear_in_logs_or_error_bodies(caplog: pytest.LogCaptureFi
             # and a request aiohttp's parser rejects, carrying a token
             host, port = url.removeprefix("http://").split(":")
             reader, writer = await asyncio.open_connection(host, int(port))
-            writer.write(f"GET {SYN}/userProfile HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {wrong}\r\n"
-                         f"Bad\x00Header: 1\r\n\r\n".encode())
+            writer.write(
+                f"GET {SYN}/userProfile HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {wrong}\r\n"
+                f"Bad\x00Header: 1\r\n\r\n".encode()
+            )
             bodies.append((await asyncio.wait_for(reader.read(), 5)).decode("latin-1"))
             writer.close()
 
@@ -464,12 +508,16 @@ def everything() -> Iterator[httpx.Client]:
         yield http
 
 
-@pytest.mark.parametrize(("protocol", "operation", "method", "path"), json_operations(),
-                         ids=[o for _, o, _, _ in json_operations()])
+@pytest.mark.parametrize(
+    ("protocol", "operation", "method", "path"), json_operations(), ids=[o for _, o, _, _ in json_operations()]
+)
 def test_hostile_bodies_are_refused_in_shape_without_internals(
-        everything: httpx.Client, protocol: str, operation: str, method: str, path: str) -> None:
-    headers = {"Content-Type": "application/json", **({"Authorization": "Bearer alice-token"}
-                                                      if protocol == "synapse-agent" else {})}
+    everything: httpx.Client, protocol: str, operation: str, method: str, path: str
+) -> None:
+    headers = {
+        "Content-Type": "application/json",
+        **({"Authorization": "Bearer alice-token"} if protocol == "synapse-agent" else {}),
+    }
     for name, (body, refuse) in HOSTILE.items():
         started = time.monotonic()
         r = everything.request(method, path, content=body, headers=headers)

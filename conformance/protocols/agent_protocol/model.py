@@ -44,29 +44,55 @@ SAME_ARTIFACT = "AP-MODEL-004"
 STEP_STATUS = "AP-MODEL-005"
 
 REQUIREMENTS = (
-    Requirement(SAME_TASK, Level.MUST,
-                "Every route that shows a task (its create answer, GET by id, its item in the task list) shows the "
-                "same task_id, input and additional_input after every write of the run, and GET by id and the list "
-                "item agree in every field the document defines",
-                f"{DOC}#/components/schemas/Task", "agent-protocol", "model"),
-    Requirement(SAME_STEP, Level.MUST,
-                "Every route that shows a completed step (its POST answer, GET by id, its item in the step list) "
-                "shows every field the document defines the same; one not yet completed keeps its step_id, "
-                "task_id, input and additional_input", f"{DOC}#/components/schemas/Step", "agent-protocol", "model"),
-    Requirement(LISTS, Level.MUST,
-                "Each list holds everything the run created in it, exactly once, with total_items counting it: "
-                "the task list every task created (and those the target held before), a task's step list every "
-                "step executed on it (steps not yet run, status created or running, may be listed too), its "
-                "artifact list every upload and every artifact its steps reported",
-                f"{DOC}#/components/schemas/Pagination", "agent-protocol", "model"),
-    Requirement(SAME_ARTIFACT, Level.MUST,
-                "Every route that shows an artifact (the upload answer, the step that produced it, the task, the "
-                "artifact list) shows the same fields; an artifact a step produced is among the task's artifacts; "
-                "a download of an uploaded artifact is the bytes uploaded under that artifact_id",
-                f"{DOC}#/components/schemas/Task/allOf/1/properties/artifacts", "agent-protocol", "model"),
-    Requirement(STEP_STATUS, Level.MUST,
-                "A step's status only moves forward (created, running, completed) on every route and every read",
-                f"{DOC}#/components/schemas/Step/allOf/1/properties/status", "agent-protocol", "model"),
+    Requirement(
+        SAME_TASK,
+        Level.MUST,
+        "Every route that shows a task (its create answer, GET by id, its item in the task list) shows the "
+        "same task_id, input and additional_input after every write of the run, and GET by id and the list "
+        "item agree in every field the document defines",
+        f"{DOC}#/components/schemas/Task",
+        "agent-protocol",
+        "model",
+    ),
+    Requirement(
+        SAME_STEP,
+        Level.MUST,
+        "Every route that shows a completed step (its POST answer, GET by id, its item in the step list) "
+        "shows every field the document defines the same; one not yet completed keeps its step_id, "
+        "task_id, input and additional_input",
+        f"{DOC}#/components/schemas/Step",
+        "agent-protocol",
+        "model",
+    ),
+    Requirement(
+        LISTS,
+        Level.MUST,
+        "Each list holds everything the run created in it, exactly once, with total_items counting it: "
+        "the task list every task created (and those the target held before), a task's step list every "
+        "step executed on it (steps not yet run, status created or running, may be listed too), its "
+        "artifact list every upload and every artifact its steps reported",
+        f"{DOC}#/components/schemas/Pagination",
+        "agent-protocol",
+        "model",
+    ),
+    Requirement(
+        SAME_ARTIFACT,
+        Level.MUST,
+        "Every route that shows an artifact (the upload answer, the step that produced it, the task, the "
+        "artifact list) shows the same fields; an artifact a step produced is among the task's artifacts; "
+        "a download of an uploaded artifact is the bytes uploaded under that artifact_id",
+        f"{DOC}#/components/schemas/Task/allOf/1/properties/artifacts",
+        "agent-protocol",
+        "model",
+    ),
+    Requirement(
+        STEP_STATUS,
+        Level.MUST,
+        "A step's status only moves forward (created, running, completed) on every route and every read",
+        f"{DOC}#/components/schemas/Step/allOf/1/properties/status",
+        "agent-protocol",
+        "model",
+    ),
 )
 
 
@@ -107,8 +133,11 @@ class Ledger:
 
 
 def artifact_view(a: Any) -> dict[str, Any]:
-    return {k: a.get(k) for k in ("artifact_id", "agent_created", "file_name", "relative_path")} if isinstance(
-        a, dict) else {}
+    return (
+        {k: a.get(k) for k in ("artifact_id", "agent_created", "file_name", "relative_path")}
+        if isinstance(a, dict)
+        else {}
+    )
 
 
 def by_id(items: Any, key: str) -> dict[str, Any]:
@@ -116,8 +145,18 @@ def by_id(items: Any, key: str) -> dict[str, Any]:
 
 
 TASK_FIELDS = ("task_id", "input", "additional_input", "artifacts")
-STEP_FIELDS = ("task_id", "step_id", "name", "status", "input", "additional_input", "output", "additional_output",
-               "artifacts", "is_last")
+STEP_FIELDS = (
+    "task_id",
+    "step_id",
+    "name",
+    "status",
+    "input",
+    "additional_input",
+    "output",
+    "additional_output",
+    "artifacts",
+    "is_last",
+)
 """The properties the document gives Task and Step: a member it does not define (the SDK's Task
 carries its ``steps`` on GET by id only) is the server's own business and never compared."""
 
@@ -126,8 +165,7 @@ def unordered(value: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     """The documented members of a view, its artifacts keyed by id (the document fixes no order)."""
     out = {k: v for k, v in value.items() if k in fields}
     if isinstance(out.get("artifacts"), list):
-        out["artifacts"] = {str(a.get("artifact_id")) if isinstance(a, dict) else repr(a): a
-                            for a in out["artifacts"]}
+        out["artifacts"] = {str(a.get("artifact_id")) if isinstance(a, dict) else repr(a): a for a in out["artifacts"]}
     return out
 
 
@@ -149,8 +187,9 @@ def read_json(session: Session, path: str, key: str | None = None, **params: Any
         body = response.json()
     except AssertionError:
         return None
-    if key is not None and not (isinstance(body, dict) and isinstance(body.get(key), list)
-                                and isinstance(body.get("pagination"), dict)):
+    if key is not None and not (
+        isinstance(body, dict) and isinstance(body.get(key), list) and isinstance(body.get("pagination"), dict)
+    ):
         return None
     return body
 
@@ -185,14 +224,29 @@ def prepare(session: Session) -> Ledger:
 
 # --- the state machine ---------------------------------------------------------------------------
 
-WORDS = ("write", "Washington", "to", "output.txt", "\u00fcn\u00efc\u00f8d\u00e9", "plan", "then", "stop",
-         "a", "very-long-word-of-the-input-" * 2)
+WORDS = (
+    "write",
+    "Washington",
+    "to",
+    "output.txt",
+    "\u00fcn\u00efc\u00f8d\u00e9",
+    "plan",
+    "then",
+    "stop",
+    "a",
+    "very-long-word-of-the-input-" * 2,
+)
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=9).map(" ".join)
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(["", "x", "\u2713"]))
-extras = st.dictionaries(st.sampled_from(["mode", "debug", "n", "nested"]),
-                         st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=2)
-                                      | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
-                                      max_leaves=4), max_size=3)
+extras = st.dictionaries(
+    st.sampled_from(["mode", "debug", "n", "nested"]),
+    st.recursive(
+        json_leaf,
+        lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+        max_leaves=4,
+    ),
+    max_size=3,
+)
 FILE_NAMES = ("notes.txt", "output.txt")
 ACTIONS = ("step", "run to the last step", "upload", "reread a task of the run", "walk the task list")
 """Few names, so two uploads to one task often share one: the artifact_id must still tell them apart."""
@@ -223,8 +277,11 @@ class AgentProtocolModel(ModelMachine):
         if not isinstance(task_id, str) or not task_id:
             self.session.cannot_compare(SAME_TASK, "createAgentTask answers no task_id (AP-TASK-001)")
             return ""
-        self.session.check(LISTS, task_id not in self.ledger.tasks and task_id not in self.ledger.before,
-                           f"createAgentTask answered task_id {task_id!r}, the id of a task that already exists")
+        self.session.check(
+            LISTS,
+            task_id not in self.ledger.tasks and task_id not in self.ledger.before,
+            f"createAgentTask answered task_id {task_id!r}, the id of a task that already exists",
+        )
         self.ledger.tasks[task_id] = TaskModel(task_id, dict(body))  # type: ignore[arg-type]
         self.verify(task_id, "none")
         return task_id
@@ -235,17 +292,23 @@ class AgentProtocolModel(ModelMachine):
         whole rules off per sequence, and a short sequence should still mix steps, uploads and reads."""
         kind = data.draw(st.sampled_from(ACTIONS), label="action")
         if kind == "step":
-            self.execute_step(task_id, data.draw(st.one_of(st.none(), texts), label="input"),
-                              data.draw(extras, label="additional_input"))
+            self.execute_step(
+                task_id,
+                data.draw(st.one_of(st.none(), texts), label="input"),
+                data.draw(extras, label="additional_input"),
+            )
         elif kind == "run to the last step":
             for _ in range(STEP_BOUND):
                 if self.ledger.tasks.get(task_id, TaskModel("", {}, finished=True)).finished:
                     break
                 self.execute_step(task_id, None, {})
         elif kind == "upload":
-            self.upload(task_id, data.draw(st.sampled_from(FILE_NAMES), label="file_name"),
-                        data.draw(st.sampled_from([None, "in"]), label="relative_path"),
-                        data.draw(st.binary(min_size=1, max_size=64), label="bytes"))
+            self.upload(
+                task_id,
+                data.draw(st.sampled_from(FILE_NAMES), label="file_name"),
+                data.draw(st.sampled_from([None, "in"]), label="relative_path"),
+                data.draw(st.binary(min_size=1, max_size=64), label="bytes"),
+            )
         elif kind == "reread a task of the run" and self.ledger.tasks:
             # this sequence's or an earlier one's: nothing may drift
             self.verify(data.draw(st.sampled_from(sorted(self.ledger.tasks)), label="task_id"))
@@ -257,14 +320,18 @@ class AgentProtocolModel(ModelMachine):
         if task is None:
             return
         if not task.finished:  # past is_last the document says nothing of what a step does
-            response = self.session.request("POST", task_path(task_id, "steps"),
-                                            json={"input": text, "additional_input": extra})
+            response = self.session.request(
+                "POST", task_path(task_id, "steps"), json={"input": text, "additional_input": extra}
+            )
             step = response.json() if response.status == 200 and "json" in response.content_type else None
             step_id = step.get("step_id") if isinstance(step, dict) else None
             if isinstance(step, dict) and isinstance(step_id, str) and step_id:
                 known = {s.step_id for s in task.steps}
-                self.session.check(LISTS, step_id not in known,
-                                   f"executeAgentTaskStep answered step_id {step_id!r}, a step already executed")
+                self.session.check(
+                    LISTS,
+                    step_id not in known,
+                    f"executeAgentTaskStep answered step_id {step_id!r}, a step already executed",
+                )
                 model = StepModel(step_id, dict(step), str(step.get("status")))
                 self.see_status(task, model, step, "its POST answer")
                 task.steps.append(model)
@@ -279,15 +346,22 @@ class AgentProtocolModel(ModelMachine):
         if task_id not in self.ledger.tasks:
             return
         fields = {"relative_path": relative_path} if relative_path is not None else {}
-        response = self.session.request("POST", task_path(task_id, "artifacts"), data=fields,
-                                        files={"file": (name, data, "application/octet-stream")})
+        response = self.session.request(
+            "POST",
+            task_path(task_id, "artifacts"),
+            data=fields,
+            files={"file": (name, data, "application/octet-stream")},
+        )
         body = response.json() if response.status == 200 and "json" in response.content_type else None
         view = artifact_view(body)
         if view.get("artifact_id"):
             task = self.ledger.tasks[task_id]
-            self.session.check(LISTS, view["artifact_id"] not in task.artifacts,
-                               f"uploadAgentTaskArtifacts answered artifact_id {view['artifact_id']!r}, "
-                               "the id of an artifact the task already has")
+            self.session.check(
+                LISTS,
+                view["artifact_id"] not in task.artifacts,
+                f"uploadAgentTaskArtifacts answered artifact_id {view['artifact_id']!r}, "
+                "the id of an artifact the task already has",
+            )
             task.artifacts[view["artifact_id"]] = ArtifactModel(view, data)
         self.verify(task_id, "none")
 
@@ -308,18 +382,27 @@ class AgentProtocolModel(ModelMachine):
             self.compare_task(task, item, "its item in the task list")
             if isinstance(got, dict) and got.get("task_id") == task_id:
                 diff = differences(got, item, TASK_FIELDS)
-                self.session.check(SAME_TASK, not diff,
-                                   lambda: f"task {task_id}: GET by id and its item in the task list differ in "
-                                           f"{diff}: {got!r} vs {item!r}")
+                self.session.check(
+                    SAME_TASK,
+                    not diff,
+                    lambda: (
+                        f"task {task_id}: GET by id and its item in the task list differ in {diff}: {got!r} vs {item!r}"
+                    ),
+                )
         self.check_steps(task, steps_by_id)
         self.check_artifacts(task)
 
     def compare_task(self, task: TaskModel, got: dict[str, Any], where: str) -> None:
         for key in ("task_id", "input", "additional_input"):
             if key in task.first or key in got:
-                self.session.check(SAME_TASK, same(got.get(key), task.first.get(key)),
-                                   lambda key=key: f"task {task.task_id} ({where}): {key} is {got.get(key)!r}, "  # type: ignore[misc]
-                                                   f"its create answer said {task.first.get(key)!r}")
+                self.session.check(
+                    SAME_TASK,
+                    same(got.get(key), task.first.get(key)),
+                    lambda key=key: (
+                        f"task {task.task_id} ({where}): {key} is {got.get(key)!r}, "  # type: ignore[misc]
+                        f"its create answer said {task.first.get(key)!r}"
+                    ),
+                )
 
     def compare_task_artifacts(self, task: TaskModel, got: dict[str, Any], where: str) -> None:
         shown = by_id(got.get("artifacts"), "artifact_id")
@@ -327,15 +410,23 @@ class AgentProtocolModel(ModelMachine):
             if artifact_id in shown:
                 self.same_artifact(task, model, shown[artifact_id], f"the task's artifacts ({where})")
             elif model.data is None:  # produced by a step: the task produced it
-                self.session.check(SAME_ARTIFACT, False,
-                                   f"task {task.task_id} ({where}): artifact {artifact_id} that a step produced is "
-                                   f"not among the task's artifacts {sorted(shown)}")
+                self.session.check(
+                    SAME_ARTIFACT,
+                    False,
+                    f"task {task.task_id} ({where}): artifact {artifact_id} that a step produced is "
+                    f"not among the task's artifacts {sorted(shown)}",
+                )
 
     def same_artifact(self, task: TaskModel, model: ArtifactModel, got: Any, where: str) -> None:
         view = artifact_view(got)
-        self.session.check(SAME_ARTIFACT, same(view, model.fields),
-                           lambda: f"task {task.task_id}: artifact {model.fields['artifact_id']} in {where} is "
-                                   f"{view!r}; first shown as {model.fields!r}")
+        self.session.check(
+            SAME_ARTIFACT,
+            same(view, model.fields),
+            lambda: (
+                f"task {task.task_id}: artifact {model.fields['artifact_id']} in {where} is "
+                f"{view!r}; first shown as {model.fields!r}"
+            ),
+        )
 
     def check_task_list(self, size: int) -> dict[str, Any] | None:
         expected = len(self.ledger.before) + len(self.ledger.tasks)
@@ -349,14 +440,22 @@ class AgentProtocolModel(ModelMachine):
         gone = [i for i in self.ledger.before if i not in counts]
         twice = [i for i, n in counts.items() if n > 1]
         strange = [i for i in counts if i not in self.ledger.tasks and i not in self.ledger.before]
-        self.session.check(LISTS, not missing and not gone and not twice and not strange,
-                           lambda: f"the task list walked from page_size {size} ({len(ids)} items) lacks "
-                                   f"{len(missing)} task(s) created in this run {missing[:3]} and {len(gone)} held "
-                                   f"before {gone[:3]}, lists {twice[:3]} more than once and {strange[:3]} that "
-                                   "no one created")
-        self.session.check(LISTS, total == expected,
-                           f"the task list's total_items is {total}; the target held {len(self.ledger.before)} "
-                           f"tasks before the run, which created {len(self.ledger.tasks)}")
+        self.session.check(
+            LISTS,
+            not missing and not gone and not twice and not strange,
+            lambda: (
+                f"the task list walked from page_size {size} ({len(ids)} items) lacks "
+                f"{len(missing)} task(s) created in this run {missing[:3]} and {len(gone)} held "
+                f"before {gone[:3]}, lists {twice[:3]} more than once and {strange[:3]} that "
+                "no one created"
+            ),
+        )
+        self.session.check(
+            LISTS,
+            total == expected,
+            f"the task list's total_items is {total}; the target held {len(self.ledger.before)} "
+            f"tasks before the run, which created {len(self.ledger.tasks)}",
+        )
         return {str(t.get("task_id")): t for t in items if isinstance(t, dict)}
 
     def see_status(self, task: TaskModel, step: StepModel, got: dict[str, Any], where: str) -> None:
@@ -364,9 +463,11 @@ class AgentProtocolModel(ModelMachine):
         if status not in STATUS_ORDER:
             return  # not in the enum: AP-SCHEMA-005's subject
         before = step.status if step.status in STATUS_ORDER else "created"
-        self.session.check(STEP_STATUS, STATUS_ORDER[status] >= STATUS_ORDER[before],
-                           f"task {task.task_id}, step {step.step_id} ({where}): status {status!r} after it was "
-                           f"{before!r}")
+        self.session.check(
+            STEP_STATUS,
+            STATUS_ORDER[status] >= STATUS_ORDER[before],
+            f"task {task.task_id}, step {step.step_id} ({where}): status {status!r} after it was {before!r}",
+        )
         if STATUS_ORDER[status] > STATUS_ORDER[before]:
             step.status = status
         if status == "completed" and step.completed is None:
@@ -376,14 +477,24 @@ class AgentProtocolModel(ModelMachine):
         self.see_status(task, step, got, where)
         if step.completed is not None and got.get("status") == "completed":
             diff = differences(got, step.completed, STEP_FIELDS)
-            self.session.check(SAME_STEP, not diff,
-                               lambda: f"task {task.task_id}, step {step.step_id} ({where}) differs in {diff} from "
-                                       f"its first completed view: {got!r} vs {step.completed!r}")
+            self.session.check(
+                SAME_STEP,
+                not diff,
+                lambda: (
+                    f"task {task.task_id}, step {step.step_id} ({where}) differs in {diff} from "
+                    f"its first completed view: {got!r} vs {step.completed!r}"
+                ),
+            )
         else:
             for key in ("step_id", "task_id", "input", "additional_input"):
-                self.session.check(SAME_STEP, same(got.get(key), step.first.get(key)),
-                                   lambda key=key: f"task {task.task_id}, step {step.step_id} ({where}): {key} is "  # type: ignore[misc]
-                                                   f"{got.get(key)!r}, its POST answer said {step.first.get(key)!r}")
+                self.session.check(
+                    SAME_STEP,
+                    same(got.get(key), step.first.get(key)),
+                    lambda key=key: (
+                        f"task {task.task_id}, step {step.step_id} ({where}): {key} is "  # type: ignore[misc]
+                        f"{got.get(key)!r}, its POST answer said {step.first.get(key)!r}"
+                    ),
+                )
         for artifact in got.get("artifacts") or []:
             model = task.artifacts.get(artifact_view(artifact).get("artifact_id"))  # type: ignore[arg-type]
             if model is not None:
@@ -398,12 +509,20 @@ class AgentProtocolModel(ModelMachine):
             executed = [s.step_id for s in task.steps]
             # A step may exist before it runs (status "created": a server that plans ahead lists
             # its planned steps); a completed one the run never executed may not.
-            strange = [s.get("step_id") for s in items if isinstance(s, dict) and s.get("step_id") not in executed
-                       and s.get("status") == "completed"]
+            strange = [
+                s.get("step_id")
+                for s in items
+                if isinstance(s, dict) and s.get("step_id") not in executed and s.get("status") == "completed"
+            ]
             ok = all(i in ids for i in executed) and len(set(ids)) == len(ids) == total and not strange
-            self.session.check(LISTS, ok, "" if ok else
-                               f"task {task.task_id}: the step list holds {ids} (total_items {total}); the run "
-                               f"executed {executed}" + (f", not the completed {strange}" if strange else ""))
+            self.session.check(
+                LISTS,
+                ok,
+                ""
+                if ok
+                else f"task {task.task_id}: the step list holds {ids} (total_items {total}); the run "
+                f"executed {executed}" + (f", not the completed {strange}" if strange else ""),
+            )
             listed = by_id(items, "step_id")
             for step in task.steps:
                 if step.step_id in listed:
@@ -420,9 +539,14 @@ class AgentProtocolModel(ModelMachine):
             items, total = walked
             ids = [a.get("artifact_id") for a in items if isinstance(a, dict)]
             known = sorted(task.artifacts)
-            self.session.check(LISTS, sorted(ids, key=str) == known and total == len(known),
-                               lambda: f"task {task.task_id}: the artifact list holds {ids} (total_items {total}); "
-                                       f"the run uploaded or its steps reported {known}")
+            self.session.check(
+                LISTS,
+                sorted(ids, key=str) == known and total == len(known),
+                lambda: (
+                    f"task {task.task_id}: the artifact list holds {ids} (total_items {total}); "
+                    f"the run uploaded or its steps reported {known}"
+                ),
+            )
             for artifact_id, item in by_id(items, "artifact_id").items():
                 if artifact_id in task.artifacts:
                     self.same_artifact(task, task.artifacts[artifact_id], item, "the artifact list")
@@ -432,10 +556,15 @@ class AgentProtocolModel(ModelMachine):
             response = self.session.request("GET", task_path(task.task_id, "artifacts", artifact_id))
             if response.status == 200:
                 ok = response.body == model.data
-                self.session.check(SAME_ARTIFACT, ok, "" if ok else
-                                   f"task {task.task_id}: downloading artifact {artifact_id} "
-                                   f"({model.fields.get('file_name')!r}) gives {response.body[:40]!r}, not "
-                                   f"the {len(model.data)} bytes uploaded as it")
+                self.session.check(
+                    SAME_ARTIFACT,
+                    ok,
+                    ""
+                    if ok
+                    else f"task {task.task_id}: downloading artifact {artifact_id} "
+                    f"({model.fields.get('file_name')!r}) gives {response.body[:40]!r}, not "
+                    f"the {len(model.data)} bytes uploaded as it",
+                )
 
 
 MODEL = Model(AgentProtocolModel, prepare, steps=10)

@@ -20,8 +20,13 @@ LISTS = {
     "listAgentTaskSteps": ("steps", "AP-PAGE-002"),
     "listAgentTaskArtifacts": ("artifacts", "AP-PAGE-003"),
 }
-TASK_SCOPED_404 = ("getAgentTask", "listAgentTaskSteps", "executeAgentTaskStep", "listAgentTaskArtifacts",
-                   "uploadAgentTaskArtifacts")
+TASK_SCOPED_404 = (
+    "getAgentTask",
+    "listAgentTaskSteps",
+    "executeAgentTaskStep",
+    "listAgentTaskArtifacts",
+    "uploadAgentTaskArtifacts",
+)
 STEP_BOUND = 20
 
 
@@ -51,10 +56,26 @@ def _echo(v: Verdict, rid: str, got: Any, sent: dict[str, Any], where: str) -> N
 
 class Passive(Checks):
     judges = (
-        "AP-TASK-001", "AP-TASK-002", "AP-STEP-001", "AP-STEP-002", "AP-STEP-003", "AP-STEP-004",
-        "AP-ERR-001", "AP-ERR-002", "AP-ERR-003", "AP-ERR-004",
-        "AP-ARTIFACT-001", "AP-ARTIFACT-002", "AP-ARTIFACT-003", "AP-ARTIFACT-004", "AP-ARTIFACT-005",
-        "AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003", "AP-PAGE-004", "AP-SCHEMA-008",
+        "AP-TASK-001",
+        "AP-TASK-002",
+        "AP-STEP-001",
+        "AP-STEP-002",
+        "AP-STEP-003",
+        "AP-STEP-004",
+        "AP-ERR-001",
+        "AP-ERR-002",
+        "AP-ERR-003",
+        "AP-ERR-004",
+        "AP-ARTIFACT-001",
+        "AP-ARTIFACT-002",
+        "AP-ARTIFACT-003",
+        "AP-ARTIFACT-004",
+        "AP-ARTIFACT-005",
+        "AP-PAGE-001",
+        "AP-PAGE-002",
+        "AP-PAGE-003",
+        "AP-PAGE-004",
+        "AP-SCHEMA-008",
     )
 
     def __init__(self, *args: Any) -> None:
@@ -88,8 +109,11 @@ class Passive(Checks):
         if status == 404:
             self._not_found(ex, v, op, body)
         if op in ("createAgentTask", "executeAgentTaskStep") and isinstance(ex.request_json(), NotJson | list | str):
-            v.check("AP-ERR-004", status == 422 and isinstance(body, dict),
-                    f"{op} answered {status} with {str(body)[:120]} to a body that is not a JSON object")
+            v.check(
+                "AP-ERR-004",
+                status == 422 and isinstance(body, dict),
+                f"{op} answered {status} with {str(body)[:120]} to a body that is not a JSON object",
+            )
         elif op in ("createAgentTask", "executeAgentTaskStep") and status == 422:
             v.check("AP-ERR-004", isinstance(body, dict), f"{op} 422: body {str(body)[:120]} is not an object")
         task_id = ex.path_params.get("task_id", "")
@@ -173,9 +197,11 @@ class Passive(Checks):
             by_id = {a.get("artifact_id"): a for a in listed if isinstance(a, dict)}
             for artifact_id, up in mine.items():
                 found = by_id.get(artifact_id)
-                v.check("AP-ARTIFACT-005",
-                        found is not None and same(artifact_fields(found), artifact_fields(up.answer)),
-                        f"the task's artifacts {str(listed)[:160]} lack the uploaded {artifact_fields(up.answer)!r}")
+                v.check(
+                    "AP-ARTIFACT-005",
+                    found is not None and same(artifact_fields(found), artifact_fields(up.answer)),
+                    f"the task's artifacts {str(listed)[:160]} lack the uploaded {artifact_fields(up.answer)!r}",
+                )
 
     # steps ----------------------------------------------------------------------------------------
     def _executed(self, ex: Observed, v: Verdict, task_id: str, body: Any) -> None:
@@ -187,8 +213,11 @@ class Passive(Checks):
         count, finished = self.posts.get(task_id, (0, False))
         if isinstance(step_id, str):
             owner = self.step_owner.get(step_id)
-            v.check("AP-STEP-001", owner is None,
-                    f"step_id {step_id} was already answered by an earlier POST (task {owner})")
+            v.check(
+                "AP-STEP-001",
+                owner is None,
+                f"step_id {step_id} was already answered by an earlier POST (task {owner})",
+            )
             self.step_owner[step_id] = task_id
             mine = self.steps.get(task_id) or {}
             if len(mine) < 1_000:
@@ -210,12 +239,18 @@ class Passive(Checks):
             v.fail("AP-ERR-002", f"another task's step {step_id} (of task {owner}) answered 200 under task {task_id}")
             return
         if self._never_issued(task_id, step_id) and body.get("step_id") != step_id:
-            v.fail("AP-ERR-002", f"step id {step_id!r}, which no answer ever named, answered 200 with step "
-                                 f"{body.get('step_id')!r} instead of 404")
+            v.fail(
+                "AP-ERR-002",
+                f"step id {step_id!r}, which no answer ever named, answered 200 with step "
+                f"{body.get('step_id')!r} instead of 404",
+            )
             return
-        v.check("AP-STEP-004", body.get("step_id") == step_id and body.get("task_id") == task_id,
-                f"GET step {step_id} of task {task_id} answered step {body.get('step_id')!r} "
-                f"of task {body.get('task_id')!r}")
+        v.check(
+            "AP-STEP-004",
+            body.get("step_id") == step_id and body.get("task_id") == task_id,
+            f"GET step {step_id} of task {task_id} answered step {body.get('step_id')!r} "
+            f"of task {body.get('task_id')!r}",
+        )
         known = self.completed.get((task_id, step_id))
         if known is not None:
             changed = [k for k in known if not same(body.get(k), known.get(k))]
@@ -230,8 +265,11 @@ class Passive(Checks):
             return
         fields = multipart_fields(ex) or {}
         name, data = fields.get("file", (None, b""))
-        relative = fields.get("relative_path", (None, b""))[1].decode("utf-8", "replace") if "relative_path" in fields \
+        relative = (
+            fields.get("relative_path", (None, b""))[1].decode("utf-8", "replace")
+            if "relative_path" in fields
             else None
+        )
         problems = []
         if not (isinstance(body.get("artifact_id"), str) and body["artifact_id"]):
             problems.append("no artifact_id")
@@ -256,19 +294,28 @@ class Passive(Checks):
         if up is None:
             return
         got = hashlib.sha256(ex.response_body).hexdigest()
-        v.check("AP-ARTIFACT-002", got == up.digest and ex.content_type == "application/octet-stream",
-                f"the download ({ex.content_type or 'no Content-Type'}, {len(ex.response_body)} bytes) is not "
-                f"the {up.size} bytes uploaded as application/octet-stream")
+        v.check(
+            "AP-ARTIFACT-002",
+            got == up.digest and ex.content_type == "application/octet-stream",
+            f"the download ({ex.content_type or 'no Content-Type'}, {len(ex.response_body)} bytes) is not "
+            f"the {up.size} bytes uploaded as application/octet-stream",
+        )
         header = ex.response_headers.get("content-disposition", "")
         kind, name = content_disposition(header)
-        v.check("AP-ARTIFACT-003", kind == "attachment" and name == up.answer.get("file_name"),
-                f"Content-Disposition {header!r} is not an attachment named {up.answer.get('file_name')!r}")
+        v.check(
+            "AP-ARTIFACT-003",
+            kind == "attachment" and name == up.answer.get("file_name"),
+            f"Content-Disposition {header!r} is not an attachment named {up.answer.get('file_name')!r}",
+        )
 
     # pagination -----------------------------------------------------------------------------------
     def _page(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
         key, rid = LISTS[op]
-        if not isinstance(body, dict) or not isinstance(body.get(key), list) or not isinstance(
-                body.get("pagination"), dict):
+        if (
+            not isinstance(body, dict)
+            or not isinstance(body.get(key), list)
+            or not isinstance(body.get("pagination"), dict)
+        ):
             v.fail(rid, f"the answer is not {{{key}, pagination}}: {str(body)[:120]}")
             return
         items, page = body[key], body["pagination"]
@@ -285,17 +332,23 @@ class Passive(Checks):
         pages = math.ceil(total / size)
         want = {"total_items": total, "total_pages": pages, "current_page": current, "page_size": size}
         if current > max(pages, 1):
-            v.check("AP-PAGE-004", items == [] and page.get("total_pages") == pages,
-                    f"page {current} beyond the last of {total} items at page_size {size}: "
-                    f"{len(items)} items, total_pages {page.get('total_pages')!r}")
+            v.check(
+                "AP-PAGE-004",
+                items == [] and page.get("total_pages") == pages,
+                f"page {current} beyond the last of {total} items at page_size {size}: "
+                f"{len(items)} items, total_pages {page.get('total_pages')!r}",
+            )
             return
         expected = min(size, total - (current - 1) * size)
         got = {k: page.get(k) for k in want}
         if got != want:
             v.fail(rid, f"page {current} of {total} items at page_size {size}: pagination {got}, expected {want}")
         else:
-            v.check(rid, len(items) == expected,
-                    f"page {current} of {total} items at page_size {size} holds {len(items)} items, not {expected}")
+            v.check(
+                rid,
+                len(items) == expected,
+                f"page {current} of {total} items at page_size {size} holds {len(items)} items, not {expected}",
+            )
         if op == "listAgentTaskArtifacts":
             self._listed_artifacts(v, ex.path_params.get("task_id", ""), items, whole=pages <= 1)
         if op == "listAgentTaskSteps" and pages <= 1:
@@ -323,6 +376,9 @@ class Passive(Checks):
         for artifact_id, artifact in listed.items():
             up = mine.get(artifact_id)
             if up is not None:
-                v.check("AP-ARTIFACT-004", same(artifact_fields(artifact), artifact_fields(up.answer)),
-                        f"listed artifact {artifact_fields(artifact)!r} differs from the upload's answer "
-                        f"{artifact_fields(up.answer)!r}")
+                v.check(
+                    "AP-ARTIFACT-004",
+                    same(artifact_fields(artifact), artifact_fields(up.answer)),
+                    f"listed artifact {artifact_fields(artifact)!r} differs from the upload's answer "
+                    f"{artifact_fields(up.answer)!r}",
+                )

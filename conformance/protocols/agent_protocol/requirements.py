@@ -113,8 +113,10 @@ def new_task(ctx: Context, body: Mapping[str, Any] | None = None) -> dict[str, A
     sent = {"input": "conformance check", "additional_input": {}, **(body or {})}
     with ctx.setup("AP-TASK-001"):
         task = ctx.conforms(ctx.client.post(TASKS, json=sent), "createAgentTask", 200)
-        ctx.expect(isinstance(task, dict) and isinstance(task.get("task_id"), str) and task["task_id"],
-                   f"createAgentTask: the answer has no task_id: {task!r}")
+        ctx.expect(
+            isinstance(task, dict) and isinstance(task.get("task_id"), str) and task["task_id"],
+            f"createAgentTask: the answer has no task_id: {task!r}",
+        )
     return dict(task)
 
 
@@ -123,8 +125,10 @@ def execute(ctx: Context, task_id: str, body: Mapping[str, Any]) -> tuple[dict[s
     with ctx.setup("AP-STEP-001"):
         response = ctx.client.post(task_path(task_id, "steps"), json=dict(body))
         step = ctx.conforms(response, "executeAgentTaskStep", 200)
-        ctx.expect(isinstance(step, dict) and isinstance(step.get("step_id"), str) and step["step_id"],
-                   f"executed step has no step_id: {step!r}")
+        ctx.expect(
+            isinstance(step, dict) and isinstance(step.get("step_id"), str) and step["step_id"],
+            f"executed step has no step_id: {step!r}",
+        )
         ctx.expect_equal(step.get("task_id"), task_id, "the executed step's task_id")
     return dict(step), response
 
@@ -153,8 +157,11 @@ class RunTask:
 def step_body(index: int) -> dict[str, Any]:
     return {
         "input": f"step {index + 1}: carry on",
-        "additional_input": {"step": index + 1, "nested": {"list": [1, "two", None, {"x": 1.5}], "flag": False},
-                             "empty": {}},
+        "additional_input": {
+            "step": index + 1,
+            "nested": {"list": [1, "two", None, {"x": 1.5}], "flag": False},
+            "empty": {},
+        },
     }
 
 
@@ -162,8 +169,13 @@ def run_task(ctx: Context) -> RunTask:
     """A task run until a step reports ``is_last`` (or STEP_BOUND POSTs), each step with its own input."""
 
     def make() -> RunTask:
-        task = new_task(ctx, {"input": "Please write 'Washington' to output.txt",
-                              "additional_input": {"suite": "agent-api-conformance"}})
+        task = new_task(
+            ctx,
+            {
+                "input": "Please write 'Washington' to output.txt",
+                "additional_input": {"suite": "agent-api-conformance"},
+            },
+        )
         sent: list[dict[str, Any]] = []
         steps: list[dict[str, Any]] = []
         responses: list[Response] = []
@@ -181,8 +193,9 @@ def run_task(ctx: Context) -> RunTask:
 
 def payload(seed: int, size: int = 4096) -> bytes:
     """Every byte value, NUL and 0xFF runs, a multipart-looking line, then seeded random bytes."""
-    return (bytes(range(256)) + b"\x00" * 16 + b"\xff" * 16 + b"\r\n--boundary--\r\n"
-            + random.Random(seed).randbytes(size))
+    return (
+        bytes(range(256)) + b"\x00" * 16 + b"\xff" * 16 + b"\r\n--boundary--\r\n" + random.Random(seed).randbytes(size)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +216,10 @@ def uploaded(ctx: Context) -> Uploaded:
         with ctx.setup("AP-ARTIFACT-001"):
             response = upload(ctx, task_id, name, data, relative_path)
             artifact = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
-            ctx.expect(isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str)
-                       and artifact["artifact_id"], f"uploaded artifact has no artifact_id: {artifact!r}")
+            ctx.expect(
+                isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str) and artifact["artifact_id"],
+                f"uploaded artifact has no artifact_id: {artifact!r}",
+            )
         return Uploaded(task_id, dict(artifact), name, relative_path, data, response)
 
     return ctx.memo("ap-uploaded", make)
@@ -228,13 +243,15 @@ def expect_bytes(ctx: Context, got: bytes, want: bytes, what: str) -> None:
         ctx.fail(f"{what}: {len(got)} bytes came back for {len(want)} sent; first difference at byte {at}")
 
 
-def list_page(ctx: Context, path: str, operation: str, key: str, judge: bool = True,
-              **params: int) -> tuple[list[Any], dict[str, Any]]:
+def list_page(
+    ctx: Context, path: str, operation: str, key: str, judge: bool = True, **params: int
+) -> tuple[list[Any], dict[str, Any]]:
     """One page: its items and its pagination (``judge=False``: the form is another's subject)."""
     body = ctx.conforms(ctx.client.get(path, params=params), operation, 200, judge=judge)
-    ctx.expect(isinstance(body, dict) and isinstance(body.get(key), list)
-               and isinstance(body.get("pagination"), dict),
-               f"{operation}: the answer has no {key!r} list and pagination object: {body!r:.300}")
+    ctx.expect(
+        isinstance(body, dict) and isinstance(body.get(key), list) and isinstance(body.get("pagination"), dict),
+        f"{operation}: the answer has no {key!r} list and pagination object: {body!r:.300}",
+    )
     return list(body[key]), dict(body["pagination"])
 
 
@@ -270,8 +287,9 @@ def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[A
             items, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=size)
             pages.append(items)
         want = {"total_items": total, "total_pages": len(lengths), "current_page": number, "page_size": size}
-        ctx.expect_equal(pagination, want, f"{operation} page {number} of {total} items at page_size {size}: "
-                                           "pagination")
+        ctx.expect_equal(
+            pagination, want, f"{operation} page {number} of {total} items at page_size {size}: pagination"
+        )
         ctx.expect_equal(len(items), lengths[number - 1], f"{operation} page {number}: number of items")
     every = [item for page in pages for item in page]
     ids = [item.get(f"{key[:-1]}_id") for item in every]
@@ -283,8 +301,12 @@ def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[A
 # --- tasks ---------------------------------------------------------------------------------------
 
 
-@registry.requirement("AP-TASK-001", Level.MUST, "POST /ap/v1/agent/tasks creates a task and returns it with a task_id",
-                      _op(TASK_OPS, "post"))
+@registry.requirement(
+    "AP-TASK-001",
+    Level.MUST,
+    "POST /ap/v1/agent/tasks creates a task and returns it with a task_id",
+    _op(TASK_OPS, "post"),
+)
 def create_task(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.post(TASKS, json={"input": "write hello"}), "createAgentTask", 200)
     ctx.expect(isinstance(body.get("task_id"), str) and body["task_id"], "task_id missing or empty")
@@ -292,34 +314,47 @@ def create_task(ctx: Context) -> None:
 
 ROUND_TRIP_INPUT = "Write 'Washington' to output.txt \u2014 \u00fcn\u00efc\u00f8d\u00e9 \u2713 \"quoted\"\nsecond line"
 ROUND_TRIP_EXTRA: dict[str, Any] = {
-    "debug": False, "mode": "benchmarks", "count": 3, "ratio": 0.25, "none": None,
+    "debug": False,
+    "mode": "benchmarks",
+    "count": 3,
+    "ratio": 0.25,
+    "none": None,
     "nested": {"list": [1, "two", None, {"deep": [True, {"x": -1.5}]}], "empty_list": [], "empty": {}},
     "unicode": {"\u043a\u043b\u044e\u0447": "\u0437\u043d\u0430\u0447\u0435\u043d\u0438\u0435", "emoji": "\U0001f680"},
 }
 
 
-@registry.requirement("AP-TASK-002", Level.MUST,
-                      "A task's input and additional_input come back exactly as sent, nested values included, "
-                      "in the create answer and from GET /ap/v1/agent/tasks/{task_id}",
-                      f"{DOC}#/components/schemas/TaskRequestBody")
+@registry.requirement(
+    "AP-TASK-002",
+    Level.MUST,
+    "A task's input and additional_input come back exactly as sent, nested values included, "
+    "in the create answer and from GET /ap/v1/agent/tasks/{task_id}",
+    f"{DOC}#/components/schemas/TaskRequestBody",
+)
 def task_round_trip(ctx: Context) -> None:
     created = new_task(ctx, {"input": ROUND_TRIP_INPUT, "additional_input": ROUND_TRIP_EXTRA})
     read = ctx.conforms(ctx.client.get(task_path(created["task_id"])), "getAgentTask", 200)
     for where, task in (("createAgentTask answer", created), ("getAgentTask answer", read)):
-        ctx.expect(same(task.get("input"), ROUND_TRIP_INPUT),
-                   f"{where}: input {task.get('input')!r} is not the {ROUND_TRIP_INPUT!r} sent")
-        ctx.expect(same(task.get("additional_input"), ROUND_TRIP_EXTRA),
-                   f"{where}: additional_input {task.get('additional_input')!r} is not the {ROUND_TRIP_EXTRA!r} sent")
+        ctx.expect(
+            same(task.get("input"), ROUND_TRIP_INPUT),
+            f"{where}: input {task.get('input')!r} is not the {ROUND_TRIP_INPUT!r} sent",
+        )
+        ctx.expect(
+            same(task.get("additional_input"), ROUND_TRIP_EXTRA),
+            f"{where}: additional_input {task.get('additional_input')!r} is not the {ROUND_TRIP_EXTRA!r} sent",
+        )
     ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id")
 
 
 # --- errors --------------------------------------------------------------------------------------
 
 
-@registry.requirement("AP-ERR-001", Level.MUST,
-                      "Every task-scoped operation answers an unknown task_id with 404 and a "
-                      "{\"message\": string} body",
-                      f"{DOC}#/components/responses/NotFound")
+@registry.requirement(
+    "AP-ERR-001",
+    Level.MUST,
+    'Every task-scoped operation answers an unknown task_id with 404 and a {"message": string} body',
+    f"{DOC}#/components/responses/NotFound",
+)
 def unknown_task(ctx: Context) -> None:
     missing = str(uuid.uuid4())
     calls: tuple[tuple[str, Callable[[], Response]], ...] = (
@@ -331,14 +366,19 @@ def unknown_task(ctx: Context) -> None:
     )
     for operation, call in calls:
         body = ctx.conforms(call(), operation, 404)
-        ctx.expect(isinstance(body, dict) and isinstance(body.get("message"), str),
-                   f"{operation} 404: body {body!r} has no message string")
+        ctx.expect(
+            isinstance(body, dict) and isinstance(body.get("message"), str),
+            f"{operation} 404: body {body!r} has no message string",
+        )
 
 
-@registry.requirement("AP-ERR-002", Level.MUST,
-                      "GET .../steps/{step_id} answers 404 with a {\"message\"} body for an unknown step id, "
-                      "for another task's step and under an unknown task",
-                      f"{_op(STEP_OP, 'get')}/responses/404")
+@registry.requirement(
+    "AP-ERR-002",
+    Level.MUST,
+    'GET .../steps/{step_id} answers 404 with a {"message"} body for an unknown step id, '
+    "for another task's step and under an unknown task",
+    f"{_op(STEP_OP, 'get')}/responses/404",
+)
 def unknown_step(ctx: Context) -> None:
     run = run_task(ctx)
     task_id, step_id = run.task["task_id"], run.steps[0]["step_id"]
@@ -349,14 +389,19 @@ def unknown_step(ctx: Context) -> None:
         ("an unknown task", task_path(str(uuid.uuid4()), "steps", step_id)),
     ):
         body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
-        ctx.expect(isinstance(body, dict) and isinstance(body.get("message"), str),
-                   f"getAgentTaskStep 404 for {what}: body {body!r} has no message string")
+        ctx.expect(
+            isinstance(body, dict) and isinstance(body.get("message"), str),
+            f"getAgentTaskStep 404 for {what}: body {body!r} has no message string",
+        )
 
 
-@registry.requirement("AP-ERR-003", Level.MUST,
-                      "GET .../artifacts/{artifact_id} answers 404 with a {\"message\"} body for an unknown "
-                      "artifact id, for another task's artifact and under an unknown task",
-                      f"{_op(ARTIFACT_OP, 'get')}/responses/404")
+@registry.requirement(
+    "AP-ERR-003",
+    Level.MUST,
+    'GET .../artifacts/{artifact_id} answers 404 with a {"message"} body for an unknown '
+    "artifact id, for another task's artifact and under an unknown task",
+    f"{_op(ARTIFACT_OP, 'get')}/responses/404",
+)
 def unknown_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
     other = new_task(ctx)["task_id"]
@@ -366,8 +411,10 @@ def unknown_artifact(ctx: Context) -> None:
         ("an unknown task", str(uuid.uuid4()), up.artifact["artifact_id"]),
     ):
         body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)
-        ctx.expect(isinstance(body, dict) and isinstance(body.get("message"), str),
-                   f"downloadAgentTaskArtifact 404 for {what}: body {body!r} has no message string")
+        ctx.expect(
+            isinstance(body, dict) and isinstance(body.get("message"), str),
+            f"downloadAgentTaskArtifact 404 for {what}: body {body!r} has no message string",
+        )
 
 
 INVALID_BODIES = (
@@ -379,10 +426,13 @@ INVALID_BODIES = (
 )
 
 
-@registry.requirement("AP-ERR-004", Level.MUST,
-                      "POST tasks and POST steps answer 422 with a JSON object body to a body that is not an object, "
-                      "has wrongly typed fields or is not JSON; a refused step POST executes no step",
-                      f"{DOC}#/components/responses/UnprocessableEntity")
+@registry.requirement(
+    "AP-ERR-004",
+    Level.MUST,
+    "POST tasks and POST steps answer 422 with a JSON object body to a body that is not an object, "
+    "has wrongly typed fields or is not JSON; a refused step POST executes no step",
+    f"{DOC}#/components/responses/UnprocessableEntity",
+)
 def invalid_bodies(ctx: Context) -> None:
     for what, content in INVALID_BODIES:
         body = ctx.conforms(ctx.client.post(TASKS, content=content, headers=JSON), "createAgentTask", 422)
@@ -397,17 +447,23 @@ def invalid_bodies(ctx: Context) -> None:
         ctx.expect(isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {body!r} is not an object")
     with ctx.setup("AP-STEP-003"):
         after = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
-    ctx.expect(after == before, f"refused step POSTs changed the task's steps: {len(before)} listed before, "
-               f"{len(after)} after ({[s.get('status') for s in after]})")
+    ctx.expect(
+        after == before,
+        f"refused step POSTs changed the task's steps: {len(before)} listed before, "
+        f"{len(after)} after ({[s.get('status') for s in after]})",
+    )
 
 
 # --- steps ---------------------------------------------------------------------------------------
 
 
-@registry.requirement("AP-STEP-001", Level.MUST,
-                      f"Each POST .../steps executes a new step of the task (fresh step_id) and one reports "
-                      f"is_last: true within {STEP_BOUND} POSTs",
-                      f"{DOC}#/components/schemas/Step/allOf/1/properties/is_last")
+@registry.requirement(
+    "AP-STEP-001",
+    Level.MUST,
+    f"Each POST .../steps executes a new step of the task (fresh step_id) and one reports "
+    f"is_last: true within {STEP_BOUND} POSTs",
+    f"{DOC}#/components/schemas/Step/allOf/1/properties/is_last",
+)
 def step_progression(ctx: Context) -> None:
     run = run_task(ctx)
     for response in run.responses:
@@ -415,29 +471,41 @@ def step_progression(ctx: Context) -> None:
     ids = [s["step_id"] for s in run.steps]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     ctx.expect(not repeated, f"step ids repeat across POSTs: {repeated[:5]}")
-    ctx.expect(run.finished, f"no step reported is_last: true within {STEP_BOUND} POSTs "
-                             f"(is_last values: {[s.get('is_last') for s in run.steps]})")
+    ctx.expect(
+        run.finished,
+        f"no step reported is_last: true within {STEP_BOUND} POSTs "
+        f"(is_last values: {[s.get('is_last') for s in run.steps]})",
+    )
 
 
-@registry.requirement("AP-STEP-002", Level.MUST,
-                      "A step records the input and additional_input it was executed with, nested values included, "
-                      "in the POST answer and when read back by id",
-                      f"{DOC}#/components/schemas/StepRequestBody")
+@registry.requirement(
+    "AP-STEP-002",
+    Level.MUST,
+    "A step records the input and additional_input it was executed with, nested values included, "
+    "in the POST answer and when read back by id",
+    f"{DOC}#/components/schemas/StepRequestBody",
+)
 def step_round_trip(ctx: Context) -> None:
     run = run_task(ctx)
     for number, (sent, step) in enumerate(zip(run.sent, run.steps, strict=True), 1):
-        read = ctx.conforms(ctx.client.get(task_path(run.task["task_id"], "steps", step["step_id"])),
-                            "getAgentTaskStep", 200)
+        read = ctx.conforms(
+            ctx.client.get(task_path(run.task["task_id"], "steps", step["step_id"])), "getAgentTaskStep", 200
+        )
         for where, got in (("POST answer", step), ("GET by id", read)):
             for field in ("input", "additional_input"):
-                ctx.expect(same(got.get(field), sent[field]),
-                           f"step {number} ({where}): {field} {got.get(field)!r} is not the {sent[field]!r} sent")
+                ctx.expect(
+                    same(got.get(field), sent[field]),
+                    f"step {number} ({where}): {field} {got.get(field)!r} is not the {sent[field]!r} sent",
+                )
 
 
-@registry.requirement("AP-STEP-003", Level.MUST,
-                      "GET .../steps lists exactly the executed steps: every step_id once, none missing, none extra, "
-                      "with the same task_id, input, additional_input and is_last",
-                      _op(STEPS_OP, "get"))
+@registry.requirement(
+    "AP-STEP-003",
+    Level.MUST,
+    "GET .../steps lists exactly the executed steps: every step_id once, none missing, none extra, "
+    "with the same task_id, input, additional_input and is_last",
+    _op(STEPS_OP, "get"),
+)
 def listed_steps(ctx: Context) -> None:
     run = run_task(ctx)
     listed = all_items(ctx, task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps")
@@ -445,61 +513,83 @@ def listed_steps(ctx: Context) -> None:
     executed = [s["step_id"] for s in run.steps]
     missing = [i for i in executed if i not in by_id]
     extra = [i for i in by_id if i not in executed]
-    ctx.expect(not missing and not extra, f"listed steps differ from the executed ones: missing {missing[:5]}, "
-                                          f"not executed {extra[:5]}")
+    ctx.expect(
+        not missing and not extra,
+        f"listed steps differ from the executed ones: missing {missing[:5]}, not executed {extra[:5]}",
+    )
     for number, step in enumerate(run.steps, 1):
         got = by_id[step["step_id"]]
         for field in ("task_id", "input", "additional_input", "is_last"):
-            ctx.expect(same(got.get(field), step.get(field)),
-                       f"listed step {number}: {field} is {got.get(field)!r}, executed {step.get(field)!r}")
+            ctx.expect(
+                same(got.get(field), step.get(field)),
+                f"listed step {number}: {field} is {got.get(field)!r}, executed {step.get(field)!r}",
+            )
 
 
-@registry.requirement("AP-STEP-004", Level.MUST,
-                      "GET .../steps/{step_id} returns the step that was executed (all of it, once completed)",
-                      _op(STEP_OP, "get"))
+@registry.requirement(
+    "AP-STEP-004",
+    Level.MUST,
+    "GET .../steps/{step_id} returns the step that was executed (all of it, once completed)",
+    _op(STEP_OP, "get"),
+)
 def get_step(ctx: Context) -> None:
     run = run_task(ctx)
     for number, step in enumerate(run.steps, 1):
-        read = ctx.conforms(ctx.client.get(task_path(run.task["task_id"], "steps", step["step_id"])),
-                            "getAgentTaskStep", 200)
+        read = ctx.conforms(
+            ctx.client.get(task_path(run.task["task_id"], "steps", step["step_id"])), "getAgentTaskStep", 200
+        )
         # a completed step is final; one still running may have gained output since
-        fields = list(step) if step.get("status") == "completed" else ["step_id", "task_id", "input",
-                                                                        "additional_input"]
+        fields = (
+            list(step) if step.get("status") == "completed" else ["step_id", "task_id", "input", "additional_input"]
+        )
         for field in fields:
-            ctx.expect(same(read.get(field), step.get(field)),
-                       f"step {number} read back by id: {field} is {read.get(field)!r}, executed {step.get(field)!r}")
+            ctx.expect(
+                same(read.get(field), step.get(field)),
+                f"step {number} read back by id: {field} is {read.get(field)!r}, executed {step.get(field)!r}",
+            )
 
 
 # --- artifacts -----------------------------------------------------------------------------------
 
 
-@registry.requirement("AP-ARTIFACT-001", Level.MUST,
-                      "Uploading a multipart file with a relative_path returns an Artifact with an artifact_id, "
-                      "the file's name, the relative_path sent and agent_created: false",
-                      _op(ARTIFACTS_OP, "post"))
+@registry.requirement(
+    "AP-ARTIFACT-001",
+    Level.MUST,
+    "Uploading a multipart file with a relative_path returns an Artifact with an artifact_id, "
+    "the file's name, the relative_path sent and agent_created: false",
+    _op(ARTIFACTS_OP, "post"),
+)
 def upload_answer(ctx: Context) -> None:
     up = uploaded(ctx)
     ctx.conforms(up.response, "uploadAgentTaskArtifacts", 200)
     ctx.expect_equal(up.artifact.get("file_name"), up.name, "uploaded artifact's file_name")
     ctx.expect_equal(up.artifact.get("relative_path"), up.relative_path, "uploaded artifact's relative_path")
-    ctx.expect(up.artifact.get("agent_created") is False,
-               f"an uploaded artifact must be agent_created: false, got {up.artifact.get('agent_created')!r}")
+    ctx.expect(
+        up.artifact.get("agent_created") is False,
+        f"an uploaded artifact must be agent_created: false, got {up.artifact.get('agent_created')!r}",
+    )
 
 
-@registry.requirement("AP-ARTIFACT-002", Level.MUST,
-                      "Downloading an uploaded artifact answers 200 application/octet-stream with exactly the bytes "
-                      "uploaded (NUL, 0xFF and CRLF included)",
-                      f"{_op(ARTIFACT_OP, 'get')}/responses/200")
+@registry.requirement(
+    "AP-ARTIFACT-002",
+    Level.MUST,
+    "Downloading an uploaded artifact answers 200 application/octet-stream with exactly the bytes "
+    "uploaded (NUL, 0xFF and CRLF included)",
+    f"{_op(ARTIFACT_OP, 'get')}/responses/200",
+)
 def download_bytes(ctx: Context) -> None:
     up = uploaded(ctx)
     data = ctx.conforms(download(ctx, up.task_id, up.artifact["artifact_id"]), "downloadAgentTaskArtifact", 200)
     expect_bytes(ctx, data, up.data, "downloaded artifact")
 
 
-@registry.requirement("AP-ARTIFACT-003", Level.SHOULD,
-                      "A download carries Content-Disposition: attachment with the artifact's file name",
-                      "UPSTREAM-FACTS: Agent Protocol v1, 'download returns the stored bytes as "
-                      "application/octet-stream with a Content-Disposition attachment filename'")
+@registry.requirement(
+    "AP-ARTIFACT-003",
+    Level.SHOULD,
+    "A download carries Content-Disposition: attachment with the artifact's file name",
+    "UPSTREAM-FACTS: Agent Protocol v1, 'download returns the stored bytes as "
+    "application/octet-stream with a Content-Disposition attachment filename'",
+)
 def download_disposition(ctx: Context) -> None:
     up = uploaded(ctx)
     response = fetched(ctx, up.task_id, up.artifact["artifact_id"])
@@ -511,40 +601,56 @@ def download_disposition(ctx: Context) -> None:
     ctx.expect_equal(name, up.name, f"Content-Disposition {header!r}: file name")
 
 
-@registry.requirement("AP-ARTIFACT-004", Level.MUST,
-                      "GET .../artifacts lists an uploaded artifact with the fields the upload answered",
-                      _op(ARTIFACTS_OP, "get"))
+@registry.requirement(
+    "AP-ARTIFACT-004",
+    Level.MUST,
+    "GET .../artifacts lists an uploaded artifact with the fields the upload answered",
+    _op(ARTIFACTS_OP, "get"),
+)
 def listed_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
     listed = all_items(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
     found = [a for a in listed if a.get("artifact_id") == up.artifact["artifact_id"]]
-    ctx.expect(found, f"the uploaded artifact {up.artifact['artifact_id']!r} is not listed "
-                      f"({len(listed)} artifacts listed)")
-    ctx.expect(same(artifact_fields(found[0]), artifact_fields(up.artifact)),
-               f"listed artifact {artifact_fields(found[0])!r} differs from the upload's answer "
-               f"{artifact_fields(up.artifact)!r}")
+    ctx.expect(
+        found, f"the uploaded artifact {up.artifact['artifact_id']!r} is not listed ({len(listed)} artifacts listed)"
+    )
+    ctx.expect(
+        same(artifact_fields(found[0]), artifact_fields(up.artifact)),
+        f"listed artifact {artifact_fields(found[0])!r} differs from the upload's answer "
+        f"{artifact_fields(up.artifact)!r}",
+    )
 
 
-@registry.requirement("AP-ARTIFACT-005", Level.SHOULD,
-                      "GET /ap/v1/agent/tasks/{task_id} includes an uploaded artifact in the task's artifacts",
-                      f"{DOC}#/components/schemas/Task/allOf/1/properties/artifacts")
+@registry.requirement(
+    "AP-ARTIFACT-005",
+    Level.SHOULD,
+    "GET /ap/v1/agent/tasks/{task_id} includes an uploaded artifact in the task's artifacts",
+    f"{DOC}#/components/schemas/Task/allOf/1/properties/artifacts",
+)
 def task_lists_artifact(ctx: Context) -> None:
     # SHOULD: the document calls these "artifacts that the task has produced"; an upload was given
     # to the task, not produced by it, though the reference SDK lists both.
     up = uploaded(ctx)
     task = ctx.conforms(ctx.client.get(task_path(up.task_id)), "getAgentTask", 200)
     found = [a for a in task.get("artifacts") or [] if a.get("artifact_id") == up.artifact["artifact_id"]]
-    ctx.expect(found, f"the task's artifacts do not include the uploaded {up.artifact['artifact_id']!r}: "
-                      f"{task.get('artifacts')!r}")
-    ctx.expect(same(artifact_fields(found[0]), artifact_fields(up.artifact)),
-               f"the task's copy {artifact_fields(found[0])!r} differs from the upload's answer")
+    ctx.expect(
+        found,
+        f"the task's artifacts do not include the uploaded {up.artifact['artifact_id']!r}: {task.get('artifacts')!r}",
+    )
+    ctx.expect(
+        same(artifact_fields(found[0]), artifact_fields(up.artifact)),
+        f"the task's copy {artifact_fields(found[0])!r} differs from the upload's answer",
+    )
 
 
-@registry.requirement("AP-ARTIFACT-006", Level.SHOULD,
-                      "A relative_path or file name with '..' components is refused with 4xx or kept inside its own "
-                      "task: another task's artifact is neither overwritten nor served in its place",
-                      f"{DOC}#/components/schemas/ArtifactUpload/properties/relative_path (\"Relative path of the "
-                      "artifact in the agent's workspace\"): the security intent; the document states no rule")
+@registry.requirement(
+    "AP-ARTIFACT-006",
+    Level.SHOULD,
+    "A relative_path or file name with '..' components is refused with 4xx or kept inside its own "
+    "task: another task's artifact is neither overwritten nor served in its place",
+    f'{DOC}#/components/schemas/ArtifactUpload/properties/relative_path ("Relative path of the '
+    "artifact in the agent's workspace\"): the security intent; the document states no rule",
+)
 def traversal(ctx: Context) -> None:
     # SHOULD, not MUST: the document only calls the path relative to the agent's workspace; it says
     # nothing of tasks being isolated from each other, though any server that maps these names to
@@ -577,27 +683,38 @@ def traversal(ctx: Context) -> None:
         stored = ctx.conforms(response, "uploadAgentTaskArtifacts", 200, judge=False)
         back = fetched(ctx, attacker, str(stored.get("artifact_id")))
         if back.status != 200 or back.body != hostile:
-            problems.append(f"{where} was accepted, but its download answers {back.status} with "
-                            f"{len(back.body)} bytes that are not the {len(hostile)} uploaded")
+            problems.append(
+                f"{where} was accepted, but its download answers {back.status} with "
+                f"{len(back.body)} bytes that are not the {len(hostile)} uploaded"
+            )
     after = download(ctx, victim, kept["artifact_id"])
     if after.status != 200 or after.body != original:
-        problems.insert(0, f"the other task's artifact was overwritten or lost: its download answers "
-                           f"{after.status} with {after.body[:24]!r}..., not the bytes it was uploaded with")
+        problems.insert(
+            0,
+            f"the other task's artifact was overwritten or lost: its download answers "
+            f"{after.status} with {after.body[:24]!r}..., not the bytes it was uploaded with",
+        )
     ctx.expect(not problems, "; ".join(problems))
     with ctx.setup("AP-ARTIFACT-004"):
         listed = all_items(ctx, task_path(victim, "artifacts"), "listAgentTaskArtifacts", "artifacts")
-    ctx.expect_equal([a.get("artifact_id") for a in listed], [kept["artifact_id"]],
-                     "the other task's artifacts after the crafted uploads")
+    ctx.expect_equal(
+        [a.get("artifact_id") for a in listed],
+        [kept["artifact_id"]],
+        "the other task's artifacts after the crafted uploads",
+    )
 
 
 # --- pagination ----------------------------------------------------------------------------------
 
 
-@registry.requirement("AP-PAGE-001", Level.MUST,
-                      "GET /ap/v1/agent/tasks pages by the documented defaults (current_page 1, page_size 10) and "
-                      "at any page_size: total_pages = ceil(total_items / page_size), full pages but the last, "
-                      "every task exactly once",
-                      _op(TASK_OPS, "get"))
+@registry.requirement(
+    "AP-PAGE-001",
+    Level.MUST,
+    "GET /ap/v1/agent/tasks pages by the documented defaults (current_page 1, page_size 10) and "
+    "at any page_size: total_pages = ceil(total_items / page_size), full pages but the last, "
+    "every task exactly once",
+    _op(TASK_OPS, "get"),
+)
 def task_pages(ctx: Context) -> None:
     # Walking all tasks assumes no one else creates tasks on the target meanwhile.
     created = [new_task(ctx, {"input": f"page {n}"})["task_id"] for n in range(3)]
@@ -605,39 +722,54 @@ def task_pages(ctx: Context) -> None:
     total = pagination.get("total_items")
     if not isinstance(total, int) or total < len(created):
         ctx.fail(f"total_items {total!r} after creating 3 tasks")
-    ctx.expect_equal((pagination.get("current_page"), pagination.get("page_size")), (1, 10),
-                     "(current_page, page_size) without paging parameters (the documented defaults)")
+    ctx.expect_equal(
+        (pagination.get("current_page"), pagination.get("page_size")),
+        (1, 10),
+        "(current_page, page_size) without paging parameters (the documented defaults)",
+    )
     ctx.expect_equal(len(items), min(10, total), "tasks on the default first page")
     listed = walk(ctx, TASKS, "listAgentTasks", "tasks", walk_size(total))
     ids = {t.get("task_id") for t in listed}
     ctx.expect(all(c in ids for c in created), "a task just created is on no page")
 
 
-@registry.requirement("AP-PAGE-002", Level.MUST,
-                      "GET .../steps pages by the same arithmetic: ceil(total_items / page_size) pages, full pages "
-                      "but the last, each executed step exactly once",
-                      _op(STEPS_OP, "get"))
+@registry.requirement(
+    "AP-PAGE-002",
+    Level.MUST,
+    "GET .../steps pages by the same arithmetic: ceil(total_items / page_size) pages, full pages "
+    "but the last, each executed step exactly once",
+    _op(STEPS_OP, "get"),
+)
 def step_pages(ctx: Context) -> None:
     run = run_task(ctx)
     count = len(run.steps)
     size = count - 1 if count >= 3 else count + 1  # always a partly filled last page
     listed = walk(ctx, task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps", size)
-    ctx.expect_equal(sorted(s.get("step_id") for s in listed), sorted(s["step_id"] for s in run.steps),
-                     f"step ids over all pages at page_size {size}")
+    ctx.expect_equal(
+        sorted(s.get("step_id") for s in listed),
+        sorted(s["step_id"] for s in run.steps),
+        f"step ids over all pages at page_size {size}",
+    )
 
 
-@registry.requirement("AP-PAGE-003", Level.MUST,
-                      "GET .../artifacts pages by the same arithmetic: ceil(total_items / page_size) pages, full "
-                      "pages but the last, each artifact exactly once",
-                      _op(ARTIFACTS_OP, "get"))
+@registry.requirement(
+    "AP-PAGE-003",
+    Level.MUST,
+    "GET .../artifacts pages by the same arithmetic: ceil(total_items / page_size) pages, full "
+    "pages but the last, each artifact exactly once",
+    _op(ARTIFACTS_OP, "get"),
+)
 def artifact_pages(ctx: Context) -> None:
     task = new_task(ctx, {"input": "five files"})
     before = len(task.get("artifacts") or [])
     ids = []
     for n in range(5):
         with ctx.setup("AP-ARTIFACT-001"):
-            answer = ctx.conforms(upload(ctx, task["task_id"], f"page-{n}.txt", f"file {n}".encode(), None),
-                                  "uploadAgentTaskArtifacts", 200)
+            answer = ctx.conforms(
+                upload(ctx, task["task_id"], f"page-{n}.txt", f"file {n}".encode(), None),
+                "uploadAgentTaskArtifacts",
+                200,
+            )
             ctx.expect(isinstance(answer, dict) and answer.get("artifact_id"), f"upload answered {answer!r:.200}")
         ids.append(answer["artifact_id"])
     listed = walk(ctx, task_path(task["task_id"], "artifacts"), "listAgentTaskArtifacts", "artifacts", 2)
@@ -647,10 +779,12 @@ def artifact_pages(ctx: Context) -> None:
     ctx.expect(not missing, f"uploaded artifacts missing from the pages: {missing}")
 
 
-@registry.requirement("AP-PAGE-004", Level.SHOULD,
-                      "A current_page beyond the last page answers 200 with no items and the same total_items and "
-                      "total_pages",
-                      PAGINATION)
+@registry.requirement(
+    "AP-PAGE-004",
+    Level.SHOULD,
+    "A current_page beyond the last page answers 200 with no items and the same total_items and total_pages",
+    PAGINATION,
+)
 def beyond_last_page(ctx: Context) -> None:
     # SHOULD: the document does not say what lies past the end; listAgentTasks documents no 404,
     # and an empty page is the only answer consistent with the totals.

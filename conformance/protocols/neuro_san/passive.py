@@ -17,8 +17,15 @@ CHAT = "AgentService_StreamingChat"
 
 class Passive(Checks):
     judges = (
-        "NS-CONN-001", "NS-FUNC-001", "NS-ERR-002", "NS-STREAM-001", "NS-STREAM-002", "NS-STREAM-003",
-        "NS-CTX-001", "NS-FILTER-001", "NS-FILTER-002",
+        "NS-CONN-001",
+        "NS-FUNC-001",
+        "NS-ERR-002",
+        "NS-STREAM-001",
+        "NS-STREAM-002",
+        "NS-STREAM-003",
+        "NS-CTX-001",
+        "NS-FILTER-001",
+        "NS-FILTER-002",
     )
 
     def stream_kind(self, ex: Observed) -> str | None:
@@ -28,35 +35,54 @@ class Passive(Checks):
         op, status, body = ex.operation_id, ex.status, ex.json()
         assert status is not None
         if status >= 400 and ex.path_params.get("agent_name"):
-            v.check("NS-ERR-002", is_status(body), f"{op} {status}: body {str(body)[:120]} is not a Status "
-                                                   "{code: int, message: str}")
+            v.check(
+                "NS-ERR-002",
+                is_status(body),
+                f"{op} {status}: body {str(body)[:120]} is not a Status {{code: int, message: str}}",
+            )
         if status != 200 or not isinstance(body, dict):
             return
         if op == "AgentService_Connectivity":
-            nameless = [e for e in body.get("connectivity_info") or () if not (isinstance(e, dict) and isinstance(
-                e.get("origin"), str) and e["origin"])]
+            nameless = [
+                e
+                for e in body.get("connectivity_info") or ()
+                if not (isinstance(e, dict) and isinstance(e.get("origin"), str) and e["origin"])
+            ]
             problems = self.violations_of("ConnectivityResponse", body)
-            v.check("NS-CONN-001", not nameless and not problems,
-                    f"not a ConnectivityResponse whose entries name their origin: {problems or str(nameless)[:160]}")
+            v.check(
+                "NS-CONN-001",
+                not nameless and not problems,
+                f"not a ConnectivityResponse whose entries name their origin: {problems or str(nameless)[:160]}",
+            )
         elif op == "AgentService_Function":
             problems = self.violations_of("FunctionResponse", body)
-            v.check("NS-FUNC-001", isinstance(body.get("function"), dict) and not problems,
-                    f"the answer is no FunctionResponse carrying a `function` object: {problems or str(body)[:160]}")
+            v.check(
+                "NS-FUNC-001",
+                isinstance(body.get("function"), dict) and not problems,
+                f"the answer is no FunctionResponse carrying a `function` object: {problems or str(body)[:160]}",
+            )
 
     def on_stream_start(self, ex: Observed, v: Verdict, stream: StreamState) -> None:
-        v.check("NS-STREAM-003", ex.content_type in STREAM_MEDIA_TYPES,
-                f"the stream is labelled {ex.content_type!r}, not one of {list(STREAM_MEDIA_TYPES)}")
+        v.check(
+            "NS-STREAM-003",
+            ex.content_type in STREAM_MEDIA_TYPES,
+            f"the stream is labelled {ex.content_type!r}, not one of {list(STREAM_MEDIA_TYPES)}",
+        )
         request = ex.request_json()
         chat_filter = request.get("chat_filter") if isinstance(request, dict) else None
-        stream.notes.update(messages=[], filter=chat_filter.get("chat_filter_type") if isinstance(
-            chat_filter, dict) else None)
+        stream.notes.update(
+            messages=[], filter=chat_filter.get("chat_filter_type") if isinstance(chat_filter, dict) else None
+        )
 
     def on_frame(self, ex: Observed, v: Verdict, stream: StreamState, frame: Frame) -> None:
         where = f"streamed object {frame.index + 1}"
         problems = self.violations_of("ChatResponse", frame.value)
         message = frame.value.get("response")
-        v.check("NS-STREAM-001", not problems and isinstance(message, dict),
-                f"{where} is not a ChatResponse carrying a response message: {problems or frame.raw[:160]}")
+        v.check(
+            "NS-STREAM-001",
+            not problems and isinstance(message, dict),
+            f"{where} is not a ChatResponse carrying a response message: {problems or frame.raw[:160]}",
+        )
         if isinstance(message, dict):
             stream.notes["messages"].append(message)
 
@@ -74,8 +100,11 @@ class Passive(Checks):
             return
         context = last.get("chat_context")
         problems = self.violations_of("ChatContext", context) if isinstance(context, dict) else ["none"]
-        v.check("NS-CTX-001", isinstance(context, dict) and not problems and context.get("chat_histories"),
-                f"the final answer's chat_context is {str(context)[:120]} ({problems})")
+        v.check(
+            "NS-CTX-001",
+            isinstance(context, dict) and not problems and context.get("chat_histories"),
+            f"the final answer's chat_context is {str(context)[:120]} ({problems})",
+        )
         if stream.notes["filter"] == "MINIMAL":
             extra = [m.get("type") for m in messages if m.get("type") != ANSWER or "chat_context" not in m]
             v.check("NS-FILTER-001", not extra, f"with MINIMAL the stream also carried {extra}")

@@ -45,32 +45,64 @@ MESSAGES = "SGR-FACT-005"
 STREAMS = "SGR-FACT-006"
 
 REQUIREMENTS = (
-    Requirement(SAME_AGENT, Level.MUST,
-                "GET /agents and GET /agents/{agent_id}/state show an agent with the same agent_id, task_messages "
-                "and state, and the list's total counts the agents it lists",
-                f"{DOC}#/components/schemas/AgentList", PROTOCOL, "model"),
-    Requirement(LISTED, Level.MUST,
-                "GET /agents lists every agent the run's chats created (and those listed before) exactly once until "
-                "it is deleted, and none after: a deleted agent's state answers 404; a clarification creates no "
-                "agent", f"{DOC}#/paths/~1agents/get", PROTOCOL, "model"),
-    Requirement(VALUES, Level.MUST,
-                "A chunk's created is Unix seconds within 5 minutes of its stream, and an agent's creation_time a "
-                "date-time of its creating chat in some time zone (local, without offset, as documented)",
-                f"{DOC}#/components/schemas/ChatCompletionChunk/properties/created", PROTOCOL, "model"),
-    Requirement(STATES, Level.MUST,
-                "An agent's state moves only forward (a final state is final; waiting_for_clarification only goes "
-                "on to research), execution_result is a text once completed and null before it finished, and "
-                "clarifications_used never decreases and lies between the clarifications answered and the "
-                "requests for one seen", f"{DOC}#/components/schemas/AgentStateResponse", PROTOCOL, "model"),
-    Requirement(MESSAGES, Level.MUST,
-                "An agent's task_messages are the messages of the chat that created it, in order, with their roles "
-                "and content; a clarification does not change them",
-                f"{DOC}#/components/schemas/AgentListItem/properties/task_messages", PROTOCOL, "model"),
-    Requirement(STREAMS, Level.MUST,
-                "Every stream, whichever way it is opened (a chat, provide_clarification, a chat naming a waiting "
-                "agent, a clarification for an agent that is not waiting), is text/event-stream, carries the "
-                "agent's X-Agent-ID, chunks whose model is that agent, and ends with data: [DONE]",
-                f"{DOC}#/components/schemas/ChatCompletionStreamEvent", PROTOCOL, "model"),
+    Requirement(
+        SAME_AGENT,
+        Level.MUST,
+        "GET /agents and GET /agents/{agent_id}/state show an agent with the same agent_id, task_messages "
+        "and state, and the list's total counts the agents it lists",
+        f"{DOC}#/components/schemas/AgentList",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        LISTED,
+        Level.MUST,
+        "GET /agents lists every agent the run's chats created (and those listed before) exactly once until "
+        "it is deleted, and none after: a deleted agent's state answers 404; a clarification creates no "
+        "agent",
+        f"{DOC}#/paths/~1agents/get",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        VALUES,
+        Level.MUST,
+        "A chunk's created is Unix seconds within 5 minutes of its stream, and an agent's creation_time a "
+        "date-time of its creating chat in some time zone (local, without offset, as documented)",
+        f"{DOC}#/components/schemas/ChatCompletionChunk/properties/created",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        STATES,
+        Level.MUST,
+        "An agent's state moves only forward (a final state is final; waiting_for_clarification only goes "
+        "on to research), execution_result is a text once completed and null before it finished, and "
+        "clarifications_used never decreases and lies between the clarifications answered and the "
+        "requests for one seen",
+        f"{DOC}#/components/schemas/AgentStateResponse",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        MESSAGES,
+        Level.MUST,
+        "An agent's task_messages are the messages of the chat that created it, in order, with their roles "
+        "and content; a clarification does not change them",
+        f"{DOC}#/components/schemas/AgentListItem/properties/task_messages",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        STREAMS,
+        Level.MUST,
+        "Every stream, whichever way it is opened (a chat, provide_clarification, a chat naming a waiting "
+        "agent, a clarification for an agent that is not waiting), is text/event-stream, carries the "
+        "agent's X-Agent-ID, chunks whose model is that agent, and ends with data: [DONE]",
+        f"{DOC}#/components/schemas/ChatCompletionStreamEvent",
+        PROTOCOL,
+        "model",
+    ),
 )
 
 ORDER = {"inited": 0, "researching": 1, WAITING: 1, "completed": 2, "cancelled": 2, "failed": 2, "error": 2}
@@ -140,8 +172,9 @@ class SgrModel(ModelMachine):
             messages = [{"role": "user", "content": ANSWER}]
             waiting = bool(agent.states) and agent.states[-1] == WAITING
             if kind == "clarify by endpoint":
-                streamed = self.session.sse(f"/agents/{quote(agent_id, safe='')}/provide_clarification",
-                                            {"messages": messages})
+                streamed = self.session.sse(
+                    f"/agents/{quote(agent_id, safe='')}/provide_clarification", {"messages": messages}
+                )
             elif waiting:  # a chat naming an agent that is not waiting would create a new one
                 streamed = self.session.sse(CHAT, {"model": agent_id, "messages": messages, "stream": True})
             else:
@@ -164,8 +197,11 @@ class SgrModel(ModelMachine):
         if streamed.status != 200 or not agent_id:
             self.session.cannot_compare(STREAMS, "a chat answered no stream with an X-Agent-ID (SGR-STREAM-*)")
             return ""
-        self.session.check(LISTED, agent_id not in self.ledger.agents and agent_id not in self.ledger.before,
-                           f"a new chat answered X-Agent-ID {agent_id!r}, an agent that already exists")
+        self.session.check(
+            LISTED,
+            agent_id not in self.ledger.agents and agent_id not in self.ledger.before,
+            f"a new chat answered X-Agent-ID {agent_id!r}, an agent that already exists",
+        )
         agent = AgentModel(agent_id, messages, self.session.window())
         self.ledger.agents[agent_id] = agent
         self.judge_stream(streamed, agent_id, "the chat")
@@ -191,8 +227,11 @@ class SgrModel(ModelMachine):
         if models:
             problems.append(f"chunks name model(s) {models[:3]}")
         self.session.check(STREAMS, not problems, f"{what} for agent {agent_id}: " + "; ".join(problems))
-        created = [p for c in streamed.chunks for p in epoch_problems(c.get("created"), "s", window,
-                                                                          f"{what}: a chunk's created")]
+        created = [
+            p
+            for c in streamed.chunks
+            for p in epoch_problems(c.get("created"), "s", window, f"{what}: a chunk's created")
+        ]
         self.session.check(VALUES, not created, "; ".join(created[:2]))
 
     def verify(self, agent: AgentModel) -> None:
@@ -206,8 +245,11 @@ class SgrModel(ModelMachine):
             self.check_list(body, items)  # type: ignore[arg-type]
             item = next((a for a in items if isinstance(a, dict) and a.get("agent_id") == agent.agent_id), None)
         if agent.deleted:
-            self.session.check(LISTED, response.status == 404,
-                               f"agent {agent.agent_id} was deleted, yet its state answers {response.status}")
+            self.session.check(
+                LISTED,
+                response.status == 404,
+                f"agent {agent.agent_id} was deleted, yet its state answers {response.status}",
+            )
             return
         state = response.json() if response.status == 200 and "json" in response.content_type else None
         if not isinstance(state, dict):
@@ -217,22 +259,34 @@ class SgrModel(ModelMachine):
             self.judge_state(agent, item, listed=True)
             for key in ("agent_id", "task_messages"):
                 ok = item.get(key) == state.get(key)
-                self.session.check(SAME_AGENT, ok, "" if ok else
-                                   f"agent {agent.agent_id}: {key} in /agents is {item.get(key)!r}, its state says "
-                                   f"{state.get(key)!r}")
+                self.session.check(
+                    SAME_AGENT,
+                    ok,
+                    ""
+                    if ok
+                    else f"agent {agent.agent_id}: {key} in /agents is {item.get(key)!r}, its state says "
+                    f"{state.get(key)!r}",
+                )
             before, after = state.get("state"), item.get("state")
             ok = before == after or ORDER.get(str(after), -1) > ORDER.get(str(before), 3)
-            self.session.check(SAME_AGENT, ok, "" if ok else
-                               f"agent {agent.agent_id}: its state says {before!r}, then /agents says {after!r}")
-            problems = datetime_problems(item.get("creation_time"), agent.created, "creation_time",
-                                         skew=LOCAL_TIME_SPAN_S, naive_is_utc=True)
+            self.session.check(
+                SAME_AGENT,
+                ok,
+                "" if ok else f"agent {agent.agent_id}: its state says {before!r}, then /agents says {after!r}",
+            )
+            problems = datetime_problems(
+                item.get("creation_time"), agent.created, "creation_time", skew=LOCAL_TIME_SPAN_S, naive_is_utc=True
+            )
             self.session.check(VALUES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
 
     def check_list(self, body: dict[str, Any], items: list[Any]) -> None:
         ids = [str(a.get("agent_id")) for a in items if isinstance(a, dict)]
         if "total" in body:
-            self.session.check(SAME_AGENT, body["total"] == len(ids),
-                               f"GET /agents says total {body['total']!r} and lists {len(ids)} agents")
+            self.session.check(
+                SAME_AGENT,
+                body["total"] == len(ids),
+                f"GET /agents says total {body['total']!r} and lists {len(ids)} agents",
+            )
         counts = Counter(ids)
         live = [a for a in self.ledger.agents.values() if not a.deleted]
         missing = [a.agent_id for a in live if a.agent_id not in counts]
@@ -241,18 +295,25 @@ class SgrModel(ModelMachine):
         twice = [i for i, n in counts.items() if n > 1]
         strange = [i for i in counts if i not in self.ledger.agents and i not in self.ledger.before]
         ok = not (missing or gone or ghosts or twice or strange)
-        self.session.check(LISTED, ok, "" if ok else
-                           f"GET /agents ({len(ids)} agents) lacks {len(missing)} created in this run {missing[:2]} "
-                           f"and {len(gone)} listed before, lists deleted {ghosts[:2]}, twice {twice[:2]}, and "
-                           f"{strange[:2]} that no chat of the run created")
+        self.session.check(
+            LISTED,
+            ok,
+            ""
+            if ok
+            else f"GET /agents ({len(ids)} agents) lacks {len(missing)} created in this run {missing[:2]} "
+            f"and {len(gone)} listed before, lists deleted {ghosts[:2]}, twice {twice[:2]}, and "
+            f"{strange[:2]} that no chat of the run created",
+        )
 
     def judge_state(self, agent: AgentModel, got: dict[str, Any], listed: bool = False) -> None:
         state = got.get("state")
         messages = got.get("task_messages")
         ok = messages == agent.messages
-        self.session.check(MESSAGES, ok, "" if ok else
-                           f"agent {agent.agent_id}: task_messages {messages!r} are not the chat's "
-                           f"{agent.messages!r}")
+        self.session.check(
+            MESSAGES,
+            ok,
+            "" if ok else f"agent {agent.agent_id}: task_messages {messages!r} are not the chat's {agent.messages!r}",
+        )
         if state not in ORDER or listed:
             return
         problems = []
@@ -274,8 +335,10 @@ class SgrModel(ModelMachine):
             if used < agent.last_clarifications:
                 problems.append(f"clarifications_used fell from {agent.last_clarifications} to {used}")
             if not agent.answers <= used <= max(agent.waits, agent.answers):
-                problems.append(f"clarifications_used is {used}; the run answered {agent.answers} clarification(s) "
-                                f"and saw {agent.waits} request(s) for one")
+                problems.append(
+                    f"clarifications_used is {used}; the run answered {agent.answers} clarification(s) "
+                    f"and saw {agent.waits} request(s) for one"
+                )
             agent.last_clarifications = used
         self.session.check(STATES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
 

@@ -29,15 +29,31 @@ class Agent:
 
 
 def _detail(body: Any) -> bool:
-    return isinstance(body, dict) and set(body) == {"detail"} and isinstance(body["detail"], str) and bool(
-        body["detail"])
+    return (
+        isinstance(body, dict) and set(body) == {"detail"} and isinstance(body["detail"], str) and bool(body["detail"])
+    )
 
 
 class Passive(Checks):
     judges = (
-        "SGR-SVC-001", "SGR-MODEL-001", "SGR-STREAM-001", "SGR-STREAM-002", "SGR-STREAM-003", "SGR-STREAM-004",
-        "SGR-STREAM-005", "SGR-STREAM-006", "SGR-STREAM-007", "SGR-AGENT-001", "SGR-AGENT-002", "SGR-AGENT-003",
-        "SGR-AGENT-004", "SGR-ERR-001", "SGR-ERR-002", "SGR-ERR-003", "SGR-ERR-004", "SGR-SCHEMA-009",
+        "SGR-SVC-001",
+        "SGR-MODEL-001",
+        "SGR-STREAM-001",
+        "SGR-STREAM-002",
+        "SGR-STREAM-003",
+        "SGR-STREAM-004",
+        "SGR-STREAM-005",
+        "SGR-STREAM-006",
+        "SGR-STREAM-007",
+        "SGR-AGENT-001",
+        "SGR-AGENT-002",
+        "SGR-AGENT-003",
+        "SGR-AGENT-004",
+        "SGR-ERR-001",
+        "SGR-ERR-002",
+        "SGR-ERR-003",
+        "SGR-ERR-004",
+        "SGR-SCHEMA-009",
     )
 
     def __init__(self, *args: Any) -> None:
@@ -57,21 +73,33 @@ class Passive(Checks):
         if ex.operation_id == "createChatCompletion" and request.get("stream") is False:
             v.fail("SGR-ERR-002", "stream=false was answered 200 with a stream, not 501")
         cache = ex.response_headers.get("cache-control", "").strip().lower()
-        v.check("SGR-STREAM-001", ex.content_type == "text/event-stream" and cache == "no-cache",
-                f"Content-Type {ex.content_type!r} and Cache-Control {cache!r}, not text/event-stream and no-cache")
+        v.check(
+            "SGR-STREAM-001",
+            ex.content_type == "text/event-stream" and cache == "no-cache",
+            f"Content-Type {ex.content_type!r} and Cache-Control {cache!r}, not text/event-stream and no-cache",
+        )
         agent_id = ex.response_headers.get("x-agent-id")
         stream.notes.update(agent_id=agent_id, chunks=0, done=False, last=None, models=set())
         new = ex.operation_id == "createChatCompletion" and isinstance(model, str) and not AGENT_ID.match(model)
         if new:
             pattern = rf"{re.escape(str(model))}_{UUID}"
-            v.check("SGR-STREAM-002", agent_id is not None and re.fullmatch(pattern, agent_id),
-                    f"X-Agent-ID {agent_id!r} is not {model}_<uuid>")
-            v.check("SGR-STREAM-003", ex.response_headers.get("x-agent-model") == model,
-                    f"X-Agent-Model {ex.response_headers.get('x-agent-model')!r} is not the requested {model!r}")
+            v.check(
+                "SGR-STREAM-002",
+                agent_id is not None and re.fullmatch(pattern, agent_id),
+                f"X-Agent-ID {agent_id!r} is not {model}_<uuid>",
+            )
+            v.check(
+                "SGR-STREAM-003",
+                ex.response_headers.get("x-agent-model") == model,
+                f"X-Agent-Model {ex.response_headers.get('x-agent-model')!r} is not the requested {model!r}",
+            )
             if agent_id:
                 self.agents[agent_id] = Agent(request.get("messages"))
-        stream.notes["agent"] = agent_id or (ex.path_params.get("agent_id") if not new else None) or (
-            model if isinstance(model, str) and AGENT_ID.match(model) else None)
+        stream.notes["agent"] = (
+            agent_id
+            or (ex.path_params.get("agent_id") if not new else None)
+            or (model if isinstance(model, str) and AGENT_ID.match(model) else None)
+        )
 
     def on_frame(self, ex: Observed, v: Verdict, stream: StreamState, frame: Frame) -> None:
         notes = stream.notes
@@ -91,12 +119,18 @@ class Passive(Checks):
         notes["last"] = frame.value
         model = frame.value.get("model")
         if notes["agent_id"]:
-            v.check("SGR-STREAM-005", model == notes["agent_id"],
-                    f"{where}: model {model!r} is not X-Agent-ID {notes['agent_id']!r}")
+            v.check(
+                "SGR-STREAM-005",
+                model == notes["agent_id"],
+                f"{where}: model {model!r} is not X-Agent-ID {notes['agent_id']!r}",
+            )
         else:
             notes["models"].add(str(model))
-            v.check("SGR-STREAM-005", len(notes["models"]) == 1 and AGENT_ID.match(str(model)),
-                    f"{where}: chunk models {sorted(notes['models'])} are not one agent id")
+            v.check(
+                "SGR-STREAM-005",
+                len(notes["models"]) == 1 and AGENT_ID.match(str(model)),
+                f"{where}: chunk models {sorted(notes['models'])} are not one agent id",
+            )
 
     def on_stream_end(self, ex: Observed, v: Verdict, stream: StreamState, error: str | None) -> None:
         notes = stream.notes
@@ -108,8 +142,11 @@ class Passive(Checks):
         v.check("SGR-STREAM-007", notes["done"], f"the stream ended after {stream.frames} event(s) without [DONE]")
         v.check("SGR-STREAM-004", notes["chunks"], "the stream carried no chat.completion.chunk")
         if notes["last"] is not None:
-            v.check("SGR-STREAM-006", finish_reason(notes["last"]) == "stop",
-                    f"the last chunk's finish_reason is {finish_reason(notes['last'])!r}, not 'stop'")
+            v.check(
+                "SGR-STREAM-006",
+                finish_reason(notes["last"]) == "stop",
+                f"the last chunk's finish_reason is {finish_reason(notes['last'])!r}, not 'stop'",
+            )
         agent = self.agents.get(str(notes.get("agent")))
         if agent is not None and notes["done"]:
             agent.ended = time.monotonic()
@@ -119,9 +156,14 @@ class Passive(Checks):
         op, status, body = ex.operation_id, ex.status, ex.json()
         request = ex.request_json() if isinstance(ex.request_json(), dict) else {}
         if op == "health" and status == 200:
-            v.check("SGR-SVC-001", isinstance(body, dict) and body.get("status") == "healthy"
-                    and isinstance(body.get("service"), str) and body["service"],
-                    f"the health answer {str(body)[:120]} is not status 'healthy' with a service name")
+            v.check(
+                "SGR-SVC-001",
+                isinstance(body, dict)
+                and body.get("status") == "healthy"
+                and isinstance(body.get("service"), str)
+                and body["service"],
+                f"the health answer {str(body)[:120]} is not status 'healthy' with a service name",
+            )
         elif op == "listModels" and status == 200:
             self._models(v, body)
         elif op == "createChatCompletion":
@@ -133,20 +175,33 @@ class Passive(Checks):
         elif op == "deleteAgent" and status == 200:
             self._deleted(ex, v, body)
         if status == 404 and op in ("getAgentState", "provideClarification", "deleteAgent"):
-            v.check("SGR-ERR-003", _detail(body), f"{op} 404: body {str(body)[:120]} is not {{\"detail\": string}}")
+            v.check("SGR-ERR-003", _detail(body), f'{op} 404: body {str(body)[:120]} is not {{"detail": string}}')
         if op in STREAMING and ex.problems and status is not None and 200 <= status < 300:
             v.fail("SGR-ERR-004", f"{op} accepted an invalid body ({status}): {ex.problems[0]}")
         if status == 422:
             detail = body.get("detail") if isinstance(body, dict) else None
-            shaped = isinstance(detail, list) and detail and all(
-                isinstance(d, dict) and isinstance(d.get("type"), str) and isinstance(d.get("msg"), str)
-                and isinstance(d.get("loc"), list) and d["loc"][:1] == ["body"] for d in detail)
+            shaped = (
+                isinstance(detail, list)
+                and detail
+                and all(
+                    isinstance(d, dict)
+                    and isinstance(d.get("type"), str)
+                    and isinstance(d.get("msg"), str)
+                    and isinstance(d.get("loc"), list)
+                    and d["loc"][:1] == ["body"]
+                    for d in detail
+                )
+            )
             v.check("SGR-ERR-004", shaped, f"{op} 422: detail {str(detail)[:160]} is not a list of {{type, loc, msg}}")
 
     def _models(self, v: Verdict, body: Any) -> None:
         data = body.get("data") if isinstance(body, dict) else None
-        ok = isinstance(body, dict) and body.get("object") == "list" and isinstance(data, list) and all(
-            isinstance(m, dict) and m.get("object") == "model" and isinstance(m.get("id"), str) for m in data)
+        ok = (
+            isinstance(body, dict)
+            and body.get("object") == "list"
+            and isinstance(data, list)
+            and all(isinstance(m, dict) and m.get("object") == "model" and isinstance(m.get("id"), str) for m in data)
+        )
         if v.check("SGR-MODEL-001", ok, f"the model list {str(body)[:160]} is not object 'list' of 'model's"):
             assert isinstance(data, list)
             self.models = {m["id"] for m in data}
@@ -154,29 +209,46 @@ class Passive(Checks):
     def _chat_error(self, ex: Observed, v: Verdict, status: int | None, body: Any, request: dict[str, Any]) -> None:
         model = request.get("model")
         if request.get("stream") is False:
-            v.check("SGR-ERR-002", status == 501 and _detail(body),
-                    f"stream=false answered {status} {str(body)[:120]}, not 501 {{\"detail\": string}}")
-        elif (self.models and isinstance(model, str) and model not in self.models and not AGENT_ID.match(model)
-              and not ex.problems):
-            v.check("SGR-ERR-001", status == 400 and _detail(body),
-                    f"unknown model {model!r} answered {status} {str(body)[:120]}, not 400 {{\"detail\": string}}")
+            v.check(
+                "SGR-ERR-002",
+                status == 501 and _detail(body),
+                f'stream=false answered {status} {str(body)[:120]}, not 501 {{"detail": string}}',
+            )
+        elif (
+            self.models
+            and isinstance(model, str)
+            and model not in self.models
+            and not AGENT_ID.match(model)
+            and not ex.problems
+        ):
+            v.check(
+                "SGR-ERR-001",
+                status == 400 and _detail(body),
+                f'unknown model {model!r} answered {status} {str(body)[:120]}, not 400 {{"detail": string}}',
+            )
         elif status == 400:
-            v.check("SGR-ERR-001", _detail(body), f"400: body {str(body)[:120]} is not {{\"detail\": string}}")
+            v.check("SGR-ERR-001", _detail(body), f'400: body {str(body)[:120]} is not {{"detail": string}}')
 
     def _listed(self, v: Verdict, body: Any) -> None:
         agents = body.get("agents") if isinstance(body, dict) else None
         if not isinstance(agents, list):
             return  # the document judge reports the shape
-        v.check("SGR-AGENT-001", body.get("total") == len(agents),
-                f"total {body.get('total')!r} does not count the {len(agents)} agents listed")
+        v.check(
+            "SGR-AGENT-001",
+            body.get("total") == len(agents),
+            f"total {body.get('total')!r} does not count the {len(agents)} agents listed",
+        )
         listed = {a.get("agent_id"): a for a in agents if isinstance(a, dict)}
         for agent_id, agent in self.agents.items():
             if agent.deleted:
                 v.check("SGR-AGENT-004", agent_id not in listed, f"the deleted agent {agent_id} is still listed")
             elif agent.ended is not None:
                 found = listed.get(agent_id)
-                v.check("SGR-AGENT-001", found is not None and found.get("task_messages") == agent.messages,
-                        f"the agent {agent_id} an observed chat created is not listed with its task messages")
+                v.check(
+                    "SGR-AGENT-001",
+                    found is not None and found.get("task_messages") == agent.messages,
+                    f"the agent {agent_id} an observed chat created is not listed with its task messages",
+                )
 
     def _state(self, ex: Observed, v: Verdict, status: int | None, body: Any) -> None:
         agent_id = ex.path_params.get("agent_id", "")
@@ -191,27 +263,41 @@ class Passive(Checks):
             return
         problems = self.violations_of("AgentStateResponse", body)
         v.check("SGR-AGENT-002", not problems, f"state of {agent_id} lacks documented fields: {problems}")
-        v.check("SGR-AGENT-002", body.get("agent_id") == agent_id and body.get("task_messages") == agent.messages,
-                f"state of {agent_id}: agent_id {body.get('agent_id')!r}, task_messages "
-                f"{str(body.get('task_messages'))[:120]} are not those of the chat that created it")
+        v.check(
+            "SGR-AGENT-002",
+            body.get("agent_id") == agent_id and body.get("task_messages") == agent.messages,
+            f"state of {agent_id}: agent_id {body.get('agent_id')!r}, task_messages "
+            f"{str(body.get('task_messages'))[:120]} are not those of the chat that created it",
+        )
         state = body.get("state")
         if agent.ended is None or state == WAITING:
             return
         if state in RUNNING:
             late = time.monotonic() - agent.ended
-            v.check("SGR-AGENT-003", late <= self.settle_s,
-                    f"the agent is still {state} {late:.1f} s after its stream ended")
+            v.check(
+                "SGR-AGENT-003",
+                late <= self.settle_s,
+                f"the agent is still {state} {late:.1f} s after its stream ended",
+            )
             return
         result = body.get("execution_result")
-        v.check("SGR-AGENT-003", state == "completed" and isinstance(result, str) and result.strip(),
-                f"after its stream ended the agent is {state!r} with execution_result {str(result)[:80]!r}")
+        v.check(
+            "SGR-AGENT-003",
+            state == "completed" and isinstance(result, str) and result.strip(),
+            f"after its stream ended the agent is {state!r} with execution_result {str(result)[:80]!r}",
+        )
 
     def _deleted(self, ex: Observed, v: Verdict, body: Any) -> None:
         agent_id = ex.path_params.get("agent_id", "")
-        ok = isinstance(body, dict) and body.get("agent_id") == agent_id and body.get("deleted") is True and \
-            isinstance(body.get("final_state"), str)
-        v.check("SGR-AGENT-004", ok, f"the delete answer {str(body)[:160]} is not {{agent_id, deleted: true, "
-                                     "final_state}")
+        ok = (
+            isinstance(body, dict)
+            and body.get("agent_id") == agent_id
+            and body.get("deleted") is True
+            and isinstance(body.get("final_state"), str)
+        )
+        v.check(
+            "SGR-AGENT-004", ok, f"the delete answer {str(body)[:160]} is not {{agent_id, deleted: true, final_state}}"
+        )
         agent = self.agents.get(agent_id)
         if agent is not None:
             agent.deleted = True

@@ -140,7 +140,7 @@ def _expect_done(ctx: Context, rec: Recorded) -> None:
     if DONE not in rec.events:
         ctx.fail(f"the stream ended after {len(rec.events)} event(s) without data: [DONE]")
     if rec.events.index(DONE) != len(rec.events) - 1:
-        ctx.fail(f"events after data: [DONE]: {rec.events[rec.events.index(DONE) + 1:][:3]!r}")
+        ctx.fail(f"events after data: [DONE]: {rec.events[rec.events.index(DONE) + 1 :][:3]!r}")
 
 
 def finish_reason(chunk: dict[str, Any]) -> Any:
@@ -202,8 +202,10 @@ def settle(ctx: Context, agent_id: str) -> dict[str, Any]:
     while True:
         with ctx.setup("SGR-AGENT-002"):
             body = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
-            ctx.expect(isinstance(body, dict) and isinstance(body.get("state"), str),
-                       f"the agent's state has no state field: {body!r:.300}")
+            ctx.expect(
+                isinstance(body, dict) and isinstance(body.get("state"), str),
+                f"the agent's state has no state field: {body!r:.300}",
+            )
         if body.get("state") not in RUNNING or time.monotonic() > deadline:
             return dict(body)
         time.sleep(0.1)
@@ -211,26 +213,37 @@ def settle(ctx: Context, agent_id: str) -> dict[str, Any]:
 
 def expect_detail(ctx: Context, body: Any, what: str) -> None:
     """FastAPI's HTTPException body, exactly: ``{"detail": "<message>"}``."""
-    ctx.expect(isinstance(body, dict) and set(body) == {"detail"},
-               f"{what}: the body should be exactly {{\"detail\": ...}}, got {body!r}")
-    ctx.expect(isinstance(body["detail"], str) and body["detail"],
-               f"{what}: detail should be a non-empty string, got {body['detail']!r}")
+    ctx.expect(
+        isinstance(body, dict) and set(body) == {"detail"},
+        f'{what}: the body should be exactly {{"detail": ...}}, got {body!r}',
+    )
+    ctx.expect(
+        isinstance(body["detail"], str) and body["detail"],
+        f"{what}: detail should be a non-empty string, got {body['detail']!r}",
+    )
 
 
 # --- service and models -----------------------------------------------------------------------
 
 
-@registry.requirement("SGR-SVC-001", Level.MUST, "GET /health answers 200 with status \"healthy\" and the service name",
-                      ref("/paths/~1health/get"))
+@registry.requirement(
+    "SGR-SVC-001",
+    Level.MUST,
+    'GET /health answers 200 with status "healthy" and the service name',
+    ref("/paths/~1health/get"),
+)
 def health(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.get("/health"), "health", 200)
     ctx.expect_equal(body.get("status"), "healthy", "status")
     ctx.expect(isinstance(body.get("service"), str) and body["service"], "service should be a non-empty string")
 
 
-@registry.requirement("SGR-MODEL-001", Level.MUST,
-                      "GET /v1/models answers object \"list\" whose data are model objects (object \"model\")",
-                      ref("/paths/~1v1~1models/get"))
+@registry.requirement(
+    "SGR-MODEL-001",
+    Level.MUST,
+    'GET /v1/models answers object "list" whose data are model objects (object "model")',
+    ref("/paths/~1v1~1models/get"),
+)
 def models(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.get("/v1/models"), "listModels", 200)
     ctx.expect_equal(body.get("object"), "list", "object")
@@ -246,9 +259,12 @@ def models(ctx: Context) -> None:
 # --- the chat stream --------------------------------------------------------------------------
 
 
-@registry.requirement("SGR-STREAM-001", Level.MUST,
-                      "A chat completion answers 200 with Content-Type text/event-stream and Cache-Control no-cache",
-                      ref("/components/responses/ChatCompletionStream"))
+@registry.requirement(
+    "SGR-STREAM-001",
+    Level.MUST,
+    "A chat completion answers 200 with Content-Type text/event-stream and Cache-Control no-cache",
+    ref("/components/responses/ChatCompletionStream"),
+)
 def stream_headers(ctx: Context) -> None:
     rec = research(ctx).rec
     expect_stream(ctx, rec, owner=None)
@@ -256,9 +272,12 @@ def stream_headers(ctx: Context) -> None:
     ctx.expect_equal(str(rec.headers.get("Cache-Control", "")).strip().lower(), "no-cache", "Cache-Control")
 
 
-@registry.requirement("SGR-STREAM-002", Level.MUST,
-                      "A new chat's stream carries X-Agent-ID {agent_name}_{uuid}, agent_name the requested model",
-                      ref("/components/headers/X-Agent-ID"))
+@registry.requirement(
+    "SGR-STREAM-002",
+    Level.MUST,
+    "A new chat's stream carries X-Agent-ID {agent_name}_{uuid}, agent_name the requested model",
+    ref("/components/headers/X-Agent-ID"),
+)
 def stream_agent_id(ctx: Context) -> None:
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
@@ -266,17 +285,24 @@ def stream_agent_id(ctx: Context) -> None:
     ctx.expect(re.fullmatch(pattern, agent_id), f"X-Agent-ID {agent_id!r} is not {found.model}_<uuid>")
 
 
-@registry.requirement("SGR-STREAM-003", Level.SHOULD, "A new chat's stream carries X-Agent-Model: the requested model",
-                      "seed 001: POST /v1/chat/completions, response headers")
+@registry.requirement(
+    "SGR-STREAM-003",
+    Level.SHOULD,
+    "A new chat's stream carries X-Agent-Model: the requested model",
+    "seed 001: POST /v1/chat/completions, response headers",
+)
 def stream_agent_model(ctx: Context) -> None:
     found = research(ctx)
     expect_stream(ctx, found.rec)
     ctx.expect_equal(found.rec.headers.get("X-Agent-Model"), found.model, "X-Agent-Model")
 
 
-@registry.requirement("SGR-STREAM-004", Level.MUST,
-                      "Each event of a chat stream, as it arrives, is data: JSON valid as a chat.completion.chunk",
-                      ref("/components/schemas/ChatCompletionStreamEvent"))
+@registry.requirement(
+    "SGR-STREAM-004",
+    Level.MUST,
+    "Each event of a chat stream, as it arrives, is data: JSON valid as a chat.completion.chunk",
+    ref("/components/schemas/ChatCompletionStreamEvent"),
+)
 def stream_chunks(ctx: Context) -> None:
     rec = research(ctx).rec
     expect_stream(ctx, rec)
@@ -290,8 +316,12 @@ def stream_chunks(ctx: Context) -> None:
             ctx.fail(f"the stream did not complete after {len(rec.chunks)} valid event(s): {rec.error}")
 
 
-@registry.requirement("SGR-STREAM-005", Level.MUST, "Every chunk's model is the agent id, the one X-Agent-ID names",
-                      "UPSTREAM-FACTS: SGR Agent Core, 'its model is the agent id'")
+@registry.requirement(
+    "SGR-STREAM-005",
+    Level.MUST,
+    "Every chunk's model is the agent id, the one X-Agent-ID names",
+    "UPSTREAM-FACTS: SGR Agent Core, 'its model is the agent id'",
+)
 def stream_model_is_agent(ctx: Context) -> None:
     rec = research(ctx).rec
     expect_stream(ctx, rec)
@@ -303,8 +333,12 @@ def stream_model_is_agent(ctx: Context) -> None:
         ctx.expect(len(models) == 1 and AGENT_ID.match(models[0]), f"chunk model should be one agent id, got {models}")
 
 
-@registry.requirement("SGR-STREAM-006", Level.MUST, "The last chunk of a stream has finish_reason \"stop\"",
-                      ref("/components/responses/ChatCompletionStream"))
+@registry.requirement(
+    "SGR-STREAM-006",
+    Level.MUST,
+    'The last chunk of a stream has finish_reason "stop"',
+    ref("/components/responses/ChatCompletionStream"),
+)
 def stream_finish(ctx: Context) -> None:
     rec = research(ctx).rec
     expect_stream(ctx, rec)
@@ -314,9 +348,12 @@ def stream_finish(ctx: Context) -> None:
     ctx.expect_equal(finish_reason(rec.chunks[-1]), "stop", "finish_reason of the last chunk")
 
 
-@registry.requirement("SGR-STREAM-007", Level.MUST,
-                      "A stream ends, within the time bound, with data: [DONE] as its last event",
-                      ref("/components/responses/ChatCompletionStream"))
+@registry.requirement(
+    "SGR-STREAM-007",
+    Level.MUST,
+    "A stream ends, within the time bound, with data: [DONE] as its last event",
+    ref("/components/responses/ChatCompletionStream"),
+)
 def stream_done(ctx: Context) -> None:
     expect_complete(ctx, research(ctx).rec, owner=None)
 
@@ -324,9 +361,12 @@ def stream_done(ctx: Context) -> None:
 # --- the agents -------------------------------------------------------------------------------
 
 
-@registry.requirement("SGR-AGENT-001", Level.MUST,
-                      "The agent a chat created is listed by GET /agents with its task messages; total counts the list",
-                      ref("/paths/~1agents/get"))
+@registry.requirement(
+    "SGR-AGENT-001",
+    Level.MUST,
+    "The agent a chat created is listed by GET /agents with its task messages; total counts the list",
+    ref("/paths/~1agents/get"),
+)
 def agent_listed(ctx: Context) -> None:
     # the list's form is SGR-SCHEMA-005's subject: other clients' agents are listed too
     found = research(ctx)
@@ -338,9 +378,12 @@ def agent_listed(ctx: Context) -> None:
     ctx.expect_equal(body["total"], len(body["agents"]), "total")
 
 
-@registry.requirement("SGR-AGENT-002", Level.MUST,
-                      "GET /agents/{id}/state answers every documented field, the task messages as they were sent",
-                      ref("/paths/~1agents~1{agent_id}~1state/get"))
+@registry.requirement(
+    "SGR-AGENT-002",
+    Level.MUST,
+    "GET /agents/{id}/state answers every documented field, the task messages as they were sent",
+    ref("/paths/~1agents~1{agent_id}~1state/get"),
+)
 def agent_state(ctx: Context) -> None:
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
@@ -349,9 +392,12 @@ def agent_state(ctx: Context) -> None:
     ctx.expect_equal(body["task_messages"], found.messages, "task_messages")
 
 
-@registry.requirement("SGR-AGENT-003", Level.MUST,
-                      "After its stream ends, the agent reaches state completed with a non-empty execution_result",
-                      ref("/components/schemas/AgentStateResponse"))
+@registry.requirement(
+    "SGR-AGENT-003",
+    Level.MUST,
+    "After its stream ends, the agent reaches state completed with a non-empty execution_result",
+    ref("/components/schemas/AgentStateResponse"),
+)
 def agent_completes(ctx: Context) -> None:
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
@@ -364,9 +410,12 @@ def agent_completes(ctx: Context) -> None:
     ctx.expect(isinstance(result, str) and result.strip(), f"execution_result should be the report, got {result!r}")
 
 
-@registry.requirement("SGR-AGENT-004", Level.MUST,
-                      "DELETE /agents/{id} answers {agent_id, deleted: true, final_state}; then 404 and unlisted",
-                      ref("/paths/~1agents~1{agent_id}/delete"))
+@registry.requirement(
+    "SGR-AGENT-004",
+    Level.MUST,
+    "DELETE /agents/{id} answers {agent_id, deleted: true, final_state}; then 404 and unlisted",
+    ref("/paths/~1agents~1{agent_id}/delete"),
+)
 def agent_deleted(ctx: Context) -> None:
     rec = record(ctx, CHAT, {"model": chat_model(ctx), "messages": [user(TASK)], "stream": True})
     agent_id = agent_of(ctx, rec)
@@ -386,39 +435,55 @@ def agent_deleted(ctx: Context) -> None:
 # --- errors -----------------------------------------------------------------------------------
 
 
-@registry.requirement("SGR-ERR-001", Level.MUST, "A chat with an unknown model answers 400 {\"detail\": string}",
-                      ref("/paths/~1v1~1chat~1completions/post/responses/400"))
+@registry.requirement(
+    "SGR-ERR-001",
+    Level.MUST,
+    'A chat with an unknown model answers 400 {"detail": string}',
+    ref("/paths/~1v1~1chat~1completions/post/responses/400"),
+)
 def err_unknown_model(ctx: Context) -> None:
     model = f"no_such_model_{uuid.uuid4().hex[:8]}"
     response = ctx.client.post(CHAT, json={"model": model, "messages": [user(TASK)], "stream": True})
     expect_detail(ctx, ctx.conforms(response, "createChatCompletion", 400), "unknown model")
 
 
-@registry.requirement("SGR-ERR-002", Level.MUST, "A chat completion with stream=false answers 501 {\"detail\": string}",
-                      ref("/paths/~1v1~1chat~1completions/post/responses/501"))
+@registry.requirement(
+    "SGR-ERR-002",
+    Level.MUST,
+    'A chat completion with stream=false answers 501 {"detail": string}',
+    ref("/paths/~1v1~1chat~1completions/post/responses/501"),
+)
 def err_not_streaming(ctx: Context) -> None:
     response = ctx.client.post(CHAT, json={"model": chat_model(ctx), "messages": [user(TASK)], "stream": False})
     expect_detail(ctx, ctx.conforms(response, "createChatCompletion", 501), "stream=false")
 
 
-@registry.requirement("SGR-ERR-003", Level.MUST,
-                      "An unknown agent id answers 404 {\"detail\": string} on state, provide_clarification and delete",
-                      ref("/components/responses/AgentNotFound"))
+@registry.requirement(
+    "SGR-ERR-003",
+    Level.MUST,
+    'An unknown agent id answers 404 {"detail": string} on state, provide_clarification and delete',
+    ref("/components/responses/AgentNotFound"),
+)
 def err_unknown_agent(ctx: Context) -> None:
     agent_id = f"{chat_model(ctx)}_{uuid.uuid4()}"
     answers = [
         ("getAgentState", ctx.client.get(f"/agents/{agent_id}/state")),
-        ("provideClarification",
-         ctx.client.post(f"/agents/{agent_id}/provide_clarification", json={"messages": [user(ANSWER)]})),
+        (
+            "provideClarification",
+            ctx.client.post(f"/agents/{agent_id}/provide_clarification", json={"messages": [user(ANSWER)]}),
+        ),
         ("deleteAgent", ctx.client.delete(f"/agents/{agent_id}")),
     ]
     for operation_id, response in answers:
         expect_detail(ctx, ctx.conforms(response, operation_id, 404), f"{operation_id} of an unknown agent")
 
 
-@registry.requirement("SGR-ERR-004", Level.MUST,
-                      "An invalid request body answers 422 {\"detail\": [{type, loc, msg}, ...]} with loc in the body",
-                      ref("/components/responses/BodyValidationFailed"))
+@registry.requirement(
+    "SGR-ERR-004",
+    Level.MUST,
+    'An invalid request body answers 422 {"detail": [{type, loc, msg}, ...]} with loc in the body',
+    ref("/components/responses/BodyValidationFailed"),
+)
 def err_invalid_body(ctx: Context) -> None:
     model = chat_model(ctx)
     cases: list[tuple[str, str, dict[str, Any]]] = [
@@ -427,8 +492,9 @@ def err_invalid_body(ctx: Context) -> None:
     ]
     found = research(ctx)  # an existing agent, so that only the body can be wrong
     if found.rec.agent_id:
-        cases.append(("provideClarification", f"/agents/{found.rec.agent_id}/provide_clarification",
-                      {"messages": "not a list"}))
+        cases.append(
+            ("provideClarification", f"/agents/{found.rec.agent_id}/provide_clarification", {"messages": "not a list"})
+        )
     for operation_id, path, body in cases:
         what = f"{operation_id} with {body}"
         response = ctx.client.post(path, json=body)
@@ -440,11 +506,15 @@ def err_invalid_body(ctx: Context) -> None:
             ctx.fail(f"{what}: detail should be a non-empty list of errors, got {detail!r}")
         for n, item in enumerate(detail):
             ctx.expect(isinstance(item, dict), f"{what}: detail[{n}] is not an object")
-            ctx.expect(isinstance(item.get("type"), str) and isinstance(item.get("msg"), str),
-                       f"{what}: detail[{n}] needs string type and msg, got {item!r}")
+            ctx.expect(
+                isinstance(item.get("type"), str) and isinstance(item.get("msg"), str),
+                f"{what}: detail[{n}] needs string type and msg, got {item!r}",
+            )
             loc = item.get("loc")
-            ctx.expect(isinstance(loc, list) and loc and loc[0] == "body",
-                       f"{what}: detail[{n}].loc should start with \"body\", got {loc!r}")
+            ctx.expect(
+                isinstance(loc, list) and loc and loc[0] == "body",
+                f'{what}: detail[{n}].loc should start with "body", got {loc!r}',
+            )
 
 
 # --- clarification ----------------------------------------------------------------------------
@@ -459,15 +529,18 @@ def waiting_agent(ctx: Context) -> tuple[str, dict[str, Any]]:
     if state["state"] != WAITING:
         ctx.not_verified(
             f"the agent did not ask for a clarification (state {state['state']!r} after a vague request that "
-            f"says 'clarify'); a server decides by itself when to ask, so the resumption could not be exercised")
+            f"says 'clarify'); a server decides by itself when to ask, so the resumption could not be exercised"
+        )
     return agent_id, state
 
 
 def expect_resumed(ctx: Context, agent_id: str, before: dict[str, Any]) -> None:
     after = settle(ctx, agent_id)
     with ctx.setup("SGR-AGENT-003"):  # an agent that never completes is SGR-AGENT-003's finding
-        ctx.expect(after["state"] not in RUNNING,
-                   f"the resumed agent is still {after['state']} {ctx.options.timeout:g} s after its stream ended")
+        ctx.expect(
+            after["state"] not in RUNNING,
+            f"the resumed agent is still {after['state']} {ctx.options.timeout:g} s after its stream ended",
+        )
     if after["state"] == "completed":
         result = after.get("execution_result")
         ctx.expect(isinstance(result, str) and result.strip(), f"execution_result should be the report, got {result!r}")
@@ -476,13 +549,18 @@ def expect_resumed(ctx: Context, agent_id: str, before: dict[str, Any]) -> None:
     moved = any(after.get(key) != before.get(key) for key in progress)
     if after["state"] == WAITING and moved:
         ctx.not_verified("the agent asked for another clarification; that it completes could not be observed")
-    ctx.fail(f"after the clarification the agent is {after['state']!r}, "
-             + ", ".join(f"{key} {before.get(key)} -> {after.get(key)}" for key in progress))
+    ctx.fail(
+        f"after the clarification the agent is {after['state']!r}, "
+        + ", ".join(f"{key} {before.get(key)} -> {after.get(key)}" for key in progress)
+    )
 
 
-@registry.requirement("SGR-CLAR-001", Level.MUST,
-                      "provide_clarification resumes a waiting agent: a stream under its X-Agent-ID, then completed",
-                      ref("/paths/~1agents~1{agent_id}~1provide_clarification/post"))
+@registry.requirement(
+    "SGR-CLAR-001",
+    Level.MUST,
+    "provide_clarification resumes a waiting agent: a stream under its X-Agent-ID, then completed",
+    ref("/paths/~1agents~1{agent_id}~1provide_clarification/post"),
+)
 def clarification_endpoint(ctx: Context) -> None:
     agent_id, before = waiting_agent(ctx)
     rec = record(ctx, f"/agents/{agent_id}/provide_clarification", {"messages": [user(ANSWER)]})
@@ -494,21 +572,29 @@ def clarification_endpoint(ctx: Context) -> None:
     expect_resumed(ctx, agent_id, before)
 
 
-@registry.requirement("SGR-CLAR-002", Level.MUST,
-                      "A chat whose model is a waiting agent's id resumes that agent; no new agent is created",
-                      ref("/paths/~1v1~1chat~1completions/post"))
+@registry.requirement(
+    "SGR-CLAR-002",
+    Level.MUST,
+    "A chat whose model is a waiting agent's id resumes that agent; no new agent is created",
+    ref("/paths/~1v1~1chat~1completions/post"),
+)
 def clarification_by_chat(ctx: Context) -> None:
     agent_id, before = waiting_agent(ctx)
     messages = [user(ANSWER)]
     # agents listed before the chat are not new, whatever their task messages say (SGR-AGENT-002's)
-    earlier = {a.get("agent_id") for a in ctx.conforms(ctx.client.get("/agents"), "listAgents", 200,
-                                                        judge=False).get("agents") or []}
+    earlier = {
+        a.get("agent_id")
+        for a in ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False).get("agents") or []
+    }
     rec = record(ctx, CHAT, {"model": agent_id, "messages": messages, "stream": True})
     expect_stream(ctx, rec, owner=None)
     ctx.expect_equal(rec.agent_id, agent_id, "X-Agent-ID")
     expect_complete(ctx, rec)
     listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
-    new = [a["agent_id"] for a in listed["agents"]
-           if a["agent_id"] not in earlier and a["agent_id"] != agent_id and a["task_messages"] == messages]
+    new = [
+        a["agent_id"]
+        for a in listed["agents"]
+        if a["agent_id"] not in earlier and a["agent_id"] != agent_id and a["task_messages"] == messages
+    ]
     ctx.expect(not new, f"the clarification created a new agent {new} instead of resuming {agent_id}")
     expect_resumed(ctx, agent_id, before)

@@ -41,31 +41,56 @@ POLLS = "SYN-MODEL-004"
 HISTORY = "SYN-MODEL-005"
 
 REQUIREMENTS = (
-    Requirement(SAME_SESSION, Level.MUST,
-                "Every route that shows a session (the create and update answers, GET, its item in the sessions "
-                "list) shows the same sessionId, startedOn, startedBy, agentRegistrationId, the access level last "
-                "set and one etag, which changes with each update and only then; modifiedOn moves with each update",
-                f"{DOC}#/components/schemas/AgentSession", PROTOCOL, "model"),
-    Requirement(SESSIONS, Level.MUST,
-                "The sessions list, walked through every nextPageToken, holds each session the caller created in the "
-                "run (and those held before) exactly once, ordered by startedOn descending",
-                f"{DOC}#/components/schemas/ListAgentSessionsRequest", PROTOCOL, "model"),
-    Requirement(VALUES, Level.MUST,
-                "Times are facts of the exchanges: a session's startedOn and modifiedOn, a job's startedOn and "
-                "changedOn lie within 5 minutes of the call that set them, startedOn is not after modifiedOn or "
-                "changedOn, trace timestamps are milliseconds since the epoch within the job's lifetime, and "
-                "startedBy / startedByUserId are the caller's user id (GET /userProfile ownerId)",
-                f"{DOC}#/components/schemas/TraceEvent/properties/timestamp", PROTOCOL, "model"),
-    Requirement(POLLS, Level.MUST,
-                "Every poll of a chat job agrees with the job: a 202 says PROCESSING with the job's jobId and the "
-                "requestBody sent, a finished job answers its AgentChatResponse with the session's sessionId and a "
-                "responseText, and once finished it never answers 202 again",
-                f"{DOC}#/paths/~1agent~1chat~1async~1get~1{{jobId}}/get", PROTOCOL, "model"),
-    Requirement(HISTORY, Level.MUST,
-                "A session's history holds one interaction per chat of the session that finished (none of another "
-                "session's), newest first, each with the chat's text as requestText, a responseText, and a "
-                "requestTimestamp not after its responseTimestamp, both within the job's lifetime",
-                f"{DOC}#/components/schemas/SessionHistoryResponse", PROTOCOL, "model"),
+    Requirement(
+        SAME_SESSION,
+        Level.MUST,
+        "Every route that shows a session (the create and update answers, GET, its item in the sessions "
+        "list) shows the same sessionId, startedOn, startedBy, agentRegistrationId, the access level last "
+        "set and one etag, which changes with each update and only then; modifiedOn moves with each update",
+        f"{DOC}#/components/schemas/AgentSession",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        SESSIONS,
+        Level.MUST,
+        "The sessions list, walked through every nextPageToken, holds each session the caller created in the "
+        "run (and those held before) exactly once, ordered by startedOn descending",
+        f"{DOC}#/components/schemas/ListAgentSessionsRequest",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        VALUES,
+        Level.MUST,
+        "Times are facts of the exchanges: a session's startedOn and modifiedOn, a job's startedOn and "
+        "changedOn lie within 5 minutes of the call that set them, startedOn is not after modifiedOn or "
+        "changedOn, trace timestamps are milliseconds since the epoch within the job's lifetime, and "
+        "startedBy / startedByUserId are the caller's user id (GET /userProfile ownerId)",
+        f"{DOC}#/components/schemas/TraceEvent/properties/timestamp",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        POLLS,
+        Level.MUST,
+        "Every poll of a chat job agrees with the job: a 202 says PROCESSING with the job's jobId and the "
+        "requestBody sent, a finished job answers its AgentChatResponse with the session's sessionId and a "
+        "responseText, and once finished it never answers 202 again",
+        f"{DOC}#/paths/~1agent~1chat~1async~1get~1{{jobId}}/get",
+        PROTOCOL,
+        "model",
+    ),
+    Requirement(
+        HISTORY,
+        Level.MUST,
+        "A session's history holds one interaction per chat of the session that finished (none of another "
+        "session's), newest first, each with the chat's text as requestText, a responseText, and a "
+        "requestTimestamp not after its responseTimestamp, both within the job's lifetime",
+        f"{DOC}#/components/schemas/SessionHistoryResponse",
+        PROTOCOL,
+        "model",
+    ),
 )
 
 
@@ -143,10 +168,17 @@ def millis(value: Any) -> float | None:
 
 # --- the state machine ---------------------------------------------------------------------------
 
-chat_texts = st.lists(st.sampled_from(("How", "many", "files", "in", "syn123", "\u00fcber", "?")),
-                      min_size=1, max_size=5).map(" ".join)
-ACTIONS = ("update", "chat", "chat and wait for the answer", "poll", "reread a session of the run",
-           "walk the sessions list")
+chat_texts = st.lists(
+    st.sampled_from(("How", "many", "files", "in", "syn123", "\u00fcber", "?")), min_size=1, max_size=5
+).map(" ".join)
+ACTIONS = (
+    "update",
+    "chat",
+    "chat and wait for the answer",
+    "poll",
+    "reread a session of the run",
+    "walk the sessions list",
+)
 JOB_WAIT_S = 10.0
 """How long "chat and wait" polls a job before giving up on it (the job stays in the ledger)."""
 POLL_DELAY_S = 0.05
@@ -176,16 +208,22 @@ class SynapseModel(ModelMachine):
         kind = data.draw(st.sampled_from(ACTIONS), label="action")
         if kind == "update":
             # always another level: an update that changes nothing would show nothing stale
-            self.update(model, data.draw(st.sampled_from([lv for lv in LEVELS if lv != model.level]),
-                                         label="agentAccessLevel"))
+            self.update(
+                model, data.draw(st.sampled_from([lv for lv in LEVELS if lv != model.level]), label="agentAccessLevel")
+            )
         elif kind.startswith("chat"):
-            self.chat(model, data.draw(chat_texts, label="chatText"), data.draw(st.booleans(), label="enableTrace"),
-                      wait=kind != "chat")
+            self.chat(
+                model,
+                data.draw(chat_texts, label="chatText"),
+                data.draw(st.booleans(), label="enableTrace"),
+                wait=kind != "chat",
+            )
         elif kind == "poll":
             self.verify(model)
         elif kind == "reread a session of the run":
-            self.verify(self.ledger.sessions[data.draw(st.sampled_from(sorted(self.ledger.sessions)),
-                                                       label="sessionId")])
+            self.verify(
+                self.ledger.sessions[data.draw(st.sampled_from(sorted(self.ledger.sessions)), label="sessionId")]
+            )
         else:
             self.check_list()
 
@@ -199,8 +237,11 @@ class SynapseModel(ModelMachine):
             self.session.cannot_compare(SAME_SESSION, "createAgentSession answers no sessionId (SYN-SESS-001)")
             return ""
         window = self.session.window()
-        self.session.check(SESSIONS, session_id not in self.ledger.sessions and session_id not in self.ledger.before,
-                           f"createAgentSession answered sessionId {session_id!r}, a session that already exists")
+        self.session.check(
+            SESSIONS,
+            session_id not in self.ledger.sessions and session_id not in self.ledger.before,
+            f"createAgentSession answered sessionId {session_id!r}, a session that already exists",
+        )
         model = SessionModel(session_id, dict(body), level, body.get("etag"), body.get("modifiedOn"), window)
         self.ledger.sessions[session_id] = model
         self.judge_session_times(model, body, "its create answer")
@@ -209,26 +250,36 @@ class SynapseModel(ModelMachine):
 
     def update(self, model: SessionModel, level: str) -> None:
         path = f"{SESSION}/{quote(model.session_id, safe='')}"
-        body = json_body(self.session.request("PUT", path, json={"sessionId": model.session_id,
-                                                                 "agentAccessLevel": level}), 200)
+        body = json_body(
+            self.session.request("PUT", path, json={"sessionId": model.session_id, "agentAccessLevel": level}), 200
+        )
         if isinstance(body, dict):
             window = self.session.window()
             old_etag, old_modified = model.etag, model.modified
             model.level, model.updated = level, window
             self.compare(model, body, "its update answer", etag_may_change=True)
-            self.session.check(SAME_SESSION, body.get("etag") != old_etag,
-                               f"session {model.session_id}: the update answer's etag {body.get('etag')!r} is the "
-                               "one it had before the update")
-            self.session.check(SAME_SESSION, body.get("modifiedOn") != old_modified or old_modified is None,
-                               f"session {model.session_id}: modifiedOn {body.get('modifiedOn')!r} did not move "
-                               "with the update")
+            self.session.check(
+                SAME_SESSION,
+                body.get("etag") != old_etag,
+                f"session {model.session_id}: the update answer's etag {body.get('etag')!r} is the "
+                "one it had before the update",
+            )
+            self.session.check(
+                SAME_SESSION,
+                body.get("modifiedOn") != old_modified or old_modified is None,
+                f"session {model.session_id}: modifiedOn {body.get('modifiedOn')!r} did not move with the update",
+            )
             model.etag, model.modified = body.get("etag"), body.get("modifiedOn")
             self.judge_session_times(model, body, "its update answer")
         self.verify(model, listed=True)
 
     def chat(self, model: SessionModel, text: str, trace: bool, wait: bool) -> None:
-        request = {"concreteType": "org.sagebionetworks.repo.model.agent.AgentChatRequest",
-                   "sessionId": model.session_id, "chatText": text, "enableTrace": trace}
+        request = {
+            "concreteType": "org.sagebionetworks.repo.model.agent.AgentChatRequest",
+            "sessionId": model.session_id,
+            "chatText": text,
+            "enableTrace": trace,
+        }
         body = json_body(self.session.request("POST", CHAT_START, json=request), 201, 200)
         token = body.get("token") if isinstance(body, dict) else None
         if isinstance(token, str) and token:
@@ -260,29 +311,47 @@ class SynapseModel(ModelMachine):
             want = {"agentAccessLevel": model.level, "etag": model.etag}.get(key, model.first.get(key))
             if key in model.first or key in got or key in ("agentAccessLevel", "etag"):
                 ok = got.get(key) == want
-                self.session.check(SAME_SESSION, ok, "" if ok else
-                                   f"session {model.session_id} ({where}): {key} is {got.get(key)!r}, the model "
-                                   f"expects {want!r} (from its create answer and the updates since)")
+                self.session.check(
+                    SAME_SESSION,
+                    ok,
+                    ""
+                    if ok
+                    else f"session {model.session_id} ({where}): {key} is {got.get(key)!r}, the model "
+                    f"expects {want!r} (from its create answer and the updates since)",
+                )
         if not etag_may_change and "modifiedOn" in got:
             ok = got.get("modifiedOn") == model.modified
-            self.session.check(SAME_SESSION, ok, "" if ok else
-                               f"session {model.session_id} ({where}): modifiedOn is {got.get('modifiedOn')!r}, the "
-                               f"last write answered {model.modified!r}")
+            self.session.check(
+                SAME_SESSION,
+                ok,
+                ""
+                if ok
+                else f"session {model.session_id} ({where}): modifiedOn is {got.get('modifiedOn')!r}, the "
+                f"last write answered {model.modified!r}",
+            )
 
     def judge_session_times(self, model: SessionModel, got: dict[str, Any], where: str) -> None:
-        problems = datetime_problems(got.get("startedOn"), model.created, f"session {model.session_id} startedOn "
-                                     f"({where})") if "startedOn" in got else []
+        problems = (
+            datetime_problems(got.get("startedOn"), model.created, f"session {model.session_id} startedOn ({where})")
+            if "startedOn" in got
+            else []
+        )
         window = model.updated or model.created
         if "modifiedOn" in got:
-            problems += datetime_problems(got.get("modifiedOn"), window, f"session {model.session_id} modifiedOn "
-                                          f"({where})")
+            problems += datetime_problems(
+                got.get("modifiedOn"), window, f"session {model.session_id} modifiedOn ({where})"
+            )
         start, modified = millis(got.get("startedOn")), millis(got.get("modifiedOn"))
         if start is not None and modified is not None and start > modified:
-            problems.append(f"session {model.session_id} ({where}): startedOn {got['startedOn']} is after "
-                            f"modifiedOn {got['modifiedOn']}")
+            problems.append(
+                f"session {model.session_id} ({where}): startedOn {got['startedOn']} is after "
+                f"modifiedOn {got['modifiedOn']}"
+            )
         if self.ledger.user_id is not None and "startedBy" in got and got.get("startedBy") != self.ledger.user_id:
-            problems.append(f"session {model.session_id} ({where}): startedBy {got.get('startedBy')!r} is not the "
-                            f"caller's user id {self.ledger.user_id}")
+            problems.append(
+                f"session {model.session_id} ({where}): startedBy {got.get('startedBy')!r} is not the "
+                f"caller's user id {self.ledger.user_id}"
+            )
         self.session.check(VALUES, not problems, "; ".join(problems))
 
     def check_list(self) -> None:
@@ -296,16 +365,25 @@ class SynapseModel(ModelMachine):
         twice = [i for i, n in counts.items() if n > 1]
         strange = [i for i in counts if i not in self.ledger.sessions and i not in self.ledger.before]
         ok = not (missing or gone or twice or strange)
-        self.session.check(SESSIONS, ok, "" if ok else
-                           f"the sessions list ({len(ids)} items over its pages) lacks {len(missing)} session(s) "
-                           f"created in this run {missing[:3]} and {len(gone)} held before {gone[:3]}, lists "
-                           f"{twice[:3]} more than once and {strange[:3]} that the caller never created")
+        self.session.check(
+            SESSIONS,
+            ok,
+            ""
+            if ok
+            else f"the sessions list ({len(ids)} items over its pages) lacks {len(missing)} session(s) "
+            f"created in this run {missing[:3]} and {len(gone)} held before {gone[:3]}, lists "
+            f"{twice[:3]} more than once and {strange[:3]} that the caller never created",
+        )
         stamps = [millis(s.get("startedOn")) for s in items]
         known = [t for t in stamps if t is not None]
         ok = known == sorted(known, reverse=True)
-        self.session.check(SESSIONS, ok, "" if ok else
-                           f"the sessions list is not ordered by startedOn descending: "
-                           f"{[s.get('startedOn') for s in items][:8]}")
+        self.session.check(
+            SESSIONS,
+            ok,
+            ""
+            if ok
+            else f"the sessions list is not ordered by startedOn descending: {[s.get('startedOn') for s in items][:8]}",
+        )
         for item in items:
             model = self.ledger.sessions.get(str(item.get("sessionId")))
             if model is not None:
@@ -358,33 +436,51 @@ class SynapseModel(ModelMachine):
         if "startedOn" in body:
             problems += datetime_problems(body["startedOn"], job.started, f"job {job.job_id} startedOn")
         if "changedOn" in body:
-            problems += datetime_problems(body["changedOn"], Window(job.started.start, window.end),
-                                          f"job {job.job_id} changedOn")
+            problems += datetime_problems(
+                body["changedOn"], Window(job.started.start, window.end), f"job {job.job_id} changedOn"
+            )
         start, changed = millis(body.get("startedOn")), millis(body.get("changedOn"))
         if start is not None and changed is not None and start > changed:
             problems.append(f"job {job.job_id}: startedOn {body['startedOn']} is after changedOn {body['changedOn']}")
-        if self.ledger.user_id is not None and "startedByUserId" in body and \
-                body["startedByUserId"] != self.ledger.user_id:
-            problems.append(f"job {job.job_id}: startedByUserId {body['startedByUserId']!r} is not the caller's "
-                            f"user id {self.ledger.user_id}")
+        if (
+            self.ledger.user_id is not None
+            and "startedByUserId" in body
+            and body["startedByUserId"] != self.ledger.user_id
+        ):
+            problems.append(
+                f"job {job.job_id}: startedByUserId {body['startedByUserId']!r} is not the caller's "
+                f"user id {self.ledger.user_id}"
+            )
         self.session.check(VALUES, not problems, "; ".join(problems))
 
     def check_trace(self, model: SessionModel, job: JobModel) -> None:
         if not job.request.get("enableTrace") or job.finished is None:
             return
-        body = json_body(self.session.request("POST", f"/agent/chat/trace/{quote(job.job_id, safe='')}",
-                                              json={"jobId": job.job_id, "newerThanTimestamp": None}), 200)
+        body = json_body(
+            self.session.request(
+                "POST",
+                f"/agent/chat/trace/{quote(job.job_id, safe='')}",
+                json={"jobId": job.job_id, "newerThanTimestamp": None},
+            ),
+            200,
+        )
         if not isinstance(body, dict) or not isinstance(body.get("page"), list):
             return
         lifetime = Window(job.started.start, job.finished.end)
-        problems = [p for n, event in enumerate(body["page"]) if isinstance(event, dict)
-                    for p in epoch_problems(event.get("timestamp"), "ms", lifetime,
-                                            f"job {job.job_id} trace event {n + 1} timestamp")]
+        problems = [
+            p
+            for n, event in enumerate(body["page"])
+            if isinstance(event, dict)
+            for p in epoch_problems(
+                event.get("timestamp"), "ms", lifetime, f"job {job.job_id} trace event {n + 1} timestamp"
+            )
+        ]
         self.session.check(VALUES, not problems, "; ".join(problems[:3]))
 
     def check_history(self, model: SessionModel) -> None:
-        body = json_body(self.session.request("POST", f"{SESSION}/history/{quote(model.session_id, safe='')}",
-                                              json={}), 200)
+        body = json_body(
+            self.session.request("POST", f"{SESSION}/history/{quote(model.session_id, safe='')}", json={}), 200
+        )
         if not isinstance(body, dict) or not isinstance(body.get("page"), list):
             return
         page = [i for i in body["page"] if isinstance(i, dict)]
@@ -395,34 +491,47 @@ class SynapseModel(ModelMachine):
         got = Counter(str(i.get("requestText")) for i in page)
         problems = []
         if not len(finished) <= len(page) <= len(model.jobs):
-            problems.append(f"session {model.session_id}: the history holds {len(page)} interactions; "
-                            f"{len(finished)} of the session's {len(model.jobs)} chats are known to have finished")
+            problems.append(
+                f"session {model.session_id}: the history holds {len(page)} interactions; "
+                f"{len(finished)} of the session's {len(model.jobs)} chats are known to have finished"
+            )
         extra = got - texts
         if extra:
-            problems.append(f"session {model.session_id}: the history holds requests never sent to it: "
-                            f"{sorted(extra)[:3]}")
+            problems.append(
+                f"session {model.session_id}: the history holds requests never sent to it: {sorted(extra)[:3]}"
+            )
         lost = Counter(str(j.request["chatText"]) for j in finished) - got
         if lost:
             problems.append(f"session {model.session_id}: finished chats missing from its history: {sorted(lost)[:3]}")
         stamps = [millis(i.get("requestTimestamp")) for i in page]
         known = [t for t in stamps if t is not None]
         if known != sorted(known, reverse=True):
-            problems.append(f"session {model.session_id}: the history is not newest first: "
-                            f"{[i.get('requestTimestamp') for i in page][:6]}")
-        lifetime = Window(model.jobs[0].started.start, max((j.finished or j.started).end for j in model.jobs)
-                          ) if model.jobs else None
+            problems.append(
+                f"session {model.session_id}: the history is not newest first: "
+                f"{[i.get('requestTimestamp') for i in page][:6]}"
+            )
+        lifetime = (
+            Window(model.jobs[0].started.start, max((j.finished or j.started).end for j in model.jobs))
+            if model.jobs
+            else None
+        )
         for n, item in enumerate(page, 1):
             request, response = millis(item.get("requestTimestamp")), millis(item.get("responseTimestamp"))
             if request is not None and response is not None and request > response:
-                problems.append(f"session {model.session_id}, interaction {n}: requestTimestamp "
-                                f"{item['requestTimestamp']} is after responseTimestamp {item['responseTimestamp']}")
+                problems.append(
+                    f"session {model.session_id}, interaction {n}: requestTimestamp "
+                    f"{item['requestTimestamp']} is after responseTimestamp {item['responseTimestamp']}"
+                )
             if not isinstance(item.get("responseText"), str) or not item.get("responseText"):
                 problems.append(f"session {model.session_id}, interaction {n} has no responseText")
             if lifetime is not None:
                 for key in ("requestTimestamp", "responseTimestamp"):
                     if key in item:
-                        problems += datetime_problems(item[key], Window(lifetime.start, time.time()),
-                                                      f"session {model.session_id}, interaction {n} {key}")
+                        problems += datetime_problems(
+                            item[key],
+                            Window(lifetime.start, time.time()),
+                            f"session {model.session_id}, interaction {n} {key}",
+                        )
         self.session.check(HISTORY, not problems, "; ".join(problems[:3]))
 
 

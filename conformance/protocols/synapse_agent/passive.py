@@ -30,8 +30,18 @@ def _error(body: Any) -> bool:
 
 class Passive(Checks):
     judges = (
-        "SYN-SESS-001", "SYN-SESS-002", "SYN-JOB-001", "SYN-JOB-002", "SYN-JOB-003", "SYN-AUTH-001",
-        "SYN-AUTH-002", "SYN-AUTH-003", "SYN-OWN-001", "SYN-OWN-002", "SYN-OWN-003", "SYN-ERR-001",
+        "SYN-SESS-001",
+        "SYN-SESS-002",
+        "SYN-JOB-001",
+        "SYN-JOB-002",
+        "SYN-JOB-003",
+        "SYN-AUTH-001",
+        "SYN-AUTH-002",
+        "SYN-AUTH-003",
+        "SYN-OWN-001",
+        "SYN-OWN-002",
+        "SYN-OWN-003",
+        "SYN-ERR-001",
     )
 
     def __init__(self, *args: Any) -> None:
@@ -47,15 +57,24 @@ class Passive(Checks):
         token = ex.bearer
         if status == 401:
             challenge = ex.response_headers.get("www-authenticate", "")
-            v.check("SYN-AUTH-003", challenge.lower().startswith("bearer"),
-                    f"{op} 401 carries WWW-Authenticate {challenge!r}, not a Bearer challenge")
+            v.check(
+                "SYN-AUTH-003",
+                challenge.lower().startswith("bearer"),
+                f"{op} 401 carries WWW-Authenticate {challenge!r}, not a Bearer challenge",
+            )
         if not token:
-            v.check("SYN-AUTH-001", status == 401 and _error(body),
-                    f"{op} without credentials answered {status} {str(body)[:100]}, not 401 with an ErrorResponse")
+            v.check(
+                "SYN-AUTH-001",
+                status == 401 and _error(body),
+                f"{op} without credentials answered {status} {str(body)[:100]}, not 401 with an ErrorResponse",
+            )
             return
         if self.tokens and token not in self.tokens:
-            v.check("SYN-AUTH-002", status == 401 and _error(body),
-                    f"{op} with a token the upstream does not issue answered {status}, not 401 with an ErrorResponse")
+            v.check(
+                "SYN-AUTH-002",
+                status == 401 and _error(body),
+                f"{op} with a token the upstream does not issue answered {status}, not 401 with an ErrorResponse",
+            )
             return
         if status == 401:
             return  # a token the proxy was not told about: it cannot tell whose fault this is
@@ -72,23 +91,38 @@ class Passive(Checks):
     def _ownership(self, ex: Observed, v: Verdict, op: str, status: int, body: Any, token: str) -> None:
         request = ex.request_json()
         session_id = ex.path_params.get("sessionId") or (
-            request.get("sessionId") if isinstance(request, dict) else None)
+            request.get("sessionId") if isinstance(request, dict) else None
+        )
         owner = self.sessions.get(str(session_id), ("", ""))[0] if op in SESSION_OPS else ""
         job = self.jobs.get(ex.path_params.get("jobId", "")) if op in JOB_OPS else None
         if owner and owner != token:
-            v.check("SYN-OWN-001", status == 403 and _error(body),
-                    f"{op} of another token's session {session_id} answered {status}, not 403 with an ErrorResponse")
+            v.check(
+                "SYN-OWN-001",
+                status == 403 and _error(body),
+                f"{op} of another token's session {session_id} answered {status}, not 403 with an ErrorResponse",
+            )
         elif job is not None and job.owner != token:
-            v.check("SYN-OWN-002", status == 403 and _error(body),
-                    f"{op} of another token's job answered {status}, not 403 with an ErrorResponse")
+            v.check(
+                "SYN-OWN-002",
+                status == 403 and _error(body),
+                f"{op} of another token's job answered {status}, not 403 with an ErrorResponse",
+            )
 
     def _answered(self, ex: Observed, v: Verdict, op: str, status: int, body: Any, token: str) -> None:
         request = ex.request_json() if isinstance(ex.request_json(), dict) else {}
         if op == "createAgentSession":
-            ok = isinstance(body, dict) and isinstance(body.get("sessionId"), str) and status == 201 and \
-                body.get("agentAccessLevel") == request.get("agentAccessLevel")
-            if v.check("SYN-SESS-001", ok, f"createAgentSession answered {status} {str(body)[:160]}, not 201 with a "
-                                           f"sessionId and the requested {request.get('agentAccessLevel')!r}"):
+            ok = (
+                isinstance(body, dict)
+                and isinstance(body.get("sessionId"), str)
+                and status == 201
+                and body.get("agentAccessLevel") == request.get("agentAccessLevel")
+            )
+            if v.check(
+                "SYN-SESS-001",
+                ok,
+                f"createAgentSession answered {status} {str(body)[:160]}, not 201 with a "
+                f"sessionId and the requested {request.get('agentAccessLevel')!r}",
+            ):
                 self.sessions[body["sessionId"]] = (token, str(body["agentAccessLevel"]))
         elif op in ("getAgentSession", "updateAgentSession") and isinstance(body, dict):
             session_id = ex.path_params.get("sessionId", "")
@@ -100,19 +134,28 @@ class Passive(Checks):
                 self.sessions[session_id] = (owner, level)
                 self.updated[session_id] = True
             rid = "SYN-SESS-002" if session_id in self.updated else "SYN-SESS-001"
-            v.check(rid, body.get("sessionId") == session_id and body.get("agentAccessLevel") == level,
-                    f"{op} of {session_id}: {str(body)[:160]} does not show agentAccessLevel {level!r}")
+            v.check(
+                rid,
+                body.get("sessionId") == session_id and body.get("agentAccessLevel") == level,
+                f"{op} of {session_id}: {str(body)[:160]} does not show agentAccessLevel {level!r}",
+            )
         elif op == "listAgentSessions" and isinstance(body, dict):
             listed = body.get("page")
             page = listed if isinstance(listed, list) else []
-            foreign = [s.get("sessionId") for s in page if isinstance(s, dict)
-                       and self.sessions.get(str(s.get("sessionId")), (token, ""))[0] != token]
+            foreign = [
+                s.get("sessionId")
+                for s in page
+                if isinstance(s, dict) and self.sessions.get(str(s.get("sessionId")), (token, ""))[0] != token
+            ]
             v.check("SYN-OWN-003", not foreign, f"the list shows other tokens' sessions {foreign[:3]}")
         elif op == "startAgentChat" and isinstance(body, dict):
             job_id = body.get("token")
             fresh = isinstance(job_id, str) and job_id.isdigit() and job_id not in self.jobs
-            if v.check("SYN-JOB-001", fresh and status == 201,
-                       f"startAgentChat answered {status} with token {job_id!r}, not 201 with a new string of digits"):
+            if v.check(
+                "SYN-JOB-001",
+                fresh and status == 201,
+                f"startAgentChat answered {status} with token {job_id!r}, not 201 with a new string of digits",
+            ):
                 self.jobs[str(job_id)] = Job(token, str(request.get("sessionId")), time.monotonic())
         elif op == "getAgentChatResult":
             self._polled(ex, v, status, body, token)
@@ -129,8 +172,15 @@ class Passive(Checks):
             elif time.monotonic() - job.started > self.settle_s:
                 v.fail("SYN-JOB-002", f"the job is still running {self.settle_s:g} s after it started")
             return
-        ok = isinstance(body, dict) and body.get("sessionId") == job.session_id and isinstance(
-            body.get("responseText"), str)
-        v.check("SYN-JOB-002", ok, f"the job's result {str(body)[:160]} is not an AgentChatResponse for session "
-                                   f"{job.session_id} with a responseText")
+        ok = (
+            isinstance(body, dict)
+            and body.get("sessionId") == job.session_id
+            and isinstance(body.get("responseText"), str)
+        )
+        v.check(
+            "SYN-JOB-002",
+            ok,
+            f"the job's result {str(body)[:160]} is not an AgentChatResponse for session "
+            f"{job.session_id} with a responseText",
+        )
         job.done = True

@@ -66,6 +66,7 @@ def _nonce() -> str:
 
 # -- lenient fixtures --------------------------------------------------------------------------
 
+
 def _json_object(resp: Response, what: str) -> dict[str, Any]:
     body = resp.json()
     if not isinstance(body, dict):
@@ -144,7 +145,9 @@ def _pages(
     handed_out: set[str] = set()
     for _ in range(MAX_PAGES):
         body = ctx.conforms(
-            ctx.client.post(path, json={"nextPageToken": token} if token else {}, auth=auth), operation_id, 200,
+            ctx.client.post(path, json={"nextPageToken": token} if token else {}, auth=auth),
+            operation_id,
+            200,
             judge=False,
         )
         ctx.expect(isinstance(body, dict), f"{operation_id}: a page is not a JSON object: {body!r:.200}")
@@ -233,8 +236,10 @@ def _start_refused(ctx: Context, body: dict[str, Any], status: int, auth: str | 
         _expect_error(ctx, resp, "startAgentChat", status)
         return
     token = resp.json().get("token") if isinstance(resp.json(), dict) else None
-    ctx.expect(isinstance(token, str | int) and not isinstance(token, bool) and token != "",
-               f"startAgentChat answered {resp.status} without refusing and without a job token: {resp.text[:200]}")
+    ctx.expect(
+        isinstance(token, str | int) and not isinstance(token, bool) and token != "",
+        f"startAgentChat answered {resp.status} without refusing and without a job token: {resp.text[:200]}",
+    )
     deadline = time.monotonic() + job_bound(ctx)
     delay = FIRST_POLL_DELAY
     while True:
@@ -245,8 +250,10 @@ def _start_refused(ctx: Context, body: dict[str, Any], status: int, auth: str | 
         delay = min(delay * 1.5, MAX_POLL_DELAY)
     ctx.expect(result.status != 202, f"the job started for a refused chat is still running after {job_bound(ctx):g} s")
     if 200 <= result.status < 300:
-        ctx.fail(f"the chat was accepted: startAgentChat answered {resp.status} and its job result "
-                 f"{result.status}, neither {status}: {result.text[:200]}")
+        ctx.fail(
+            f"the chat was accepted: startAgentChat answered {resp.status} and its job result "
+            f"{result.status}, neither {status}: {result.text[:200]}"
+        )
     _expect_error(ctx, result, "getAgentChatResult", status)
 
 
@@ -271,8 +278,10 @@ def _timestamp(value: Any) -> datetime | None:
 
 # -- sessions ----------------------------------------------------------------------------------
 
+
 @registry.requirement(
-    "SYN-SESS-001", Level.MUST,
+    "SYN-SESS-001",
+    Level.MUST,
     "POST /agent/session answers 201 with an AgentSession carrying a sessionId and the requested "
     "agentAccessLevel, and GET /agent/session/{sessionId} returns that session",
     ref=_ref("/agent/session", "post", "/responses/201"),
@@ -292,7 +301,8 @@ def session_created_and_readable(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-SESS-002", Level.MUST,
+    "SYN-SESS-002",
+    Level.MUST,
     "PUT /agent/session/{sessionId} changes the session's agentAccessLevel: the answer and later "
     "reads show the new level",
     ref=_ref("/agent/session/{sessionId}", "put"),
@@ -310,7 +320,8 @@ def session_update(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-SESS-003", Level.SHOULD,
+    "SYN-SESS-003",
+    Level.SHOULD,
     "A session's etag changes when the session is updated, and reads return the current etag",
     ref=f"{DOC}#/components/schemas/AgentSession/properties/etag",
 )
@@ -331,8 +342,10 @@ def session_etag(ctx: Context) -> None:
 
 # -- the sessions list -------------------------------------------------------------------------
 
+
 @registry.requirement(
-    "SYN-PAGE-001", Level.MUST,
+    "SYN-PAGE-001",
+    Level.MUST,
     "Following nextPageToken through POST /agent/sessions/list shows every session exactly once: "
     "no page repeats a session and none is left out",
     ref=_ref("/agent/sessions/list", "post"),
@@ -370,7 +383,8 @@ def sessions_paging(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-PAGE-002", Level.MUST,
+    "SYN-PAGE-002",
+    Level.MUST,
     "POST /agent/sessions/list serves the caller's sessions newest first (startedOn descending)",
     ref=_ref("/agent/sessions/list", "post"),
 )
@@ -390,8 +404,10 @@ def sessions_newest_first(ctx: Context) -> None:
 
 # -- history -----------------------------------------------------------------------------------
 
+
 @registry.requirement(
-    "SYN-HIST-001", Level.MUST,
+    "SYN-HIST-001",
+    Level.MUST,
     "A session's history gains exactly one interaction per completed chat, with the chatText as "
     "requestText and the job's answer as responseText; reading it again adds nothing",
     ref=_ref("/agent/session/history/{sessionId}", "post"),
@@ -416,7 +432,8 @@ def history_grows_once(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-HIST-002", Level.MUST,
+    "SYN-HIST-002",
+    Level.MUST,
     "A session's history is ordered newest interaction first",
     ref=f"{DOC}#/components/schemas/SessionHistoryResponse/properties/page",
 )
@@ -437,8 +454,10 @@ def history_newest_first(ctx: Context) -> None:
 
 # -- chat jobs ---------------------------------------------------------------------------------
 
+
 @registry.requirement(
-    "SYN-JOB-001", Level.MUST,
+    "SYN-JOB-001",
+    Level.MUST,
     "POST /agent/chat/async/start answers 201 with an AsyncJobId whose token is a new string of digits",
     ref=_ref("/agent/chat/async/start", "post", "/responses/201"),
 )
@@ -449,14 +468,17 @@ def job_started(ctx: Context) -> None:
         body = {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": f"Job {n} {_nonce()}"}
         answer = ctx.conforms(ctx.client.post(CHAT_START, json=body), "startAgentChat", 201)
         token = answer.get("token")
-        ctx.expect(isinstance(token, str) and token.isascii() and token.isdigit(),
-                   f"token {token!r} is not a string of decimal digits")
+        ctx.expect(
+            isinstance(token, str) and token.isascii() and token.isdigit(),
+            f"token {token!r} is not a string of decimal digits",
+        )
         tokens.append(token)
     ctx.expect(tokens[0] != tokens[1], f"two jobs got the same token {tokens[0]!r}")
 
 
 @registry.requirement(
-    "SYN-JOB-002", Level.MUST,
+    "SYN-JOB-002",
+    Level.MUST,
     "A chat job completes within the bound (3 x --timeout) and GET /agent/chat/async/get/{jobId} then "
     "answers 2xx with an AgentChatResponse for the job's session with a responseText",
     ref=_ref("/agent/chat/async/get/{jobId}", "get"),
@@ -470,7 +492,8 @@ def job_completes(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-JOB-003", Level.MUST,
+    "SYN-JOB-003",
+    Level.MUST,
     "While a chat job runs, GET /agent/chat/async/get/{jobId} answers 202 with an "
     "AsynchronousJobStatus whose jobState is PROCESSING (not verified if every job is done before the first poll)",
     ref=_ref("/agent/chat/async/get/{jobId}", "get", "/responses/202"),
@@ -499,13 +522,15 @@ def job_processing(ctx: Context) -> None:
 
 # -- trace -------------------------------------------------------------------------------------
 
+
 def _trace(ctx: Context, job_id: str, newer_than: int | None = None, auth: str | None = None) -> Response:
     body = {"jobId": job_id, "newerThanTimestamp": newer_than}
     return ctx.client.post(f"/agent/chat/trace/{_seg(job_id)}", json=body, auth=auth)
 
 
 @registry.requirement(
-    "SYN-TRACE-001", Level.MUST,
+    "SYN-TRACE-001",
+    Level.MUST,
     "A chat job started with enableTrace true has at least one trace event {timestamp, message} "
     "(synapseclient reads the first one)",
     ref=f"{FACTS}: with trace enabled it reads the first trace event",
@@ -520,7 +545,8 @@ def trace_has_events(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-TRACE-002", Level.MUST,
+    "SYN-TRACE-002",
+    Level.MUST,
     "Trace events come oldest first, and newerThanTimestamp keeps exactly the events after it",
     ref=_ref("/agent/chat/trace/{jobId}", "post"),
 )
@@ -542,6 +568,7 @@ def trace_order_and_filter(ctx: Context) -> None:
 
 
 # -- authentication ----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -573,8 +600,11 @@ def _calls(ctx: Context, fixture: Fixture) -> list[Call]:
 
 
 def _send(ctx: Context, call: Call, auth: str) -> Response:
-    return ctx.client.request(call.method, call.path, json=call.body, auth=auth) if call.body is not None \
+    return (
+        ctx.client.request(call.method, call.path, json=call.body, auth=auth)
+        if call.body is not None
         else ctx.client.request(call.method, call.path, auth=auth)
+    )
 
 
 def _rejected(ctx: Context, call: Call, auth: str) -> None:
@@ -587,7 +617,8 @@ def _rejects(ctx: Context, auth: str) -> None:
 
 
 @registry.requirement(
-    "SYN-AUTH-001", Level.MUST,
+    "SYN-AUTH-001",
+    Level.MUST,
     "Every operation answers 401 with an ErrorResponse when no Authorization header is sent",
     ref=f"{DOC}#/components/responses/Unauthorized",
 )
@@ -596,7 +627,8 @@ def auth_missing(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-AUTH-002", Level.MUST,
+    "SYN-AUTH-002",
+    Level.MUST,
     "Every operation answers 401 with an ErrorResponse for an invalid bearer token",
     ref=f"{DOC}#/components/responses/Unauthorized",
 )
@@ -605,7 +637,8 @@ def auth_invalid(ctx: Context) -> None:
 
 
 @registry.requirement(
-    "SYN-AUTH-003", Level.SHOULD,
+    "SYN-AUTH-003",
+    Level.SHOULD,
     "401 answers carry a WWW-Authenticate Bearer challenge",
     ref=f"{DOC}#/components/responses/Unauthorized/headers; {FACTS}: a bad token gives 401 with WWW-Authenticate",
 )
@@ -617,21 +650,27 @@ def auth_challenge(ctx: Context) -> None:
         with ctx.setup("SYN-AUTH-001"):  # a 401 at all is SYN-AUTH-001/002's subject; its header is this one's
             ctx.expect_status(resp, 401)
         challenge = str(resp.headers.get("www-authenticate", ""))
-        ctx.expect(challenge.lower().startswith("bearer"),
-                   f"WWW-Authenticate is {challenge!r}, not a Bearer challenge" if challenge
-                   else "no WWW-Authenticate header")
+        ctx.expect(
+            challenge.lower().startswith("bearer"),
+            f"WWW-Authenticate is {challenge!r}, not a Bearer challenge" if challenge else "no WWW-Authenticate header",
+        )
 
-    _each(ctx, [
-        (f"{call.label} {what}", partial(challenged, call, auth))
-        for call in _calls(ctx, fixture)
-        for what, auth in (("without a token", ""), ("with an invalid token", f"invalid-{uuid.uuid4().hex}"))
-    ])
+    _each(
+        ctx,
+        [
+            (f"{call.label} {what}", partial(challenged, call, auth))
+            for call in _calls(ctx, fixture)
+            for what, auth in (("without a token", ""), ("with an invalid token", f"invalid-{uuid.uuid4().hex}"))
+        ],
+    )
 
 
 # -- ownership ---------------------------------------------------------------------------------
 
+
 @registry.requirement(
-    "SYN-OWN-001", Level.MUST,
+    "SYN-OWN-001",
+    Level.MUST,
     "Another user's session answers 403 with an ErrorResponse to GET, PUT, its history and a chat "
     "start (at the start or at its job's result, as upstream), and the PUT changes nothing",
     ref=f"{DOC}#/components/responses/Forbidden; {FACTS}: 403 for another user's session or job",
@@ -642,38 +681,71 @@ def own_session(ctx: Context) -> None:
     path = f"{SESSION}/{_seg(fixture.session_id)}"
     before = ctx.conforms(ctx.client.get(path), "getAgentSession", 200).get("agentAccessLevel")
     intruder_level = next(level for level in LEVELS if level != before)
-    _each(ctx, [
-        ("GET", lambda: _expect_error(ctx, ctx.client.get(path, auth=other), "getAgentSession", 403)),
-        ("PUT", lambda: _expect_error(ctx, ctx.client.put(
-            path, json={"sessionId": fixture.session_id, "agentAccessLevel": intruder_level}, auth=other),
-            "updateAgentSession", 403)),
-        ("history", lambda: _expect_error(ctx, ctx.client.post(
-            f"/agent/session/history/{_seg(fixture.session_id)}", json={}, auth=other), "getSessionHistory", 403)),
-        ("chat start", lambda: _start_refused(
-            ctx, {"concreteType": CHAT_REQUEST, "sessionId": fixture.session_id, "chatText": "Let me in"}, 403,
-            auth=other)),
-    ])
+    _each(
+        ctx,
+        [
+            ("GET", lambda: _expect_error(ctx, ctx.client.get(path, auth=other), "getAgentSession", 403)),
+            (
+                "PUT",
+                lambda: _expect_error(
+                    ctx,
+                    ctx.client.put(
+                        path, json={"sessionId": fixture.session_id, "agentAccessLevel": intruder_level}, auth=other
+                    ),
+                    "updateAgentSession",
+                    403,
+                ),
+            ),
+            (
+                "history",
+                lambda: _expect_error(
+                    ctx,
+                    ctx.client.post(f"/agent/session/history/{_seg(fixture.session_id)}", json={}, auth=other),
+                    "getSessionHistory",
+                    403,
+                ),
+            ),
+            (
+                "chat start",
+                lambda: _start_refused(
+                    ctx,
+                    {"concreteType": CHAT_REQUEST, "sessionId": fixture.session_id, "chatText": "Let me in"},
+                    403,
+                    auth=other,
+                ),
+            ),
+        ],
+    )
     after = ctx.conforms(ctx.client.get(path), "getAgentSession", 200).get("agentAccessLevel")
     ctx.expect_equal(after, before, "agentAccessLevel after another user's PUT")
 
 
 @registry.requirement(
-    "SYN-OWN-002", Level.MUST,
+    "SYN-OWN-002",
+    Level.MUST,
     "Another user's chat job answers 403 with an ErrorResponse to its result and its trace",
     ref=f"{DOC}#/components/responses/Forbidden; {FACTS}: 403 for another user's session or job",
 )
 def own_job(ctx: Context) -> None:
     other = _second_user(ctx)
     job_id = _fixture(ctx).job_id
-    _each(ctx, [
-        ("result", lambda: _expect_error(
-            ctx, ctx.client.get(f"/agent/chat/async/get/{_seg(job_id)}", auth=other), "getAgentChatResult", 403)),
-        ("trace", lambda: _expect_error(ctx, _trace(ctx, job_id, auth=other), "getTraceEvents", 403)),
-    ])
+    _each(
+        ctx,
+        [
+            (
+                "result",
+                lambda: _expect_error(
+                    ctx, ctx.client.get(f"/agent/chat/async/get/{_seg(job_id)}", auth=other), "getAgentChatResult", 403
+                ),
+            ),
+            ("trace", lambda: _expect_error(ctx, _trace(ctx, job_id, auth=other), "getTraceEvents", 403)),
+        ],
+    )
 
 
 @registry.requirement(
-    "SYN-OWN-003", Level.MUST,
+    "SYN-OWN-003",
+    Level.MUST,
     "POST /agent/sessions/list never shows another user's sessions",
     ref=_ref("/agent/sessions/list", "post", "/description"),
 )
@@ -682,14 +754,17 @@ def own_list(ctx: Context) -> None:
     mine = _fixture(ctx).session_id
     theirs = _session(ctx, auth=other)["sessionId"]
     ctx.expect(theirs not in _session_ids(ctx), f"the first user's list shows the second user's session {theirs}")
-    ctx.expect(mine not in _session_ids(ctx, auth=other),
-               f"the second user's list shows the first user's session {mine}")
+    ctx.expect(
+        mine not in _session_ids(ctx, auth=other), f"the second user's list shows the first user's session {mine}"
+    )
 
 
 # -- errors ------------------------------------------------------------------------------------
 
+
 @registry.requirement(
-    "SYN-ERR-001", Level.MUST,
+    "SYN-ERR-001",
+    Level.MUST,
     "An unknown session (GET, PUT, history, chat start: at the start or at its job's result) or job "
     "(result, trace) answers 404 with an ErrorResponse",
     ref=f"{DOC}#/components/responses/NotFound",
@@ -697,23 +772,45 @@ def own_list(ctx: Context) -> None:
 def not_found(ctx: Context) -> None:
     sid = str(uuid.uuid4())
     job = str(900_000_000_000_000 + secrets.randbelow(99_999_999_999_999))
-    _each(ctx, [
-        ("GET session", lambda: _expect_error(ctx, ctx.client.get(f"{SESSION}/{sid}"), "getAgentSession", 404)),
-        ("PUT session", lambda: _expect_error(ctx, ctx.client.put(
-            f"{SESSION}/{sid}", json={"sessionId": sid, "agentAccessLevel": "PUBLICLY_ACCESSIBLE"}),
-            "updateAgentSession", 404)),
-        ("history", lambda: _expect_error(
-            ctx, ctx.client.post(f"/agent/session/history/{sid}", json={}), "getSessionHistory", 404)),
-        ("chat start", lambda: _start_refused(
-            ctx, {"concreteType": CHAT_REQUEST, "sessionId": sid, "chatText": "Anyone?"}, 404)),
-        ("job result", lambda: _expect_error(
-            ctx, ctx.client.get(f"/agent/chat/async/get/{job}"), "getAgentChatResult", 404)),
-        ("trace", lambda: _expect_error(ctx, _trace(ctx, job), "getTraceEvents", 404)),
-    ])
+    _each(
+        ctx,
+        [
+            ("GET session", lambda: _expect_error(ctx, ctx.client.get(f"{SESSION}/{sid}"), "getAgentSession", 404)),
+            (
+                "PUT session",
+                lambda: _expect_error(
+                    ctx,
+                    ctx.client.put(
+                        f"{SESSION}/{sid}", json={"sessionId": sid, "agentAccessLevel": "PUBLICLY_ACCESSIBLE"}
+                    ),
+                    "updateAgentSession",
+                    404,
+                ),
+            ),
+            (
+                "history",
+                lambda: _expect_error(
+                    ctx, ctx.client.post(f"/agent/session/history/{sid}", json={}), "getSessionHistory", 404
+                ),
+            ),
+            (
+                "chat start",
+                lambda: _start_refused(
+                    ctx, {"concreteType": CHAT_REQUEST, "sessionId": sid, "chatText": "Anyone?"}, 404
+                ),
+            ),
+            (
+                "job result",
+                lambda: _expect_error(ctx, ctx.client.get(f"/agent/chat/async/get/{job}"), "getAgentChatResult", 404),
+            ),
+            ("trace", lambda: _expect_error(ctx, _trace(ctx, job), "getTraceEvents", 404)),
+        ],
+    )
 
 
 @registry.requirement(
-    "SYN-ERR-002", Level.MUST,
+    "SYN-ERR-002",
+    Level.MUST,
     "Invalid bodies (an unknown or missing agentAccessLevel, a chat without chatText) answer 400 "
     "with an ErrorResponse and change nothing",
     ref=f"{DOC}#/components/responses/BadRequest",
@@ -721,17 +818,38 @@ def not_found(ctx: Context) -> None:
 def bad_request(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
     path = f"{SESSION}/{_seg(session_id)}"
-    _each(ctx, [
-        ("create with an unknown agentAccessLevel", lambda: _expect_error(
-            ctx, ctx.client.post(SESSION, json={"agentAccessLevel": "EVERYTHING"}), "createAgentSession", 400)),
-        ("create without agentAccessLevel", lambda: _expect_error(
-            ctx, ctx.client.post(SESSION, json={}), "createAgentSession", 400)),
-        ("PUT with an unknown agentAccessLevel", lambda: _expect_error(
-            ctx, ctx.client.put(path, json={"sessionId": session_id, "agentAccessLevel": "EVERYTHING"}),
-            "updateAgentSession", 400)),
-        ("chat start without chatText", lambda: _expect_error(
-            ctx, ctx.client.post(CHAT_START, json={"concreteType": CHAT_REQUEST, "sessionId": session_id}),
-            "startAgentChat", 400)),
-    ])
+    _each(
+        ctx,
+        [
+            (
+                "create with an unknown agentAccessLevel",
+                lambda: _expect_error(
+                    ctx, ctx.client.post(SESSION, json={"agentAccessLevel": "EVERYTHING"}), "createAgentSession", 400
+                ),
+            ),
+            (
+                "create without agentAccessLevel",
+                lambda: _expect_error(ctx, ctx.client.post(SESSION, json={}), "createAgentSession", 400),
+            ),
+            (
+                "PUT with an unknown agentAccessLevel",
+                lambda: _expect_error(
+                    ctx,
+                    ctx.client.put(path, json={"sessionId": session_id, "agentAccessLevel": "EVERYTHING"}),
+                    "updateAgentSession",
+                    400,
+                ),
+            ),
+            (
+                "chat start without chatText",
+                lambda: _expect_error(
+                    ctx,
+                    ctx.client.post(CHAT_START, json={"concreteType": CHAT_REQUEST, "sessionId": session_id}),
+                    "startAgentChat",
+                    400,
+                ),
+            ),
+        ],
+    )
     got = ctx.conforms(ctx.client.get(path), "getAgentSession", 200)
     ctx.expect_equal(got.get("agentAccessLevel"), "PUBLICLY_ACCESSIBLE", "agentAccessLevel after a rejected PUT")

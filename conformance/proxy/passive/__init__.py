@@ -25,7 +25,6 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-
 class Bounded(OrderedDict[K, V], Generic[K, V]):
     """A mapping that forgets its oldest entries beyond ``limit``: a long proxy run stays bounded."""
 

@@ -53,8 +53,15 @@ def paging(call: Call, on: Switches) -> Page:
     too_big = [(name, value) for name, value in (("current_page", current), ("page_size", size)) if value > INT32_MAX]
     if too_big:
         message = "; ".join(f"query.{name}: must be at most {INT32_MAX} (int32)" for name, _ in too_big)
-        details = [{"type": "value_error", "loc": ["query", name], "msg": f"must be at most {INT32_MAX} (int32)",
-                    "input": value} for name, value in too_big]
+        details = [
+            {
+                "type": "value_error",
+                "loc": ["query", name],
+                "msg": f"must be at most {INT32_MAX} (int32)",
+                "input": value,
+            }
+            for name, value in too_big
+        ]
         raise ApiError(422, f"Invalid request: {message}", details)
     return Page(current, size)
 
@@ -255,8 +262,7 @@ def mount(api: ProtocolApi) -> None:
             data = next(a.data for a in reversed(task.artifacts) if a.workspace_path == artifact.workspace_path)
         if on.download_text_mode:
             data = data.decode("utf-8", "replace").encode()
-        headers = {} if on.download_no_disposition else {
-            "Content-Disposition": content_disposition(artifact.file_name)}
+        headers = {} if on.download_no_disposition else {"Content-Disposition": content_disposition(artifact.file_name)}
         # Octet-stream whatever the Accept header says: the official client asks for JSON here.
         content_type = "application/json" if on.download_json_content_type else "application/octet-stream"
         if on.download_stalls:

@@ -39,8 +39,14 @@ class Store:
     def add_artifact(
         self, task: Task, file_name: str, relative_path: str | None, data: bytes, agent_created: bool
     ) -> Artifact:
-        artifact = Artifact(str(uuid.uuid4()), file_name, relative_path, agent_created, data,
-                            workspace_path(task.task_id, relative_path, file_name))
+        artifact = Artifact(
+            str(uuid.uuid4()),
+            file_name,
+            relative_path,
+            agent_created,
+            data,
+            workspace_path(task.task_id, relative_path, file_name),
+        )
         task.artifacts.append(artifact)
         task.artifacts_by_id[artifact.artifact_id] = artifact
         return artifact
@@ -62,9 +68,18 @@ class Store:
         data = output.encode()
         self.reserve(2 if writes_output else 1, len(data) if writes_output else 0)
         created = [self.add_artifact(task, OUTPUT_FILE, None, data, True)] if writes_output else []
-        step = Step(str(uuid.uuid4()), task.task_id, task.plan[index] if planned else DONE_STEP, step_input,
-                    body.get("additional_input", {}), output, index + 1, len(task.plan), created,
-                    is_last=not never_last and index >= len(task.plan) - 1)
+        step = Step(
+            str(uuid.uuid4()),
+            task.task_id,
+            task.plan[index] if planned else DONE_STEP,
+            step_input,
+            body.get("additional_input", {}),
+            output,
+            index + 1,
+            len(task.plan),
+            created,
+            is_last=not never_last and index >= len(task.plan) - 1,
+        )
         task.steps.append(step)
         task.steps_by_id[step.step_id] = step
         return step

@@ -165,9 +165,7 @@ def mount(api: ProtocolApi) -> None:
         frames = _frames(network, call.body, on)  # every error is raised before the stream opens
         media = "text/plain; charset=utf-8" if on.stream_content_type else STREAM_CONTENT_TYPE
         with api.gate:
-            stream = NdjsonStream(
-                call.request, media, delay=api.config.stream_delay, pretty=on.stream_multiline
-            )
+            stream = NdjsonStream(call.request, media, delay=api.config.stream_delay, pretty=on.stream_multiline)
             response = await stream.open()
             try:
                 for frame in frames:

@@ -69,8 +69,11 @@ MODEL_CREATED = 1234567890  # upstream's placeholder timestamp
 
 def _chunk(chunk_id: str, agent_id: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     return {
-        "id": chunk_id, "object": "chat.completion.chunk", "created": int(time.time()),
-        "model": agent_id, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "id": chunk_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": agent_id,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
 
 
@@ -154,8 +157,9 @@ def mount(api: ProtocolApi) -> None:
     async def resume(call: Call, agent: Agent, messages: list[Any]) -> web.StreamResponse:
         if agent.state != WAITING:
             with api.gate:
-                return await stream_notice(call, agent, f"Agent {agent.agent_id} is not waiting for "
-                                                        f"clarification (state: {agent.state})\n")
+                return await stream_notice(
+                    call, agent, f"Agent {agent.agent_id} is not waiting for clarification (state: {agent.state})\n"
+                )
         with api.gate:
             if on.clarification_ignored and call.operation_id == "provideClarification":
                 return await stream_notice(call, agent, "Clarification received\n")
@@ -170,8 +174,7 @@ def mount(api: ProtocolApi) -> None:
 
     @api.operation("listModels")
     async def list_models(call: Call) -> Reply:
-        data = [{"id": m, "object": "model", "created": MODEL_CREATED, "owned_by": "sgr-agent-core"}
-                for m in MODELS]
+        data = [{"id": m, "object": "model", "created": MODEL_CREATED, "owned_by": "sgr-agent-core"} for m in MODELS]
         return Reply({"data": data, "object": "list"})
 
     @api.operation("createChatCompletion")
@@ -210,8 +213,11 @@ def mount(api: ProtocolApi) -> None:
 
     @api.operation("listAgents")
     async def list_agents(call: Call) -> Reply:
-        agents = [agent.summary() for agent in store.agents.values()
-                  if not (on.list_drops_finished and agent.state not in RUNNING_STATES)]
+        agents = [
+            agent.summary()
+            for agent in store.agents.values()
+            if not (on.list_drops_finished and agent.state not in RUNNING_STATES)
+        ]
         agents += [agent.summary() for agent in ghosts.values()]
         if on.list_newest_3:
             agents = agents[-3:]  # a "recent agents" query

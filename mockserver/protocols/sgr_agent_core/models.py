@@ -25,10 +25,26 @@ RUNNING_STATES = (INITED, RESEARCHING, WAITING)
 _AGENT_ID = re.compile(r"\b(\w+_[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\b", re.IGNORECASE)
 _CLARIFY = re.compile(r"\bclarify\b", re.IGNORECASE)
 _WORD = re.compile(r"\w+")
-_STOPWORDS = frozenset({
-    "about", "and", "are", "clarify", "for", "from", "how", "into", "please", "research", "that", "the",
-    "this", "what", "which", "with",
-})
+_STOPWORDS = frozenset(
+    {
+        "about",
+        "and",
+        "are",
+        "clarify",
+        "for",
+        "from",
+        "how",
+        "into",
+        "please",
+        "research",
+        "that",
+        "the",
+        "this",
+        "what",
+        "which",
+        "with",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +81,24 @@ class Agent:
     clarification: str = ""
 
     def summary(self) -> dict[str, Any]:
-        return {"agent_id": self.agent_id, "task_messages": self.task_messages, "state": self.state,
-                "creation_time": self.creation_time}
+        return {
+            "agent_id": self.agent_id,
+            "task_messages": self.task_messages,
+            "state": self.state,
+            "creation_time": self.creation_time,
+        }
 
     def detail(self) -> dict[str, Any]:
         return {
-            "agent_id": self.agent_id, "task_messages": self.task_messages, "state": self.state,
-            "iteration": self.iteration, "searches_used": self.searches_used,
-            "clarifications_used": self.clarifications_used, "sources_count": self.sources_count,
-            "current_step_reasoning": self.current_step_reasoning, "execution_result": self.execution_result,
+            "agent_id": self.agent_id,
+            "task_messages": self.task_messages,
+            "state": self.state,
+            "iteration": self.iteration,
+            "searches_used": self.searches_used,
+            "clarifications_used": self.clarifications_used,
+            "sources_count": self.sources_count,
+            "current_step_reasoning": self.current_step_reasoning,
+            "execution_result": self.execution_result,
         }
 
     def apply(self, step: Step) -> None:
@@ -172,12 +197,15 @@ def _opening(agent: Agent, resumed: bool) -> Step:
 
 def _clarification_plan(agent: Agent, resumed: bool) -> Plan:
     reason = {"action": "clarification", "reason": "The request asks for a clarification first"}
-    return Plan([
-        _opening(agent, resumed),
-        Step("I need a clarification before researching:\n", reasoning=reason),
-        Step(f"1. What exactly should the research on '{agent.task}' focus on?\n"),
-        Step("2. Which region and time period matter?\n"),
-    ], WAITING)
+    return Plan(
+        [
+            _opening(agent, resumed),
+            Step("I need a clarification before researching:\n", reasoning=reason),
+            Step(f"1. What exactly should the research on '{agent.task}' focus on?\n"),
+            Step("2. Which region and time period matter?\n"),
+        ],
+        WAITING,
+    )
 
 
 def _research_plan(agent: Agent, resumed: bool) -> Plan:

@@ -48,7 +48,9 @@ class Switches(_Switches):
     unknown_session_crash: bool = False
     update_not_stored: bool = False
 
+
 # Edits of one operation's answer (a ``Reply``: body, status, headers, content_type).
+
 
 def _drop_session_id(reply: Any) -> None:
     if reply.status == 201:
@@ -94,22 +96,40 @@ _fault = fault_maker(PROTOCOL)
 
 FAULTS: tuple[Fault, ...] = (
     # sessions: missing field, wrong enum, wrong status, lost update, stale etag
-    _fault("syn-session-missing-id", ("SYN-SESS-001", "SYN-SCHEMA-005"),
-           "createAgentSession answers without the required sessionId", operation="createAgentSession",
-           mutate=_drop_session_id),
-    _fault("syn-access-level-wrong-enum", ("SYN-SESS-001", "SYN-SCHEMA-005"),
-           "createAgentSession spells agentAccessLevel in lower case, not a value of the enum",
-           operation="createAgentSession", mutate=_lowercase_level),
-    _fault("syn-create-answers-200", ("SYN-SESS-001", "SYN-SCHEMA-002"),
-           "createAgentSession answers 200 instead of the documented 201", operation="createAgentSession",
-           mutate=_created_200),
+    _fault(
+        "syn-session-missing-id",
+        ("SYN-SESS-001", "SYN-SCHEMA-005"),
+        "createAgentSession answers without the required sessionId",
+        operation="createAgentSession",
+        mutate=_drop_session_id,
+    ),
+    _fault(
+        "syn-access-level-wrong-enum",
+        ("SYN-SESS-001", "SYN-SCHEMA-005"),
+        "createAgentSession spells agentAccessLevel in lower case, not a value of the enum",
+        operation="createAgentSession",
+        mutate=_lowercase_level,
+    ),
+    _fault(
+        "syn-create-answers-200",
+        ("SYN-SESS-001", "SYN-SCHEMA-002"),
+        "createAgentSession answers 200 instead of the documented 201",
+        operation="createAgentSession",
+        mutate=_created_200,
+    ),
     # reads then return the etag of a session that did not change
-    _fault("syn-update-not-stored", ("SYN-SESS-002", "SYN-SESS-003"),
-           "updateAgentSession answers the new access level but does not keep it"),
+    _fault(
+        "syn-update-not-stored",
+        ("SYN-SESS-002", "SYN-SESS-003"),
+        "updateAgentSession answers the new access level but does not keep it",
+    ),
     _fault("syn-etag-unchanged", ("SYN-SESS-003",), "updateAgentSession keeps the old etag"),
     # lists: broken pagination, wrong order, other users' data
-    _fault("syn-page-token-repeats", ("SYN-PAGE-001",),
-           "listAgentSessions hands out a nextPageToken that names the page just served"),
+    _fault(
+        "syn-page-token-repeats",
+        ("SYN-PAGE-001",),
+        "listAgentSessions hands out a nextPageToken that names the page just served",
+    ),
     _fault("syn-list-oldest-first", ("SYN-PAGE-002",), "listAgentSessions sorts each page oldest first"),
     _fault("syn-list-shows-others", ("SYN-OWN-003",), "listAgentSessions lists every user's sessions"),
     # history: duplicated or lost interactions, wrong order, wrong content type
@@ -117,70 +137,135 @@ FAULTS: tuple[Fault, ...] = (
     _fault("syn-history-drops", ("SYN-HIST-001",), "the history keeps only the latest interaction"),
     _fault("syn-history-oldest-first", ("SYN-HIST-002",), "getSessionHistory sorts its page oldest first"),
     # a label, not the history's content: only the content-type requirement's subject
-    _fault("syn-history-text-plain", ("SYN-SCHEMA-003",),
-           "getSessionHistory labels its JSON text/plain", operation="getSessionHistory", mutate=_text_plain),
+    _fault(
+        "syn-history-text-plain",
+        ("SYN-SCHEMA-003",),
+        "getSessionHistory labels its JSON text/plain",
+        operation="getSessionHistory",
+        mutate=_text_plain,
+    ),
     # jobs: wrong type, wrong enum, a job that never finishes
-    _fault("syn-job-token-integer", ("SYN-JOB-001", "SYN-SCHEMA-005"),
-           "startAgentChat answers the job token as a JSON number", operation="startAgentChat",
-           mutate=_integer_token),
+    _fault(
+        "syn-job-token-integer",
+        ("SYN-JOB-001", "SYN-SCHEMA-005"),
+        "startAgentChat answers the job token as a JSON number",
+        operation="startAgentChat",
+        mutate=_integer_token,
+    ),
     _fault("syn-job-never-finishes", ("SYN-JOB-002",), "chat jobs stay PROCESSING forever", hangs=True),
     # (only the scenario is sure to poll a running job: the schema phase rarely sees a 202)
-    _fault("syn-job-state-running", ("SYN-JOB-003",),
-           "a running job's 202 status says jobState RUNNING, not a value of the enum",
-           operation="getAgentChatResult", mutate=_running_state),
+    _fault(
+        "syn-job-state-running",
+        ("SYN-JOB-003",),
+        "a running job's 202 status says jobState RUNNING, not a value of the enum",
+        operation="getAgentChatResult",
+        mutate=_running_state,
+    ),
     # trace
     _fault("syn-trace-empty", ("SYN-TRACE-001",), "a job started with enableTrace has no trace events"),
     _fault("syn-trace-newest-first", ("SYN-TRACE-002",), "trace events come newest first"),
     # errors, input validation, auth, ownership
-    _fault("syn-error-body-message",
-           ("SYN-ERR-001", "SYN-AUTH-001", "SYN-AUTH-002", "SYN-OWN-001", "SYN-SCHEMA-005"),
-           "getAgentSession errors are {message} instead of an ErrorResponse {reason}",
-           operation="getAgentSession", mutate=_message_error),
+    _fault(
+        "syn-error-body-message",
+        ("SYN-ERR-001", "SYN-AUTH-001", "SYN-AUTH-002", "SYN-OWN-001", "SYN-SCHEMA-005"),
+        "getAgentSession errors are {message} instead of an ErrorResponse {reason}",
+        operation="getAgentSession",
+        mutate=_message_error,
+    ),
     # what it accepted it answers back: sessions off their schema
-    _fault("syn-accepts-invalid-input", ("SYN-ERR-002", "SYN-SCHEMA-006", "SYN-SCHEMA-005"),
-           "createAgentSession accepts bodies the document forbids (unknown or missing agentAccessLevel)",
-           operation="createAgentSession", skip_validation=True),
-    _fault("syn-unknown-session-crash", ("SYN-SCHEMA-001", "SYN-SCHEMA-002", "SYN-ERR-001"),
-           "an unknown sessionId is looked up without a check: the KeyError answers 500, not 404"),
-    _fault("syn-foreign-page-token-400", ("SYN-SCHEMA-007",),
-           "a nextPageToken the server did not issue (any string, as the document allows) is refused 400 "
-           "instead of reading as past the end of the list"),
+    _fault(
+        "syn-accepts-invalid-input",
+        ("SYN-ERR-002", "SYN-SCHEMA-006", "SYN-SCHEMA-005"),
+        "createAgentSession accepts bodies the document forbids (unknown or missing agentAccessLevel)",
+        operation="createAgentSession",
+        skip_validation=True,
+    ),
+    _fault(
+        "syn-unknown-session-crash",
+        ("SYN-SCHEMA-001", "SYN-SCHEMA-002", "SYN-ERR-001"),
+        "an unknown sessionId is looked up without a check: the KeyError answers 500, not 404",
+    ),
+    _fault(
+        "syn-foreign-page-token-400",
+        ("SYN-SCHEMA-007",),
+        "a nextPageToken the server did not issue (any string, as the document allows) is refused 400 "
+        "instead of reading as past the end of the list",
+    ),
     # Not SYN-SCHEMA-008: schemathesis never reads back a session it created, so that requirement is
     # not registered for Synapse (conformance/applicability.py); the SESS scenarios catch this.
     # every requirement that uses a session right after creating it: its read, update, history,
     # a chat in it, and an invalid update's "changes nothing" read
-    _fault("syn-session-read-lag",
-           ("SYN-SESS-001", "SYN-SESS-002", "SYN-HIST-001", "SYN-JOB-001", "SYN-ERR-002"),
-           f"sessions are read from a replica that lags {SESSION_READ_LAG_MS // 1000} s behind: a session just "
-           "created answers 404 (get, update, history, chat)"),
+    _fault(
+        "syn-session-read-lag",
+        ("SYN-SESS-001", "SYN-SESS-002", "SYN-HIST-001", "SYN-JOB-001", "SYN-ERR-002"),
+        f"sessions are read from a replica that lags {SESSION_READ_LAG_MS // 1000} s behind: a session just "
+        "created answers 404 (get, update, history, chat)",
+    ),
     # wrong facts behind the right shapes (the model-based phase, conformance/protocols/synapse_agent/model.py)
-    _fault("syn-list-level-cached", ("SYN-MODEL-001",),
-           "the sessions list shows each session's access level as created: an update never reaches it"),
+    _fault(
+        "syn-list-level-cached",
+        ("SYN-MODEL-001",),
+        "the sessions list shows each session's access level as created: an update never reaches it",
+    ),
     _fault("syn-modified-on-not-updated", ("SYN-MODEL-001",), "an update leaves modifiedOn at startedOn"),
-    _fault("syn-list-omits-updated", ("SYN-MODEL-002",),
-           "an update re-files the session out of the user's list index: updated sessions are never listed"),
-    _fault("syn-started-on-local-time", ("SYN-MODEL-003",),
-           "startedOn is the server's local time (UTC+3) written with a Z: three hours in the future"),
-    _fault("syn-trace-seconds", ("SYN-MODEL-003",),
-           "trace event timestamps are seconds since the epoch where the document says milliseconds"),
-    _fault("syn-job-result-consumed", ("SYN-MODEL-004",),
-           "a finished job's result is popped by the first read: later polls answer it without responseText"),
-    _fault("syn-job-reverts-to-processing", ("SYN-MODEL-004",),
-           "every second poll of a finished job answers 202 PROCESSING again (a lagging replica)"),
-    _fault("syn-202-first-request-of-session", ("SYN-MODEL-004",),
-           "a running job's 202 shows the requestBody of its session's first job (a status cache keyed by session)"),
-    _fault("syn-history-times-swapped", ("SYN-MODEL-005",),
-           "each interaction's requestTimestamp and responseTimestamp are written in each other's place"),
+    _fault(
+        "syn-list-omits-updated",
+        ("SYN-MODEL-002",),
+        "an update re-files the session out of the user's list index: updated sessions are never listed",
+    ),
+    _fault(
+        "syn-started-on-local-time",
+        ("SYN-MODEL-003",),
+        "startedOn is the server's local time (UTC+3) written with a Z: three hours in the future",
+    ),
+    _fault(
+        "syn-trace-seconds",
+        ("SYN-MODEL-003",),
+        "trace event timestamps are seconds since the epoch where the document says milliseconds",
+    ),
+    _fault(
+        "syn-job-result-consumed",
+        ("SYN-MODEL-004",),
+        "a finished job's result is popped by the first read: later polls answer it without responseText",
+    ),
+    _fault(
+        "syn-job-reverts-to-processing",
+        ("SYN-MODEL-004",),
+        "every second poll of a finished job answers 202 PROCESSING again (a lagging replica)",
+    ),
+    _fault(
+        "syn-202-first-request-of-session",
+        ("SYN-MODEL-004",),
+        "a running job's 202 shows the requestBody of its session's first job (a status cache keyed by session)",
+    ),
+    _fault(
+        "syn-history-times-swapped",
+        ("SYN-MODEL-005",),
+        "each interaction's requestTimestamp and responseTimestamp are written in each other's place",
+    ),
     # a new session's history is not empty: SYN-HIST-001's subject too
-    _fault("syn-history-by-user", ("SYN-MODEL-005", "SYN-HIST-001"),
-           "a session's history lists the interactions of every session of its owner"),
-    _fault("syn-401-without-challenge", ("SYN-AUTH-003",),
-           "createAgentSession answers 401 without a WWW-Authenticate challenge",
-           operation="createAgentSession", mutate=_no_challenge),
+    _fault(
+        "syn-history-by-user",
+        ("SYN-MODEL-005", "SYN-HIST-001"),
+        "a session's history lists the interactions of every session of its owner",
+    ),
+    _fault(
+        "syn-401-without-challenge",
+        ("SYN-AUTH-003",),
+        "createAgentSession answers 401 without a WWW-Authenticate challenge",
+        operation="createAgentSession",
+        mutate=_no_challenge,
+    ),
     # with every caller the first user, another user's data is served to them too
-    _fault("syn-no-auth",
-           ("SYN-AUTH-001", "SYN-AUTH-002", "SYN-SCHEMA-010", "SYN-OWN-001", "SYN-OWN-002", "SYN-OWN-003"),
-           "no operation checks the bearer token (every caller is the first user)", disables_auth=True),
-    _fault("syn-cross-user-access", ("SYN-OWN-001", "SYN-OWN-002"),
-           "any authenticated user may read and use another user's sessions and jobs"),
+    _fault(
+        "syn-no-auth",
+        ("SYN-AUTH-001", "SYN-AUTH-002", "SYN-SCHEMA-010", "SYN-OWN-001", "SYN-OWN-002", "SYN-OWN-003"),
+        "no operation checks the bearer token (every caller is the first user)",
+        disables_auth=True,
+    ),
+    _fault(
+        "syn-cross-user-access",
+        ("SYN-OWN-001", "SYN-OWN-002"),
+        "any authenticated user may read and use another user's sessions and jobs",
+    ),
 )

@@ -59,8 +59,9 @@ def mount(api: ProtocolApi) -> None:
             raise ApiError(400, f"Invalid nextPageToken: {token}")  # the fault: valid strings refused
 
     def settle(call: Call, session: Session) -> None:
-        store.settle(session, now(), duplicate=on.history_duplicates,
-                     drop=on.history_drops, swap_times=on.history_times_swapped)
+        store.settle(
+            session, now(), duplicate=on.history_duplicates, drop=on.history_drops, swap_times=on.history_times_swapped
+        )
 
     @api.operation("createAgentSession")
     async def create_session(call: Call) -> Reply:
@@ -148,8 +149,11 @@ def mount(api: ProtocolApi) -> None:
             job.done_polls += 1
             if on.job_reverts_to_processing and job.done_polls % 2 == 0:
                 return Reply(status_body(job, store.user_id(job.owner)), status=202)  # a lagging replica
-            answer: dict[str, Any] = {"concreteType": CHAT_RESPONSE, "sessionId": job.session.id,
-                                      "responseText": answer_for(job.chat_text)}
+            answer: dict[str, Any] = {
+                "concreteType": CHAT_RESPONSE,
+                "sessionId": job.session.id,
+                "responseText": answer_for(job.chat_text),
+            }
             if on.job_result_consumed and job.done_polls > 1:
                 del answer["responseText"]  # the result was popped from a queue by the first read
             # Upstream answers 201 here; the document allows 200 and 201, and 200 is the plain one.
@@ -176,14 +180,28 @@ def mount(api: ProtocolApi) -> None:
     @api.operation("getMyOwnUserProfile")
     async def user_profile(call: Call) -> Reply:
         user = caller(call)
-        return Reply({"ownerId": str(store.user_id(user)), "userName": user,
-                      "displayName": user.capitalize(), "emails": [f"{user}@example.org"]})
+        return Reply(
+            {
+                "ownerId": str(store.user_id(user)),
+                "userName": user,
+                "displayName": user.capitalize(),
+                "emails": [f"{user}@example.org"],
+            }
+        )
 
 
 def status_body(job: Job, user_id: int) -> dict[str, Any]:
     started = iso(job.started_ms)
     return {
-        "jobState": "PROCESSING", "jobCanceling": False, "requestBody": job.request, "etag": job.etag,
-        "jobId": job.id, "startedByUserId": user_id, "startedOn": started, "changedOn": started,
-        "progressMessage": "Waiting for the agent", "progressCurrent": 0, "progressTotal": 100,
+        "jobState": "PROCESSING",
+        "jobCanceling": False,
+        "requestBody": job.request,
+        "etag": job.etag,
+        "jobId": job.id,
+        "startedByUserId": user_id,
+        "startedOn": started,
+        "changedOn": started,
+        "progressMessage": "Waiting for the agent",
+        "progressCurrent": 0,
+        "progressTotal": 100,
     }

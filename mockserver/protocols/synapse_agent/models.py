@@ -46,8 +46,12 @@ class Session:
         # Synapse's JSON entities leave an unset field out rather than sending null
         started = self.started_ms + LOCAL_OFFSET_MS if local_time else self.started_ms
         body = {
-            "sessionId": self.id, "agentAccessLevel": self.access_level, "startedOn": iso(started),
-            "startedBy": user_id, "modifiedOn": iso(self.modified_ms), "etag": self.etag,
+            "sessionId": self.id,
+            "agentAccessLevel": self.access_level,
+            "startedOn": iso(started),
+            "startedBy": user_id,
+            "modifiedOn": iso(self.modified_ms),
+            "etag": self.etag,
         }
         if self.registration_id is not None:
             body["agentRegistrationId"] = self.registration_id

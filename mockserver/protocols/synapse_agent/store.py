@@ -65,8 +65,9 @@ class Store:
         self._reserve()
         now = self.now_ms()
         session_id = self.etag()  # a random UUID, drawn from the seeded generator
-        session = Session(session_id, owner, access_level, registration_id, now, now, self.etag(),
-                          first_level=access_level)
+        session = Session(
+            session_id, owner, access_level, registration_id, now, now, self.etag(), first_level=access_level
+        )
         self.sessions[session.id] = session
         self.by_owner.setdefault(owner, []).append(session)
         return session
@@ -84,8 +85,14 @@ class Store:
         self._reserve()
         duration = STALLED_JOB_SECONDS if stall else self.config.job_seconds
         job = Job(
-            str(next(self._job_ids)), owner, session, {"concreteType": CHAT_REQUEST, **request},
-            self.now_ms(), asyncio.get_running_loop().time(), duration, self.etag(),
+            str(next(self._job_ids)),
+            owner,
+            session,
+            {"concreteType": CHAT_REQUEST, **request},
+            self.now_ms(),
+            asyncio.get_running_loop().time(),
+            duration,
+            self.etag(),
         )
         self.jobs[job.id] = job
         session.pending.append(job)
@@ -99,8 +106,9 @@ class Store:
             raise ApiError(403, NOT_OWNER)
         return job
 
-    def settle(self, session: Session, now: float, duplicate: bool = False, drop: bool = False,
-               swap_times: bool = False) -> None:
+    def settle(
+        self, session: Session, now: float, duplicate: bool = False, drop: bool = False, swap_times: bool = False
+    ) -> None:
         """Append the interactions of the session's finished jobs, each exactly once.
 
         ``duplicate`` and ``drop`` are the history faults: each interaction twice, or only the
@@ -109,13 +117,16 @@ class Store:
         while session.pending and session.pending[0].done(now):
             job = session.pending.pop(0)
             interaction = {
-                "requestText": job.chat_text, "requestTimestamp": iso(job.started_ms),
+                "requestText": job.chat_text,
+                "requestTimestamp": iso(job.started_ms),
                 "responseText": answer_for(job.chat_text),
                 "responseTimestamp": iso(job.started_ms + int(job.duration * 1000)),
             }
             if swap_times:  # the fault: the two columns written in each other's place
                 interaction["requestTimestamp"], interaction["responseTimestamp"] = (
-                    interaction["responseTimestamp"], interaction["requestTimestamp"])
+                    interaction["responseTimestamp"],
+                    interaction["requestTimestamp"],
+                )
             if drop:
                 session.history.clear()
             session.history.extend([interaction, dict(interaction)] if duplicate else [interaction])

@@ -54,6 +54,7 @@ def reply() -> Iterator[Reply]:
 
 # --- validate_exchange ---------------------------------------------------------------------------
 
+
 def test_a_documented_exchange_passes_and_names_its_operation(spec: Spec, reply: Reply) -> None:
     http = reply(json=TASK)
     assert validate_exchange(spec, http.post(TASKS, json={"input": "hi"})) == "createAgentTask"
@@ -69,7 +70,8 @@ def test_a_missing_required_field_fails(spec: Spec, reply: Reply) -> None:
 
 def test_a_wrong_content_type_fails(spec: Spec, reply: Reply) -> None:
     response = reply(content=b'{"task_id": "t1", "artifacts": []}', headers={"Content-Type": "text/plain"}).get(
-        f"{TASKS}/t1")
+        f"{TASKS}/t1"
+    )
     with pytest.raises(DataValidationError, match="mimetype not found: text/plain"):
         validate_exchange(spec, response)
 
@@ -105,7 +107,8 @@ def test_the_request_is_checked_unless_told_otherwise(spec: Spec, reply: Reply) 
 
 def test_a_malformed_answer_passes_only_with_check_response_off(spec: Spec, reply: Reply) -> None:
     response = reply(content=b'{"task_id": 1}\n{"task_id": 2}\n', headers={"Content-Type": "application/json"}).post(
-        TASKS, json={"input": "hi"})
+        TASKS, json={"input": "hi"}
+    )
     with pytest.raises(DataValidationError):
         validate_exchange(spec, response)
     assert validate_exchange(spec, response, check_response=False) == "createAgentTask"
@@ -126,12 +129,14 @@ def test_an_undocumented_path_fails(spec: Spec, reply: Reply) -> None:
 
 # --- host_url ------------------------------------------------------------------------------------
 
+
 def test_an_absolute_server_is_matched_literally(spec: Spec, reply: Reply) -> None:
     """openapi-core needs the document's server URL as host_url: the mock's own does not match."""
     response = reply(json=TASK).get(f"{TASKS}/t1")
     assert document_host_url(spec, response.request) == "http://0.0.0.0:8000"
     assert document_host_url(load("sgr-agent-core"), httpx.Request("GET", "http://127.0.0.1:1/health")) == (
-        "http://localhost:8010")
+        "http://localhost:8010"
+    )
     with pytest.raises(ServerNotFound):
         validate_exchange(spec, response, host_url="http://127.0.0.1:8765")
 
@@ -140,17 +145,24 @@ def test_a_relative_server_or_none_keeps_the_requests_own_host() -> None:
     synapse, neuro_san = load("synapse-agent"), load("neuro-san")
     # /repo/v1 is the base path: the first server that starts the path decides the host
     assert document_host_url(synapse, httpx.Request("GET", "http://127.0.0.1:1/repo/v1/agent/session/1")) == (
-        "https://repo-prod.prod.sagebase.org")
+        "https://repo-prod.prod.sagebase.org"
+    )
     assert document_host_url(synapse, httpx.Request("GET", "http://127.0.0.1:1/elsewhere")) == "http://127.0.0.1:1"
     assert document_host_url(neuro_san, httpx.Request("GET", "http://127.0.0.1:1/api/v1/list")) == (
-        "http://127.0.0.1:1")
+        "http://127.0.0.1:1"
+    )
 
 
 # --- the protocol objects ------------------------------------------------------------------------
 
+
 def test_the_request_object_carries_headers_cookies_and_repeated_query_values() -> None:
-    sent = httpx.Request("POST", "http://127.0.0.1:1/p?a=1&a=2&b=3", json={"k": 1},
-                         headers={"Cookie": "session=abc; theme=dark", "X-Trace": "t"})
+    sent = httpx.Request(
+        "POST",
+        "http://127.0.0.1:1/p?a=1&a=2&b=3",
+        json={"k": 1},
+        headers={"Cookie": "session=abc; theme=dark", "X-Trace": "t"},
+    )
     request = HttpxOpenAPIRequest(sent, "http://0.0.0.0:8000")
     assert (request.host_url, request.path, request.method) == ("http://0.0.0.0:8000", "/p", "post")
     assert (request.content_type, request.body) == ("application/json", b'{"k":1}')
@@ -165,11 +177,14 @@ def test_the_request_object_carries_headers_cookies_and_repeated_query_values() 
 
 def test_the_response_object_keeps_repeated_headers_and_reads_a_stream() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(201, headers=[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")],
-                              content=iter([b"chunk-1 ", b"chunk-2"]))
+        return httpx.Response(
+            201, headers=[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")], content=iter([b"chunk-1 ", b"chunk-2"])
+        )
 
-    with httpx.Client(transport=httpx.MockTransport(handler)) as http, \
-            http.stream("GET", "http://127.0.0.1:1/") as streamed:
+    with (
+        httpx.Client(transport=httpx.MockTransport(handler)) as http,
+        http.stream("GET", "http://127.0.0.1:1/") as streamed,
+    ):
         response = HttpxOpenAPIResponse(streamed)
         assert (response.status_code, response.content_type) == (201, "")
         assert response.headers.getlist("set-cookie") == ["a=1", "b=2"]

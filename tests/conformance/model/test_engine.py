@@ -50,11 +50,19 @@ def prepare(session: Session) -> Any:
     return list(session.request("GET", "/items").json()["items"])
 
 
-def run(transport: httpx.MockTransport, requirements: list[Requirement], budget: float = 60.0,
-        seed: int = 0) -> dict[str, Any]:
+def run(
+    transport: httpx.MockTransport, requirements: list[Requirement], budget: float = 60.0, seed: int = 0
+) -> dict[str, Any]:
     client = Client("http://toy", Limits(), transport=transport)
-    results, stats = run_model_phase(Model(ToyModel, prepare, steps=6), requirements, client,
-                                     spec=load("agent-protocol"), seed_value=seed, examples=20, budget_s=budget)
+    results, stats = run_model_phase(
+        Model(ToyModel, prepare, steps=6),
+        requirements,
+        client,
+        spec=load("agent-protocol"),
+        seed_value=seed,
+        examples=20,
+        budget_s=budget,
+    )
     return {"stats": stats, **{r.requirement.id: r for r in results}}
 
 
@@ -71,7 +79,7 @@ def test_a_list_that_drops_its_oldest_fails_with_a_shrunk_sequence_and_curl_line
     # Earlier sequences already filled the server, so one create and its read are the minimal
     # sequence; the ledger, not the sequence, knows the list must hold everything created before.
     assert "minimal sequence (2 calls, against a target that also holds what earlier" in failed.message
-    assert failed.message.count("curl -sS -i -X POST") == 1 and "--data-binary '{\"name\":\"a\"}'" in failed.message
+    assert failed.message.count("curl -sS -i -X POST") == 1 and '--data-binary \'{"name":"a"}\'' in failed.message
     assert "created ['held-before', 'a'" in failed.message
     assert len(failed.evidence) == 2
     [finding] = failed.findings

@@ -31,10 +31,14 @@ def test_a_naive_date_time_names_no_instant_unless_the_document_allows_it() -> N
 def test_epoch_numbers_in_the_other_unit_are_named_as_such() -> None:
     assert epoch_problems(int(NOW), "s", EXCHANGE, "created") == []
     assert epoch_problems(int(NOW * 1000), "ms", EXCHANGE, "timestamp") == []
-    assert "in milliseconds since the epoch; the document says seconds" in epoch_problems(
-        int(NOW * 1000), "s", EXCHANGE, "created")[0]
-    assert "in seconds since the epoch; the document says milliseconds" in epoch_problems(
-        int(NOW), "ms", EXCHANGE, "timestamp")[0]
+    assert (
+        "in milliseconds since the epoch; the document says seconds"
+        in epoch_problems(int(NOW * 1000), "s", EXCHANGE, "created")[0]
+    )
+    assert (
+        "in seconds since the epoch; the document says milliseconds"
+        in epoch_problems(int(NOW), "ms", EXCHANGE, "timestamp")[0]
+    )
     assert "not near the exchange" in epoch_problems(1234567890, "s", EXCHANGE, "created")[0]
     assert epoch_problems(True, "s", EXCHANGE, "created") and epoch_problems("1", "s", EXCHANGE, "created")
 

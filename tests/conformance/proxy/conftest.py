@@ -49,13 +49,21 @@ ProxyFactory = Callable[..., AbstractContextManager[Proxied]]
 
 
 @contextmanager
-def proxied(protocol: str, *faults: str, errors: bool = False, timeout: float = 5.0,
-            tokens: tuple[str, ...] = (), **mock: Any) -> Iterator[Proxied]:
+def proxied(
+    protocol: str, *faults: str, errors: bool = False, timeout: float = 5.0, tokens: tuple[str, ...] = (), **mock: Any
+) -> Iterator[Proxied]:
     lines: list[str] = []
     config = MockConfig(protocols=(protocol,), faults=faults, **mock)
     with EmbeddedServer(config) as server:
-        proxy_config = ProxyConfig(protocol, server.url, tokens=tokens, errors=errors, timeout=timeout,
-                                   stream_seconds=4 * timeout, console=lines.append)
+        proxy_config = ProxyConfig(
+            protocol,
+            server.url,
+            tokens=tokens,
+            errors=errors,
+            timeout=timeout,
+            stream_seconds=4 * timeout,
+            console=lines.append,
+        )
         with ProxyServer(proxy_config) as proxy:
             yield Proxied(proxy, server.url, lines)
 

@@ -24,8 +24,20 @@ def test_a_bad_upstream_is_a_usage_error() -> None:
 def test_sigterm_writes_the_reports(tmp_path: Path) -> None:
     port = free_port()
     with EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server:
-        command = [sys.executable, "-m", "conformance", "proxy", "--protocol", "agent-protocol",
-                   "--upstream", server.url, "--port", str(port), "--report-dir", str(tmp_path)]
+        command = [
+            sys.executable,
+            "-m",
+            "conformance",
+            "proxy",
+            "--protocol",
+            "agent-protocol",
+            "--upstream",
+            server.url,
+            "--port",
+            str(port),
+            "--report-dir",
+            str(tmp_path),
+        ]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 120  # a loaded machine starts Python slowly

@@ -32,16 +32,19 @@ def test_answers_reach_the_client_byte_for_byte(through_proxy: ProxyFactory, tmp
 
 
 def test_schema_violations_are_reported_and_named_in_a_header(through_proxy: ProxyFactory) -> None:
-    with through_proxy("agent-protocol", "ap-task-missing-id", errors=True) as p, \
-            httpx.Client(base_url=p.url, timeout=10) as client:
+    with (
+        through_proxy("agent-protocol", "ap-task-missing-id", errors=True) as p,
+        httpx.Client(base_url=p.url, timeout=10) as client,
+    ):
         answer = client.post("/ap/v1/agent/tasks", json={"input": "x"})
         assert answer.status_code == 200 and "task_id" not in answer.json()  # still reaches the client
         assert "AP-SCHEMA-005" in answer.headers[VIOLATIONS_HEADER].split(", ")
         clean = client.get("/ap/v1/agent/tasks")
         assert VIOLATIONS_HEADER not in clean.headers
     assert p.statuses()["AP-SCHEMA-005"] is Status.FAILED
-    assert any(line.startswith("AP-SCHEMA-005 #1 POST /ap/v1/agent/tasks (createAgentTask) -> 200: ")
-               for line in p.lines), p.lines
+    assert any(
+        line.startswith("AP-SCHEMA-005 #1 POST /ap/v1/agent/tasks (createAgentTask) -> 200: ") for line in p.lines
+    ), p.lines
 
 
 def test_client_requests_are_judged_against_the_document(through_proxy: ProxyFactory) -> None:
@@ -77,8 +80,10 @@ def test_nothing_observed_is_never_passed(through_proxy: ProxyFactory) -> None:
 def test_report_endpoint_writes_the_usual_reports(tmp_path: Path) -> None:
     from mockserver import EmbeddedServer, MockConfig
 
-    with EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server, \
-            ProxyServer(ProxyConfig("agent-protocol", server.url, report_dir=tmp_path)) as proxy:
+    with (
+        EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server,
+        ProxyServer(ProxyConfig("agent-protocol", server.url, report_dir=tmp_path)) as proxy,
+    ):
         httpx.post(f"{proxy.url}/ap/v1/agent/tasks", json={"input": "x"}, timeout=10)
         report = httpx.get(f"{proxy.url}/__conformance/report", timeout=10).json()
     assert {r["id"]: r["status"] for r in report["requirements"]}["AP-SCHEMA-005"] == "passed"
@@ -90,9 +95,11 @@ def test_upstream_down_is_a_502_in_the_protocols_error_shape() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed again: nothing listens there
-    for protocol, path, key in (("agent-protocol", "/ap/v1/agent/tasks", "message"),
-                                ("synapse-agent", "/repo/v1/agent/session", "reason"),
-                                ("sgr-agent-core", "/health", "detail")):
+    for protocol, path, key in (
+        ("agent-protocol", "/ap/v1/agent/tasks", "message"),
+        ("synapse-agent", "/repo/v1/agent/session", "reason"),
+        ("sgr-agent-core", "/health", "detail"),
+    ):
         with ProxyServer(ProxyConfig(protocol, f"http://127.0.0.1:{port}")) as proxy:
             answer = httpx.get(proxy.url + path, timeout=10)
         assert answer.status_code == 502 and isinstance(answer.json()[key], str)
@@ -115,10 +122,16 @@ def test_a_stalling_upstream_is_cut_at_the_timeout() -> None:
 def test_oversized_requests_are_refused_before_forwarding(through_proxy: ProxyFactory) -> None:
     from mockserver import EmbeddedServer, MockConfig
 
-    with EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server, \
-            ProxyServer(ProxyConfig("agent-protocol", server.url, max_request_bytes=1000)) as proxy:
-        answer = httpx.post(proxy.url + "/ap/v1/agent/tasks", content=b"{" + b" " * 2000 + b"}",
-                            headers={"Content-Type": "application/json"}, timeout=10)
+    with (
+        EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server,
+        ProxyServer(ProxyConfig("agent-protocol", server.url, max_request_bytes=1000)) as proxy,
+    ):
+        answer = httpx.post(
+            proxy.url + "/ap/v1/agent/tasks",
+            content=b"{" + b" " * 2000 + b"}",
+            headers={"Content-Type": "application/json"},
+            timeout=10,
+        )
         assert answer.status_code == 413 and "message" in answer.json()
         assert proxy.observer.exchanges == 0
 

@@ -15,10 +15,16 @@ from conformance.results import Status
 from .conftest import proxied
 
 AGENT = "sgr_agent_3f2b8c1e-5d4a-4e7b-9c2d-1a2b3c4d5e6f"
-CHUNK = (b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"' + AGENT.encode()
-         + b'","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n')
-LAST = (b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"' + AGENT.encode()
-        + b'","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+CHUNK = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"'
+    + AGENT.encode()
+    + b'","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
+)
+LAST = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"'
+    + AGENT.encode()
+    + b'","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+)
 
 
 def _chunked(data: bytes) -> bytes:
@@ -36,9 +42,11 @@ def held_stream_upstream(release: threading.Event) -> tuple[socket.socket, int]:
         conn, _ = listener.accept()
         with conn:
             conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                         b"X-Agent-ID: " + AGENT.encode() + b"\r\nX-Agent-Model: sgr_agent\r\n"
-                         b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(CHUNK))
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                b"X-Agent-ID: " + AGENT.encode() + b"\r\nX-Agent-Model: sgr_agent\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(CHUNK)
+            )
             release.wait(20)
             conn.sendall(_chunked(LAST) + b"0\r\n\r\n")
 
@@ -50,8 +58,11 @@ def test_a_stream_is_forwarded_event_by_event_and_judged() -> None:
     release = threading.Event()
     listener, port = held_stream_upstream(release)
     body = {"model": "sgr_agent", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-    with listener, ProxyServer(ProxyConfig("sgr-agent-core", f"http://127.0.0.1:{port}")) as proxy, \
-            httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body, timeout=10) as answer:
+    with (
+        listener,
+        ProxyServer(ProxyConfig("sgr-agent-core", f"http://127.0.0.1:{port}")) as proxy,
+        httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body, timeout=10) as answer,
+    ):
         pieces = answer.iter_raw()
         received = b""
         while len(received) < len(CHUNK):
@@ -60,14 +71,23 @@ def test_a_stream_is_forwarded_event_by_event_and_judged() -> None:
         received += b"".join(pieces)
     assert received == CHUNK + LAST
     statuses = {r.requirement.id: r.status for r in run_result(proxy.observer).results}
-    for rid in ("SGR-STREAM-001", "SGR-STREAM-002", "SGR-STREAM-004", "SGR-STREAM-005", "SGR-STREAM-006",
-                "SGR-STREAM-007"):
+    for rid in (
+        "SGR-STREAM-001",
+        "SGR-STREAM-002",
+        "SGR-STREAM-004",
+        "SGR-STREAM-005",
+        "SGR-STREAM-006",
+        "SGR-STREAM-007",
+    ):
         assert statuses[rid] is Status.PASSED, rid
 
 
 def test_two_hundred_concurrent_clients_lose_nothing() -> None:
-    with proxied("agent-protocol") as p, httpx.Client(base_url=p.url, timeout=30,
-                                                      limits=httpx.Limits(max_connections=200)) as client:
+    with (
+        proxied("agent-protocol") as p,
+        httpx.Client(base_url=p.url, timeout=30, limits=httpx.Limits(max_connections=200)) as client,
+    ):
+
         def create(n: int) -> str:
             answer = client.post("/ap/v1/agent/tasks", json={"input": f"task {n}", "additional_input": {"n": n}})
             assert answer.status_code == 200

@@ -40,8 +40,11 @@ def agent_protocol(base: str) -> None:
         c.get(f"{tasks}/{task_id}/steps", params={"page_size": 3})
         c.get(f"{tasks}/{task_id}/steps", params={"page_size": 3, "current_page": 2})
         c.get(f"{tasks}/{task_id}/steps", params={"page_size": 3, "current_page": 9})
-        up = c.post(f"{tasks}/{task_id}/artifacts", data={"relative_path": "in"},
-                    files={"file": ("data.bin", bytes(range(256)) + b"\r\n\x00\xff", "application/octet-stream")})
+        up = c.post(
+            f"{tasks}/{task_id}/artifacts",
+            data={"relative_path": "in"},
+            files={"file": ("data.bin", bytes(range(256)) + b"\r\n\x00\xff", "application/octet-stream")},
+        )
         artifact_id = str(up.json().get("artifact_id", "")) if up.status_code == 200 else ""
         if artifact_id:
             _quiet(lambda: c.get(f"{tasks}/{task_id}/artifacts/{artifact_id}", timeout=3))
@@ -87,8 +90,11 @@ def sgr_agent_core(base: str) -> None:
         waiting = _sse(c, "/v1/chat/completions", {"model": "sgr_agent", "messages": asking, "stream": True})
         if waiting:
             c.get(f"/agents/{waiting}/state")
-            _sse(c, f"/agents/{waiting}/provide_clarification",
-                 {"messages": [{"role": "user", "content": "luxury models"}]})
+            _sse(
+                c,
+                f"/agents/{waiting}/provide_clarification",
+                {"messages": [{"role": "user", "content": "luxury models"}]},
+            )
             c.delete(f"/agents/{waiting}")
             c.get(f"/agents/{waiting}/state")
             c.get("/agents")
@@ -112,8 +118,11 @@ def synapse_agent(base: str) -> None:
         made = c.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}, headers=alice)
         session = str(made.json().get("sessionId", "none")) if made.status_code == 201 else "none"
         c.get(f"/agent/session/{session}", headers=alice)
-        c.put(f"/agent/session/{session}", json={"sessionId": session, "agentAccessLevel": "READ_YOUR_PRIVATE_DATA"},
-              headers=alice)
+        c.put(
+            f"/agent/session/{session}",
+            json={"sessionId": session, "agentAccessLevel": "READ_YOUR_PRIVATE_DATA"},
+            headers=alice,
+        )
         c.get(f"/agent/session/{session}", headers=alice)
         c.post("/agent/sessions/list", json={}, headers=alice)
         started = c.post("/agent/chat/async/start", json={"sessionId": session, "chatText": "hello"}, headers=alice)

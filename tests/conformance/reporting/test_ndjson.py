@@ -27,8 +27,24 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 def test_a_real_runs_events_validate_and_agree_with_results_json(tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
-    code = main(["run", "--protocol", "agent-protocol", "--only", "AP-TASK-001", "--only", "AP-SCHEMA-001",
-                 "--max-examples", "2", "--report-dir", str(tmp_path / "r"), "--events", str(events), "-q"])
+    code = main(
+        [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--only",
+            "AP-TASK-001",
+            "--only",
+            "AP-SCHEMA-001",
+            "--max-examples",
+            "2",
+            "--report-dir",
+            str(tmp_path / "r"),
+            "--events",
+            str(events),
+            "-q",
+        ]
+    )
     assert code == 0
     stream = lines(events)
     names = [e["event"] for e in stream]
@@ -42,15 +58,30 @@ def test_a_real_runs_events_validate_and_agree_with_results_json(tmp_path: Path)
     assert stream[-1]["exit_code"] == results["exit_code"] == 0
     assert stream[-1]["summary"] == results["summary"]
     cases = [e for e in stream if e["event"] == "case_finished"]
-    schema_result = next(e["result"] for e in stream if e["event"] == "requirement_finished"
-                         and e["result"]["id"] == "AP-SCHEMA-001")
+    schema_result = next(
+        e["result"] for e in stream if e["event"] == "requirement_finished" and e["result"]["id"] == "AP-SCHEMA-001"
+    )
     assert schema_result["cases"] == len(cases)
 
 
 def test_an_unusable_target_is_in_the_stream_too(tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
-    code = main(["run", "--protocol", "agent-protocol", "--base-url", closed_port_url(), "--timeout", "1",
-                 "--report-dir", str(tmp_path / "r"), "--events", str(events), "-q"])
+    code = main(
+        [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--base-url",
+            closed_port_url(),
+            "--timeout",
+            "1",
+            "--report-dir",
+            str(tmp_path / "r"),
+            "--events",
+            str(events),
+            "-q",
+        ]
+    )
     assert code == 2
     stream = lines(events)
     assert [e["event"] for e in stream] == ["run_started", "phase_started", "fatal", "phase_finished", "run_finished"]
@@ -64,13 +95,23 @@ def test_an_unwritable_events_file_is_a_usage_error(tmp_path: Path, capsys: pyte
     assert len(err) == 1 and err[0].startswith("error: cannot write --events")
 
 
-@pytest.mark.parametrize("line", [
-    {"event": "run_started", "time": "2026-01-01T00:00:00.000+00:00"},  # fields missing
-    {"event": "liftoff", "time": "2026-01-01T00:00:00.000+00:00"},  # no such event
-    {"event": "fatal", "time": "2026-01-01T00:00:00.000+00:00", "reason": "x", "extra": 1},  # unknown field
-    {"event": "case_finished", "time": "t", "stage": "fuzzing", "operation": "GET /x", "outcome": "maybe",
-     "checked": ["AP-SCHEMA-001"], "failed": []},  # outcome outside its enum
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"event": "run_started", "time": "2026-01-01T00:00:00.000+00:00"},  # fields missing
+        {"event": "liftoff", "time": "2026-01-01T00:00:00.000+00:00"},  # no such event
+        {"event": "fatal", "time": "2026-01-01T00:00:00.000+00:00", "reason": "x", "extra": 1},  # unknown field
+        {
+            "event": "case_finished",
+            "time": "t",
+            "stage": "fuzzing",
+            "operation": "GET /x",
+            "outcome": "maybe",
+            "checked": ["AP-SCHEMA-001"],
+            "failed": [],
+        },  # outcome outside its enum
+    ],
+)
 def test_the_schema_rejects_malformed_lines(line: dict[str, Any]) -> None:
     assert not VALIDATOR.is_valid(line)
 

@@ -49,7 +49,11 @@ def test_the_registry() -> None:
     assert not protocol_suite.needs_auth  # the document declares no security
     assert all(re.fullmatch(r"AP-[A-Z]+-\d{3}", r.id) and r.ref and r.statement for r in scenario)
     assert {r.id for r in scenario if r.level is Level.SHOULD} == {
-        "AP-ARTIFACT-003", "AP-ARTIFACT-005", "AP-ARTIFACT-006", "AP-PAGE-004"}
+        "AP-ARTIFACT-003",
+        "AP-ARTIFACT-005",
+        "AP-ARTIFACT-006",
+        "AP-PAGE-004",
+    }
     assert scenario[0].id == "AP-TASK-001"  # the original example keeps its id
 
 
@@ -133,9 +137,14 @@ def test_pages_that_round_down_fail() -> None:
     def handle(request: httpx.Request) -> httpx.Response:
         size = int(request.url.params["page_size"])
         page = int(request.url.params["current_page"])
-        items = [{"task_id": str(i), "artifacts": []} for i in range(7)][(page - 1) * size: page * size]
-        return httpx.Response(200, json={"tasks": items, "pagination": {
-            "total_items": 7, "total_pages": 7 // size, "current_page": page, "page_size": size}})
+        items = [{"task_id": str(i), "artifacts": []} for i in range(7)][(page - 1) * size : page * size]
+        return httpx.Response(
+            200,
+            json={
+                "tasks": items,
+                "pagination": {"total_items": 7, "total_pages": 7 // size, "current_page": page, "page_size": size},
+            },
+        )
 
     with pytest.raises(CheckFailed, match="pagination"):
         ap.walk(context_for(handle), ap.TASKS, "listAgentTasks", "tasks", 3)
@@ -144,37 +153,53 @@ def test_pages_that_round_down_fail() -> None:
 # -- helpers -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("a", "b", "equal"), [
-    ({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]}, True),
-    (True, 1, False),
-    ({"x": False}, {"x": 0}, False),
-    (1, 1.0, True),
-    ({"a": 1}, {"a": 1, "b": 2}, False),
-    ([1, 2], [2, 1], False),
-    ("1", 1, False),
-    (None, {}, False),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "equal"),
+    [
+        ({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]}, True),
+        (True, 1, False),
+        ({"x": False}, {"x": 0}, False),
+        (1, 1.0, True),
+        ({"a": 1}, {"a": 1, "b": 2}, False),
+        ([1, 2], [2, 1], False),
+        ("1", 1, False),
+        (None, {}, False),
+    ],
+)
 def test_same_tells_json_values_apart(a: Any, b: Any, equal: bool) -> None:
     assert ap.same(a, b) is equal
 
 
-@pytest.mark.parametrize(("header", "expected"), [
-    ('attachment; filename="data.bin"', ("attachment", "data.bin")),
-    ("attachment; filename=data.bin", ("attachment", "data.bin")),
-    ('Attachment; filename="quote\\"d.txt"', ("attachment", 'quote"d.txt')),
-    ("attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt",
-     ("attachment", "r\u00e9sum\u00e9.txt")),
-    ("inline; filename*=utf-8''a%20b", ("inline", "a b")),
-    ("attachment; filename=\"x\"; filename*=UTF-8''%FF", ("attachment", "x")),  # undecodable: fall back
-    ("attachment", ("attachment", None)),
-])
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ('attachment; filename="data.bin"', ("attachment", "data.bin")),
+        ("attachment; filename=data.bin", ("attachment", "data.bin")),
+        ('Attachment; filename="quote\\"d.txt"', ("attachment", 'quote"d.txt')),
+        (
+            "attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt",
+            ("attachment", "r\u00e9sum\u00e9.txt"),
+        ),
+        ("inline; filename*=utf-8''a%20b", ("inline", "a b")),
+        ("attachment; filename=\"x\"; filename*=UTF-8''%FF", ("attachment", "x")),  # undecodable: fall back
+        ("attachment", ("attachment", None)),
+    ],
+)
 def test_content_disposition(header: str, expected: tuple[str, str | None]) -> None:
     assert ap.content_disposition(header) == expected
 
 
-@pytest.mark.parametrize(("total", "size", "lengths"), [
-    (0, 10, []), (1, 10, [1]), (10, 10, [10]), (11, 10, [10, 1]), (7, 3, [3, 3, 1]), (4, 1, [1, 1, 1, 1]),
-])
+@pytest.mark.parametrize(
+    ("total", "size", "lengths"),
+    [
+        (0, 10, []),
+        (1, 10, [1]),
+        (10, 10, [10]),
+        (11, 10, [10, 1]),
+        (7, 3, [3, 3, 1]),
+        (4, 1, [1, 1, 1, 1]),
+    ],
+)
 def test_page_lengths(total: int, size: int, lengths: list[int]) -> None:
     assert ap.page_lengths(total, size) == lengths
 

@@ -94,8 +94,11 @@ def schema_phase_content_type(monkeypatch: pytest.MonkeyPatch, label: str, *faul
     monkeypatch.setattr(mock_ns, "STREAM_CONTENT_TYPE", label)
     monkeypatch.setattr(mock_ns, "_user_text", any_text)
     with EmbeddedServer(MockConfig(protocols=(PROTOCOL,), faults=("ns-unknown-agent-ok", *faults))) as server:
-        result = run(RunOptions(protocol=PROTOCOL, base_url=server.url, phases=("schema",), only=("NS-SCHEMA-003",),
-                                max_examples=3))
+        result = run(
+            RunOptions(
+                protocol=PROTOCOL, base_url=server.url, phases=("schema",), only=("NS-SCHEMA-003",), max_examples=3
+            )
+        )
     [verdict] = result.results
     return verdict.status, verdict.message, len(streamed)
 

@@ -33,17 +33,31 @@ def messages(result: RunResult) -> dict[str, str]:
 
 
 def run_against(
-    config: MockConfig, only: tuple[str, ...], *, second_token: str | None = "bob-token",
-    phases: tuple[str, ...] = ("scenario",), timeout: float = 5.0,
+    config: MockConfig,
+    only: tuple[str, ...],
+    *,
+    second_token: str | None = "bob-token",
+    phases: tuple[str, ...] = ("scenario",),
+    timeout: float = 5.0,
 ) -> RunResult:
     with EmbeddedServer(config) as server:
-        return run(RunOptions(
-            protocol=PROTOCOL, base_url=server.url + BASE_PATH, token="alice-token", second_token=second_token,
-            seed=0, max_examples=5, timeout=timeout, only=only, phases=phases,
-        ))
+        return run(
+            RunOptions(
+                protocol=PROTOCOL,
+                base_url=server.url + BASE_PATH,
+                token="alice-token",
+                second_token=second_token,
+                seed=0,
+                max_examples=5,
+                timeout=timeout,
+                only=only,
+                phases=phases,
+            )
+        )
 
 
 # -- the reference mock passes -----------------------------------------------------------------
+
 
 def test_the_registry() -> None:
     protocol_suite = suite(PROTOCOL)
@@ -59,6 +73,7 @@ def test_the_registry() -> None:
 
 # -- not verified, never passed ----------------------------------------------------------------
 
+
 def test_ownership_needs_a_second_token() -> None:
     result = run_against(MockConfig(protocols=(PROTOCOL,)), ("SYN-OWN-",), second_token=None)
     assert set(statuses(result).values()) == {Status.SKIPPED}
@@ -68,8 +83,11 @@ def test_ownership_needs_a_second_token() -> None:
 
 def test_a_job_done_before_the_first_poll_leaves_the_202_form_not_verified() -> None:
     result = run_against(MockConfig(protocols=(PROTOCOL,), job_seconds=0.0), ("SYN-JOB-",))
-    assert statuses(result) == {"SYN-JOB-001": Status.PASSED, "SYN-JOB-002": Status.PASSED,
-                                "SYN-JOB-003": Status.SKIPPED}
+    assert statuses(result) == {
+        "SYN-JOB-001": Status.PASSED,
+        "SYN-JOB-002": Status.PASSED,
+        "SYN-JOB-003": Status.SKIPPED,
+    }
     assert "never observed" in messages(result)["SYN-JOB-003"]
 
 

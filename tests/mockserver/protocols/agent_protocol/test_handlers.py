@@ -63,8 +63,12 @@ def upload(http: httpx.Client, task_id: str, *parts: tuple[str, bytes]) -> httpx
 
 
 def pagination(total_items: int, total_pages: int, current_page: int, page_size: int) -> dict[str, int]:
-    return {"total_items": total_items, "total_pages": total_pages, "current_page": current_page,
-            "page_size": page_size}
+    return {
+        "total_items": total_items,
+        "total_pages": total_pages,
+        "current_page": current_page,
+        "page_size": page_size,
+    }
 
 
 def assert_error(response: httpx.Response, status: int, *words: str) -> None:
@@ -84,8 +88,7 @@ def assert_error(response: httpx.Response, status: int, *words: str) -> None:
 def test_create_task_echoes_input_and_defaults_additional_input(http: httpx.Client) -> None:
     plain = new_task(http, {"input": "write hello"})
     assert uuid.UUID(plain["task_id"]).version == 4
-    assert plain == {"task_id": plain["task_id"], "input": "write hello", "additional_input": {},
-                     "artifacts": []}
+    assert plain == {"task_id": plain["task_id"], "input": "write hello", "additional_input": {}, "artifacts": []}
     extra = {"debug": False, "nested": {"list": [1, "two", None, {"x": 1.5}]}, "empty": {}}
     echoed = new_task(http, {"input": None, "additional_input": extra})
     assert echoed["additional_input"] == extra and echoed["input"] is None
@@ -136,8 +139,15 @@ def test_list_tasks_paginates_in_creation_order(serve: Serve) -> None:
 
 
 @pytest.mark.parametrize(
-    "params", [{"current_page": 0}, {"page_size": 0}, {"page_size": -1}, {"current_page": "x"},
-               {"page_size": 2**31}, {"current_page": 2**31}],  # the parameters are format: int32
+    "params",
+    [
+        {"current_page": 0},
+        {"page_size": 0},
+        {"page_size": -1},
+        {"current_page": "x"},
+        {"page_size": 2**31},
+        {"current_page": 2**31},
+    ],  # the parameters are format: int32
 )
 @pytest.mark.parametrize("suffix", ["", "/{id}/steps", "/{id}/artifacts"])
 def test_lists_reject_invalid_paging(http: httpx.Client, params: dict[str, Any], suffix: str) -> None:
@@ -250,13 +260,18 @@ def test_upload_then_download_exact_bytes(http: httpx.Client) -> None:
     task_id = new_task(http)["task_id"]
     data = bytes(range(256)) * 3
     # The official client's order: relative_path first, then file.
-    response = upload(http, task_id, ('name="relative_path"', b"python/code/"),
-                      ('name="file"; filename="data.bin"', data))
+    response = upload(
+        http, task_id, ('name="relative_path"', b"python/code/"), ('name="file"; filename="data.bin"', data)
+    )
     assert response.status_code == 200, response.text
     artifact = response.json()
     assert uuid.UUID(artifact["artifact_id"]).version == 4
-    assert artifact == {"artifact_id": artifact["artifact_id"], "agent_created": False,
-                        "file_name": "data.bin", "relative_path": "python/code/"}
+    assert artifact == {
+        "artifact_id": artifact["artifact_id"],
+        "agent_created": False,
+        "file_name": "data.bin",
+        "relative_path": "python/code/",
+    }
     download = http.get(f"{TASKS}/{task_id}/artifacts/{artifact['artifact_id']}", headers=CLIENT_HEADERS)
     assert download.status_code == 200
     assert download.headers["content-type"] == "application/octet-stream"
@@ -281,9 +296,17 @@ def test_task_artifacts_list_uploaded_and_agent_created(http: httpx.Client) -> N
 
 @pytest.mark.parametrize(
     ("file_name", "relative_path"),
-    [("victim.txt", "../{victim}/shared"), ("victim.txt", "../../{victim}/shared"), ("victim.txt", "/etc"),
-     ("victim.txt", "..\\{victim}\\shared"), ("victim.txt", "C:/Windows"), ("../{victim}/shared/victim.txt", None),
-     ("..", "a\x00b"), ("v.txt", "a\r\nb"), ("v.txt", "x" * 5000)],
+    [
+        ("victim.txt", "../{victim}/shared"),
+        ("victim.txt", "../../{victim}/shared"),
+        ("victim.txt", "/etc"),
+        ("victim.txt", "..\\{victim}\\shared"),
+        ("victim.txt", "C:/Windows"),
+        ("../{victim}/shared/victim.txt", None),
+        ("..", "a\x00b"),
+        ("v.txt", "a\r\nb"),
+        ("v.txt", "x" * 5000),
+    ],
 )
 def test_names_are_stored_verbatim_and_never_resolved(
     http: httpx.Client, file_name: str, relative_path: str | None
@@ -306,8 +329,12 @@ def test_names_are_stored_verbatim_and_never_resolved(
 
 @pytest.mark.parametrize(
     ("disposition", "stored", "served"),
-    [("filename*=UTF-8''a%0D%0Ab.txt", "a\r\nb.txt", "a__b.txt"), ("filename*=UTF-8''a%00b", "a\x00b", "a_b"),
-     ('filename="dir/x.txt"', "dir/x.txt", "dir_x.txt"), ('filename=".."', "..", "download")],
+    [
+        ("filename*=UTF-8''a%0D%0Ab.txt", "a\r\nb.txt", "a__b.txt"),
+        ("filename*=UTF-8''a%00b", "a\x00b", "a_b"),
+        ('filename="dir/x.txt"', "dir/x.txt", "dir_x.txt"),
+        ('filename=".."', "..", "download"),
+    ],
 )
 def test_odd_file_names_are_kept_and_downloads_name_them_safely(
     http: httpx.Client, disposition: str, stored: str, served: str
@@ -365,9 +392,10 @@ def test_upload_requires_a_file_part(http: httpx.Client) -> None:
 def test_download_names_are_sanitized(http: httpx.Client) -> None:
     task_id = new_task(http)["task_id"]
     cases = {
-        'filename="quote\\"d.txt"': ('attachment; filename="quote_d.txt"; filename*=UTF-8\'\'quote%22d.txt'),
+        'filename="quote\\"d.txt"': ("attachment; filename=\"quote_d.txt\"; filename*=UTF-8''quote%22d.txt"),
         "filename*=UTF-8''r%C3%A9sum%C3%A9.txt": (
-            "attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt"),
+            "attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt"
+        ),
         'filename="../up.txt"': 'attachment; filename=".._up.txt"',
     }
     for disposition, expected in cases.items():
@@ -393,8 +421,10 @@ def test_download_errors(http: httpx.Client) -> None:
 
 
 def test_object_limit_answers_507_and_keeps_state(serve: Serve) -> None:
-    with serve(protocols=("agent-protocol",), limits=Limits(max_stored_objects=3)) as server, \
-            httpx.Client(base_url=server.url) as http:
+    with (
+        serve(protocols=("agent-protocol",), limits=Limits(max_stored_objects=3)) as server,
+        httpx.Client(base_url=server.url) as http,
+    ):
         task_id = new_task(http, {"input": None})["task_id"]  # a 2-step plan
         assert http.post(f"{TASKS}/{task_id}/steps").status_code == 200
         assert upload(http, task_id, ('name="file"; filename="a"', b"a")).status_code == 200
@@ -409,8 +439,7 @@ def test_object_limit_answers_507_and_keeps_state(serve: Serve) -> None:
 
 def test_byte_limits(serve: Serve) -> None:
     limits = Limits(max_stored_bytes=12, max_upload_bytes=64)
-    with serve(protocols=("agent-protocol",), limits=limits) as server, \
-            httpx.Client(base_url=server.url) as http:
+    with serve(protocols=("agent-protocol",), limits=limits) as server, httpx.Client(base_url=server.url) as http:
         task_id = new_task(http, {"input": "a b c"})["task_id"]  # a 2-step plan; output.txt takes 13 bytes
         assert_error(upload(http, task_id, ('name="file"; filename="big"', b"x" * 65)), 413)
         assert upload(http, task_id, ('name="file"; filename="a"', b"x" * 10)).status_code == 200
@@ -429,22 +458,30 @@ def test_every_operation_answers_as_documented(http: httpx.Client) -> None:
     task_id = task.json()["task_id"]
     step = http.post(f"{TASKS}/{task_id}/steps", json={"input": "x"})
     steps = run_to_end(http, task_id)
-    uploaded = upload(http, task_id, ('name="relative_path"', b"a/b"),
-                      ('name="file"; filename="f.bin"', b"\x00\xff"))
+    uploaded = upload(http, task_id, ('name="relative_path"', b"a/b"), ('name="file"; filename="f.bin"', b"\x00\xff"))
     artifact_id = uploaded.json()["artifact_id"]
     missing = str(uuid.uuid4())
     base = f"{TASKS}/{task_id}"
     exchanges = [
-        task, http.post(TASKS, content=b"[]", headers=CLIENT_HEADERS),
+        task,
+        http.post(TASKS, content=b"[]", headers=CLIENT_HEADERS),
         http.get(TASKS, params={"page_size": 2}),
-        http.get(base), http.get(f"{TASKS}/{missing}"),
-        http.get(f"{base}/steps"), http.get(f"{TASKS}/{missing}/steps"),
-        step, http.post(f"{TASKS}/{missing}/steps", json={}),
-        http.post(f"{base}/steps", content=b"[]", headers=CLIENT_HEADERS), http.post(f"{base}/steps", json={}),
-        http.get(f"{base}/steps/{steps[-1]['step_id']}"), http.get(f"{base}/steps/{missing}"),
-        http.get(f"{base}/artifacts"), http.get(f"{TASKS}/{missing}/artifacts"),
-        uploaded, upload(http, missing, ('name="file"; filename="f"', b"x")),
-        http.get(f"{base}/artifacts/{artifact_id}"), http.get(f"{base}/artifacts/{missing}"),
+        http.get(base),
+        http.get(f"{TASKS}/{missing}"),
+        http.get(f"{base}/steps"),
+        http.get(f"{TASKS}/{missing}/steps"),
+        step,
+        http.post(f"{TASKS}/{missing}/steps", json={}),
+        http.post(f"{base}/steps", content=b"[]", headers=CLIENT_HEADERS),
+        http.post(f"{base}/steps", json={}),
+        http.get(f"{base}/steps/{steps[-1]['step_id']}"),
+        http.get(f"{base}/steps/{missing}"),
+        http.get(f"{base}/artifacts"),
+        http.get(f"{TASKS}/{missing}/artifacts"),
+        uploaded,
+        upload(http, missing, ('name="file"; filename="f"', b"x")),
+        http.get(f"{base}/artifacts/{artifact_id}"),
+        http.get(f"{base}/artifacts/{missing}"),
     ]
     spec = load("agent-protocol")
     statuses: dict[str, set[int]] = {}
@@ -453,7 +490,6 @@ def test_every_operation_answers_as_documented(http: httpx.Client) -> None:
         operation = validate_exchange(spec, exchange, check_request=exchange.status_code != 422)
         statuses.setdefault(operation, set()).add(exchange.status_code)
     documented = {
-        op.operation_id: {int(s) for s in op.definition["responses"] if s != "default"}
-        for op in spec.operations()
+        op.operation_id: {int(s) for s in op.definition["responses"] if s != "default"} for op in spec.operations()
     }
     assert statuses == documented

@@ -165,8 +165,13 @@ def test_chat_streams_a_research_and_completes_the_agent(http: httpx.Client) -> 
     assert stream.content == f"Agent {agent_id} started\n{SEARCHES}{REPORT}"
     assert len(stream.chunks) == 1 + 3 + 6 + 1  # opening, searches, report lines, final
     assert state(http, agent_id) == {
-        "agent_id": agent_id, "task_messages": [user(TASK)], "state": "completed", "iteration": 4,
-        "searches_used": 3, "clarifications_used": 0, "sources_count": 6,
+        "agent_id": agent_id,
+        "task_messages": [user(TASK)],
+        "state": "completed",
+        "iteration": 4,
+        "searches_used": 3,
+        "clarifications_used": 0,
+        "sources_count": 6,
         "current_step_reasoning": {"action": "final_answer", "reason": "Enough data collected"},
         "execution_result": REPORT,
     }
@@ -192,11 +197,14 @@ def test_model_defaults_to_sgr_tool_calling_agent(http: httpx.Client) -> None:
 
 def test_multimodal_task_echoes_long_data_urls_truncated(http: httpx.Client) -> None:
     data_url = "data:image/jpeg;base64," + "A" * 300
-    message = {"role": "user", "content": [
-        {"type": "text", "text": "Analyze this chart"},
-        {"type": "image_url", "image_url": {"url": data_url}},
-        {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}},
-    ]}
+    message = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Analyze this chart"},
+            {"type": "image_url", "image_url": {"url": data_url}},
+            {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}},
+        ],
+    }
     stream = post_stream(http, "/v1/chat/completions", {"model": "sgr_agent", "messages": [message]})
     assert "Task: Analyze this chart\n" in stream.content
     parts = state(http, stream.agent_id)["task_messages"][0]["content"]
@@ -301,8 +309,9 @@ def test_clarifying_an_agent_that_is_not_waiting(http: httpx.Client) -> None:
 
 
 def test_clarifying_an_unknown_agent_is_404(http: httpx.Client) -> None:
-    response = http.post("/agents/sgr_agent_12345-67890-abcdef/provide_clarification",
-                         json={"messages": [user(ANSWER)]})
+    response = http.post(
+        "/agents/sgr_agent_12345-67890-abcdef/provide_clarification", json={"messages": [user(ANSWER)]}
+    )
     assert_detail(response, 404, "Agent not found")
 
 
@@ -339,8 +348,10 @@ def test_delete_cancels_a_waiting_agent(http: httpx.Client) -> None:
 
 
 def test_delete_during_a_running_stream_stops_it(serve: Serve) -> None:
-    with serve(protocols=("sgr-agent-core",), stream_delay=0.05) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as client:
+    with (
+        serve(protocols=("sgr-agent-core",), stream_delay=0.05) as server,
+        httpx.Client(base_url=server.url, timeout=10) as client,
+    ):
         body = {"model": "sgr_agent", "messages": [user(TASK)]}
         with client.stream("POST", "/v1/chat/completions", json=body) as response:
             agent_id = response.headers["X-Agent-ID"]
@@ -360,8 +371,10 @@ def test_delete_during_a_running_stream_stops_it(serve: Serve) -> None:
 
 def test_a_client_leaving_mid_stream_cancels_the_agent_and_frees_the_stream(serve: Serve) -> None:
     limits = Limits(max_open_streams=1)
-    with serve(protocols=("sgr-agent-core",), stream_delay=0.05, limits=limits) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as client:
+    with (
+        serve(protocols=("sgr-agent-core",), stream_delay=0.05, limits=limits) as server,
+        httpx.Client(base_url=server.url, timeout=10) as client,
+    ):
         body = {"model": "sgr_agent", "messages": [user(TASK)]}
         with client.stream("POST", "/v1/chat/completions", json=body) as response:
             agent_id = response.headers["X-Agent-ID"]
@@ -379,8 +392,10 @@ def test_a_client_leaving_mid_stream_cancels_the_agent_and_frees_the_stream(serv
 
 
 def test_storage_is_bounded(serve: Serve) -> None:
-    with serve(protocols=("sgr-agent-core",), limits=Limits(max_stored_objects=1)) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as client:
+    with (
+        serve(protocols=("sgr-agent-core",), limits=Limits(max_stored_objects=1)) as server,
+        httpx.Client(base_url=server.url, timeout=10) as client,
+    ):
         first = chat(client, TASK).agent_id
         response = client.post("/v1/chat/completions", json={"messages": [user(TASK)]})
         assert_detail(response, 507, "Agent storage is full (1 agents); delete some")
@@ -402,7 +417,10 @@ def test_concurrent_streams_are_independent(serve: Serve) -> None:
         for thread in threads:
             thread.join(10)
         assert {w: f"Searching the web for '{w}'\n" in text for w, text in results.items()} == {
-            "apples": True, "oranges": True, "pears": True}
+            "apples": True,
+            "oranges": True,
+            "pears": True,
+        }
 
 
 # --- conformance with the document ------------------------------------------------------------
@@ -424,15 +442,22 @@ def test_every_operation_answers_as_documented(http: httpx.Client) -> None:
     clarify = f"/agents/{waiting.headers['X-Agent-ID']}/provide_clarification"
     done_id = created.headers["X-Agent-ID"]
     responses = [
-        http.get("/health"), http.get("/v1/models"), created, waiting, http.get("/agents"),
-        http.get(f"/agents/{done_id}/state"), http.get("/agents/nope/state"),
-        http.post(clarify, json={"messages": []}), http.post(clarify, json={"messages": [user(ANSWER)]}),
+        http.get("/health"),
+        http.get("/v1/models"),
+        created,
+        waiting,
+        http.get("/agents"),
+        http.get(f"/agents/{done_id}/state"),
+        http.get("/agents/nope/state"),
+        http.post(clarify, json={"messages": []}),
+        http.post(clarify, json={"messages": [user(ANSWER)]}),
         http.post(clarify, json={"messages": [user(ANSWER)]}),
         http.post("/agents/nope/provide_clarification", json={"messages": [user(ANSWER)]}),
         http.post("/v1/chat/completions", json={**chat_body, "model": "invalid_model"}),
         http.post("/v1/chat/completions", json={**chat_body, "stream": False}),
         http.post("/v1/chat/completions", json={"messages": "no"}),
-        http.delete(f"/agents/{done_id}"), http.delete(f"/agents/{done_id}"),
+        http.delete(f"/agents/{done_id}"),
+        http.delete(f"/agents/{done_id}"),
     ]
     statuses = [r.status_code for r in responses]
     assert statuses == [200, 200, 200, 200, 200, 200, 404, 422, 200, 200, 404, 400, 501, 422, 200, 404]

@@ -31,6 +31,7 @@ Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 
 # -- helpers -----------------------------------------------------------------------------------
 
+
 def new_session(http: httpx.Client, who: dict[str, str] = ALICE, **extra: Any) -> dict[str, Any]:
     body = {"agentAccessLevel": "PUBLICLY_ACCESSIBLE", **extra}
     r = http.post(f"{ROOT}/agent/session", json=body, headers=who)
@@ -38,10 +39,15 @@ def new_session(http: httpx.Client, who: dict[str, str] = ALICE, **extra: Any) -
     return dict(r.json())
 
 
-def start_chat(http: httpx.Client, session_id: str, text: str = "Hello", trace: bool = False,
-               who: dict[str, str] = ALICE) -> str:
-    body = {"concreteType": "org.sagebionetworks.repo.model.agent.AgentChatRequest",
-            "sessionId": session_id, "chatText": text, "enableTrace": trace}
+def start_chat(
+    http: httpx.Client, session_id: str, text: str = "Hello", trace: bool = False, who: dict[str, str] = ALICE
+) -> str:
+    body = {
+        "concreteType": "org.sagebionetworks.repo.model.agent.AgentChatRequest",
+        "sessionId": session_id,
+        "chatText": text,
+        "enableTrace": trace,
+    }
     r = http.post(f"{ROOT}/agent/chat/async/start", json=body, headers=who)
     assert r.status_code == 201, r.text
     token = r.json()["token"]
@@ -75,6 +81,7 @@ def assert_error(r: httpx.Response, status: int, reason: str | None = None) -> N
 
 
 # -- sessions ----------------------------------------------------------------------------------
+
 
 def test_create_session_answers_201_with_the_session(http: httpx.Client) -> None:
     before = int(time.time() * 1000)
@@ -110,8 +117,11 @@ def test_update_session_changes_level_etag_and_modified_on(http: httpx.Client) -
     session = new_session(http)
     sid = session["sessionId"]
     time.sleep(0.01)
-    r = http.put(f"{ROOT}/agent/session/{sid}", headers=ALICE,
-                 json={"sessionId": sid, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"})
+    r = http.put(
+        f"{ROOT}/agent/session/{sid}",
+        headers=ALICE,
+        json={"sessionId": sid, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"},
+    )
     assert r.status_code == 200, r.text
     updated = r.json()
     assert updated["agentAccessLevel"] == "WRITE_YOUR_PRIVATE_DATA"
@@ -124,8 +134,11 @@ def test_update_session_changes_level_etag_and_modified_on(http: httpx.Client) -
 def test_update_session_the_path_names_the_session(http: httpx.Client) -> None:
     sid = new_session(http)["sessionId"]
     other = new_session(http)["sessionId"]
-    r = http.put(f"{ROOT}/agent/session/{sid}", headers=ALICE,
-                 json={"sessionId": other, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"})
+    r = http.put(
+        f"{ROOT}/agent/session/{sid}",
+        headers=ALICE,
+        json={"sessionId": other, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"},
+    )
     assert r.status_code == 200, r.text
     assert r.json()["sessionId"] == sid and r.json()["agentAccessLevel"] == "WRITE_YOUR_PRIVATE_DATA"
     untouched = http.get(f"{ROOT}/agent/session/{other}", headers=ALICE).json()
@@ -157,9 +170,10 @@ def test_sessions_list_pages_newest_first(serve: Serve) -> None:
         assert started == sorted(started, reverse=True)
         # a session created between pages neither repeats nor skips anything on the next page
         new_session(http)
-        second = http.post(f"{ROOT}/agent/sessions/list", json={"nextPageToken": first["nextPageToken"]},
-                           headers=ALICE).json()
-        assert [s["sessionId"] for s in second["page"]] == list(reversed(created))[PAGE_SIZE:2 * PAGE_SIZE]
+        second = http.post(
+            f"{ROOT}/agent/sessions/list", json={"nextPageToken": first["nextPageToken"]}, headers=ALICE
+        ).json()
+        assert [s["sessionId"] for s in second["page"]] == list(reversed(created))[PAGE_SIZE : 2 * PAGE_SIZE]
         bobs = http.post(f"{ROOT}/agent/sessions/list", json={}, headers=BOB).json()
         assert len(bobs["page"]) == 1 and "nextPageToken" not in bobs
         assert bobs["page"][0]["startedBy"] == 1001
@@ -195,14 +209,16 @@ def test_foreign_page_tokens_read_as_past_the_end(serve: Serve) -> None:
         r = http.post(f"{ROOT}/agent/sessions/list", json={"nextPageToken": "3a2"}, headers=ALICE)
         body = r.json()
         assert [s["sessionId"] for s in body["page"]] == newest_first[2:5]
-        rest = http.post(f"{ROOT}/agent/sessions/list", json={"nextPageToken": body["nextPageToken"]},
-                         headers=ALICE).json()
-        assert [s["sessionId"] for s in rest["page"]] == newest_first[5:5 + PAGE_SIZE]
+        rest = http.post(
+            f"{ROOT}/agent/sessions/list", json={"nextPageToken": body["nextPageToken"]}, headers=ALICE
+        ).json()
+        assert [s["sessionId"] for s in rest["page"]] == newest_first[5 : 5 + PAGE_SIZE]
         r = http.post(f"{ROOT}/agent/sessions/list", json={"nextPageToken": "50a50"}, headers=ALICE)
         assert r.json() == {"page": []}
 
 
 # -- chat jobs and history ---------------------------------------------------------------------
+
 
 def test_job_lifecycle_processing_then_answer(http: httpx.Client) -> None:
     sid = new_session(http)["sessionId"]
@@ -236,8 +252,15 @@ def test_start_chat_without_concrete_type_and_trace_flag(http: httpx.Client) -> 
     assert status["requestBody"]["concreteType"] == "org.sagebionetworks.repo.model.agent.AgentChatRequest"
 
 
-@pytest.mark.parametrize("body", [{"sessionId": "1"}, {"chatText": "x"}, {"sessionId": 1, "chatText": "x"},
-                                  {"sessionId": "1", "chatText": "x", "concreteType": "other"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"sessionId": "1"},
+        {"chatText": "x"},
+        {"sessionId": 1, "chatText": "x"},
+        {"sessionId": "1", "chatText": "x", "concreteType": "other"},
+    ],
+)
 def test_start_chat_rejects_an_invalid_body(http: httpx.Client, body: dict[str, Any]) -> None:
     assert_error(http.post(f"{ROOT}/agent/chat/async/start", json=body, headers=ALICE), 400)
 
@@ -271,8 +294,10 @@ def test_history_records_a_finished_job_nobody_polled(http: httpx.Client) -> Non
 
 
 def test_history_pages(serve: Serve) -> None:
-    with serve(protocols=("synapse-agent",), job_seconds=0.0) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as http:
+    with (
+        serve(protocols=("synapse-agent",), job_seconds=0.0) as server,
+        httpx.Client(base_url=server.url, timeout=10) as http,
+    ):
         sid = new_session(http)["sessionId"]
         texts = [f"message {i}" for i in range(PAGE_SIZE + 2)]
         for text in texts:
@@ -286,6 +311,7 @@ def test_history_pages(serve: Serve) -> None:
 
 
 # -- trace -------------------------------------------------------------------------------------
+
 
 def trace(http: httpx.Client, job: str, newer_than: int | None = None) -> httpx.Response:
     body = {"jobId": job, "newerThanTimestamp": newer_than}
@@ -337,15 +363,16 @@ def test_trace_the_path_names_the_job(http: httpx.Client) -> None:
 
 # -- user profile ------------------------------------------------------------------------------
 
+
 def test_user_profile_of_each_user(http: httpx.Client) -> None:
     r = http.get(f"{ROOT}/userProfile", headers=ALICE)
     assert r.status_code == 200
-    assert r.json() == {"ownerId": "1000", "userName": "alice", "displayName": "Alice",
-                        "emails": ["alice@example.org"]}
+    assert r.json() == {"ownerId": "1000", "userName": "alice", "displayName": "Alice", "emails": ["alice@example.org"]}
     assert http.get(f"{ROOT}/userProfile", headers=BOB).json()["ownerId"] == "1001"
 
 
 # -- auth, ownership, not found, limits -------------------------------------------------------
+
 
 @dataclass
 class Fixture:
@@ -365,8 +392,7 @@ def routes(f: Fixture) -> list[tuple[str, str, dict[str, Any] | None]]:
     return [
         ("POST", "/agent/session", {"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}),
         ("GET", f"/agent/session/{f.session}", None),
-        ("PUT", f"/agent/session/{f.session}",
-         {"sessionId": f.session, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"}),
+        ("PUT", f"/agent/session/{f.session}", {"sessionId": f.session, "agentAccessLevel": "WRITE_YOUR_PRIVATE_DATA"}),
         ("POST", "/agent/sessions/list", {}),
         ("POST", f"/agent/session/history/{f.session}", {}),
         ("POST", "/agent/chat/async/start", {"sessionId": f.session, "chatText": "hi"}),
@@ -383,20 +409,20 @@ def test_routes_cover_every_operation() -> None:
 
 @pytest.mark.parametrize("index", range(9))
 @pytest.mark.parametrize(
-    "headers", [{}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic YWxpY2U="}],
+    "headers",
+    [{}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic YWxpY2U="}],
     ids=["no-token", "unknown-token", "wrong-scheme"],
 )
-def test_every_operation_needs_a_valid_token(http: httpx.Client, alices: Fixture, index: int,
-                                             headers: dict[str, str]) -> None:
+def test_every_operation_needs_a_valid_token(
+    http: httpx.Client, alices: Fixture, index: int, headers: dict[str, str]
+) -> None:
     method, path, body = routes(alices)[index]
     r = http.request(method, ROOT + path, json=body, headers=headers)
     assert_error(r, 401)
     assert r.headers["WWW-Authenticate"] == 'Bearer realm="Synapse Repository Services"'
 
 
-@pytest.mark.parametrize(
-    "index", [1, 2, 4, 5, 6, 7], ids=["get", "update", "history", "chat", "result", "trace"]
-)
+@pytest.mark.parametrize("index", [1, 2, 4, 5, 6, 7], ids=["get", "update", "history", "chat", "result", "trace"])
 def test_another_users_session_or_job_is_403(http: httpx.Client, alices: Fixture, index: int) -> None:
     method, path, body = routes(alices)[index]
     assert_error(http.request(method, ROOT + path, json=body, headers=BOB), 403, NOT_OWNER)
@@ -412,15 +438,19 @@ def test_other_users_never_see_alices_data(http: httpx.Client, alices: Fixture) 
     assert all(s["startedBy"] == 1001 for s in listed["page"])
 
 
-@pytest.mark.parametrize("method,path,body", [
-    ("GET", "/agent/session/999999", None),
-    ("PUT", "/agent/session/999999", {"sessionId": "999999", "agentAccessLevel": "PUBLICLY_ACCESSIBLE"}),
-    ("POST", "/agent/session/history/999999", {}),
-    ("POST", "/agent/chat/async/start", {"sessionId": "999999", "chatText": "hi"}),
-    ("GET", "/agent/chat/async/get/1", None),
-    ("GET", "/agent/chat/async/get/not-a-job", None),
-    ("POST", "/agent/chat/trace/999999999", {}),
-], ids=["get", "update", "history", "chat", "result", "result-text", "trace"])
+@pytest.mark.parametrize(
+    "method,path,body",
+    [
+        ("GET", "/agent/session/999999", None),
+        ("PUT", "/agent/session/999999", {"sessionId": "999999", "agentAccessLevel": "PUBLICLY_ACCESSIBLE"}),
+        ("POST", "/agent/session/history/999999", {}),
+        ("POST", "/agent/chat/async/start", {"sessionId": "999999", "chatText": "hi"}),
+        ("GET", "/agent/chat/async/get/1", None),
+        ("GET", "/agent/chat/async/get/not-a-job", None),
+        ("POST", "/agent/chat/trace/999999999", {}),
+    ],
+    ids=["get", "update", "history", "chat", "result", "result-text", "trace"],
+)
 def test_unknown_session_or_job_is_404(http: httpx.Client, method: str, path: str, body: Any) -> None:
     assert_error(http.request(method, ROOT + path, json=body, headers=ALICE), 404)
 
@@ -431,18 +461,22 @@ def test_a_session_id_is_not_a_job_id(http: httpx.Client) -> None:
 
 
 def test_store_limit_answers_507(serve: Serve) -> None:
-    with serve(protocols=("synapse-agent",), limits=Limits(max_stored_objects=2)) as server, \
-            httpx.Client(base_url=server.url, timeout=10) as http:
+    with (
+        serve(protocols=("synapse-agent",), limits=Limits(max_stored_objects=2)) as server,
+        httpx.Client(base_url=server.url, timeout=10) as http,
+    ):
         sid = new_session(http)["sessionId"]
         start_chat(http, sid)
-        assert_error(http.post(f"{ROOT}/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"},
-                               headers=ALICE), 507)
+        assert_error(
+            http.post(f"{ROOT}/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}, headers=ALICE), 507
+        )
         chat = {"sessionId": sid, "chatText": "x"}
         assert_error(http.post(f"{ROOT}/agent/chat/async/start", json=chat, headers=ALICE), 507)
         assert http.get(f"{ROOT}/agent/session/{sid}", headers=ALICE).status_code == 200
 
 
 # -- the document ------------------------------------------------------------------------------
+
 
 def test_answers_match_the_document(serve: Serve) -> None:
     """Every operation, successes and errors, validated with openapi-core against the document."""
@@ -453,8 +487,10 @@ def test_answers_match_the_document(serve: Serve) -> None:
         response.read()
         exchanges.append(response)
 
-    with serve(protocols=("synapse-agent",), job_seconds=0.1) as server, \
-            httpx.Client(base_url=server.url, timeout=10, event_hooks={"response": [record]}) as http:
+    with (
+        serve(protocols=("synapse-agent",), job_seconds=0.1) as server,
+        httpx.Client(base_url=server.url, timeout=10, event_hooks={"response": [record]}) as http,
+    ):
         sid = new_session(http, agentRegistrationId="7")["sessionId"]
         job = start_chat(http, sid, trace=True)
         http.get(f"{ROOT}/agent/chat/async/get/{job}", headers=ALICE)  # 202
