@@ -213,7 +213,7 @@ def mount(api: ProtocolApi) -> None:
     @api.operation("getAgentTaskStep")
     async def get_step(call: Call) -> Reply:
         task = task_of(call)
-        step = task.steps_by_id.get(call.path["step_id"])
+        step = task.step(call.path["step_id"])
         if on.step_get_returns_latest and task.steps:
             step = task.steps[-1]
         if step is None:
@@ -251,7 +251,7 @@ def mount(api: ProtocolApi) -> None:
     @api.operation("downloadAgentTaskArtifact")
     async def download_artifact(call: Call) -> web.StreamResponse:
         task = task_of(call)
-        artifact = task.artifacts_by_id.get(call.path["artifact_id"])
+        artifact = task.artifact(call.path["artifact_id"])
         if artifact is None:
             if on.artifact_unknown_200:
                 return web.Response(body=b"", content_type="application/octet-stream")

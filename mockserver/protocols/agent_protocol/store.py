@@ -47,8 +47,7 @@ class Store:
             data,
             workspace_path(task.task_id, relative_path, file_name),
         )
-        task.artifacts.append(artifact)
-        task.artifacts_by_id[artifact.artifact_id] = artifact
+        task.add_artifact(artifact)
         return artifact
 
     def write_through(self, path: str, data: bytes) -> None:
@@ -80,6 +79,5 @@ class Store:
             created,
             is_last=not never_last and index >= len(task.plan) - 1,
         )
-        task.steps.append(step)
-        task.steps_by_id[step.step_id] = step
+        task.add_step(step)
         return step
