@@ -88,6 +88,12 @@ class Registry:
         return self._checks[rid]
 
 
+def operation_ref(document: str, path: str, method: str, tail: str = "") -> str:
+    """A reference to one operation of a document (JSON pointer escaping): ``operation_ref(
+    "x/openapi.yaml", "/a/{id}", "get")`` is ``x/openapi.yaml#/paths/~1a~1{id}/get``."""
+    return f"{document}#/paths/{path.replace('~', '~0').replace('/', '~1')}/{method}{tail}"
+
+
 _REF_OPERATION = re.compile(r"#/paths/([^/\s]+)/(get|put|post|delete|patch|head|options)\b")
 
 

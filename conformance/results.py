@@ -224,6 +224,11 @@ class RunResult:
         )
 
     @property
+    def verdict(self) -> str:
+        """The run in one word for a report's headline: PASS, FAIL or TARGET ERROR."""
+        return "PASS" if self.exit_code == 0 else ("TARGET ERROR" if self.fatal else "FAIL")
+
+    @property
     def stale(self) -> list[RequirementResult]:
         """Baseline entries that now pass, at any level: they fail the run so the list shrinks."""
         return [r for r in self.results if r.baseline == "stale"]

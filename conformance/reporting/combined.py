@@ -22,7 +22,7 @@ def render_combined_markdown(runs: list[RunResult], folders: dict[str, str]) -> 
     ]
     for run in runs:
         t = run.tally()
-        verdict = "PASS" if run.exit_code == 0 else ("TARGET ERROR" if run.fatal else "FAIL")
+        verdict = run.verdict
         lines.append(
             f"| {run.protocol} | {verdict} | {level_reached(run)} | {t['must']['passed']}/{sum(t['must'].values())} "
             f"| {t['should']['passed']}/{sum(t['should'].values())} | {folders[run.protocol]}/summary.md |"

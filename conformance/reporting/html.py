@@ -110,9 +110,8 @@ def _roots(run: RunResult) -> str:
 
 
 def render_html(run: RunResult) -> str:
-    verdict, klass = (
-        ("PASS", "v-pass") if run.exit_code == 0 else (("TARGET ERROR", "v-error") if run.fatal else ("FAIL", "v-fail"))
-    )
+    verdict = run.verdict
+    klass = {"PASS": "v-pass", "TARGET ERROR": "v-error"}.get(verdict, "v-fail")
     tally = "".join(
         f"<tr><td>{lvl.upper()}</td><td>{c['passed']}</td><td>{c['failed']}</td><td>{c['blocked']}</td>"
         f"<td>{c['skipped']}</td><td>{c['error']}</td></tr>"

@@ -23,7 +23,7 @@ def _cell(text: str, limit: int = 200) -> str:
 
 def render_markdown(run: RunResult) -> str:
     target = run.target.replace("`", "'")
-    verdict = "PASS" if run.exit_code == 0 else ("TARGET ERROR" if run.fatal else "FAIL")
+    verdict = run.verdict
     lines = [
         f"# Conformance: {run.protocol} - {verdict}",
         "",

@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote
 
 from ...context import Context
 from ...http import Response
-from ...requirements import Level, Registry
+from ...requirements import Level, Registry, operation_ref
 
 registry = Registry("agent-protocol")
 DOC = "agent-protocol/openapi.json"
@@ -32,7 +32,7 @@ JSON = {"Content-Type": "application/json"}
 
 
 def _op(path: str, method: str) -> str:
-    return f"{DOC}#/paths/{path.replace('~', '~0').replace('/', '~1')}/{method}"
+    return operation_ref(DOC, path, method)
 
 
 TASK_OPS = "/ap/v1/agent/tasks"

@@ -20,15 +20,15 @@ from ground.specs import load
 
 from ...context import Context
 from ...http import Response, TargetError
-from ...requirements import Level, Registry
+from ...requirements import Level, Registry, operation_ref
 
 registry = Registry("neuro-san")
 DOC = "neuro-san/openapi.yaml"
 EXTRAS = "neuro-san/upstream-extras.yaml"
 FACTS = "UPSTREAM-FACTS: NeuroSan"
-CONNECTIVITY = f"{DOC}#/paths/~1api~1v1~1{{agent_name}}~1connectivity/get"
-FUNCTION = f"{DOC}#/paths/~1api~1v1~1{{agent_name}}~1function/get"
-CHAT = f"{DOC}#/paths/~1api~1v1~1{{agent_name}}~1streaming_chat/post"
+CONNECTIVITY = operation_ref(DOC, "/api/v1/{agent_name}/connectivity", "get")
+FUNCTION = operation_ref(DOC, "/api/v1/{agent_name}/function", "get")
+CHAT = operation_ref(DOC, "/api/v1/{agent_name}/streaming_chat", "post")
 
 WELL_KNOWN_AGENT = "hello_world"
 UNKNOWN_AGENT = "conformance_no_such_agent_7f3a9c"

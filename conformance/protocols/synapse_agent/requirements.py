@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from ...context import CheckFailed, Context
 from ...http import Response
-from ...requirements import Level, Registry
+from ...requirements import Level, Registry, operation_ref
 
 registry = Registry("synapse-agent")
 DOC = "synapse-agent/openapi.yaml"
@@ -48,7 +48,7 @@ MAX_POLL_DELAY = 1.0
 
 
 def _ref(path: str, method: str, tail: str = "") -> str:
-    return f"{DOC}#/paths/{path.replace('~', '~0').replace('/', '~1')}/{method}{tail}"
+    return operation_ref(DOC, path, method, tail)
 
 
 def job_bound(ctx: Context) -> float:
