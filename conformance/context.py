@@ -1,7 +1,9 @@
 """What a check sees: the target, a bounded client, the document, and the verbs of a verdict.
 
 A check passes by returning. It fails by ``ctx.fail``/``ctx.expect*`` (CheckFailed), and is
-reported not verified, never passed, by ``ctx.not_verified`` (NotVerified).
+reported not verified, never passed, by ``ctx.not_verified`` (NotVerified). Inside ``ctx.part()``
+a failure is recorded and the check goes on with its next independent part, so a requirement
+reports every distinct failure it meets, not only its first.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class Context:
     _setup: list[str | None] = field(default_factory=list, init=False)
     _inherited: list[Exchange] = field(default_factory=list, init=False)
     """Owners of the setup steps under way, innermost last (see ``setup``)."""
+    failures: list[tuple[str, list[Exchange]]] = field(default_factory=list, init=False)
+    """Failures recorded by ``part`` so far: the message and the exchanges that decided it."""
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
@@ -134,6 +138,23 @@ class Context:
     def in_setup(self) -> bool:
         """Inside a setup step of another requirement (and not in the check's own step within it)."""
         return bool(self._setup) and self._setup[-1] is not None
+
+    @contextmanager
+    def part(self, label: str = "") -> Iterator[None]:
+        """One independent part of the check (one route, one bad body, one variant of a stream): a
+        failure inside it is recorded with the exchanges the part made, and the check goes on with
+        the next part; the requirement fails with every failure recorded. A part inside another
+        requirement's setup step records nothing: that failure is the step's owner's (blocked).
+        ``label`` names the part in the message (``"GET session: expected HTTP 404, got 200"``)."""
+        if self.in_setup:
+            yield
+            return
+        mark = len(self.exchanges())
+        try:
+            yield
+        except CheckFailed as exc:
+            made = self.exchanges()[mark:]
+            self.failures.append((f"{label}: {exc}" if label else str(exc), made[-3:] or self.exchanges()[-1:]))
 
     # verdicts -----------------------------------------------------------------------------
     def fail(self, message: str) -> NoReturn:

@@ -57,12 +57,25 @@ def operation_of(spec: Spec, base_url: str, method: str, url: str) -> str:
     return best[1] if best else f"{method.upper()} {path}"
 
 
-def scenario_finding(spec: Spec, base_url: str, rid: str, message: str, evidence: list[Exchange]) -> Finding:
-    """A scenario check stops at its first failure: one finding, decided by its last exchange."""
-    last = evidence[-1] if evidence else None
-    operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
-    kind = f"scenario:{digest(message)}"
-    return Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, message, 1, list(evidence))
+def scenario_findings(
+    spec: Spec, base_url: str, rid: str, failures: Iterable[tuple[str, list[Exchange]]]
+) -> list[Finding]:
+    """A scenario check's failures (each part's, and the one that ended it) as distinct findings,
+    each keyed by the operation of the exchange that decided it and a digest of its message."""
+    found = FindingSet()
+    for message, evidence in failures:
+        last = evidence[-1] if evidence else None
+        operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
+        found.add(rid, operation, f"scenario:{digest(message)}", message, evidence)
+    return found.ordered()
+
+
+def summary(findings: list[Finding]) -> str:
+    """One line for a requirement's verdict: the failure, or how many distinct ones and each."""
+    if len(findings) == 1:
+        return findings[0].message
+    parts = [f"({n}) {f.message}" + (f" [{f.count}x]" if f.count > 1 else "") for n, f in enumerate(findings, 1)]
+    return f"{len(findings)} distinct failures: " + "; ".join(parts)
 
 
 class FindingSet:

@@ -33,7 +33,7 @@ from .events import (
     RunFinished,
     RunStarted,
 )
-from .findings import scenario_finding
+from .findings import scenario_findings, summary
 from .http import Client, Limits, TargetError
 from .model.engine import run_model_phase
 from .requirements import Check
@@ -120,11 +120,15 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
         ctx.close()
     log = ctx.exchanges()
     evidence = log[-3:] if status is not Status.PASSED else log[-1:]
-    findings = (
-        [scenario_finding(ctx.spec, ctx.base_url, check.requirement.id, message, list(evidence))]
-        if status is Status.FAILED
-        else []
-    )
+    # the failures its parts recorded (ctx.part), then the one that ended it, one finding each
+    failures = [*ctx.failures, *([(message, list(evidence))] if status is Status.FAILED else [])]
+    findings = scenario_findings(ctx.spec, ctx.base_url, check.requirement.id, failures)
+    if ctx.failures:  # a part failed: the requirement fails, whatever ended the check after it
+        rest = "" if status in (Status.PASSED, Status.FAILED) else f"; then {message}"
+        status, message, blocked_by = Status.FAILED, summary(findings) + rest, None
+        evidence = findings[0].evidence
+    if status is not Status.FAILED:
+        findings = []
     return RequirementResult(
         check.requirement,
         status,

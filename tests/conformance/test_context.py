@@ -136,3 +136,50 @@ def test_a_blocked_check_names_its_blocker_and_the_blocker_itself_fails(ctx: Con
     assert other.message.startswith("blocked by SYN-SESS-001: ")
     own = run_check(make("SYN-SESS-001"), ctx)
     assert own.status is Status.FAILED and own.blocked_by is None and len(own.findings) == 1
+
+
+def test_a_failing_part_is_recorded_and_the_check_goes_on(ctx: Context) -> None:
+    from conformance.context import Blocked
+    from conformance.requirements import Check, Level, Requirement
+    from conformance.results import Status
+    from conformance.runner import run_check
+
+    reached = []
+
+    def three_parts(c: Context) -> None:
+        for n in (1, 2, 3):
+            with c.part(f"part {n}"):
+                c.expect(n == 2, f"value {n} is wrong")
+                reached.append(n)
+        reached.append("end")
+
+    res = run_check(Check(Requirement("SYN-X-001", Level.MUST, "s", "r", "synapse-agent"), three_parts), ctx)
+    assert reached == [2, "end"]
+    assert res.status is Status.FAILED
+    # the same failure in two parts is one finding counted twice (the digest blanks the numbers)
+    assert [(f.message, f.count) for f in res.findings] == [("part 1: value 1 is wrong", 2)]
+
+    def distinct(c: Context) -> None:
+        with c.part():
+            c.fail("no sessionId")
+        with c.part():
+            c.fail("agentAccessLevel missing")
+        c.not_verified("no second user")
+
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    res = run_check(Check(Requirement("SYN-X-002", Level.MUST, "s", "r", "synapse-agent"), distinct), fresh)
+    assert res.status is Status.FAILED and len(res.findings) == 2
+    assert res.message == (
+        "2 distinct failures: (1) no sessionId; (2) agentAccessLevel missing; then not verified: no second user"
+    )
+
+    # inside another requirement's setup a part records nothing: the step's owner blocks the check
+    def in_setup(c: Context) -> None:
+        with c.setup("SYN-SESS-001"), c.part():
+            c.fail("no sessionId")
+
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    with pytest.raises(Blocked):
+        in_setup(fresh)
+    assert fresh.failures == []
+    fresh.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from conformance.findings import FindingSet, digest, operation_of
+from conformance.protocols.agent_protocol.requirements import INVALID_BODIES
 from conformance.results import Exchange, Status
 from conformance.selfcheck import run_fault
 from ground.specs import load
@@ -55,3 +56,15 @@ def test_the_schema_phase_reports_every_distinct_failure_and_explores_past_the_f
         assert f.deciding is not None and f.deciding.status == 500
         assert f.deciding.curl.startswith("curl -sS -i -X GET ") and "page_size=" in f.deciding.curl
     assert f"{len(res.findings)} distinct failure(s)" in res.message
+
+
+def test_a_scenario_reports_every_distinct_failure_it_meets() -> None:
+    result = run_fault(catalogue()["ap-create-accepts-invalid"], exact=False)
+    res = next(r for r in result.results if r.requirement.id == "AP-ERR-004")
+    assert res.status is Status.FAILED
+    # each invalid body the create accepts is its own finding, not only the first one sent
+    assert len(res.findings) == len(INVALID_BODIES) and len({f.key for f in res.findings}) == len(INVALID_BODIES)
+    assert res.message.startswith(f"{len(INVALID_BODIES)} distinct failures: (1) createAgentTask with a JSON array")
+    for f in res.findings:
+        assert f.key.startswith("AP-ERR-004|POST /ap/v1/agent/tasks|scenario:")
+        assert f.deciding is not None and f.deciding.status == 200 and f.deciding.curl.startswith("curl ")

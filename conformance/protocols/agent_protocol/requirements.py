@@ -335,14 +335,16 @@ def task_round_trip(ctx: Context) -> None:
     created = new_task(ctx, {"input": ROUND_TRIP_INPUT, "additional_input": ROUND_TRIP_EXTRA})
     read = ctx.conforms(ctx.client.get(task_path(created["task_id"])), "getAgentTask", 200)
     for where, task in (("createAgentTask answer", created), ("getAgentTask answer", read)):
-        ctx.expect(
-            same(task.get("input"), ROUND_TRIP_INPUT),
-            f"{where}: input {task.get('input')!r} is not the {ROUND_TRIP_INPUT!r} sent",
-        )
-        ctx.expect(
-            same(task.get("additional_input"), ROUND_TRIP_EXTRA),
-            f"{where}: additional_input {task.get('additional_input')!r} is not the {ROUND_TRIP_EXTRA!r} sent",
-        )
+        with ctx.part():
+            ctx.expect(
+                same(task.get("input"), ROUND_TRIP_INPUT),
+                f"{where}: input {task.get('input')!r} is not the {ROUND_TRIP_INPUT!r} sent",
+            )
+        with ctx.part():
+            ctx.expect(
+                same(task.get("additional_input"), ROUND_TRIP_EXTRA),
+                f"{where}: additional_input {task.get('additional_input')!r} is not the {ROUND_TRIP_EXTRA!r} sent",
+            )
     ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id")
 
 
@@ -365,11 +367,12 @@ def unknown_task(ctx: Context) -> None:
         ("uploadAgentTaskArtifacts", lambda: upload(ctx, missing, "a.txt", b"a", None)),
     )
     for operation, call in calls:
-        body = ctx.conforms(call(), operation, 404)
-        ctx.expect(
-            isinstance(body, dict) and isinstance(body.get("message"), str),
-            f"{operation} 404: body {body!r} has no message string",
-        )
+        with ctx.part(operation):
+            body = ctx.conforms(call(), operation, 404)
+            ctx.expect(
+                isinstance(body, dict) and isinstance(body.get("message"), str),
+                f"{operation} 404: body {body!r} has no message string",
+            )
 
 
 @registry.requirement(
@@ -388,11 +391,12 @@ def unknown_step(ctx: Context) -> None:
         ("another task's step id", task_path(other, "steps", step_id)),
         ("an unknown task", task_path(str(uuid.uuid4()), "steps", step_id)),
     ):
-        body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
-        ctx.expect(
-            isinstance(body, dict) and isinstance(body.get("message"), str),
-            f"getAgentTaskStep 404 for {what}: body {body!r} has no message string",
-        )
+        with ctx.part(what):
+            body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
+            ctx.expect(
+                isinstance(body, dict) and isinstance(body.get("message"), str),
+                f"getAgentTaskStep 404 for {what}: body {body!r} has no message string",
+            )
 
 
 @registry.requirement(
@@ -410,11 +414,12 @@ def unknown_artifact(ctx: Context) -> None:
         ("another task's artifact id", other, up.artifact["artifact_id"]),
         ("an unknown task", str(uuid.uuid4()), up.artifact["artifact_id"]),
     ):
-        body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)
-        ctx.expect(
-            isinstance(body, dict) and isinstance(body.get("message"), str),
-            f"downloadAgentTaskArtifact 404 for {what}: body {body!r} has no message string",
-        )
+        with ctx.part(what):
+            body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)
+            ctx.expect(
+                isinstance(body, dict) and isinstance(body.get("message"), str),
+                f"downloadAgentTaskArtifact 404 for {what}: body {body!r} has no message string",
+            )
 
 
 INVALID_BODIES = (
@@ -435,16 +440,18 @@ INVALID_BODIES = (
 )
 def invalid_bodies(ctx: Context) -> None:
     for what, content in INVALID_BODIES:
-        body = ctx.conforms(ctx.client.post(TASKS, content=content, headers=JSON), "createAgentTask", 422)
-        ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {body!r} is not an object")
+        with ctx.part(f"createAgentTask with {what}"):
+            body = ctx.conforms(ctx.client.post(TASKS, content=content, headers=JSON), "createAgentTask", 422)
+            ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {body!r} is not an object")
     task_id = new_task(ctx)["task_id"]
     # A server may list planned steps (status "created") before any runs: compare, don't expect zero.
     with ctx.setup("AP-STEP-003"):
         before = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
     for what, content in INVALID_BODIES:
-        response = ctx.client.post(task_path(task_id, "steps"), content=content, headers=JSON)
-        body = ctx.conforms(response, "executeAgentTaskStep", 422)
-        ctx.expect(isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {body!r} is not an object")
+        with ctx.part(f"executeAgentTaskStep with {what}"):
+            response = ctx.client.post(task_path(task_id, "steps"), content=content, headers=JSON)
+            body = ctx.conforms(response, "executeAgentTaskStep", 422)
+            ctx.expect(isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {body!r} is not an object")
     with ctx.setup("AP-STEP-003"):
         after = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
     ctx.expect(
@@ -467,7 +474,8 @@ def invalid_bodies(ctx: Context) -> None:
 def step_progression(ctx: Context) -> None:
     run = run_task(ctx)
     for response in run.responses:
-        ctx.conforms(response, "executeAgentTaskStep", 200)
+        with ctx.part():
+            ctx.conforms(response, "executeAgentTaskStep", 200)
     ids = [s["step_id"] for s in run.steps]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     ctx.expect(not repeated, f"step ids repeat across POSTs: {repeated[:5]}")
@@ -493,10 +501,11 @@ def step_round_trip(ctx: Context) -> None:
         )
         for where, got in (("POST answer", step), ("GET by id", read)):
             for field in ("input", "additional_input"):
-                ctx.expect(
-                    same(got.get(field), sent[field]),
-                    f"step {number} ({where}): {field} {got.get(field)!r} is not the {sent[field]!r} sent",
-                )
+                with ctx.part():
+                    ctx.expect(
+                        same(got.get(field), sent[field]),
+                        f"step {number} ({where}): {field} {got.get(field)!r} is not the {sent[field]!r} sent",
+                    )
 
 
 @registry.requirement(
@@ -520,10 +529,11 @@ def listed_steps(ctx: Context) -> None:
     for number, step in enumerate(run.steps, 1):
         got = by_id[step["step_id"]]
         for field in ("task_id", "input", "additional_input", "is_last"):
-            ctx.expect(
-                same(got.get(field), step.get(field)),
-                f"listed step {number}: {field} is {got.get(field)!r}, executed {step.get(field)!r}",
-            )
+            with ctx.part():
+                ctx.expect(
+                    same(got.get(field), step.get(field)),
+                    f"listed step {number}: {field} is {got.get(field)!r}, executed {step.get(field)!r}",
+                )
 
 
 @registry.requirement(
@@ -543,10 +553,11 @@ def get_step(ctx: Context) -> None:
             list(step) if step.get("status") == "completed" else ["step_id", "task_id", "input", "additional_input"]
         )
         for field in fields:
-            ctx.expect(
-                same(read.get(field), step.get(field)),
-                f"step {number} read back by id: {field} is {read.get(field)!r}, executed {step.get(field)!r}",
-            )
+            with ctx.part():
+                ctx.expect(
+                    same(read.get(field), step.get(field)),
+                    f"step {number} read back by id: {field} is {read.get(field)!r}, executed {step.get(field)!r}",
+                )
 
 
 # --- artifacts -----------------------------------------------------------------------------------
@@ -795,11 +806,12 @@ def beyond_last_page(ctx: Context) -> None:
         (task_path(run.task["task_id"], "steps"), "listAgentTaskSteps", "steps"),
         (task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts"),
     ):
-        _, first = list_page(ctx, path, operation, key, False, current_page=1, page_size=2)
-        # Past the real last page, whatever total_pages claims (PAGE-001..003 judge that claim).
-        total = first.get("total_items")
-        beyond = max(math.ceil(total / 2) if isinstance(total, int) else 0, 1) + 1
-        items, pagination = list_page(ctx, path, operation, key, False, current_page=beyond, page_size=2)
-        ctx.expect_equal(items, [], f"{operation} page {beyond} of {first.get('total_pages')}: items")
-        for field in ("total_items", "total_pages"):
-            ctx.expect_equal(pagination.get(field), first.get(field), f"{operation} page {beyond}: {field}")
+        with ctx.part():
+            _, first = list_page(ctx, path, operation, key, False, current_page=1, page_size=2)
+            # Past the real last page, whatever total_pages claims (PAGE-001..003 judge that claim).
+            total = first.get("total_items")
+            beyond = max(math.ceil(total / 2) if isinstance(total, int) else 0, 1) + 1
+            items, pagination = list_page(ctx, path, operation, key, False, current_page=beyond, page_size=2)
+            ctx.expect_equal(items, [], f"{operation} page {beyond} of {first.get('total_pages')}: items")
+            for field in ("total_items", "total_pages"):
+                ctx.expect_equal(pagination.get(field), first.get(field), f"{operation} page {beyond}: {field}")

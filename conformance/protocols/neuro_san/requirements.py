@@ -209,8 +209,9 @@ def connectivity(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.get(f"/api/v1/{name}/connectivity"), "AgentService_Connectivity", 200)
     ctx.expect(isinstance(body, dict), f"connectivity answered {body!r}, not an object")
     for n, entry in enumerate(body.get("connectivity_info") or ()):
-        origin = entry.get("origin")
-        ctx.expect(isinstance(origin, str) and origin, f"connectivity_info[{n}] names no origin node: {entry!r}")
+        with ctx.part():
+            origin = entry.get("origin")
+            ctx.expect(isinstance(origin, str) and origin, f"connectivity_info[{n}] names no origin node: {entry!r}")
 
 
 @registry.requirement(
@@ -238,8 +239,8 @@ def get_with_empty_body(ctx: Context) -> None:
     name = agent(ctx)
     headers = {"Content-Type": "application/json"}
     for route, operation_id in (("connectivity", "AgentService_Connectivity"), ("function", "AgentService_Function")):
-        response = ctx.client.get(f"/api/v1/{name}/{route}", content=b"{}", headers=headers)
-        ctx.conforms(response, operation_id, 200)
+        with ctx.part(f"GET {route} with a {{}} body"):
+            ctx.conforms(ctx.client.get(f"/api/v1/{name}/{route}", content=b"{}", headers=headers), operation_id, 200)
 
 
 # --- errors ------------------------------------------------------------------------------------------------
@@ -265,12 +266,13 @@ def _ask_unknown_agent(ctx: Context, method: str, route: str) -> Response:
 )
 def unknown_agent_is_an_error(ctx: Context) -> None:
     for method, route, _ in UNKNOWN_AGENT_CALLS:
-        response = _ask_unknown_agent(ctx, method, route)
-        ctx.expect(
-            response.status >= 400,
-            f"{method} /api/v1/{UNKNOWN_AGENT}/{route} answered HTTP {response.status}; an unknown agent must be an "
-            f"error: {response.text[:200]!r}",
-        )
+        with ctx.part():
+            response = _ask_unknown_agent(ctx, method, route)
+            ctx.expect(
+                response.status >= 400,
+                f"{method} /api/v1/{UNKNOWN_AGENT}/{route} answered HTTP {response.status}; an unknown agent must be "
+                f"an error: {response.text[:200]!r}",
+            )
 
 
 @registry.requirement(
@@ -285,8 +287,9 @@ def unknown_agent_status_body(ctx: Context) -> None:
         response = _ask_unknown_agent(ctx, method, route)
         if response.status < 400:
             continue  # NS-ERR-001 reports it; there is no error body to judge here
-        expect_status_body(ctx, response, operation_id, f"{method} {route} for an unknown agent")
         checked += 1
+        with ctx.part():
+            expect_status_body(ctx, response, operation_id, f"{method} {route} for an unknown agent")
     if not checked:
         ctx.not_verified("no route answered an error for an unknown agent (see NS-ERR-001)")
 
@@ -311,12 +314,13 @@ def invalid_chat_request(ctx: Context) -> None:
     name = agent(ctx)
     headers = {"Content-Type": "application/json"}
     for what, payload in INVALID_CHAT_BODIES:
-        response = ctx.client.post(f"/api/v1/{name}/streaming_chat", headers=headers, **payload)
-        ctx.expect(
-            400 <= response.status < 500,
-            f"{what}: expected a 4xx rejection, got HTTP {response.status}: {response.text[:200]!r}",
-        )
-        expect_status_body(ctx, response, "AgentService_StreamingChat", what)
+        with ctx.part():
+            response = ctx.client.post(f"/api/v1/{name}/streaming_chat", headers=headers, **payload)
+            ctx.expect(
+                400 <= response.status < 500,
+                f"{what}: expected a 4xx rejection, got HTTP {response.status}: {response.text[:200]!r}",
+            )
+            expect_status_body(ctx, response, "AgentService_StreamingChat", what)
 
 
 # --- streaming ---------------------------------------------------------------------------------------------
@@ -344,8 +348,9 @@ def stream_framing(ctx: Context) -> None:
 def stream_ends_with_answer(ctx: Context) -> None:
     name = agent(ctx)
     for chat_filter, what in ((None, "without chat_filter"), ("MAXIMAL", "with MAXIMAL")):
-        transcript = chat(ctx, name, "Hello! Please answer briefly.", chat_filter, status_owner=None)
-        final_answer(ctx, transcript, what, owner=None)
+        with ctx.part():
+            transcript = chat(ctx, name, "Hello! Please answer briefly.", chat_filter, status_owner=None)
+            final_answer(ctx, transcript, what, owner=None)
 
 
 @registry.requirement(

@@ -250,8 +250,10 @@ def models(ctx: Context) -> None:
     data = body.get("data")
     ctx.expect(isinstance(data, list) and data, "data should list at least one agent model")
     for n, model in enumerate(data):
-        ctx.expect_equal(model.get("object"), "model", f"data[{n}].object")
-        ctx.expect(isinstance(model.get("id"), str) and model["id"], f"data[{n}].id should be a non-empty string")
+        with ctx.part():
+            ctx.expect_equal(model.get("object"), "model", f"data[{n}].object")
+        with ctx.part():
+            ctx.expect(isinstance(model.get("id"), str) and model["id"], f"data[{n}].id should be a non-empty string")
     ids = [m["id"] for m in data]
     ctx.expect(len(set(ids)) == len(ids), f"model ids repeat: {ids}")
 
@@ -475,7 +477,8 @@ def err_unknown_agent(ctx: Context) -> None:
         ("deleteAgent", ctx.client.delete(f"/agents/{agent_id}")),
     ]
     for operation_id, response in answers:
-        expect_detail(ctx, ctx.conforms(response, operation_id, 404), f"{operation_id} of an unknown agent")
+        with ctx.part():
+            expect_detail(ctx, ctx.conforms(response, operation_id, 404), f"{operation_id} of an unknown agent")
 
 
 @registry.requirement(
@@ -496,25 +499,30 @@ def err_invalid_body(ctx: Context) -> None:
             ("provideClarification", f"/agents/{found.rec.agent_id}/provide_clarification", {"messages": "not a list"})
         )
     for operation_id, path, body in cases:
-        what = f"{operation_id} with {body}"
-        response = ctx.client.post(path, json=body)
-        if response.status != 422:
-            ctx.fail(f"{what}: expected HTTP 422, got {response.status}: {response.text[:200]}")
-        answer = ctx.conforms(response, operation_id, 422)
-        detail = answer.get("detail") if isinstance(answer, dict) else None
-        if not isinstance(detail, list) or not detail:
-            ctx.fail(f"{what}: detail should be a non-empty list of errors, got {detail!r}")
-        for n, item in enumerate(detail):
-            ctx.expect(isinstance(item, dict), f"{what}: detail[{n}] is not an object")
-            ctx.expect(
-                isinstance(item.get("type"), str) and isinstance(item.get("msg"), str),
-                f"{what}: detail[{n}] needs string type and msg, got {item!r}",
-            )
-            loc = item.get("loc")
-            ctx.expect(
-                isinstance(loc, list) and loc and loc[0] == "body",
-                f'{what}: detail[{n}].loc should start with "body", got {loc!r}',
-            )
+        with ctx.part():
+            _invalid_body_answer(ctx, operation_id, path, body)
+
+
+def _invalid_body_answer(ctx: Context, operation_id: str, path: str, body: dict[str, Any]) -> None:
+    what = f"{operation_id} with {body}"
+    response = ctx.client.post(path, json=body)
+    if response.status != 422:
+        ctx.fail(f"{what}: expected HTTP 422, got {response.status}: {response.text[:200]}")
+    answer = ctx.conforms(response, operation_id, 422)
+    detail = answer.get("detail") if isinstance(answer, dict) else None
+    if not isinstance(detail, list) or not detail:
+        ctx.fail(f"{what}: detail should be a non-empty list of errors, got {detail!r}")
+    for n, item in enumerate(detail):
+        ctx.expect(isinstance(item, dict), f"{what}: detail[{n}] is not an object")
+        ctx.expect(
+            isinstance(item.get("type"), str) and isinstance(item.get("msg"), str),
+            f"{what}: detail[{n}] needs string type and msg, got {item!r}",
+        )
+        loc = item.get("loc")
+        ctx.expect(
+            isinstance(loc, list) and loc and loc[0] == "body",
+            f'{what}: detail[{n}].loc should start with "body", got {loc!r}',
+        )
 
 
 # --- clarification ----------------------------------------------------------------------------
