@@ -80,6 +80,8 @@ class Context:
     """Owners of the setup steps under way, innermost last (see ``setup``)."""
     failures: list[tuple[str, list[Exchange]]] = field(default_factory=list, init=False)
     """Failures recorded by ``part`` so far: the message and the exchanges that decided it."""
+    blocks: list[tuple[Blocked, list[Exchange]]] = field(default_factory=list, init=False)
+    """Parts that another requirement's failure left nothing to judge (the check is then blocked)."""
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
@@ -143,7 +145,8 @@ class Context:
     def part(self, label: str = "") -> Iterator[None]:
         """One independent part of the check (one route, one bad body, one variant of a stream): a
         failure inside it is recorded with the exchanges the part made, and the check goes on with
-        the next part; the requirement fails with every failure recorded. A part inside another
+        the next part; the requirement fails with every failure recorded. A part blocked by another
+        requirement is noted and the check goes on too: it is blocked unless it failed. A part inside another
         requirement's setup step records nothing: that failure is the step's owner's (blocked).
         ``label`` names the part in the message (``"GET session: expected HTTP 404, got 200"``)."""
         if self.in_setup:
@@ -155,6 +158,9 @@ class Context:
         except CheckFailed as exc:
             made = self.exchanges()[mark:]
             self.failures.append((f"{label}: {exc}" if label else str(exc), made[-3:] or self.exchanges()[-1:]))
+        except Blocked as exc:  # this part cannot be judged; the others still can
+            made = self.exchanges()[mark:]
+            self.blocks.append((exc, made[-3:] or self.exchanges()[-1:]))
 
     # verdicts -----------------------------------------------------------------------------
     def fail(self, message: str) -> NoReturn:

@@ -42,6 +42,11 @@ class Requirement:
     protocol: str
     phase: str = "scenario"
     """``schema`` requirements are decided by the property-based phase, ``scenario`` ones by a check."""
+    depends_on_state: str = ""
+    """Why its verdict against a real server can change between runs with the same seed (what the
+    server held before the run, how long its work takes); empty when the seed decides it. Reported,
+    so a reader knows which verdicts a second run may move (against the embedded mock, which
+    starts empty every run, none do)."""
 
 
 CheckFn = Callable[["Context"], None]
@@ -69,11 +74,13 @@ class Registry:
         Registry._all_ids.add(requirement.id)
         self._checks[requirement.id] = Check(requirement, run)
 
-    def requirement(self, rid: str, level: Level, statement: str, ref: str) -> Callable[[CheckFn], CheckFn]:
+    def requirement(
+        self, rid: str, level: Level, statement: str, ref: str, depends_on_state: str = ""
+    ) -> Callable[[CheckFn], CheckFn]:
         """Decorator: ``@suite.requirement("AP-TASK-001", Level.MUST, "...", ref="...")``."""
 
         def register(run: CheckFn) -> CheckFn:
-            self.add(Requirement(rid, level, statement, ref, self.protocol), run)
+            self.add(Requirement(rid, level, statement, ref, self.protocol, depends_on_state=depends_on_state), run)
             return run
 
         return register
@@ -125,4 +132,5 @@ def describe(requirement: Requirement, spec: Spec) -> dict[str, Any]:
         "reference": requirement.ref,
         "operations": operations_of(requirement, spec),
         "phase": requirement.phase,
+        "depends_on_state": requirement.depends_on_state or None,
     }

@@ -168,6 +168,7 @@ class RequirementResult:
             "statement": r.statement,
             "ref": r.ref,
             "phase": r.phase,
+            "depends_on_state": r.depends_on_state or None,
             "status": self.status.value,
             "message": self.message,
             "duration_s": round(self.duration_s, 3),
@@ -229,6 +230,12 @@ class RunResult:
         return "PASS" if self.exit_code == 0 else ("TARGET ERROR" if self.fatal else "FAIL")
 
     @property
+    def state_dependent(self) -> dict[str, str]:
+        """Requirements of this run whose verdict a second run against the same server may move,
+        with why (see ``Requirement.depends_on_state``)."""
+        return {r.requirement.id: why for r in self.results if (why := r.requirement.depends_on_state)}
+
+    @property
     def stale(self) -> list[RequirementResult]:
         """Baseline entries that now pass, at any level: they fail the run so the list shrinks."""
         return [r for r in self.results if r.baseline == "stale"]
@@ -261,5 +268,6 @@ class RunResult:
                 "stale": len(self.stale),
             },
             "stats": self.stats,
+            "state_dependent": self.state_dependent,
             "requirements": [r.to_dict() for r in self.results],
         }

@@ -120,13 +120,20 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
         ctx.close()
     log = ctx.exchanges()
     evidence = log[-3:] if status is not Status.PASSED else log[-1:]
-    # the failures its parts recorded (ctx.part), then the one that ended it, one finding each
-    failures = [*ctx.failures, *([(message, list(evidence))] if status is Status.FAILED else [])]
-    findings = scenario_findings(ctx.spec, ctx.base_url, check.requirement.id, failures)
-    if ctx.failures:  # a part failed: the requirement fails, whatever ended the check after it
+    rid = check.requirement.id
+    # the failures its parts recorded (ctx.part), a part blocked by its own step, then the one that
+    # ended the check: one finding each
+    own = [(str(b), made) for b, made in ctx.blocks if b.by == rid]
+    others = [b for b, _ in ctx.blocks if b.by != rid]
+    failures = [*ctx.failures, *own, *([(message, list(evidence))] if status is Status.FAILED else [])]
+    findings = scenario_findings(ctx.spec, ctx.base_url, rid, failures)
+    if ctx.failures or own:  # a part failed: the requirement fails, whatever ended the check after it
         rest = "" if status in (Status.PASSED, Status.FAILED) else f"; then {message}"
+        rest += f"; a part was blocked by {others[0].by}" if others else ""
         status, message, blocked_by = Status.FAILED, summary(findings) + rest, None
         evidence = findings[0].evidence
+    elif others and status is Status.PASSED:  # what could be judged held; a part could not be
+        status, message, blocked_by = Status.BLOCKED, f"blocked by {others[0].by}: {others[0]}", others[0].by
     if status is not Status.FAILED:
         findings = []
     return RequirementResult(

@@ -86,6 +86,11 @@ def _row(res: RequirementResult) -> str:
         f"<td><code>{escape(r.id)}</code></td><td>{r.level.value.upper()}</td>"
         f"<td class='s-{res.baseline or res.status.value}'>{escape(res.verdict)}"
         + (f"<br><small>baseline: {escape(res.baseline_reason)}</small>" if res.baseline else "")
+        + (
+            f"<br><small title='{escape(r.depends_on_state)}'>depends on the server's state</small>"
+            if r.depends_on_state
+            else ""
+        )
         + "</td>"
         f"<td>{escape(r.statement)}<br><small>{escape(r.ref)}</small></td><td>{detail}</td></tr>"
     )
@@ -107,6 +112,19 @@ def _roots(run: RunResult) -> str:
             f"{res.requirement.level.value.upper()}: {escape(res.message[:200])} <small>{kinds}</small>{also}</li>"
         )
     return f"<h2>Root failures ({len(failed)})</h2><ul class='roots'>{''.join(items)}</ul>"
+
+
+def _state_dependent(run: RunResult) -> str:
+    if not run.state_dependent:
+        return ""
+    items = "".join(
+        f"<li><a href='#{escape(rid)}'><code>{escape(rid)}</code></a>: {escape(why)}</li>"
+        for rid, why in run.state_dependent.items()
+    )
+    return (
+        "<h2>Verdicts that depend on the server's own state</h2><p>The same seed gives the same verdicts "
+        f"except for these, which a second run against the same server may move:</p><ul>{items}</ul>"
+    )
 
 
 def render_html(run: RunResult) -> str:
@@ -133,6 +151,7 @@ def render_html(run: RunResult) -> str:
 {tally}</table>
 <p>Exit code {run.exit_code}: 0 means every MUST requirement passed.</p>
 {_roots(run)}
+{_state_dependent(run)}
 {_filters()}
 <table class="reqs"><colgroup><col class="id"><col class="lvl"><col class="res"><col><col></colgroup>
 <tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>

@@ -55,4 +55,14 @@ def render_markdown(run: RunResult) -> str:
                 f"| {f.requirement} | {_cell(f.operation)} | {f.count} | "
                 f"{f.deciding.status if f.deciding else ''} | {_cell(f.message)} |"
             )
+    if run.state_dependent:
+        lines += [
+            "",
+            "## Verdicts that depend on the server's own state",
+            "",
+            "The same seed gives the same verdicts except for these, which a second run against the same "
+            "server may move:",
+            "",
+        ]
+        lines += [f"- {rid}: {_cell(why, 400)}" for rid, why in run.state_dependent.items()]
     return "\n".join(lines) + "\n"

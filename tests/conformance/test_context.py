@@ -183,3 +183,31 @@ def test_a_failing_part_is_recorded_and_the_check_goes_on(ctx: Context) -> None:
         in_setup(fresh)
     assert fresh.failures == []
     fresh.close()
+
+
+def test_a_blocked_part_leaves_the_others_judged_and_the_check_blocked(ctx: Context) -> None:
+    from conformance.requirements import Check, Level, Requirement
+    from conformance.results import Status
+    from conformance.runner import run_check
+
+    def lists(c: Context) -> None:
+        for owner in ("SYN-PAGE-001", None):
+            with c.part(), c.setup(owner):
+                c.fail("the list does not page")  # blocked by its owner, then the check's own failure
+
+    res = run_check(Check(Requirement("SYN-X-003", Level.MUST, "s", "r", "synapse-agent"), lists), ctx)
+    assert res.status is Status.FAILED and res.message == "the list does not page; a part was blocked by SYN-PAGE-001"
+
+    def only_blocked(c: Context) -> None:
+        with c.part(), c.setup("SYN-PAGE-001"):
+            c.fail("the list does not page")
+        with c.part():
+            c.expect(True, "holds")
+
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    res = run_check(Check(Requirement("SYN-X-004", Level.MUST, "s", "r", "synapse-agent"), only_blocked), fresh)
+    assert res.status is Status.BLOCKED and res.blocked_by == "SYN-PAGE-001" and not res.findings
+    # a part blocked by the check's own step is its own failure
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    res = run_check(Check(Requirement("SYN-PAGE-001", Level.MUST, "s", "r", "synapse-agent"), only_blocked), fresh)
+    assert res.status is Status.FAILED and len(res.findings) == 1

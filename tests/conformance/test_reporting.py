@@ -320,3 +320,27 @@ def test_the_badge_names_the_level_reached_and_the_must_and_should_counts() -> N
     assert level_reached(run) == "SHOULD"
     assert level_reached(make_run(fatal="unreachable")) == "error"
     assert "target error" in render_badge(make_run(fatal="unreachable"))
+
+
+def test_every_report_names_the_verdicts_that_depend_on_the_servers_state() -> None:
+    run = make_run()
+    listing = Requirement(
+        "T-LIST-001",
+        Level.MUST,
+        "pages the whole list",
+        "doc.json#/list",
+        "agent-protocol",
+        depends_on_state="walks every item the server holds",
+    )
+    run.results.append(RequirementResult(listing, Status.PASSED, "passed"))
+    data = json.loads(render_json(run))
+    assert data["state_dependent"] == {"T-LIST-001": "walks every item the server holds"}
+    by_id = {r["id"]: r for r in data["requirements"]}
+    assert by_id["T-LIST-001"]["depends_on_state"] == "walks every item the server holds"
+    assert by_id["T-PASS-001"]["depends_on_state"] is None
+    summary = render_markdown(run)
+    assert "## Verdicts that depend on the server's own state" in summary
+    assert "- T-LIST-001: walks every item the server holds" in summary
+    page = render_html(run)
+    assert "Verdicts that depend on the server's own state</h2>" in page and "href='#T-LIST-001'" in page
+    assert json.loads(render_json(make_run()))["state_dependent"] == {}

@@ -185,25 +185,37 @@ class CliRun:
     statuses: dict[str, str]
     messages: dict[str, str]
     report_dir: Path
+    state_dependent: frozenset[str] = frozenset()
+    """The requirements the report itself names as depending on the server's own state."""
 
     def ids(self, status: str) -> set[str]:
         return {rid for rid, got in self.statuses.items() if got == status}
 
     def assert_verdicts(
-        self, passed: set[str], failed: set[str], not_verified: set[str], either: frozenset[str] = frozenset()
+        self,
+        passed: set[str],
+        failed: set[str],
+        not_verified: set[str],
+        either: frozenset[str] = frozenset(),
+        blocked: frozenset[str] = frozenset(),
     ) -> None:
         """The snapshot of a real server: any change means the suite or the server changed.
 
         ``either``: requirements whose verdict depends on the server's own state between runs (each
-        named with its reason where the snapshot is declared); they must pass or fail, nothing else."""
+        named with its reason where the snapshot is declared); they must pass or fail, nothing else,
+        and the report must name each of them as state-dependent: a reader of the report alone must
+        know which verdicts a second run may move."""
+        unnamed = either - self.state_dependent
+        assert not unnamed, f"the report does not say these depend on the server's state: {sorted(unnamed)}"
         for rid in either:
             assert self.statuses.get(rid) in ("passed", "failed"), f"{rid}: {self.statuses.get(rid)}"
         got = {
             "passed": self.ids("passed") - either,
             "failed": self.ids("failed") - either,
             "not verified": self.ids("skipped") - either,
+            "blocked": self.ids("blocked") - either,
         }
-        expected = {"passed": passed, "failed": failed, "not verified": not_verified}
+        expected = {"passed": passed, "failed": failed, "not verified": not_verified, "blocked": set(blocked)}
         changed = {rid for kind in got for rid in got[kind] ^ expected[kind]}
         assert got == expected, {rid: f"{self.statuses.get(rid)}: {self.messages.get(rid)}" for rid in changed}
 
@@ -243,4 +255,5 @@ def run_suite(protocol: str, base_url: str, report_dir: Path, *extra: str, timeo
         {r["id"]: r["status"] for r in results["requirements"]},
         {r["id"]: r["message"] for r in results["requirements"]},
         report_dir,
+        frozenset(results.get("state_dependent") or {}),
     )

@@ -32,21 +32,19 @@ PASSED = {
     "AP-ARTIFACT-002",
     "AP-ARTIFACT-003",
     "AP-ARTIFACT-005",
+    "AP-STEP-003",
     "AP-SCHEMA-003",
+    "AP-SCHEMA-007",
     "AP-SCHEMA-008",
     "AP-MODEL-001",
     "AP-MODEL-002",
     "AP-MODEL-003",
     "AP-MODEL-005",
 }
-STATE_DEPENDENT = frozenset(
-    {
-        # failed in one run and passed in another with the same seed: total_pages rounded down shows
-        # only when the step count is not a multiple of the page size, and how many steps the SDK
-        # holds when the list is read is the likely cause (not yet pinned down)
-        "AP-STEP-003",
-    }
-)
+STATE_DEPENDENT: frozenset[str] = frozenset()
+"""None: four runs with seed 0 (two against fresh servers, two against one server kept running)
+gave identical verdicts. AP-STEP-003 was listed here after it failed one run on `total_pages`
+(AP-PAGE-002's subject, which its list read judged then and no longer does) and passed another."""
 FAILED = {
     "AP-TASK-001",
     "AP-TASK-002",
@@ -59,14 +57,19 @@ FAILED = {
     "AP-PAGE-001",
     "AP-PAGE-002",
     "AP-PAGE-003",
-    "AP-PAGE-004",
     "AP-SCHEMA-001",
     "AP-SCHEMA-005",
     "AP-SCHEMA-006",
-    "AP-SCHEMA-007",
     "AP-MODEL-004",
 }
 NOT_VERIFIED: set[str] = set()
+BLOCKED = frozenset(
+    {
+        # its task and step lists hold past the last page; the artifact list does not page at all
+        # (a bare array: AP-PAGE-003's and AP-ARTIFACT-004's finding), so that part cannot be judged
+        "AP-PAGE-004",
+    }
+)
 
 
 @contextmanager
@@ -107,4 +110,4 @@ def test_the_sdk_is_reachable_and_judged(sdk_run: CliRun) -> None:
 
 
 def test_what_the_suite_reports_about_the_sdk(sdk_run: CliRun) -> None:
-    sdk_run.assert_verdicts(PASSED, FAILED, NOT_VERIFIED, either=STATE_DEPENDENT)
+    sdk_run.assert_verdicts(PASSED, FAILED, NOT_VERIFIED, either=STATE_DEPENDENT, blocked=BLOCKED)

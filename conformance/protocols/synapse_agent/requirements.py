@@ -344,6 +344,8 @@ def session_etag(ctx: Context) -> None:
     "Following nextPageToken through POST /agent/sessions/list shows every session exactly once: "
     "no page repeats a session and none is left out",
     ref=_ref("/agent/sessions/list", "post"),
+    depends_on_state="pages through every session the user holds, those of earlier runs included: a paging "
+    "error may show only at some list lengths",
 )
 def sessions_paging(ctx: Context) -> None:
     created: list[str] = []
@@ -492,6 +494,8 @@ def job_completes(ctx: Context) -> None:
     "While a chat job runs, GET /agent/chat/async/get/{jobId} answers 202 with an "
     "AsynchronousJobStatus whose jobState is PROCESSING (not verified if every job is done before the first poll)",
     ref=_ref("/agent/chat/async/get/{jobId}", "get", "/responses/202"),
+    depends_on_state="needs a job still running at its first poll: how long the server's jobs take decides "
+    "whether the 202 form is seen (not verified) or judged",
 )
 def job_processing(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
