@@ -83,6 +83,12 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     check.add_argument("--fault", action="append", default=[], help="only these faults")
     check.add_argument("--report-dir", type=Path, help="default reports/selfcheck-<timestamp>/")
+    check.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="faults checked at once, each in its own process (default: one per core, at most 4)",
+    )
     proxy_cli.add_parser(sub)
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
@@ -270,7 +276,7 @@ def baseline_command(args: argparse.Namespace) -> int:
 
 
 def selfcheck_command(args: argparse.Namespace) -> int:
-    from .selfcheck import run_catalogue, write_catalogue
+    from .selfcheck import default_workers, run_catalogue, write_catalogue
     from .targets import embedded
 
     faults = [
@@ -281,7 +287,11 @@ def selfcheck_command(args: argparse.Namespace) -> int:
     if not faults:
         print("error: no fault matches", file=sys.stderr)
         return EXIT_USAGE
-    outcomes = run_catalogue(faults, lambda line: print(line, file=sys.stderr, flush=True))
+    if args.workers < 0:
+        print("error: --workers must be 0 (one per core) or more", file=sys.stderr)
+        return EXIT_USAGE
+    workers = min(args.workers or default_workers(), len(faults))
+    outcomes = run_catalogue(faults, lambda line: print(line, file=sys.stderr, flush=True), workers)
     directory = args.report_dir or Path("reports") / f"selfcheck-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     write_catalogue(outcomes, directory)
     caught = sum(o.caught for o in outcomes)

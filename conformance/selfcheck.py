@@ -11,8 +11,12 @@ requirement of the protocol runs, so a failure the fault does not declare is see
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,13 +117,55 @@ def check_fault(fault: Fault, exact: bool = True) -> Outcome:
     return judge(fault, result, time.monotonic() - started)
 
 
-def run_catalogue(faults: Iterable[Fault], progress: Callable[[str], None] = lambda _: None) -> list[Outcome]:
+def check_named(name: str) -> Outcome:
+    """``check_fault`` by the fault's name (what a worker process is handed)."""
+    return check_fault(next(f for f in embedded().faults() if f.name == name))
+
+
+def default_workers() -> int:
+    """One worker per core, at most four: a fault's run is one process's worth of work (its mock
+    and its client share one interpreter lock), so the catalogue scales with processes."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+@contextmanager
+def fault_pool(names: Iterable[str], workers: int) -> Iterator[dict[str, Future[Outcome]]]:
+    """Each named fault checked in one of ``workers`` fresh processes, in the order given; the
+    futures by name. The workers get PYTHONHASHSEED 0 unless it is set, as ``conformance``
+    itself runs (cli.entry), so the catalogue gives the verdicts the command gives."""
+    saved = os.environ.get("PYTHONHASHSEED")
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        # processes are spawned while submitting (one per submit until ``workers``): env set till then
+        futures = {name: pool.submit(check_named, name) for name in names}
+    finally:
+        if saved is None:
+            del os.environ["PYTHONHASHSEED"]
+    try:
+        yield futures
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_catalogue(
+    faults: Iterable[Fault], progress: Callable[[str], None] = lambda _: None, workers: int = 1
+) -> list[Outcome]:
     outcomes = []
-    for fault in faults:
-        outcome = check_fault(fault)
+    faults = list(faults)
+
+    def report(fault: Fault, outcome: Outcome) -> None:
         problems = [*(f"missed {m}" for m in outcome.missed), *(f"also failed {u}" for u in outcome.unexpected)]
         progress(f"{fault.name}: {'caught' if outcome.caught else '; '.join(problems)}")
         outcomes.append(outcome)
+
+    if workers <= 1:
+        for fault in faults:
+            report(fault, check_fault(fault))
+        return outcomes
+    with fault_pool([f.name for f in faults], workers) as futures:
+        for fault in faults:
+            report(fault, futures[fault.name].result())
     return outcomes
 
 

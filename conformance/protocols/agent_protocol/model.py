@@ -177,6 +177,12 @@ def differences(a: dict[str, Any], b: dict[str, Any], fields: tuple[str, ...]) -
 # --- reading the target --------------------------------------------------------------------------
 
 
+def written(response: Response) -> Any:
+    """The JSON body of a write's answer: any 2xx will do (a create answering 201 with a task still
+    made one: its status is AP-TASK-001's subject, and the model must know the task exists)."""
+    return response.json() if 200 <= response.status < 300 and "json" in response.content_type else None
+
+
 def read_json(session: Session, path: str, key: str | None = None, **params: Any) -> Any:
     """The JSON answer of a 200, or None when the answer is not the documented shape (another
     requirement's subject: the schema phase and the scenarios judge shapes and statuses)."""
@@ -272,7 +278,7 @@ class AgentProtocolModel(ModelMachine):
 
     def new_task(self, text: str | None, extra: dict[str, Any]) -> str:
         response = self.session.request("POST", TASKS, json={"input": text, "additional_input": extra})
-        body = response.json() if response.status == 200 and "json" in response.content_type else None
+        body = written(response)
         task_id = body.get("task_id") if isinstance(body, dict) else None
         if not isinstance(task_id, str) or not task_id:
             self.session.cannot_compare(SAME_TASK, "createAgentTask answers no task_id (AP-TASK-001)")
@@ -323,7 +329,7 @@ class AgentProtocolModel(ModelMachine):
             response = self.session.request(
                 "POST", task_path(task_id, "steps"), json={"input": text, "additional_input": extra}
             )
-            step = response.json() if response.status == 200 and "json" in response.content_type else None
+            step = written(response)
             step_id = step.get("step_id") if isinstance(step, dict) else None
             if isinstance(step, dict) and isinstance(step_id, str) and step_id:
                 known = {s.step_id for s in task.steps}
@@ -352,7 +358,7 @@ class AgentProtocolModel(ModelMachine):
             data=fields,
             files={"file": (name, data, "application/octet-stream")},
         )
-        body = response.json() if response.status == 200 and "json" in response.content_type else None
+        body = written(response)
         view = artifact_view(body)
         if view.get("artifact_id"):
             task = self.ledger.tasks[task_id]

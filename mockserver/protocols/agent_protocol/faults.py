@@ -183,26 +183,26 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-step-drops-additional-input",
-        ("AP-STEP-002", "AP-STEP-003", "AP-STEP-004"),
+        ("AP-STEP-002", "AP-STEP-003", "AP-STEP-004", "AP-MODEL-002"),
         "a step's answer echoes additional_input but the stored step has {}",
         operation="executeAgentTaskStep",
     ),
     _fault(
         "ap-step-list-omits-latest",
-        ("AP-STEP-003", "AP-PAGE-002"),
+        ("AP-STEP-003", "AP-PAGE-002", "AP-MODEL-003"),
         "listing a task's steps leaves out the latest executed step",
         operation="listAgentTaskSteps",
     ),
     _fault(
         "ap-upload-marks-agent-created",
-        ("AP-ARTIFACT-001", "AP-ARTIFACT-004", "AP-ARTIFACT-005"),
+        ("AP-ARTIFACT-001", "AP-ARTIFACT-004", "AP-ARTIFACT-005", "AP-MODEL-004"),
         "an uploaded artifact is reported agent_created: true",
         operation="uploadAgentTaskArtifacts",
         mutate=_agent_created,
     ),
     _fault(
         "ap-download-text-mode",
-        ("AP-ARTIFACT-002", "AP-ARTIFACT-006"),
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "downloads pass the bytes through a UTF-8 text round trip (invalid bytes become U+FFFD)",
         operation="downloadAgentTaskArtifact",
     ),
@@ -220,19 +220,19 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-artifacts-list-agent-only",
-        ("AP-ARTIFACT-004", "AP-ARTIFACT-006", "AP-PAGE-003"),
+        ("AP-ARTIFACT-004", "AP-ARTIFACT-006", "AP-PAGE-003", "AP-MODEL-003"),
         "the artifact list shows only agent-created artifacts, not uploads",
         operation="listAgentTaskArtifacts",
     ),
     _fault(
         "ap-task-artifacts-stale",
-        ("AP-ARTIFACT-005",),
+        ("AP-ARTIFACT-005", "AP-MODEL-001"),
         "a task's artifacts list only agent-created artifacts, not uploads",
         operation="getAgentTask",
     ),
     _fault(
         "ap-upload-path-traversal",
-        ("AP-ARTIFACT-006",),
+        ("AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads write task/relative_path/file_name to one shared store without checking for '..', "
         "so a crafted path overwrites another task's artifact",
         operation="uploadAgentTaskArtifacts",
@@ -246,7 +246,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-page-ignores-current-page",
-        ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003", "AP-PAGE-004"),
+        ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003", "AP-PAGE-004", "AP-MODEL-003"),
         "every list answers its first page whatever current_page asks",
         operation="listAgentTasks",
     ),

@@ -120,22 +120,26 @@ FAULTS: tuple[Fault, ...] = (
     # reads then return the etag of a session that did not change
     _fault(
         "syn-update-not-stored",
-        ("SYN-SESS-002", "SYN-SESS-003"),
+        ("SYN-SESS-002", "SYN-SESS-003", "SYN-MODEL-001"),
         "updateAgentSession answers the new access level but does not keep it",
     ),
-    _fault("syn-etag-unchanged", ("SYN-SESS-003",), "updateAgentSession keeps the old etag"),
+    _fault("syn-etag-unchanged", ("SYN-SESS-003", "SYN-MODEL-001"), "updateAgentSession keeps the old etag"),
     # lists: broken pagination, wrong order, other users' data
     _fault(
         "syn-page-token-repeats",
         ("SYN-PAGE-001",),
         "listAgentSessions hands out a nextPageToken that names the page just served",
     ),
-    _fault("syn-list-oldest-first", ("SYN-PAGE-002",), "listAgentSessions sorts each page oldest first"),
+    _fault(
+        "syn-list-oldest-first", ("SYN-PAGE-002", "SYN-MODEL-002"), "listAgentSessions sorts each page oldest first"
+    ),
     _fault("syn-list-shows-others", ("SYN-OWN-003",), "listAgentSessions lists every user's sessions"),
     # history: duplicated or lost interactions, wrong order, wrong content type
-    _fault("syn-history-duplicates", ("SYN-HIST-001",), "each finished chat enters the history twice"),
-    _fault("syn-history-drops", ("SYN-HIST-001",), "the history keeps only the latest interaction"),
-    _fault("syn-history-oldest-first", ("SYN-HIST-002",), "getSessionHistory sorts its page oldest first"),
+    _fault("syn-history-duplicates", ("SYN-HIST-001", "SYN-MODEL-005"), "each finished chat enters the history twice"),
+    _fault("syn-history-drops", ("SYN-HIST-001", "SYN-MODEL-005"), "the history keeps only the latest interaction"),
+    _fault(
+        "syn-history-oldest-first", ("SYN-HIST-002", "SYN-MODEL-005"), "getSessionHistory sorts its page oldest first"
+    ),
     # a label, not the history's content: only the content-type requirement's subject
     _fault(
         "syn-history-text-plain",
@@ -156,7 +160,7 @@ FAULTS: tuple[Fault, ...] = (
     # (only the scenario is sure to poll a running job: the schema phase rarely sees a 202)
     _fault(
         "syn-job-state-running",
-        ("SYN-JOB-003",),
+        ("SYN-JOB-003", "SYN-MODEL-004"),
         "a running job's 202 status says jobState RUNNING, not a value of the enum",
         operation="getAgentChatResult",
         mutate=_running_state,
@@ -220,7 +224,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "syn-trace-seconds",
-        ("SYN-MODEL-003",),
+        ("SYN-MODEL-003", "SYN-TRACE-002"),
         "trace event timestamps are seconds since the epoch where the document says milliseconds",
     ),
     _fault(
