@@ -18,7 +18,7 @@ others (bounded by the requirements left and the time budget).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -32,7 +32,7 @@ from ..findings import digest, operation_of
 from ..http import Client, Response, TargetError
 from ..requirements import Requirement
 from ..results import Exchange, Finding, RequirementResult, Status
-from ..streams import FrameError, sse_events
+from ..streams import Frame, FrameError, ndjson_frames, sse_events
 from .oracle import Window
 
 MAX_EVIDENCE_CALLS = 25
@@ -60,8 +60,8 @@ class Call:
 
 @dataclass(slots=True)
 class Streamed:
-    """A streamed answer as it arrived: each event's data in order, the JSON objects among them,
-    and why reading stopped early (empty when the server ended the stream itself)."""
+    """A streamed answer as it arrived: each event's data (or line's object) in order, the JSON
+    objects among them, and why reading stopped early (empty when the server ended the stream)."""
 
     status: int
     headers: dict[str, str]
@@ -69,6 +69,8 @@ class Streamed:
     events: list[str] = field(default_factory=list)
     chunks: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    body: bytes = b""
+    """The whole answer when it was not a 200 stream (an error Status, say)."""
 
 
 @dataclass(slots=True)
@@ -145,21 +147,32 @@ class Session:
     def sse(self, path: str, body: Any) -> Streamed:
         """POST and read a server-sent-event answer to its end (bounded by the client's stream
         budget); how it ended is part of the answer, never raised."""
+        return self._stream(path, body, sse_events)
+
+    def ndjson(self, path: str, body: Any, *, read_stream: bool = True, **kwargs: Any) -> Streamed:
+        """POST and read a stream of JSON objects, one or more per line, as ``sse`` does.
+        ``read_stream=False`` reads only an error answer: a 200 is closed unread (a call that
+        wants the error a server should have sent need not wait out a stream it opened instead)."""
+        return self._stream(path, body, ndjson_frames if read_stream else None, **kwargs)
+
+    def _stream(
+        self, path: str, body: Any, reader: Callable[[Iterable[bytes], int], Iterator[Frame]] | None, **kwargs: Any
+    ) -> Streamed:
         if time.monotonic() > self.deadline:
             raise OutOfTime
         start = time.time()
         self.requests += 1
         out = Streamed(0, {}, "")
         try:
-            with self.client.stream("POST", path, json=body) as stream:
+            with self.client.stream("POST", path, **({"json": body} if body is not None else {}), **kwargs) as stream:
                 out.status, out.headers, out.content_type = stream.status, dict(stream.headers), stream.content_type
-                if stream.status == 200:
-                    for frame in sse_events(stream.chunks(), self.client.limits.max_frames):
+                if stream.status != 200:
+                    out.body = stream.read()
+                elif reader is not None:  # else a 200 is closed unread
+                    for frame in reader(stream.chunks(), self.client.limits.max_frames):
                         out.events.append(frame.raw)
                         if isinstance(frame.value, dict):
                             out.chunks.append(frame.value)
-                else:
-                    stream.read()
         except (TargetError, FrameError) as exc:
             out.error = str(exc)
         finally:

@@ -1,2 +1,2 @@
-"""neuro-san, the suite's side: ``requirements`` (requirements and scenario checks), ``passive``
-(what the proxy judges from live traffic)."""
+"""neuro-san, the suite's side: ``requirements`` (requirements and scenario checks), ``model``
+(the model-based phase), ``passive`` (what the proxy judges from live traffic)."""

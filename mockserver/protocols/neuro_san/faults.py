@@ -18,10 +18,14 @@ class Switches(_Switches):
 
     prefix: ClassVar[str] = "ns"
     chat_filter_required: bool = False
+    connectivity_grows: bool = False
     context_ignored: bool = False
     get_body_rejected: bool = False
+    history_newest_first: bool = False
+    history_roles_lost: bool = False
     list_names_only: bool = False
     maximal_ignored: bool = False
+    maximal_no_context: bool = False
     message_type_enum: bool = False
     minimal_verbose: bool = False
     stream_content_type: bool = False
@@ -48,6 +52,11 @@ def _parameters_as_string(reply: Reply) -> None:
 def _code_as_name(reply: Reply) -> None:
     if reply.status == 404:
         reply.body = {"code": "NOT_FOUND", "message": reply.body["message"]}
+
+
+def _code_as_http_status(reply: Reply) -> None:
+    if reply.status >= 400 and isinstance(reply.body, dict):
+        reply.body["code"] = reply.status  # a gateway that copies the HTTP status into the Status
 
 
 def _error_text_plain(reply: Reply) -> None:
@@ -113,13 +122,13 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ns-message-type-enum",
-        ("NS-STREAM-001",),
+        ("NS-STREAM-001", "NS-MODEL-002"),
         'the intermediate AI message is typed "ASSISTANT", which is not a ChatMessage type',
     ),
     _fault(
         "ns-stream-no-answer",
         # the final answer is NS-STREAM-002's subject; the checks that read it are blocked by it
-        ("NS-STREAM-002",),
+        ("NS-STREAM-002", "NS-MODEL-002"),
         "the stream ends on the AI message: the final AGENT_FRAMEWORK answer is never sent",
     ),
     _fault(
@@ -136,12 +145,12 @@ FAULTS: tuple[Fault, ...] = (
     _fault(
         "ns-stream-no-context",
         # NS-CTX-002 has no context to send back: blocked by NS-CTX-001
-        ("NS-CTX-001", "NS-FILTER-001"),
+        ("NS-CTX-001", "NS-FILTER-001", "NS-MODEL-002"),
         "the final AGENT_FRAMEWORK message carries no chat_context",
     ),
     _fault(
         "ns-context-ignored",
-        ("NS-CTX-002",),
+        ("NS-CTX-002", "NS-MODEL-003"),
         "a chat_context sent back is ignored: every answer starts a new conversation",
     ),
     _fault(
@@ -184,5 +193,33 @@ FAULTS: tuple[Fault, ...] = (
         "ns-list-names-only",
         ("NS-LIST-001",),
         "GET /api/v1/list answers a list of bare names instead of AgentInfo objects",
+    ),
+    # the model-based phase's facts (conformance/protocols/neuro_san/model.py)
+    _fault(
+        "ns-error-code-http-status",
+        ("NS-MODEL-001",),
+        "connectivity's error Status carries the HTTP status (404) as its code instead of a google.rpc.Code (5)",
+        operation="AgentService_Connectivity",
+        mutate=_code_as_http_status,
+    ),
+    _fault(
+        "ns-maximal-no-context",
+        ("NS-MODEL-002",),
+        "with chat_filter MAXIMAL the final AGENT_FRAMEWORK message carries no chat_context",
+    ),
+    _fault(
+        "ns-history-newest-first",
+        ("NS-MODEL-003",),
+        "the chat_context's history lists its messages newest first",
+    ),
+    _fault(
+        "ns-history-roles-lost",
+        ("NS-MODEL-003",),
+        "the chat_context's history records every message, the user's questions included, as AI",
+    ),
+    _fault(
+        "ns-connectivity-grows",
+        ("NS-MODEL-004",),
+        "every chat registers the agent's tool node again: connectivity lists it once more after each chat",
     ),
 )

@@ -99,10 +99,18 @@ def _frames(network: Network, body: dict[str, Any], on: Switches) -> list[dict[s
     }
     if result.sly_data is not None:
         final["sly_data"] = result.sly_data
+    if on.history_newest_first:
+        history.reverse()  # the conversation store's query orders by time, descending
+    if on.history_roles_lost:
+        for message in history:
+            message["type"] = "AI"  # one column for every message: the roles are lost
+            message["origin"] = _origin(network.front)
     if on.stream_no_context:
         del final["chat_context"]
     chat_filter = (body.get("chat_filter") or {}).get("chat_filter_type", "MINIMAL")
     maximal = chat_filter == "MAXIMAL"
+    if maximal and on.maximal_no_context:
+        del final["chat_context"]  # the verbose path builds its own final message, without the context
     if on.minimal_verbose:
         maximal = True
     if on.maximal_ignored:
@@ -142,11 +150,19 @@ def mount(api: ProtocolApi) -> None:
         if on.get_body_rejected and call.request.body_exists:
             raise ApiError(400, "Invalid request: a GET request must not carry a body")
 
+    chats: dict[str, int] = {}
+    """Chats per network, for the fault that registers a tool node again on every chat."""
+
     @api.operation("AgentService_Connectivity")
     async def connectivity(call: Call) -> Reply:
         # The official client sends GET with a `{}` JSON body; the document has no body, so it is ignored.
         refuse_get_body(call)
-        return Reply(_network(call, on).connectivity())
+        network = _network(call, on)
+        body = network.connectivity()
+        if on.connectivity_grows:
+            tool = body["connectivity_info"][-1]
+            body["connectivity_info"] += [dict(tool) for _ in range(chats.get(network.name, 0))]
+        return Reply(body)
 
     @api.operation("AgentService_Function")
     async def function(call: Call) -> Reply:
@@ -163,6 +179,7 @@ def mount(api: ProtocolApi) -> None:
         if not isinstance(call.body, dict):  # only reachable when a fault skips validation
             raise ApiError(400, "Invalid request: the body must be a ChatRequest object")
         frames = _frames(network, call.body, on)  # every error is raised before the stream opens
+        chats[network.name] = chats.get(network.name, 0) + 1
         media = "text/plain; charset=utf-8" if on.stream_content_type else STREAM_CONTENT_TYPE
         with api.gate:
             stream = NdjsonStream(call.request, media, delay=api.config.stream_delay, pretty=on.stream_multiline)
