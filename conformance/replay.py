@@ -143,7 +143,7 @@ def replay(
             if not findings:
                 continue
             if req.get("phase") != "schema":  # a scenario's (or model's) verdict needs its whole run
-                out.append(_rerun(report, rid, str(req.get("phase")), findings, target, token, second_token, timeout))
+                out += _rerun(report, rid, str(req.get("phase")), findings, target, token, second_token, timeout)
                 continue
             for finding in findings:
                 out.append(_resend_finding(client, spec, schemas, rid, finding, recorded_base, target))
@@ -183,7 +183,10 @@ def _rerun(
     token: str | None,
     second_token: str | None,
     timeout: float,
-) -> Replayed:
+) -> list[Replayed]:
+    """The requirement's scenario (or model sequences) once more; each recorded finding still fails
+    while the new run finds it again (its key), and is fixed when the run passes or no longer
+    meets it."""
     from .runner import run
 
     options = RunOptions(
@@ -198,13 +201,22 @@ def _rerun(
     )
     result = run(replace(options, only=(rid,)))
     res = next((r for r in result.results if r.requirement.id == rid), None)
-    key = str(findings[0].get("key"))
-    recorded = findings[0].get("status")
+    keys = [(str(f.get("key")), f.get("status")) for f in findings]
     if result.fatal or res is None:
-        return Replayed(key, rid, recorded, None, UNREACHABLE, result.fatal or "not run")
+        return [Replayed(key, rid, recorded, None, UNREACHABLE, result.fatal or "not run") for key, recorded in keys]
     last = res.evidence[-1].status if res.evidence else None
-    if res.status is Status.FAILED:
-        return Replayed(key, rid, recorded, last, STILL_FAILS, res.message)
     if res.status is Status.PASSED:
-        return Replayed(key, rid, recorded, last, FIXED, "the scenario passed")
-    return Replayed(key, rid, recorded, last, res.status.value, res.message)
+        return [Replayed(key, rid, recorded, last, FIXED, "the scenario passed") for key, recorded in keys]
+    if res.status is not Status.FAILED:
+        return [Replayed(key, rid, recorded, last, res.status.value, res.message) for key, recorded in keys]
+    found = {f.key: f for f in res.findings}
+    out = []
+    for key, recorded in keys:
+        again = found.get(key)
+        if again is not None:
+            status = again.deciding.status if again.deciding else last
+            out.append(Replayed(key, rid, recorded, status, STILL_FAILS, again.message))
+        else:
+            why = f"not met again; the scenario still fails: {res.message}"
+            out.append(Replayed(key, rid, recorded, last, FIXED, why))
+    return out

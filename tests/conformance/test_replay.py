@@ -21,8 +21,9 @@ from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
 
 # one of each way a request is recorded: generated GETs with a query, a binary multipart upload,
-# a bearer token, a stream
+# a bearer token, a stream; and a scenario with several distinct failures (one per invalid body)
 CASES = {
+    "ap-create-accepts-invalid": ("AP-ERR-004",),
     "ap-page-huge-size-crashes": ("AP-SCHEMA-001",),
     "ap-upload-marks-agent-created": ("AP-ARTIFACT-001", "AP-ARTIFACT-004"),
     "syn-error-body-message": ("SYN-ERR-001",),
