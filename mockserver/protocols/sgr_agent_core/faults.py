@@ -137,7 +137,7 @@ FAULTS: tuple[Fault, ...] = (
     # wrong content type, missing headers
     _fault(
         "sgr-json-content-type",
-        ("SGR-STREAM-001", "SGR-SCHEMA-003"),
+        ("SGR-STREAM-001", "SGR-SCHEMA-003", "SGR-FACT-006"),
         "chat and clarification streams are labelled application/json instead of text/event-stream",
         operation="createChatCompletion",
     ),
@@ -168,7 +168,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "sgr-chunk-model-name",
-        ("SGR-STREAM-005",),
+        ("SGR-STREAM-005", "SGR-FACT-006"),
         "chunks carry the model name (sgr_agent) as model instead of the agent id",
         operation="createChatCompletion",
     ),
@@ -187,7 +187,7 @@ FAULTS: tuple[Fault, ...] = (
     # a stream that never ends is SGR-STREAM-007's subject; the events that did arrive are valid
     _fault(
         "sgr-stall-mid-stream",
-        ("SGR-STREAM-007",),
+        ("SGR-STREAM-007", "SGR-FACT-006"),
         "streams stall after two chunks and never finish",
         operation="createChatCompletion",
         hangs=True,
@@ -195,7 +195,7 @@ FAULTS: tuple[Fault, ...] = (
     # losing data, a never-finishing agent
     _fault(
         "sgr-list-drops-finished",
-        ("SGR-AGENT-001",),
+        ("SGR-AGENT-001", "SGR-FACT-002"),
         "GET /agents lists only running agents: finished ones vanish from the list",
         operation="listAgents",
     ),
@@ -208,13 +208,13 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "sgr-deleted-agent-listed",
-        ("SGR-AGENT-004",),
+        ("SGR-AGENT-004", "SGR-FACT-002"),
         "a deleted agent is still listed by GET /agents",
         operation="deleteAgent",
     ),
     _fault(
         "sgr-deleted-agent-served",
-        ("SGR-AGENT-004", "SGR-SCHEMA-009"),
+        ("SGR-AGENT-004", "SGR-SCHEMA-009", "SGR-FACT-002"),
         "DELETE /agents/{id} answers deleted: true but keeps the agent: its state is still served (and listed)",
         operation="deleteAgent",
     ),
@@ -269,7 +269,7 @@ FAULTS: tuple[Fault, ...] = (
     # the clarification flow
     _fault(
         "sgr-clarification-ignored",
-        ("SGR-CLAR-001",),
+        ("SGR-CLAR-001", "SGR-FACT-004"),
         "provide_clarification streams an acknowledgement but the agent stays waiting, unchanged",
         operation="provideClarification",
     ),
