@@ -82,10 +82,16 @@ FAILED = {
     "SGR-FACT-004",
     # provide_clarification for a completed agent: a 200 stream that never ends (model phase)
     "SGR-FACT-006",
-    # GET /agents echoes a task message whose `name` is not a string (accepted at chat time)
-    "SGR-SCHEMA-005",
     "SGR-SCHEMA-006",
 }
+STATE_DEPENDENT = frozenset(
+    {
+        # GET /agents echoes a task message whose `name` is not a string, accepted at chat time: met
+        # only when a generated read of the list follows such a chat (failed the recorded run, passed
+        # one on 2026-12-02 with the same seed); the report names it as depending on the server's state
+        "SGR-SCHEMA-005",
+    }
+)
 NOT_VERIFIED: set[str] = set()
 
 
@@ -136,4 +142,4 @@ def test_the_server_is_reachable_and_judged(sgr_run: CliRun) -> None:
 
 
 def test_what_the_suite_reports_about_the_server(sgr_run: CliRun) -> None:
-    sgr_run.assert_verdicts(PASSED, FAILED, NOT_VERIFIED)
+    sgr_run.assert_verdicts(PASSED, FAILED, NOT_VERIFIED, either=STATE_DEPENDENT)
