@@ -140,6 +140,7 @@ def test_unknown_profile_is_a_usage_error(tmp_path: Path, capsys: pytest.Capture
     assert not (tmp_path / "r").exists()  # refused before running anything
 
 
+@pytest.mark.slow  # every protocol's whole suite
 def test_run_all_protocols_passes_against_the_mock_and_writes_readable_reports(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,6 +14,8 @@ import pytest
 from conformance.suites import suite
 from mockserver import EmbeddedServer, MockConfig
 
+pytestmark = pytest.mark.slow  # each test runs pytest on whole suites (pytester)
+
 pytest_plugins = ["pytester"]
 
 NS_REQUIREMENTS = len(suite("neuro-san").registry)

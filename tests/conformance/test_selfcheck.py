@@ -89,6 +89,7 @@ def test_exactly_the_declared_requirements_fail(name: str, faults_checked: Catal
     assert not outcome.unexpected, f"{name} also failed: {', '.join(outcome.unexpected)}"
 
 
+@pytest.mark.slow  # a selfcheck run through the CLI
 def test_selfcheck_command_writes_the_catalogue(tmp_path: Path) -> None:
     code = main(
         ["selfcheck", "--fault", "ap-task-missing-id", "--fault", "sgr-missing-done", "--report-dir", str(tmp_path)]

@@ -41,6 +41,7 @@ def test_ordinary_traffic_to_the_mock_holds(pid: str) -> None:
     assert judged(pid) - p.passed() - {client} == set(), "judged requirements the traffic did not exercise"
 
 
+@pytest.mark.slow  # a run through the proxy per fault
 @pytest.mark.parametrize("pid", PROTOCOLS)
 def test_every_fault_the_proxy_can_see_is_reported(pid: str) -> None:
     mine = judged(pid)
