@@ -23,6 +23,7 @@ from .results import RunResult
 from .usage import UsageError, check_report_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+_VERDICT = {EXIT_OK: "PASS", EXIT_INTERRUPTED: "INTERRUPTED"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -184,7 +185,7 @@ def _run_protocols(
         tally = result.tally()
         must = tally["must"]
         print(
-            f"{pid}: {'PASS' if result.exit_code == 0 else 'FAIL'} - MUST {must['passed']} passed, "
+            f"{pid}: {_VERDICT.get(result.exit_code, 'FAIL')} - MUST {must['passed']} passed, "
             f"{must['failed']} failed, {must['skipped']} not verified, {must['error']} errors; "
             f"{sum(sum(c.values()) for c in tally.values())} requirements in {result.duration_s:.1f} s; "
             + (
@@ -204,6 +205,9 @@ def _run_protocols(
         if result.fatal:
             print(f"{pid}: {result.fatal}", file=sys.stderr)
         worst = max(worst, result.exit_code)
+        if result.stopped == "interrupted":
+            print(f"{pid}: interrupted; the protocols after it were not run", file=sys.stderr)
+            break
     parents = {directory.parent for _, directory in runs}
     if len(runs) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'
         from .reporting.combined import write_combined

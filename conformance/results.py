@@ -199,6 +199,8 @@ class RunResult:
     meta: dict[str, Any] = field(default_factory=dict)
     """How the run can be reproduced: the document's digest, hash seed, max-examples, profile,
     budget and the implementation's name and version (``--target-name``/``--target-version``)."""
+    stopped: str | None = None
+    """``interrupted`` or ``budget`` when the run was stopped before every requirement was decided."""
 
     def tally(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -214,8 +216,7 @@ class RunResult:
     def must_passed(self) -> bool:
         """Every MUST passed. A selection with no MUST (``--only`` a SHOULD) gates on what it ran;
         an empty one never passes."""
-        musts = [r for r in self.results if r.requirement.level is Level.MUST]
-        gating = musts or self.results
+        gating = self.gating
         # a check blocked by a failure the baseline expects waits on the same known bug
         expected = {r.requirement.id for r in self.results if r.baseline == "expected"}
         return (
@@ -241,7 +242,15 @@ class RunResult:
         return [r for r in self.results if r.baseline == "stale"]
 
     @property
+    def gating(self) -> list[RequirementResult]:
+        """The results the exit code is decided by: the MUSTs, or all of a selection without one."""
+        musts = [r for r in self.results if r.requirement.level is Level.MUST]
+        return musts or self.results
+
+    @property
     def exit_code(self) -> int:
+        if self.stopped == "interrupted":
+            return 130
         if self.fatal is not None:
             return 2
         return 0 if self.must_passed and not self.stale else 1
@@ -261,6 +270,7 @@ class RunResult:
             "finished_at": self.finished_at,
             "duration_s": round(self.duration_s, 3),
             "fatal": self.fatal,
+            "stopped": self.stopped,
             "exit_code": self.exit_code,
             "summary": self.tally(),
             "baseline": {

@@ -12,6 +12,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from .http import _preview
 from .requirements import Level, Registry, Requirement
 from .results import Exchange, RequirementResult, Status
 from .stalls import StallLedger, stall_guard
+from .watchdog import BUDGET, INTERRUPTED, Watchdog
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,8 @@ class _Tally:
     passed: int = 0
     failed: int = 0
     errors: int = 0
+    reached: int = 0
+    """Passed cases whose answer came from the operation itself (not a 404 for a path it does not know)."""
     findings: FindingSet = field(default_factory=FindingSet)
 
 
@@ -214,8 +218,13 @@ def run_schema_phase(
     stream_media_types: tuple[str, ...] = (),
     expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
     emit: Callable[[Event], None] = lambda _: None,
+    watchdog: Watchdog | None = None,
+    max_body_bytes: int = 8 << 20,
+    known_path_values: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[list[RequirementResult], dict[str, Any]]:
     from schemathesis.engine import events, from_schema
+
+    _keep_hypothesis_out_of_cwd()
 
     _read_form_files_as_text()
 
@@ -236,6 +245,8 @@ def run_schema_phase(
     aliases = {op_id: stream_media_types for op_id in skip_body_checks_for}
     schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases)
     schema.config.update(base_url=base_url.rstrip("/"))
+    if known_path_values:
+        schema.hooks.register_hook_with_name(_naming_existing(known_path_values), "flatmap_case")
 
     tallies = {rid: _Tally() for rid in wanted}
     started = time.monotonic()
@@ -243,52 +254,56 @@ def run_schema_phase(
     stopped = ""
     errors = 0
     first_error = ""
+    unanswered: set[str] = set()  # routes a transport failure hit
+    answered: set[str] = set()  # routes that gave some case a usable answer
     stalls = StallLedger()
-    guard = stall_guard(lambda url: _route_of(spec, base_url, url), stalls)
-    with guard:
-        stream = from_schema(schema).execute()
+    stream = from_schema(schema).execute()
+    with ExitStack() as stack:
+        if watchdog is None:  # called on its own, not from a run that has one
+            watchdog = stack.enter_context(Watchdog())
+        stack.enter_context(
+            stall_guard(
+                lambda url: _route_of(spec, base_url, url),
+                stalls,
+                watchdog,
+                timeout=timeout,
+                max_bytes=max_body_bytes,
+                stream_seconds=max(3 * timeout, 10.0),
+            )
+        )
+        section = stack.enter_context(
+            watchdog.graceful(stream.stop, budget_s, "property-based phase's share of the budget")
+        )
         for event in stream:
-            if time.monotonic() - started > budget_s and not stopped:
-                stopped = f"time budget of {budget_s:g} s for the property-based phase ran out"
-                stream.stop()
-            if isinstance(event, events.PhaseStarted):
-                emit(StageStarted("schema", event.phase.name.value))
-            elif isinstance(event, events.NonFatalError):
+            if isinstance(event, events.Interrupted):
+                stopped = stopped or f"{INTERRUPTED}: schemathesis was interrupted"
+            _fold(event, events, tallies, by_check, emit)
+            if isinstance(event, events.NonFatalError):
                 # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
                 errors += 1
+                if " /" in event.label:
+                    unanswered.add(event.label.split(" ", 1)[1])
                 if not first_error:
                     first_error = f"{event.label}: {event.info.title}: {event.info.message}".strip()
             elif isinstance(event, events.FatalError):
                 stopped = f"schemathesis stopped: {event.exception}"
                 break
             elif isinstance(event, events.ScenarioFinished):
-                rec = event.recorder
-                cases += len(rec.cases)
-                for case_id, nodes in rec.checks.items():
-                    checked: list[str] = []
-                    failed: list[str] = []
-                    undecided = False
-                    for node in nodes:
-                        rid = by_check.get(node.name)
-                        if rid is None or rid not in tallies:
-                            continue
-                        tally = tallies[rid]
-                        status = node.status.value
-                        checked.append(rid)
-                        if status == "success":
-                            tally.passed += 1
-                        elif status == "failure":
-                            tally.failed += 1
-                            failed.append(rid)
-                            if node.failure_info is not None:
-                                _add_finding(tally.findings, rid, rec, case_id, node.failure_info)
-                        else:
-                            tally.errors += 1
-                            undecided = True
-                    if checked:
-                        emit(_case_finished(event.phase.value, rec, case_id, checked, failed, undecided))
+                cases += len(event.recorder.cases)
+                answered.update(
+                    _route_of(spec, base_url, i.request.uri)
+                    for i in event.recorder.interactions.values()
+                    if i.response is not None
+                )
+    if watchdog.stopped is not None:
+        stopped = f"{watchdog.stopped.kind}: {watchdog.stopped.reason}"
+    elif section.cut:
+        stopped = f"{BUDGET}: {section.cut}"
     elapsed = time.monotonic() - started
     untested = f"{errors} operation run(s) got no usable answer; first: {first_error}" if errors else ""
+    # routes that never answered usably (they stalled, reset, sent garbage): a verdict that covers
+    # only the routes that did answer would pass a target that hangs on all the others
+    silent = sorted((unanswered - answered) | stalls.silent())
     results = []
     for rid, req in wanted.items():
         t = tallies[rid]
@@ -300,15 +315,33 @@ def run_schema_phase(
             message = f"{t.failed} of {total} generated cases failed"
             if top is not None:
                 message += f"; {len(findings)} distinct failure(s); most frequent ({top.count}x): {top.message}"
+        elif stopped:
+            # a phase cut short decided nothing it did not fail: "passed so far" is not passed
+            kind, _, why = stopped.partition(": ")
+            status = Status.SKIPPED if kind in (INTERRUPTED, BUDGET) else Status.ERROR
+            message = f"not verified ({kind}): {why}" if status is Status.SKIPPED else stopped
+            if t.passed:
+                message += f" after {t.passed} generated cases checked"
+        elif t.passed and not t.reached:
+            status = Status.SKIPPED
+            message = (
+                f"not verified: none of the {t.passed} generated cases reached an operation "
+                "(every answer was 404), so nothing exercised this check"
+            )
+        elif silent:
+            status = Status.SKIPPED
+            message = (
+                f"not verified: {len(silent)} route(s) never gave a usable answer, so their operations were not "
+                f"checked ({', '.join(silent)}); {t.passed} generated cases checked elsewhere; {untested}"
+            )
         elif t.passed:
-            status, message = Status.PASSED, f"{t.passed} generated cases checked"
+            status = Status.PASSED
+            message = f"{t.passed} generated cases checked, {t.reached} of them reached their operation (not 404)"
             if untested:
                 message += f" ({untested})"
         else:
-            status = Status.ERROR if stopped or untested else Status.SKIPPED
-            message = "; ".join(m for m in (stopped, untested) if m) or (
-                "no generated case exercised this check against this target"
-            )
+            status = Status.ERROR if untested else Status.SKIPPED
+            message = untested or "not verified: no generated case exercised this check against this target"
         evidence = [findings[0].evidence[-1]] if findings and findings[0].evidence else []
         results.append(RequirementResult(req, status, message, evidence, elapsed, total, findings))
     return results, {
@@ -328,6 +361,83 @@ def _route_of(spec: Spec, base_url: str, url: str) -> str:
         if "{" in label or any(op.label == label for op in spec.operations()):
             return label.split(" ", 1)[1]
     return operation_of(spec, base_url, "GET", url).split(" ", 1)[1]
+
+
+def _keep_hypothesis_out_of_cwd() -> None:
+    """Hypothesis keeps caches (unicode tables, constants) under ``./.hypothesis`` by default; the
+    suite must not litter the user's working directory, so they go to the user's cache folder
+    (``HYPOTHESIS_STORAGE_DIRECTORY`` still wins when set)."""
+    import os
+    from pathlib import Path
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        set_hypothesis_home_dir(cache / "agent-conformance" / "hypothesis")
+
+
+def _naming_existing(known: Mapping[str, tuple[str, ...]]) -> Callable[[Any, Any], Any]:
+    """A schemathesis case hook: a valid path parameter the target has a resource for may be drawn
+    as that resource's value instead (Hypothesis chooses, so the seed still decides); random values
+    stay in the mix. Cases whose path is deliberately invalid are left alone."""
+    from hypothesis import strategies as st
+    from schemathesis.core.parameters import ParameterLocation
+    from schemathesis.generation import GenerationMode
+
+    def flatmap_case(context: Any, case: Any) -> Any:
+        names = [n for n in case.path_parameters if known.get(n)]
+        component = case.meta.components.get(ParameterLocation.PATH) if case.meta is not None else None
+        if not names or component is None or component.mode is not GenerationMode.POSITIVE:
+            return st.just(case)
+
+        def name_existing(values: dict[str, str]) -> Any:
+            if values:
+                object.__setattr__(case, "path_parameters", {**case.path_parameters, **values})
+            return case
+
+        choices = st.fixed_dictionaries({}, optional={n: st.sampled_from(known[n]) for n in names})
+        return choices.map(name_existing)
+
+    return flatmap_case
+
+
+def _fold(
+    event: Any, events: Any, tallies: dict[str, _Tally], by_check: dict[str, str], emit: Callable[[Event], None]
+) -> None:
+    """One schemathesis event into the requirements' tallies (and the run's events)."""
+    if isinstance(event, events.PhaseStarted):
+        emit(StageStarted("schema", event.phase.name.value))
+    if not isinstance(event, events.ScenarioFinished):
+        return
+    rec = event.recorder
+    for case_id, nodes in rec.checks.items():
+        checked: list[str] = []
+        failed: list[str] = []
+        undecided = False
+        interaction = rec.interactions.get(case_id)
+        answered = interaction is not None and interaction.response is not None
+        reached = answered and interaction.response.status_code != 404
+        for node in nodes:
+            rid = by_check.get(node.name)
+            if rid is None or rid not in tallies:
+                continue
+            tally = tallies[rid]
+            status = node.status.value
+            checked.append(rid)
+            if status == "success":
+                tally.passed += 1
+                tally.reached += reached
+            elif status == "failure":
+                tally.failed += 1
+                failed.append(rid)
+                if node.failure_info is not None:
+                    _add_finding(tally.findings, rid, rec, case_id, node.failure_info)
+            else:
+                tally.errors += 1
+                undecided = True
+        if checked:
+            emit(_case_finished(event.phase.value, rec, case_id, checked, failed, undecided))
 
 
 def _case_finished(

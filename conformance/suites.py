@@ -6,15 +6,19 @@ generic schema requirements are registered from its document."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ground.specs import load, protocol
 
 from .model.engine import Model
 from .requirements import Registry
 from .schema_phase import register_schema_requirements
+
+if TYPE_CHECKING:
+    from .context import Context
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,10 @@ class ProtocolSuite:
     defaults (a module's ``SCHEMA_EXPECTED_STATUSES``); each entry should say why in the module."""
     model: Model | None = None
     """The protocol's model for the model-based phase (``conformance/model/<module>.py``), if any."""
+    known_path_values: Callable[[Context], Mapping[str, tuple[str, ...]]] | None = None
+    """Path parameter values that name resources which exist on the target (a module's
+    ``known_path_values``, e.g. NeuroSan's discovered agent), mixed into the generated cases so
+    they reach the operation and not only a 404."""
 
 
 _suites: dict[str, ProtocolSuite] = {}
@@ -52,7 +60,7 @@ def optional_part(package: str, part: str) -> ModuleType | None:
 def _model(package: str) -> Model | None:
     """Importing a model module registers its requirements (phase ``model``) in the protocol's registry."""
     module = optional_part(package, "model")
-    return None if module is None else module.MODEL  # type: ignore[no-any-return]
+    return None if module is None else module.MODEL
 
 
 def suite(protocol_id: str) -> ProtocolSuite:
@@ -71,5 +79,6 @@ def suite(protocol_id: str) -> ProtocolSuite:
             tuple(getattr(module, "STREAM_MEDIA_TYPES", ())),
             dict(getattr(module, "SCHEMA_EXPECTED_STATUSES", {})),
             model,
+            getattr(module, "known_path_values", None),
         )
     return _suites[protocol_id]

@@ -45,13 +45,32 @@ def _upgrade_30(node: Any) -> Any:
     return out
 
 
+_INTEGER_FORMATS = {"int32": 2**31, "int64": 2**63}
+
+
+def _bound_integer_formats(node: Any) -> Any:
+    """``format: int32``/``int64`` as the bounds they name: jsonschema leaves formats unchecked, while
+    schemathesis generates values past them as invalid data, which a server must reject."""
+    if isinstance(node, list):
+        return [_bound_integer_formats(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _bound_integer_formats(value) for key, value in node.items()}
+    fmt = out.get("format")
+    half = _INTEGER_FORMATS.get(fmt) if isinstance(fmt, str) and out.get("type") == "integer" else None
+    if half is not None:
+        out.setdefault("minimum", -half)
+        out.setdefault("maximum", half - 1)
+    return out
+
+
 class SchemaSet:
     """Validators for one document; ``validator(schema)`` compiles once per distinct schema object."""
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self._legacy = str(document.get("openapi", "")).startswith("3.0.")
         components = copy.deepcopy(dict(document.get("components", {})))
-        self._components = _upgrade_30(components) if self._legacy else components
+        self._components = _bound_integer_formats(_upgrade_30(components) if self._legacy else components)
         self._cache: dict[int, tuple[Any, Any]] = {}
         self._refs: dict[str, Any] = {}
 
@@ -76,7 +95,7 @@ class SchemaSet:
         return compiled
 
     def _compile(self, schema: Mapping[str, Any]) -> Any:
-        body = _upgrade_30(dict(schema)) if self._legacy else dict(schema)
+        body = _bound_integer_formats(_upgrade_30(dict(schema)) if self._legacy else dict(schema))
         root = {**body, "components": self._components}
         return jsonschema_rs.Draft4Validator(root) if self._legacy else jsonschema_rs.Draft202012Validator(root)
 

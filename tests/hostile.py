@@ -22,6 +22,7 @@ Behaviours (``BEHAVIOURS``):
 - ``garbage``: a reply that is not HTTP at all, then close.
 - ``trickle``: a 200 whose body arrives one byte every ``TRICKLE_S`` (each read is quick; the
   whole exchange never ends).
+- ``slow``: a whole 200 whose body is ``frame``, sent only after ``SLOW_S``.
 
 With ``healthy_root=True`` a ``GET /`` gets a quick, well-formed ``404`` so the suite's preflight
 passes and the misbehaviour is met by the checks themselves; otherwise the root misbehaves too.
@@ -50,6 +51,8 @@ MAX_STREAM_BYTES = 256 << 20
 HUGE_ANNOUNCED = 4 << 30
 CHUNK = 64 << 10
 TRICKLE_S = 0.2
+SLOW_S = 3.0
+"""How long a "slow" call takes to answer: longer than the tests' 1 s timeout, far shorter than a hang."""
 
 BEHAVIOURS = (
     "stall_headers",
@@ -65,6 +68,7 @@ BEHAVIOURS = (
     "unavailable",
     "garbage",
     "trickle",
+    "slow",
 )
 
 NDJSON_FRAME = b'{"response": {"type": "AI", "text": "hello"}}\n'
@@ -266,6 +270,10 @@ class HostileServer(ServerThread):
                 await self._hold(TRICKLE_S)
                 if self._stop.is_set():
                     return
+        elif b == "slow":  # a whole, valid-looking answer, but only after SLOW_S
+            await self._hold(SLOW_S)
+            writer.write(_head("200 OK", {"Content-Type": ctype, "Content-Length": str(len(self.frame))}) + self.frame)
+            await writer.drain()
         elif b == "garbage":
             writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\x00\x01\x02 this is not HTTP\r\n\r\n")
             await writer.drain()

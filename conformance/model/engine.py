@@ -229,6 +229,8 @@ class PhaseStats:
     calls: int = 0
     seconds: float = 0.0
     stopped: str = ""
+    out_of_time: bool = False
+    """The budget cut the phase short: what it had not failed yet is not verified, never passed."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -263,9 +265,12 @@ def run_model_phase(
     try:
         session.begin_example()
         session.ledger = model.prepare(session)
-    except (TargetError, Violation, OutOfTime) as exc:
-        fatal = f"could not read what the target holds before the run: {exc or 'time budget ran out'}"
-    while not fatal and session.active:
+    except (TargetError, Violation) as exc:
+        fatal = f"could not read what the target holds before the run: {exc}"
+    except OutOfTime:
+        stats.stopped = f"time budget of {budget_s:g} s for the model phase ran out"
+        stats.out_of_time = True
+    while not fatal and not stats.out_of_time and session.active:
         machine = type(model.machine.__name__, (model.machine,), {"session": session})
         seed(seed_value + stats.runs)(machine)
         stats.runs += 1
@@ -284,6 +289,7 @@ def run_model_phase(
             session.active.difference_update(fresh)
         except OutOfTime:
             stats.stopped = f"time budget of {budget_s:g} s for the model phase ran out"
+            stats.out_of_time = True
             session.active.difference_update(session.found)
             break
         except TargetError as exc:
@@ -333,6 +339,9 @@ def _verdicts(
                     findings=[_finding(spec, base_url, req.id, finding, evidence)],
                 )
             )
+        elif stats.out_of_time and not fatal:
+            message = f"not verified (budget): the {stats.stopped} after {compared} comparisons held"
+            results.append(RequirementResult(req, Status.SKIPPED, message, [], stats.seconds, compared))
         elif fatal or (stats.stopped and compared == 0):
             results.append(RequirementResult(req, Status.ERROR, fatal or stats.stopped, [], stats.seconds, compared))
         elif compared == 0:

@@ -17,53 +17,70 @@ def _xml(text: str) -> str:
 
 
 def render_junit(run: RunResult) -> str:
-    tally = {s: sum(1 for r in run.results if r.status is s) for s in Status}
-    expected, stale = sum(r.baseline == "expected" for r in run.results), len(run.stale)
+    """What a CI system shows agrees with the exit code: only a result that decides it (a MUST, or
+    any requirement of a selection without one) is a ``<failure>`` or ``<error>``, a gating one not
+    verified included; a SHOULD or MAY that failed is reported in ``<system-out>`` and a property,
+    never as a failure of a build that exits 0. Testcase names are requirement ids (stable across
+    rewordings of the statement); the classname is the protocol."""
+    gating = {id(r) for r in run.gating}
+    cases = [(res, *_outcome(res, id(res) in gating)) for res in run.results]
+    counts = {kind: sum(1 for _, k, _ in cases if k == kind) for kind in ("failure", "error", "skipped")}
     suite = ET.Element(
         "testsuite",
         name=f"conformance.{run.protocol}",
-        tests=str(len(run.results) + (1 if run.fatal else 0)),
-        failures=str(tally[Status.FAILED] - expected + stale),
-        errors=str(tally[Status.ERROR] + (1 if run.fatal else 0)),
-        skipped=str(tally[Status.SKIPPED] + tally[Status.BLOCKED] + expected),
+        tests=str(len(cases) + (1 if run.fatal else 0)),
+        failures=str(counts["failure"]),
+        errors=str(counts["error"] + (1 if run.fatal else 0)),
+        skipped=str(counts["skipped"]),
         time=f"{run.duration_s:.3f}",
         timestamp=run.started_at,
     )
     props = ET.SubElement(suite, "properties")
-    for key, value in (("target", run.target), ("seed", str(run.seed)), ("suite_version", run.suite_version)):
+    for key, value in (
+        ("target", run.target),
+        ("seed", str(run.seed)),
+        ("suite_version", run.suite_version),
+        ("exit_code", str(run.exit_code)),
+    ):
         ET.SubElement(props, "property", name=key, value=_xml(value))
     if run.fatal:
         case = ET.SubElement(suite, "testcase", classname=run.protocol, name="target")
         ET.SubElement(case, "error", message=_xml(run.fatal))
-    for res in run.results:
+    for res, kind, message in cases:
         req = res.requirement
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=f"{run.protocol}.{req.level.value}",
-            name=f"{req.id} {req.statement}",
-            time=f"{res.duration_s:.3f}",
-        )
-        if res.baseline == "expected":  # tolerated like an xfail: shown, not failing the build
-            node = ET.SubElement(
-                case, "skipped", message=_xml(f"expected failure ({res.baseline_reason}): {res.message}"[:500])
+        case = ET.SubElement(suite, "testcase", classname=run.protocol, name=req.id, time=f"{res.duration_s:.3f}")
+        case_props = ET.SubElement(case, "properties")
+        for key, value in (("level", req.level.value), ("status", res.status.value), ("statement", req.statement)):
+            ET.SubElement(case_props, "property", name=key, value=_xml(value))
+        if kind:
+            node = ET.SubElement(case, kind, message=_xml(message[:500]))
+            if kind == "failure" or res.baseline == "expected":
+                node.text = _xml(_evidence(res))
+        elif res.status is not Status.PASSED:  # a non-gating verdict: shown, not failing the build
+            ET.SubElement(case, "system-out").text = _xml(
+                f"{req.level.value.upper()} requirement {res.status.value} (does not decide the exit code): "
+                + _evidence(res)
             )
-            node.text = _xml(_evidence(res))
-        elif res.baseline == "stale":
-            ET.SubElement(
-                case,
-                "failure",
-                message=_xml(f"stale baseline entry: passes now, remove it ({res.baseline_reason})"[:500]),
-            )
-        elif res.status is Status.FAILED:
-            node = ET.SubElement(case, "failure", message=_xml(res.message[:500]))
-            node.text = _xml(_evidence(res))
-        elif res.status is Status.ERROR:
-            ET.SubElement(case, "error", message=_xml(res.message[:500]))
-        elif res.status in (Status.SKIPPED, Status.BLOCKED):
-            ET.SubElement(case, "skipped", message=_xml(res.message[:500]))
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def _outcome(res: RequirementResult, gating: bool) -> tuple[str, str]:
+    """The JUnit element for a result ("" for none) and its message."""
+    if res.baseline == "expected":  # tolerated like an xfail: shown, not failing the build
+        return "skipped", f"expected failure ({res.baseline_reason}): {res.message}"
+    if res.baseline == "stale":
+        return "failure", f"stale baseline entry: passes now, remove it ({res.baseline_reason})"
+    if res.status is Status.PASSED:
+        return "", ""
+    if not gating:
+        return ("skipped", res.message) if res.status in (Status.SKIPPED, Status.BLOCKED) else ("", "")
+    if res.status is Status.FAILED:
+        return "failure", res.message
+    if res.status is Status.ERROR:
+        return "error", res.message
+    level = res.requirement.level.value.upper()
+    return "error", f"{res.status.value} (a {level} not verified fails the run): {res.message}"
 
 
 def _evidence(res: RequirementResult) -> str:

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
 
 import pytest
 
+from mockserver import EmbeddedServer, MockConfig
 from tests.hostile import closed_port_url
 
 REPO = Path(__file__).resolve().parents[2]
 BOUND_S = 90.0
+STOP_S = 10.0
+"""From the signal to the process's exit, reports written (a couple of seconds on a quiet machine)."""
 
 
 def no_reports(report_dir: Path) -> None:
@@ -43,6 +50,61 @@ def only_protocol_run(protocol: str) -> Callable[[Path], None]:
     return check
 
 
+def results(report_dir: Path, protocol: str | None = None) -> dict[str, Any]:
+    folder = report_dir / protocol if protocol else report_dir
+    return json.loads((folder / "results.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def junit_cases(report_dir: Path) -> dict[str, ET.Element]:
+    root = ET.parse(report_dir / "junit.xml").getroot()
+    return {c.get("name", ""): c for c in root.iter("testcase")}
+
+
+def interrupted_in_schema_phase(report_dir: Path) -> None:
+    data = results(report_dir, "agent-protocol")
+    assert (data["exit_code"], data["stopped"]) == (130, "interrupted")
+    assert all(r["status"] != "passed" for r in data["requirements"])
+    schema = [r for r in data["requirements"] if r["phase"] == "schema"]
+    assert schema and all(r["message"].startswith("not verified (interrupted)") for r in schema)
+    assert not (report_dir / "neuro-san" / "results.json").exists()  # the protocols after it did not run
+    cases = junit_cases(report_dir / "agent-protocol")
+    assert cases["AP-SCHEMA-001"].find("error") is not None  # a MUST not verified fails in CI too
+
+
+def interrupted_in_scenarios(report_dir: Path) -> None:
+    data = results(report_dir)
+    assert (data["exit_code"], data["stopped"]) == (130, "interrupted")
+    statuses = [r["status"] for r in data["requirements"]]
+    assert "passed" in statuses  # what finished before the signal keeps its verdict
+    assert any(r["message"].startswith("not verified (interrupted)") for r in data["requirements"])
+
+
+def budget_cut(report_dir: Path) -> None:
+    data = results(report_dir)
+    assert data["exit_code"] == 1 and data["stopped"] == "budget"
+    schema = [r for r in data["requirements"] if r["phase"] == "schema"]
+    assert schema and all(r["status"] != "passed" for r in schema)  # a phase cut short never reads passed
+    model = [r for r in data["requirements"] if r["phase"] == "model"]
+    assert model and all(r["status"] != "passed" for r in model)  # nor does the model phase after it
+    assert any("not verified (budget)" in r["message"] for r in data["requirements"])
+
+
+def should_failure_is_not_a_junit_failure(report_dir: Path) -> None:
+    assert verdicts(report_dir) == {"AP-TASK-001": "passed", "AP-ARTIFACT-003": "failed"}
+    root = ET.parse(report_dir / "junit.xml").getroot()
+    assert (root.get("failures"), root.get("errors")) == ("0", "0")
+    cases = junit_cases(report_dir)
+    assert set(cases) == {"AP-TASK-001", "AP-ARTIFACT-003"}  # named by id, classname the protocol
+    assert {c.get("classname") for c in cases.values()} == {"agent-protocol"}
+    note = cases["AP-ARTIFACT-003"].find("system-out")
+    assert note is not None and "SHOULD requirement failed" in (note.text or "")
+
+
+def not_verified_schema_when_all_404(report_dir: Path) -> None:
+    data = results(report_dir)
+    assert data["exit_code"] == 2 and "wrong --base-url or --protocol?" in data["fatal"]
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -58,6 +120,9 @@ class Case:
     plugin: tuple[str, ...] = ()
     """The same mistake through the pytest plugin: its arguments (pytest exits 4 on usage errors)."""
     env: dict[str, str] = field(default_factory=dict)
+    signal_after: str = ""
+    """Send ``signal`` once stderr shows this progress text; the run must end within STOP_S."""
+    signal: int = signal.SIGINT
 
 
 RUN = ("run", "--protocol", "agent-protocol")
@@ -150,6 +215,40 @@ CASES = [
     ),
     Case("plugin-unknown-protocol", (), 4, "", plugin=("--conformance-protocol", "nope")),
     Case("version", ("--version",), 0, "python -m conformance 0.1.0"),
+    Case(
+        "sigint-in-property-based-phase",
+        ("run", "--protocol", "all"),
+        130,
+        "interrupted",
+        reports=interrupted_in_schema_phase,
+        signal_after="schema phase: fuzzing",
+    ),
+    Case(
+        "sigterm-in-scenarios",
+        (*RUN, "--phase", "scenario"),
+        130,
+        "interrupted",
+        reports=interrupted_in_scenarios,
+        signal_after="[3/",
+        signal=signal.SIGTERM,
+    ),
+    Case("budget-cuts-the-property-based-phase", (*RUN, "--budget", "6"), 1, "", reports=budget_cut),
+    Case(
+        "should-failure-in-a-passing-run",
+        (*RUN, "--base-url", "{url}", "--phase", "scenario", "--only", "AP-TASK-001", "--only", "AP-ARTIFACT-003"),
+        0,
+        "",
+        reports=should_failure_is_not_a_junit_failure,
+        target="mock:agent-protocol:ap-download-no-disposition",
+    ),
+    Case(
+        "wrong-protocol-for-the-target",
+        (*RUN, "--base-url", "{url}"),
+        2,
+        "",
+        reports=not_verified_schema_when_all_404,
+        target="mock:sgr-agent-core",
+    ),
     Case("list-faults-into-head", (), 0, "", shell="{python} -m mockserver --list-faults | head -1"),
     Case("requirements-into-head", (), 0, "", shell="{python} -m conformance requirements | head -1"),
 ]
@@ -161,8 +260,49 @@ def _env(case: Case) -> dict[str, str]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_edge(case: Case, tmp_path: Path) -> None:
+    with _target(case.target) as url:
+        _run_case(case, tmp_path, url)
+
+
+@contextmanager
+def _target(kind: str) -> Iterator[str]:
+    if kind == "closed":
+        yield closed_port_url()
+    elif kind.startswith("mock:"):
+        protocol, _, fault = kind.removeprefix("mock:").partition(":")
+        with EmbeddedServer(MockConfig(protocols=(protocol,), faults=(fault,) if fault else ())) as server:
+            yield server.url
+    else:
+        yield ""
+
+
+def _signalled(argv: list[str], case: Case, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run, wait for the progress text, send the signal; the run must end within STOP_S of it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=_env(case),
+    )
+    assert proc.stderr is not None
+    seen = []
+    deadline = time.monotonic() + BOUND_S
+    for line in proc.stderr:
+        seen.append(line)
+        if case.signal_after in line or time.monotonic() > deadline:
+            break
+    assert case.signal_after in seen[-1], "".join(seen)
+    proc.send_signal(case.signal)
+    sent = time.monotonic()
+    out, err = proc.communicate(timeout=BOUND_S)
+    assert time.monotonic() - sent < STOP_S, f"took {time.monotonic() - sent:.1f} s to stop"
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, "".join(seen) + err)
+
+
+def _run_case(case: Case, tmp_path: Path, url: str) -> None:
     report_dir = tmp_path / "reports"
-    url = closed_port_url() if case.target == "closed" else ""
     started = time.monotonic()
     if case.shell:
         proc = subprocess.run(
@@ -181,18 +321,21 @@ def test_edge(case: Case, tmp_path: Path) -> None:
         argv = [a.replace("{url}", url) for a in case.argv]
         if "--report-dir" not in argv and argv[0] == "run":
             argv += ["--report-dir", str(report_dir)]
-        proc = subprocess.run(
-            [sys.executable, "-m", "conformance", *argv],
-            capture_output=True,
-            text=True,
-            timeout=BOUND_S,
-            cwd=tmp_path,
-            env=_env(case),
-        )
+        if case.signal_after:
+            proc = _signalled(argv, case, tmp_path)
+        else:
+            proc = subprocess.run(
+                [sys.executable, "-m", "conformance", *argv],
+                capture_output=True,
+                text=True,
+                timeout=BOUND_S,
+                cwd=tmp_path,
+                env=_env(case),
+            )
         assert time.monotonic() - started < BOUND_S
         assert "Traceback" not in proc.stderr, proc.stderr
         assert proc.returncode == case.code, proc.stdout + proc.stderr
-        if case.code == 2:
+        if case.code == 2 and case.says:
             [line] = proc.stderr.splitlines()  # one line that says what to do
             assert case.says in line
         elif case.says:

@@ -213,3 +213,15 @@ def test_violations_are_limited() -> None:
     assert len(schemas.violations(schema, list(range(50)))) == 5
     assert len(schemas.violations(schema, list(range(50)), limit=2)) == 2
     assert len(schemas.violations(schema, list(range(3)), limit=10)) == 3
+
+
+@pytest.mark.parametrize(("fmt", "bound"), [("int32", 2**31), ("int64", 2**63)])
+def test_integer_formats_are_the_bounds_they_name(fmt: str, bound: int) -> None:
+    schemas = SchemaSet(DOC_32)
+    schema = {"type": "integer", "format": fmt}
+    assert not schemas.violations(schema, bound - 1) and not schemas.violations(schema, -bound)
+    assert schemas.violations(schema, bound) and schemas.violations(schema, -bound - 1)
+    # a bound the document gives itself wins; a property named "format" is a schema and stays
+    assert not SchemaSet(DOC_32).violations({"type": "integer", "format": fmt, "maximum": 2**70}, bound)
+    props = {"type": "object", "properties": {"format": {"type": "integer"}}}
+    assert not schemas.violations(props, {"format": 2**80})

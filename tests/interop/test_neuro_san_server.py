@@ -83,9 +83,10 @@ NOT_VERIFIED = {
 # --profile upstream adds GET /api/v1/list to the document: schemathesis links its agent_name to the
 # agent paths, so generated requests reach mock_echo and find two more deviations.
 UPSTREAM_FAILED = FAILED | {
-    "NS-SCHEMA-001",  # a body that is not UTF-8: 500 (an HTML page)
     "NS-SCHEMA-006",  # a chat_context whose chat_histories holds a number: 200, a stream of one `{}`
 }
+# NS-SCHEMA-001 (a body that is not UTF-8 is a 500 page, reproduced by hand) was met by seed 0's draws
+# before the cases also named the discovered agent; the draws that do so no longer produce such a body.
 UPSTREAM_PASSED = PASSED - UPSTREAM_FAILED
 
 
@@ -238,11 +239,7 @@ def test_with_the_upstream_profile_generated_requests_reach_the_agent(server: Se
     assert reached >= 5, f"only {reached} generated request(s) reached {AGENT}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the default document names no agent, and the schema phase does not yet fill {agent_name} with the "
-    "agent the suite discovered: every generated name answers 404",
-)
 def test_generated_requests_reach_the_agent(server: Server, default_run: CliRun) -> None:
+    # the default document names no agent: the schema phase fills {agent_name} with the one discovery found
     reached = schema_phase_requests_to_the_agent(server, default_run.report_dir)
     assert reached >= 5, f"only {reached} generated request(s) reached {AGENT}"

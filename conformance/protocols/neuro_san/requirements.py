@@ -18,7 +18,7 @@ from typing import Any
 from ground.schemas import SchemaSet
 from ground.specs import load
 
-from ...context import Context
+from ...context import CheckFailed, Context, NotVerified
 from ...http import Response, TargetError
 from ...requirements import Level, Registry, operation_ref
 
@@ -53,6 +53,14 @@ def agent(ctx: Context) -> str:
     if isinstance(found, _NoAgent):
         ctx.not_verified(found.reason)
     return found
+
+
+def known_path_values(ctx: Context) -> dict[str, tuple[str, ...]]:
+    """The discovered agent, for the property-based phase (its random names reach only 404s)."""
+    try:
+        return {"agent_name": (agent(ctx),)}
+    except (NotVerified, CheckFailed, TargetError):
+        return {}
 
 
 def _discover(ctx: Context) -> str | _NoAgent:

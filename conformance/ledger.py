@@ -1,0 +1,35 @@
+"""What the run has decided so far: every selected requirement starts "not verified (not run)" and
+only a check (or the property-based phase) that finished moves it. When the run is stopped, what
+is still open says why: ``interrupted`` or ``budget``. Nothing unfinished can read passed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .requirements import Check
+from .results import RequirementResult, Status
+
+
+class Ledger:
+    def __init__(self, checks: Iterable[Check]) -> None:
+        self._entries: dict[str, RequirementResult] = {
+            c.requirement.id: RequirementResult(c.requirement, Status.SKIPPED, "not verified (not run)") for c in checks
+        }
+        self._decided: set[str] = set()
+
+    def record(self, result: RequirementResult) -> None:
+        self._entries[result.requirement.id] = result
+        self._decided.add(result.requirement.id)
+
+    def decided(self, rid: str) -> bool:
+        return rid in self._decided
+
+    def close(self, kind: str, reason: str) -> None:
+        """Every requirement not decided yet is not verified, with why the run stopped."""
+        for rid, entry in self._entries.items():
+            if rid not in self._decided:
+                entry.message = f"not verified ({kind}): {reason}"
+
+    def results(self) -> list[RequirementResult]:
+        """In selection order."""
+        return list(self._entries.values())
