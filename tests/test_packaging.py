@@ -78,8 +78,10 @@ def test_a_run_from_the_installed_wheel_tests_every_protocol_against_its_embedde
         "run",
         "--protocol",
         "all",
+        # enough cases that a generated NeuroSan chat names the discovered agent (fewer may
+        # honestly leave a schema requirement not verified: no case reached its operation)
         "--max-examples",
-        "2",
+        "10",
         "--report-dir",
         str(tmp_path / "reports"),
     )
