@@ -342,15 +342,15 @@ def _verdicts(
         elif stats.out_of_time and not fatal:
             message = f"not verified (budget): the {stats.stopped} after {compared} comparisons held"
             results.append(RequirementResult(req, Status.SKIPPED, message, [], stats.seconds, compared))
-        elif fatal or (stats.stopped and compared == 0):
-            results.append(RequirementResult(req, Status.ERROR, fatal or stats.stopped, [], stats.seconds, compared))
+        elif fatal or stats.stopped:
+            # a phase cut short decided nothing it had not failed yet, whatever it compared first
+            message = fatal or f"{stats.stopped}, after {compared} comparisons held"
+            results.append(RequirementResult(req, Status.ERROR, message, [], stats.seconds, compared))
         elif compared == 0:
             why = session.unverifiable.get(req.id, "no sequence reached a comparison of this requirement")
             results.append(RequirementResult(req, Status.SKIPPED, f"not verified: {why}", [], stats.seconds, 0))
         else:
             note = f"; not compared where {session.unverifiable[req.id]}" if req.id in session.unverifiable else ""
-            if stats.stopped:
-                note += f" ({stats.stopped})"
             message = f"{compared} comparisons over {stats.examples} sequences held{note}"
             results.append(RequirementResult(req, Status.PASSED, message, [], stats.seconds, compared))
     return results

@@ -19,11 +19,18 @@ LIST = Requirement("TOY-MODEL-001", Level.MUST, "the list holds everything creat
 ECHO = Requirement("TOY-MODEL-002", Level.MUST, "a create answer echoes the name", "toy", "toy", "model")
 
 
-def toy_server(keep: int | None = None, echo_breaks_at: int | None = None) -> httpx.MockTransport:
-    """A list of names; ``keep`` drops the oldest beyond that many, ``echo_breaks_at`` garbles echoes."""
+def toy_server(
+    keep: int | None = None, echo_breaks_at: int | None = None, gone_after: int | None = None
+) -> httpx.MockTransport:
+    """A list of names; ``keep`` drops the oldest beyond that many, ``echo_breaks_at`` garbles echoes,
+    ``gone_after`` refuses every connection after that many requests."""
     items: list[str] = ["held-before"]
+    served = [0]
 
     def handle(request: httpx.Request) -> httpx.Response:
+        served[0] += 1
+        if gone_after is not None and served[0] > gone_after:
+            raise httpx.ConnectError("connection refused", request=request)
         if request.method == "POST":
             name = json.loads(request.content)["name"]
             items.append(name)
@@ -102,3 +109,10 @@ def test_a_spent_budget_stops_the_phase_without_a_pass_for_what_was_never_compar
     out = run(toy_server(), [LIST], budget=0.0)
     assert out[LIST.id].status is Status.SKIPPED
     assert out[LIST.id].message.startswith("not verified (budget): ")
+
+
+def test_a_target_lost_mid_phase_passes_nothing_it_had_not_failed() -> None:
+    out = run(toy_server(gone_after=7), [LIST, ECHO])
+    for rid in (LIST.id, ECHO.id):
+        assert out[rid].status is Status.ERROR and out[rid].cases > 0, out[rid].message  # some comparisons held
+        assert "comparisons held" in out[rid].message
