@@ -22,8 +22,8 @@ quick: $(VENV)/.installed        ## the tests without the slow ones
 	$(PY) -m pytest -m "not slow"
 
 lint: $(VENV)/.installed         ## style, formatting and the import contracts (pyproject.toml)
-	$(VENV)/bin/ruff check ground conformance mockserver tests bench scripts
-	$(VENV)/bin/ruff format --check ground conformance mockserver tests bench scripts
+	$(VENV)/bin/ruff check specs conformance mockserver tests bench scripts
+	$(VENV)/bin/ruff format --check specs conformance mockserver tests bench scripts
 	$(VENV)/bin/lint-imports
 
 types: $(VENV)/.installed

@@ -67,7 +67,7 @@ from _common import (
 from conformance.runner import EMBEDDED_TOKENS
 from conformance.schema_phase import schemathesis_config
 from conformance.suites import suite
-from ground.specs import PROTOCOLS, load
+from specs.documents import PROTOCOLS, load
 
 DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples
 TARGET_SECONDS = 30.0  # a default run of one protocol against the mock

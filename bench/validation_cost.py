@@ -5,7 +5,7 @@
 
 Same payloads, same document (Agent Protocol), both starting from the raw bytes:
   ours         mockserver.validation.OperationValidator (query parameters and the JSON body of an
-               aiohttp request, json.loads included) + ground.schemas.SchemaSet for the
+               aiohttp request, json.loads included) + specs.schemas.SchemaSet for the
                response (json.loads + the compiled jsonschema-rs validator of the 200 schema).
                Route matching is not included: aiohttp's router has done it before the validator runs.
   openapi-core OpenAPI.validate_request + validate_response (and unmarshal_*), on openapi-core's
@@ -37,11 +37,11 @@ from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 from openapi_core.testing import MockRequest, MockResponse
 
-from ground.schemas import SchemaSet
-from ground.specs import Spec, load
 from mockserver.api import _with_parameters_resolved
 from mockserver.errors import ApiError
 from mockserver.validation import OperationValidator
+from specs.documents import Spec, load
+from specs.schemas import SchemaSet
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from ground.specs import PROTOCOLS, SpecError, load
+    from specs.documents import PROTOCOLS, SpecError, load
 
     from .context import CheckFailed, Context, NotVerified, RunOptions
     from .requirements import Level, Registry, Requirement
@@ -27,9 +27,9 @@ _EXPORTS = {
     "RequirementResult": "results",
     "RunResult": "results",
     "Status": "results",
-    "PROTOCOLS": "ground.specs",
-    "SpecError": "ground.specs",
-    "load": "ground.specs",
+    "PROTOCOLS": "specs.documents",
+    "SpecError": "specs.documents",
+    "load": "specs.documents",
 }
 
 

@@ -8,7 +8,7 @@ schemathesis walks it).
 
 from __future__ import annotations
 
-from ground.specs import Spec
+from specs.documents import Spec
 
 
 def some_status_can_be_undocumented(spec: Spec) -> bool:

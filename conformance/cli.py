@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ground.specs import PROTOCOLS, SpecError, load
+from specs.documents import PROTOCOLS, SpecError, load
 
 from . import __version__, baseline, config
 from .context import RunOptions

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ground.specs import PROTOCOLS
+from specs.documents import PROTOCOLS
 
 from . import baseline
 from .baseline import Entry

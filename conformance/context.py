@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 
-from ground.schemas import SchemaSet
-from ground.specs import Spec
+from specs.documents import Spec
+from specs.schemas import SchemaSet
 
 from .baseline import Entry
 from .http import Client, Limits, Response, StreamingResponse, TargetError

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from ground.specs import Spec
+from specs.documents import Spec
 
 from .results import Exchange, Finding
 

@@ -113,7 +113,7 @@ def _plans(config: pytest.Config) -> dict[str, RunOptions]:
     """The validated options of each protocol's run (cached), or pytest.UsageError saying what to fix."""
     if _PLANS in config.stash:
         return config.stash[_PLANS]
-    from ground.specs import PROTOCOLS
+    from specs.documents import PROTOCOLS
 
     from . import config as settings
     from .usage import UsageError

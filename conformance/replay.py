@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
-from ground.schemas import SchemaSet
-from ground.specs import Spec, load
+from specs.documents import Spec, load
+from specs.schemas import SchemaSet
 
 from .context import RunOptions
 from .findings import operation_of

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ground.specs import Spec
+    from specs.documents import Spec
 
     from .context import Context
 

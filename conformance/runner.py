@@ -16,8 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ground.schemas import SchemaSet
-from ground.specs import Spec, load
+from specs.documents import Spec, load
+from specs.schemas import SchemaSet
 
 from . import __version__
 from .baseline import judge

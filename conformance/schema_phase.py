@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from ground.specs import Spec
+from specs.documents import Spec
 
 from .applicability import some_header_can_fail, some_status_can_be_undocumented, something_created_is_read_back
 from .curl import curl_command

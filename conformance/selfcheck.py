@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ground.specs import load
+from specs.documents import load
 
 from .context import RunOptions
 from .requirements import Level

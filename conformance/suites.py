@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ground.specs import load, protocol
+from specs.documents import load, protocol
 
 from .model.engine import Model
 from .requirements import Registry

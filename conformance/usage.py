@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from ground.specs import PROTOCOLS, load
+from specs.documents import PROTOCOLS, load
 
 from .context import RunOptions
 from .runner import selected

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ground.specs import PROTOCOLS, SpecError, load
+from specs.documents import PROTOCOLS, SpecError, load
 
 from . import fixtures
 from .app import create_app

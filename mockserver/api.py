@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from ground.schemas import SchemaSet
-from ground.specs import Spec, resolve_ref
+from specs.documents import Spec, resolve_ref
+from specs.schemas import SchemaSet
 
 from .config import MockConfig
 from .errors import ApiError, error_body

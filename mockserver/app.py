@@ -12,7 +12,7 @@ import importlib
 
 from aiohttp import web
 
-from ground.specs import load
+from specs.documents import load
 
 from . import cors, fixtures
 from .admin import Admin

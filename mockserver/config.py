@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ground.specs import PROTOCOLS
+from specs.documents import PROTOCOLS
 
 DEFAULT_TOKENS = {"alice": "alice-token", "bob": "bob-token"}
 

@@ -8,7 +8,7 @@ from typing import Self
 
 from aiohttp import web
 
-from ground.serving import AppServer
+from specs.serving import AppServer
 
 from .app import create_app
 from .config import MockConfig

@@ -5,7 +5,7 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-from ground.specs import protocol
+from specs.documents import protocol
 
 
 class ApiError(Exception):

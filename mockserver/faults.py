@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Self
 
-from ground.specs import PROTOCOLS
+from specs.documents import PROTOCOLS
 
 Mutation = Callable[[Any], None]
 """Edits a ``Reply`` (body, status, headers, content_type) in place."""

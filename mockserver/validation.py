@@ -18,8 +18,8 @@ from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from ground.schemas import SchemaSet
-from ground.specs import protocol
+from specs.documents import protocol
+from specs.schemas import SchemaSet
 
 from .errors import ApiError
 from .hooks import EXCHANGE

@@ -41,9 +41,9 @@ if str(ROOT) not in sys.path:  # run as a file: make the repository's packages i
     sys.path.insert(0, str(ROOT))
 
 from conformance.schema_phase import _read_form_files_as_text  # noqa: E402
-from ground.specs import PROTOCOLS, load  # noqa: E402
 from mockserver import MockConfig  # noqa: E402
 from mockserver.embedded import EmbeddedServer  # noqa: E402
+from specs.documents import PROTOCOLS, load  # noqa: E402
 
 TOKEN_HEADERS = {"synapse-agent": {"Authorization": "Bearer alice-token"}}
 """The fuzzer calls Synapse as alice; requests the coverage phase sends without it are 401s."""

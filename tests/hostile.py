@@ -42,7 +42,7 @@ import struct
 from http import HTTPStatus
 from types import TracebackType
 
-from ground.serving import ServerThread
+from specs.serving import ServerThread
 
 MAX_HOLD_S = 120.0
 """Longest a stalling connection is held open if the test forgets to stop the server."""

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
+from specs.documents import load
 
 REPO = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))

@@ -50,9 +50,7 @@ def run_from_wheel(site: Path, cwd: Path, *args: str) -> subprocess.CompletedPro
 
 def test_the_wheel_holds_every_document_of_the_checkout(unpacked_wheel: Path) -> None:
     documents = {p.relative_to(REPO / "specs") for p in (REPO / "specs").rglob("*") if p.suffix in {".json", ".yaml"}}
-    packaged = {
-        p.relative_to(unpacked_wheel / "ground" / "_specs") for p in (unpacked_wheel / "ground" / "_specs").rglob("*")
-    }
+    packaged = {p.relative_to(unpacked_wheel / "specs") for p in (unpacked_wheel / "specs").rglob("*")}
     assert documents and documents <= packaged
     assert (unpacked_wheel / "conformance" / "events.schema.json").is_file()
     (dist_info,) = unpacked_wheel.glob("*.dist-info")
@@ -65,7 +63,7 @@ def test_a_run_from_the_installed_wheel_tests_every_protocol_against_its_embedde
     unpacked_wheel: Path, tmp_path: Path
 ) -> None:
     probe = run_from_wheel(
-        unpacked_wheel, tmp_path, "-c", "import ground, conformance, mockserver; print(conformance.__file__)"
+        unpacked_wheel, tmp_path, "-c", "import specs, conformance, mockserver; print(conformance.__file__)"
     )
     assert probe.returncode == 0, probe.stderr
     assert Path(probe.stdout.strip()).is_relative_to(unpacked_wheel), "the checkout, not the wheel, was imported"

@@ -14,7 +14,7 @@ from openapi_core.datatypes import RequestParameters
 from openapi_core.templating.paths import APICallPathFinder
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from ground.specs import Spec
+from specs.documents import Spec
 
 __all__ = ["HttpxOpenAPIRequest", "HttpxOpenAPIResponse", "document_host_url", "validate_exchange"]
 

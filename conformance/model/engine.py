@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from ground.specs import Spec
+from specs.documents import Spec
 
 from ..findings import digest, operation_of
 from ..http import Client, Response, TargetError

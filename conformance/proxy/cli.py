@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ground.specs import PROTOCOLS
+from specs.documents import PROTOCOLS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

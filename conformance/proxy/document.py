@@ -13,8 +13,8 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from typing import Any
 
-from ground.schemas import SchemaSet
-from ground.specs import PROTOCOLS, Operation, Spec
+from specs.documents import PROTOCOLS, Operation, Spec
+from specs.schemas import SchemaSet
 
 from ..requirements import Level, Registry, Requirement
 from .traffic import NotJson, Observed

@@ -21,8 +21,8 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from ground.serving import AppServer
-from ground.specs import protocol
+from specs.documents import protocol
+from specs.serving import AppServer
 
 from .observer import Observer, Open
 from .report import run_result, write

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ground.schemas import SchemaSet
-from ground.specs import load
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 from ..findings import FindingSet, digest
 from ..requirements import Requirement

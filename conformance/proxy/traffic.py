@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from ground.specs import Operation, Spec
+from specs.documents import Operation, Spec
 
 from ..curl import curl_command
 from ..http import _preview

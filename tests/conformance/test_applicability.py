@@ -13,7 +13,7 @@ from conformance.applicability import (
     something_created_is_read_back,
 )
 from conformance.suites import suite
-from ground.specs import Spec, load
+from specs.documents import Spec, load
 
 EXPECTED = {
     # AP and NeuroSan document `default` on every operation; they declare no response headers;

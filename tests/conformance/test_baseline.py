@@ -15,8 +15,8 @@ from conformance.baseline import Entry, judge
 from conformance.cli import main
 from conformance.requirements import Level, Requirement
 from conformance.results import Finding, RequirementResult, RunResult, Status
-from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
+from specs.documents import load
 
 TASKS = ["--only", "AP-TASK-001", "--phase", "scenario"]
 

@@ -6,8 +6,8 @@ import pytest
 
 from conformance.context import CheckFailed, Context, NotVerified, RunOptions
 from conformance.http import Limits, TargetError
-from ground.schemas import SchemaSet
-from ground.specs import load
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from conformance.findings import FindingSet, digest, operation_of
 from conformance.protocols.agent_protocol.requirements import INVALID_BODIES
 from conformance.results import Exchange, Status
 from conformance.selfcheck import run_fault
-from ground.specs import load
 from mockserver.faults import catalogue
+from specs.documents import load
 
 
 def test_an_exchange_is_named_by_the_document_operation_it_went_to() -> None:

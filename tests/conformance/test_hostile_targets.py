@@ -24,8 +24,8 @@ from conformance.http import Limits, TargetError
 from conformance.results import RunResult, Status
 from conformance.runner import run
 from conformance.suites import suite
-from ground.schemas import SchemaSet
-from ground.specs import load
+from specs.documents import load
+from specs.schemas import SchemaSet
 from tests.hostile import SSE_FRAME, HostileServer, closed_port_url
 
 BOUND_S = 60.0

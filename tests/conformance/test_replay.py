@@ -17,8 +17,8 @@ from conformance.context import RunOptions
 from conformance.replay import FIXED, STILL_FAILS, load_report, replay
 from conformance.reporting import write_reports
 from conformance.runner import EMBEDDED_TOKENS, run
-from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
+from specs.documents import load
 
 # one of each way a request is recorded: generated GETs with a query, a binary multipart upload,
 # a bearer token, a stream; and a scenario with several distinct failures (one per invalid body)

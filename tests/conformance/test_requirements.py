@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.requirements import Level, Registry, Requirement, describe, operations_of
-from ground.specs import load
+from specs.documents import load
 
 
 def test_a_level_includes_the_stricter_ones() -> None:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from conformance.requirements import Level, Registry
 from conformance.schema_phase import SCHEMA_CHECKS, register_schema_requirements
-from ground.specs import Spec, load
+from specs.documents import Spec, load
 
 
 def registered(protocol_id: str, prefix: str) -> dict[str, Level]:

@@ -18,8 +18,8 @@ from conformance.results import Status
 from conformance.runner import run
 from conformance.selfcheck import Outcome, check_fault, default_workers, fault_pool, render_catalogue
 from conformance.suites import suite
-from ground.specs import PROTOCOLS
 from mockserver.faults import catalogue
+from specs.documents import PROTOCOLS
 
 FAULTS = catalogue()
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 import yaml
 
-from ground.specs import load
 from mockserver import EmbeddedServer
+from specs.documents import load
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 AUTH = {"Authorization": "Bearer alice-token"}

@@ -20,13 +20,13 @@ from typing import Any
 import httpx
 import pytest
 
-from ground.specs import protocol as protocol_info
 from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, Limits, MockConfig, catalogue, create_app
 from mockserver import app as app_module
 from mockserver import faults as faults_module
 from mockserver.api import Reply
 from mockserver.streaming import StreamGate
 from mockserver.validation import OperationValidator
+from specs.documents import protocol as protocol_info
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 REPO = Path(__file__).resolve().parents[2]

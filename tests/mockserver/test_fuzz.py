@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from ground.specs import PROTOCOLS, load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from scripts.fuzz_mock import fuzz_protocol, leak_problem, mock_self_fuzz_guard, shape_problem
+from specs.documents import PROTOCOLS, load
 
 pytestmark = pytest.mark.slow
 

@@ -35,7 +35,6 @@ import httpx
 import pytest
 
 import mockserver.api
-from ground.specs import PROTOCOLS, load
 from mockserver import EmbeddedServer, MockConfig
 from mockserver.api import ProtocolApi
 from mockserver.faults import FaultSet
@@ -44,6 +43,7 @@ from mockserver.protocols.synapse_agent.store import NOT_OWNER
 from mockserver.streaming import StreamGate
 from mockserver.validation import OperationValidator
 from scripts.fuzz_mock import leak_problem, shape_problem
+from specs.documents import PROTOCOLS, load
 from tests.mockserver.test_limits import serving
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]

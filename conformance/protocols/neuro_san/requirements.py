@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ground.schemas import SchemaSet
-from ground.specs import load
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 from ...context import CheckFailed, Context, NotVerified
 from ...http import Response, TargetError

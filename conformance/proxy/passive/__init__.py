@@ -13,8 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ground.schemas import SchemaSet
-from ground.specs import Spec
+from specs.documents import Spec
+from specs.schemas import SchemaSet
 
 from ...streams import Frame
 from ...suites import optional_part

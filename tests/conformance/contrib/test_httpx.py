@@ -22,7 +22,7 @@ from conformance.contrib.httpx import (
     document_host_url,
     validate_exchange,
 )
-from ground.specs import Spec, load
+from specs.documents import Spec, load
 
 TASKS = "/ap/v1/agent/tasks"
 TASK = {"task_id": "t1", "input": "hi", "artifacts": []}

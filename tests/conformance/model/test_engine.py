@@ -13,7 +13,7 @@ from conformance.http import Client, Limits
 from conformance.model.engine import Model, ModelMachine, Session, run_model_phase
 from conformance.requirements import Level, Requirement
 from conformance.results import Status
-from ground.specs import load
+from specs.documents import load
 
 LIST = Requirement("TOY-MODEL-001", Level.MUST, "the list holds everything created", "toy", "toy", "model")
 ECHO = Requirement("TOY-MODEL-002", Level.MUST, "a create answer echoes the name", "toy", "toy", "model")

@@ -11,8 +11,8 @@ import pytest
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.results import RunResult, Status
-from ground.specs import load
 from mockserver import EmbeddedServer, MockConfig
+from specs.documents import load
 
 
 @dataclass

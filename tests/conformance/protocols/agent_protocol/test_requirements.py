@@ -20,9 +20,9 @@ from conformance.protocols.agent_protocol import requirements as ap
 from conformance.requirements import Level
 from conformance.results import RunResult, Status
 from conformance.suites import suite
-from ground.schemas import SchemaSet
-from ground.specs import load
 from mockserver.protocols.agent_protocol import FAULTS
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 PROTOCOL = "agent-protocol"
 FAULTS_BY_NAME = {f.name: f for f in FAULTS}

@@ -16,11 +16,11 @@ from conformance.results import RunResult, Status
 from conformance.runner import run
 from conformance.selfcheck import run_fault
 from conformance.suites import suite
-from ground.schemas import SchemaSet
-from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.neuro_san import FAULTS
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 PROTOCOL = "neuro-san"
 FAULTS_BY_NAME = {f.name: f for f in FAULTS}

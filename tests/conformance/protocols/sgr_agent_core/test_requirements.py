@@ -16,12 +16,12 @@ from conformance.results import Exchange, RunResult, Status
 from conformance.runner import run
 from conformance.selfcheck import run_fault
 from conformance.suites import suite
-from ground.schemas import SchemaSet
-from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.sgr_agent_core import FAULTS
 from mockserver.protocols.sgr_agent_core import models as mock
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 PROTOCOL = "sgr-agent-core"
 FAULTS_BY_NAME = {f.name: f for f in FAULTS}

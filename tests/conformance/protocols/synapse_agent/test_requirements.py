@@ -12,12 +12,12 @@ from conformance.requirements import Level
 from conformance.results import RunResult, Status
 from conformance.runner import run
 from conformance.suites import suite
-from ground.schemas import SchemaSet
-from ground.specs import load
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent import FAULTS
 from mockserver.protocols.synapse_agent import store as mock
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 PROTOCOL = "synapse-agent"
 BASE_PATH = "/repo/v1"

@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from ground.specs import load
 from mockserver import Limits, MockConfig
 from mockserver.embedded import EmbeddedServer
+from specs.documents import load
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 

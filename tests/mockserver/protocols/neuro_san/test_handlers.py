@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from ground.schemas import SchemaSet
-from ground.specs import load
 from mockserver import Limits, MockConfig
 from mockserver.embedded import EmbeddedServer
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 NETWORKS = ("hello_world", "math_guy", "music_nerd_pro")
 SPEC = load("neuro-san")

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from ground.schemas import SchemaSet
-from ground.specs import load
 from mockserver import Limits
 from mockserver.embedded import EmbeddedServer
+from specs.documents import load
+from specs.schemas import SchemaSet
 
 SPEC = load("sgr-agent-core")
 CHUNK = SchemaSet(SPEC.raw).component("ChatCompletionChunk")

@@ -14,11 +14,11 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from ground.specs import load
 from mockserver import Limits
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent.models import answer_for
 from mockserver.protocols.synapse_agent.store import PAGE_SIZE
+from specs.documents import load
 
 ROOT = "/repo/v1"
 ALICE = {"Authorization": "Bearer alice-token"}

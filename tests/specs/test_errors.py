@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ground.specs import PROTOCOLS, ErrorShape, protocol
+from specs.documents import PROTOCOLS, ErrorShape, protocol
 
 DETAILS = [{"type": "missing", "loc": ["body", "input"], "msg": "field required", "input": None}]
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"

@@ -11,8 +11,8 @@ import pytest
 from openapi_spec_validator import validate
 
 from conformance import cli
-from ground import specs
-from ground.specs import PROTOCOLS, SpecError, load, read_document, specs_root
+from specs import documents as specs
+from specs.documents import PROTOCOLS, SpecError, load, read_document, specs_root
 
 # The published Agent Protocol v1 document (seed 002), shipped byte for byte: its sha256.
 AGENT_PROTOCOL_V1_SHA256 = "03c6d77a5245407f4b8d7b8f596b9b187f536638103e8106648c09796fa3ab0e"

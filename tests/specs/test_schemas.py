@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from ground.schemas import SchemaSet, SchemaViolation, _upgrade_30
-from ground.specs import load
+from specs.documents import load
+from specs.schemas import SchemaSet, SchemaViolation, _upgrade_30
 
 DOC_30: dict[str, Any] = {
     "openapi": "3.0.1",

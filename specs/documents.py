@@ -146,10 +146,8 @@ def discover() -> dict[str, ProtocolInfo]:
 
 
 def specs_root() -> Path:
-    """The specs folder: packaged next to the code in a wheel, at the repository top otherwise."""
-    here = Path(__file__).resolve().parent
-    packaged = here / "_specs"
-    return packaged if packaged.is_dir() else here.parent / "specs"
+    """The specs folder: this package's own, in a checkout and in a wheel alike."""
+    return Path(__file__).resolve().parent
 
 
 PROTOCOLS: dict[str, ProtocolInfo] = discover()
