@@ -66,6 +66,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--target-name", help="the implementation under test, named in the reports")
     run.add_argument("--target-version", help="its version, named in the reports")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    run.add_argument(
+        "--progress",
+        choices=("auto", "bars", "lines"),
+        default="auto",
+        help="bars per phase with colour (auto: on a terminal, not under CI or TERM=dumb) or plain lines",
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="print each failure's evidence and curl line")
     run.add_argument(
         "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"
@@ -109,7 +115,7 @@ def _stderr_line(line: str) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from .progress import FailureEvidence, ProgressLines
+    from .progress import FailureEvidence, ProgressBars, ProgressLines, wants_bars
     from .reporting.ndjson import EventStream
 
     environ = os.environ
@@ -132,7 +138,16 @@ def run_command(args: argparse.Namespace) -> int:
     for plan in plans:  # refused now, not after the whole run
         check_report_dir(report_dir(plan.protocol))
     with ExitStack() as stack:
-        handlers: list[EventHandler] = [] if args.quiet else [ProgressLines(_stderr_line)]
+        handlers: list[EventHandler] = []
+        if args.quiet:
+            pass
+        elif args.progress == "bars" or (args.progress == "auto" and wants_bars(sys.stderr, environ)):
+            from rich.console import Console
+
+            bars = ProgressBars(Console(stderr=True, force_terminal=True if args.progress == "bars" else None))
+            handlers.append(stack.enter_context(bars))
+        else:
+            handlers.append(ProgressLines(_stderr_line))
         if args.verbose:
             handlers.append(FailureEvidence(_stderr_line))
         if args.events:

@@ -1,10 +1,26 @@
-"""The plain progress lines the CLI prints to stderr while a run works: one event handler."""
+"""What the CLI shows on stderr while a run works, as event handlers: bars per phase on a terminal
+(``ProgressBars``), plain lines in CI logs and pipes (``ProgressLines``), and ``-v``'s evidence."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TextIO
 
-from .events import Event, Fatal, PhaseStarted, RequirementFinished, RunStarted, StageStarted
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from .events import (
+    CaseFinished,
+    Event,
+    Fatal,
+    PhaseFinished,
+    PhaseStarted,
+    RequirementFinished,
+    RunFinished,
+    RunStarted,
+    StageStarted,
+)
 from .results import Status
 
 
@@ -55,3 +71,130 @@ class FailureEvidence:
                 if deciding.response_body:
                     self.write(f"    {deciding.response_body[:300]}")
                 self.write(f"    {deciding.curl[:2000]}")
+
+
+PHASE_TITLES = {
+    "preflight": "preflight",
+    "schema": "property-based",
+    "model": "model-based",
+    "scenario": "scenarios",
+}
+_STYLE = {
+    "passed": "green",
+    "failed": "bold red",
+    "error": "bold magenta",
+    "skipped": "yellow",
+    "blocked": "yellow",
+    "expected failure": "cyan",
+    "stale": "bold red",
+}
+
+
+class ProgressBars:
+    """On a terminal: one bar per phase with its counts, coloured verdicts, and each requirement
+    that did not pass printed above the bars as it is decided. The property-based phase counts
+    generated cases (their number is not known in advance, so its bar pulses); the model-based and
+    scenario phases count requirements. A context manager: leaving it stops the live display even
+    when the run raised."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.protocol = ""
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+        self.phase = ""
+        self.counts: dict[str, int] = {}
+        """Verdicts decided in the current phase, by verdict word."""
+        self.failing_cases = 0
+        self.stage = ""
+
+    def __enter__(self) -> ProgressBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    def _start(self) -> Progress:
+        progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=30),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=False,
+        )
+        progress.start()
+        return progress
+
+    def _stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def _counts(self) -> str:
+        parts = [f"[{_STYLE.get(k, 'white')}]{n} {k}[/]" for k, n in self.counts.items() if n]
+        if self.failing_cases:
+            parts.append(f"[red]({self.failing_cases} failing cases)[/]")
+        return " ".join(parts)
+
+    def _update(self, advance: int = 0) -> None:
+        if self.progress is not None and self.task is not None:
+            label = f"{self.protocol} {PHASE_TITLES.get(self.phase, self.phase)}"
+            if self.stage:
+                label += f" ({self.stage})"
+            self.progress.update(self.task, advance=advance, description=label, counts=self._counts())
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._stop()
+            self.protocol = event.protocol
+            self.progress = self._start()
+        elif isinstance(event, PhaseStarted) and self.progress is not None:
+            self.phase, self.stage, self.counts, self.failing_cases = event.phase, "", {}, 0
+            # the schema phase's cases are not known in advance: its bar pulses (total None)
+            total = None if event.phase == "schema" else (len(event.requirements) or 1)
+            self.task = self.progress.add_task("", total=total, counts="")
+            self._update()
+        elif isinstance(event, StageStarted):
+            self.stage = event.stage
+            self._update()
+        elif isinstance(event, CaseFinished):
+            self.failing_cases += event.outcome != "passed"
+            self._update(advance=1)
+        elif isinstance(event, RequirementFinished) and self.progress is not None:
+            res = event.result
+            self.counts[res.verdict] = self.counts.get(res.verdict, 0) + 1
+            # the schema phase's bar counts cases; the others' count requirements
+            self._update(advance=0 if res.requirement.phase == "schema" else 1)
+            if not res.gates_ok or res.status is not Status.PASSED:
+                style = _STYLE.get(res.verdict, "white")
+                self.progress.console.print(
+                    f"  [{style}]{res.verdict:>8}[/] {res.requirement.id} [dim]{escape(res.message[:160])}[/]",
+                    highlight=False,
+                )
+        elif isinstance(event, PhaseFinished) and self.progress is not None and self.task is not None:
+            task = self.progress.tasks[-1]
+            if task.total is None:  # the pulsing bar ends full, at the number of cases it counted
+                self.progress.update(self.task, total=max(task.completed, 1), completed=max(task.completed, 1))
+            else:
+                self.progress.update(self.task, completed=task.total)
+            self.stage = ""
+            self._update()
+            self.task = None
+        elif isinstance(event, Fatal):
+            (self.progress.console if self.progress else self.console).print(
+                f"[bold red]error:[/] {escape(event.reason)}", highlight=False
+            )
+        elif isinstance(event, RunFinished):
+            self._stop()
+
+
+def wants_bars(stream: TextIO, environ: Mapping[str, str]) -> bool:
+    """Bars on an interactive terminal; plain lines in CI logs, pipes and dumb terminals."""
+    if environ.get("CI") or environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,141 @@
+"""The console while a run works: bars per phase with counts and colour on a terminal, plain lines
+elsewhere, and the choice between them."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from conformance.context import RunOptions
+from conformance.events import Event, Recorder
+from conformance.progress import ProgressBars, wants_bars
+from conformance.runner import run
+from conformance.selfcheck import fault_options
+from mockserver import EmbeddedServer, MockConfig
+from mockserver.faults import catalogue
+from specs.documents import load
+
+REPO = Path(__file__).resolve().parents[2]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def recorded(options: RunOptions) -> list[Event]:
+    recorder = Recorder()
+    run(options, [recorder])
+    return recorder.events
+
+
+def replayed(events: list[Event]) -> str:
+    """What the bars draw for these events on a 120-column colour terminal."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="standard", width=120)
+    with ProgressBars(console) as bars:
+        for event in events:
+            bars.handle(event)
+    return out.getvalue()
+
+
+def final_frame(drawn: str) -> list[str]:
+    """The lines left on screen: the last redraw of each bar, plus the lines printed above them."""
+    plain = ANSI.sub("", drawn).replace("\r", "\n")
+    return [line.rstrip() for line in plain.split("\n") if line.strip()]
+
+
+def test_each_phase_gets_a_bar_with_its_counts() -> None:
+    events = recorded(
+        RunOptions(protocol="agent-protocol", only=("AP-TASK-001", "AP-TASK-002", "AP-SCHEMA-001"), max_examples=3)
+    )
+    drawn = replayed(events)
+    lines = final_frame(drawn)
+    for title in ("agent-protocol preflight", "agent-protocol property-based", "agent-protocol scenarios"):
+        assert any(line.startswith(title) for line in lines), (title, lines)
+    cases = sum(type(e).__name__ == "CaseFinished" for e in events)
+    assert cases > 0
+    assert any(f"{cases}/{cases}" in line and "1 passed" in line for line in lines if "property-based" in line)
+    assert any("2/2" in line and "2 passed" in line for line in lines if "scenarios" in line)
+    assert "\x1b[32m" in drawn  # green for what passed
+
+
+def test_a_failure_is_printed_above_the_bars_in_colour_as_it_is_decided() -> None:
+    fault = catalogue()["ap-task-created-201"]
+    with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as server:
+        options = fault_options(fault, server.url + load(fault.protocol).info.base_path, exact=False)
+        events = recorded(replace(options, only=("AP-TASK-001", "AP-TASK-002"), phases=("scenario",)))
+    drawn = replayed(events)
+    lines = final_frame(drawn)
+    failed = [line for line in lines if line.lstrip().startswith("failed AP-TASK-001")]
+    assert failed and "201" in failed[0], lines
+    assert any("1 failed" in line and "1 passed" in line for line in lines if "scenarios" in line)
+    assert "\x1b[1;31m" in drawn  # bold red
+
+
+def test_the_live_display_stops_when_the_run_raises() -> None:
+    console = Console(file=io.StringIO(), force_terminal=True)
+    events = recorded(RunOptions(protocol="agent-protocol", only=("AP-TASK-001",), phases=("scenario",)))
+    with pytest.raises(RuntimeError), ProgressBars(console) as bars:
+        bars.handle(events[0])
+        assert bars.progress is not None and bars.progress.live.is_started
+        raise RuntimeError("the run broke")
+    assert bars.progress is None
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("stream", "environ", "bars"),
+    [
+        (Tty(), {}, True),
+        (Tty(), {"CI": "true"}, False),  # CI logs get plain lines even when a pseudo-terminal is attached
+        (Tty(), {"TERM": "dumb"}, False),
+        (io.StringIO(), {}, False),  # a pipe or a file
+    ],
+)
+def test_bars_only_on_an_interactive_terminal(stream: io.StringIO, environ: dict[str, str], bars: bool) -> None:
+    assert wants_bars(stream, environ) is bars
+
+
+def cli_on_a_terminal(tmp_path: Path, *args: str) -> str:
+    """Run the CLI with its stderr on a pseudo-terminal and return what the terminal received."""
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR", "TERM")} | {"TERM": "xterm-256color"}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "run", "--report-dir", str(tmp_path), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    received = bytearray()
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed its side
+            break
+        if not chunk:
+            break
+        received += chunk
+    assert proc.wait(timeout=120) == 0
+    os.close(leader)
+    return received.decode("utf-8", "replace")
+
+
+def test_the_cli_draws_bars_on_a_terminal_and_lines_when_asked(tmp_path: Path) -> None:
+    common = ("--protocol", "agent-protocol", "--only", "AP-TASK-001", "--phase", "scenario")
+    drawn = cli_on_a_terminal(tmp_path / "bars", *common)
+    assert "\x1b[" in drawn and "agent-protocol scenarios" in ANSI.sub("", drawn)
+    assert "[1/1] AP-TASK-001" not in drawn
+    plain = cli_on_a_terminal(tmp_path / "lines", *common, "--progress", "lines")
+    assert "[1/1] AP-TASK-001 passed" in plain and "\x1b[32m" not in plain
