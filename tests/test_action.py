@@ -201,16 +201,27 @@ def _readme_block(marker: str) -> Any:
     return yaml.safe_load(block)
 
 
-def test_the_readmes_workflow_passes_only_inputs_the_action_has() -> None:
+VENDORED = "tools/agent-conformance"
+"""Where the README's workflows expect the kit inside the user's repository."""
+
+
+def test_the_readmes_workflow_runs_the_vendored_kit_and_passes_only_inputs_the_action_has(tmp_path: Path) -> None:
     workflow = _readme_block("runs-on: ubuntu-latest")
-    [step] = [s for s in workflow["jobs"]["conformance"]["steps"] if "agent-api-conformance" in s.get("uses", "")]
+    checkout, step = workflow["jobs"]["conformance"]["steps"]
+    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["submodules"] is True
+    assert step["uses"] == f"./{VENDORED}"  # a local action: no hosting address to fill in
     assert set(step["with"]) <= set(ACTION["inputs"])
+    # the user's checkout with the kit vendored where the workflow looks: GitHub reads action.yml there
+    (tmp_path / VENDORED).parent.mkdir(parents=True)
+    (tmp_path / VENDORED).symlink_to(REPO, target_is_directory=True)
+    assert yaml.safe_load((tmp_path / step["uses"] / "action.yml").read_text(encoding="utf-8")) == ACTION
 
 
 def test_the_readmes_gitlab_job_is_a_valid_command_line_and_its_junit_is_written_where_it_looks() -> None:
     from conformance.cli import parser
 
     job = _readme_block("image: python:3.11")["conformance"]
+    assert job["script"][0] == f"pip install ./{VENDORED}" and job["variables"]["GIT_SUBMODULE_STRATEGY"] == "recursive"
     command = next(line for line in job["script"] if line.startswith("python -m conformance "))
     import shlex
 
