@@ -23,6 +23,10 @@ and one worker, each against a fresh mock process on the other core, in rotated 
 against the CLI engine's running time, wall time, CPU, and the ratios. The same runs give the
 scenario phase's time per requirement (``--phase scenario``, results.json durations).
 
+The default run of all four protocols (``--default-all ROUNDS``): one ``conformance run --protocol
+all`` process, as a user runs it; wall and CPU seconds, the other load, each protocol's phase
+seconds from its events file; ``--versus TREE`` alternates it with another checkout (before/after).
+
 The pytest plugin under pytest-xdist (``--xdist``, or ``--xdist-only`` for just that): the same
 requirements as ``pytest --conformance-protocol P -n 0`` (one process) and ``-n 2`` (two workers,
 requirements spread over them, a protocol's schema requirements kept on one), both with
@@ -555,6 +559,125 @@ def against_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+PHASES = ("preflight", "schema", "model", "scenario")
+
+
+def _tree_name(tree: Path) -> str:
+    """How results name a tree: no machine paths in the recorded files."""
+    return "this checkout" if tree == ROOT else tree.name
+
+
+def _commit(tree: Path) -> str:
+    """The tree's commit, or its folder's name when it is not a git checkout (an exported copy)."""
+    done = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() if done.returncode == 0 else tree.name
+
+
+def default_all(tree: Path, folder: Path, timeout: float) -> dict[str, Any]:
+    """The default ``conformance run --protocol all`` against the embedded mock, run from ``tree``
+    (this checkout, or another one for a before/after pair): wall and CPU seconds (the run's
+    process and its children), the other load meanwhile, and from its events file each protocol's
+    phase seconds; what is left of the wall is start-up (imports, loading the documents) and exit."""
+    events = folder / "events.jsonl"
+    command = [PYTHON, "-m", "conformance", "run", "--protocol", "all", "--report-dir", str(folder / "reports")]
+    command += ["-q", "--events", str(events)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}  # the CLI pins it itself
+    env["PYTHONPATH"] = str(tree)
+    before = cpu_children()
+    started = time.monotonic()
+    with LoadMeter() as load:
+        try:
+            done = subprocess.run(
+                command, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            return {"tree": _tree_name(tree), "error": f"timed out after {timeout:g} s"}
+    wall = time.monotonic() - started
+    row: dict[str, Any] = {
+        "tree": _tree_name(tree),
+        "commit": _commit(tree),
+        "exit_code": done.returncode,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu_children() - before, 2),
+        "other_load_cores": load.other_cores,
+        "summary_line": [line.split("; reports in ")[0] for line in done.stdout.strip().splitlines()],
+    }
+    if not events.exists():
+        row["error"] = (done.stderr.strip() or done.stdout.strip())[-600:] or "no events file"
+        return row
+    protocols: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] = {}
+    for line in events.read_text().splitlines():
+        event = json.loads(line)
+        kind = event.get("event")
+        if kind == "run_started":
+            current = protocols.setdefault(event["protocol"], dict.fromkeys(PHASES, 0.0))
+        elif kind == "phase_finished":
+            current[event["phase"]] = round(current.get(event["phase"], 0.0) + float(event["duration_s"]), 2)
+        elif kind == "run_finished":
+            stats = event.get("stats") or {}
+            current["run_s"] = round(float(event["duration_s"]), 2)
+            current["schema_cases"] = stats.get("schema_cases")
+            current["model_sequences"] = stats.get("model_sequences")
+            current["model_requests"] = stats.get("model_requests")
+            current["verdicts"] = event.get("summary")
+    row["protocols"] = protocols
+    row["start_up_and_exit_s"] = round(wall - sum(p.get("run_s", 0.0) for p in protocols.values()), 2)
+    return row
+
+
+def default_all_rounds(trees: list[Path], rounds: int, tmp: Path, timeout: float) -> list[dict[str, Any]]:
+    """``rounds`` of ``default_all`` for each tree, the trees alternated (and the order rotated per
+    round), so a neighbour's load falls on both sides alike."""
+    rows = []
+    for n in range(rounds):
+        order = trees[n % len(trees) :] + trees[: n % len(trees)]
+        for tree in order:
+            row = default_all(tree, tmp / f"all-{n}-{trees.index(tree)}", timeout)
+            row["round"] = n + 1
+            rows.append(row)
+            phases = ", ".join(
+                f"{pid} " + "/".join(f"{p.get(ph, 0.0):g}" for ph in ("schema", "model", "scenario"))
+                for pid, p in row.get("protocols", {}).items()
+            )
+            print(
+                f"  round {n + 1} {row.get('commit', tree)}: wall {row.get('wall_s')} s, CPU {row.get('cpu_s')} s, "
+                f"other load {row.get('other_load_cores')} cores, exit {row.get('exit_code')}; "
+                f"schema/model/scenario s: {phases}{'  ERROR ' + row['error'][:200] if 'error' in row else ''}",
+                flush=True,
+            )
+    return rows
+
+
+def default_all_table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| round | commit | wall s | CPU s | other load | start-up + exit s | "
+        + " | ".join(f"{pid}: schema / model / scenario s" for pid in sorted(PROTOCOLS))
+        + " | MUST passed | target |",
+        "|---:|---|---:|---:|---:|---:|" + "---|" * len(PROTOCOLS) + "---|---|",
+    ]
+    for r in rows:
+        if "error" in r:
+            lines.append(
+                f"| {r.get('round')} | {r.get('commit', '')} | {r.get('wall_s', '')} | | | | error: {r['error'][:80]} |"
+            )
+            continue
+        cells = []
+        for pid in sorted(PROTOCOLS):
+            p = r["protocols"].get(pid, {})
+            cells.append(" / ".join(f"{p.get(ph, 0.0):.1f}" for ph in ("schema", "model", "scenario")))
+        must = sum(((p.get("verdicts") or {}).get("must") or {}).get("passed", 0) for p in r["protocols"].values())
+        met = "met" if r["wall_s"] < TARGET_SECONDS and r["exit_code"] == 0 else "MISSED"
+        lines.append(
+            f"| {r['round']} | {r['commit']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
+            f"{r['other_load_cores']:.2f} cores | {r['start_up_and_exit_s']:.1f} | {' | '.join(cells)} | "
+            f"{must} (exit {r['exit_code']}) | < {TARGET_SECONDS:g} s: **{met}** |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 WITHOUT_MODEL = ("--phase", "schema", "--phase", "scenario")
 
 
@@ -602,10 +725,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="ROUNDS",
         help="only measure the model-based phase's share of each default run, ROUNDS times",
     )
+    parser.add_argument(
+        "--default-all",
+        type=int,
+        metavar="ROUNDS",
+        help="only the default `conformance run --protocol all`, ROUNDS times (with --versus: each tree in turn)",
+    )
+    parser.add_argument(
+        "--versus",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="TREE",
+        help="another checkout of the project run alternately with this one by --default-all (before/after)",
+    )
     args = parser.parse_args(argv)
     protocols = args.protocol or sorted(PROTOCOLS)
     facts = machine()
     facts["before_start"] = wait_quiet(args.quiet_wait)
+    if args.default_all:
+        trees = [ROOT, *(tree.resolve() for tree in args.versus)]
+        print(
+            f"default `conformance run --protocol all`, {args.default_all} round(s) of {len(trees)} tree(s)", flush=True
+        )
+        with tempfile.TemporaryDirectory(prefix="bench-all-") as tmp_name:
+            all_rows = default_all_rounds(trees, args.default_all, Path(tmp_name), args.timeout * len(PROTOCOLS))
+        text = default_all_table(all_rows)
+        print("\n" + text)
+        settings = {**vars(args), "versus": [_tree_name(tree) for tree in args.versus]}
+        write_json(f"{args.output}_default_all.json", {"machine": facts, "settings": settings, "runs": all_rows})
+        write_table(f"{args.output}_default_all.md", "The default run of all four protocols", text, facts)
+        return 0
     if args.model_share:
         with tempfile.TemporaryDirectory(prefix="bench-model-") as tmp_name:
             share = model_share(protocols, Path(tmp_name), args.timeout, args.model_share)
