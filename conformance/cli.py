@@ -262,12 +262,13 @@ def replay_command(args: argparse.Namespace) -> int:
 def requirements_command(args: argparse.Namespace) -> int:
     from .proxy.document import client_registry
     from .requirements import describe
-    from .suites import suite
+    from .suites import all_suites, suite
 
     listed = []
-    for pid in sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]:
+    suites = all_suites() if args.protocol == "all" else {args.protocol: suite(args.protocol)}
+    for pid, protocol_suite in suites.items():
         spec = load(pid)
-        for check in [*suite(pid).registry, *client_registry(pid)]:
+        for check in [*protocol_suite.registry, *client_registry(pid)]:
             r = check.requirement
             if args.format == "json":
                 listed.append(describe(r, spec))

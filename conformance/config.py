@@ -32,9 +32,9 @@ from specs.documents import PROTOCOLS
 from . import baseline
 from .baseline import Entry
 from .context import RunOptions
+from .plan import selected
 from .requirements import Level
-from .runner import selected
-from .suites import suite
+from .suites import all_suites, suite
 from .usage import UsageError, plan_runs
 
 PHASES = ("schema", "model", "scenario")
@@ -300,7 +300,7 @@ def expected_failures(path: str | None, cache: dict[str, tuple[Entry, ...]] | No
         return cache[path]
     try:
         entries = baseline.load(Path(path))
-        baseline.check_ids(entries, {c.requirement.id for pid in PROTOCOLS for c in suite(pid).registry}, Path(path))
+        baseline.check_ids(entries, {c.requirement.id for s in all_suites().values() for c in s.registry}, Path(path))
     except baseline.BaselineError as exc:
         raise UsageError(f"--expected-failures {exc}") from None
     if cache is not None:
@@ -361,7 +361,7 @@ def run_plans(settings: Mapping[str, Settings]) -> list[RunOptions]:
             target_name=s["target-name"],
             target_version=s["target-version"],
         )
-        if several and not selected(suite(pid), options):
+        if several and not selected(suite(pid, options.profile), options):
             continue
         plans.extend(plan_runs([pid], options, base_url_given=s.given("base-url")))
     if not plans:

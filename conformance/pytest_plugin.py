@@ -175,14 +175,13 @@ class _Worker:
         return self.started[pid]
 
     def decide(self, pid: str, rid: str, phase: str) -> RunResult:
-        from .runner import run, selected
-        from .suites import suite
+        from .plan import plan
+        from .runner import run
 
         opts = self._target(pid)
         if phase != "scenario":  # the schema and model phases decide their requirements together
             if (pid, phase) not in self.together:
-                checks = selected(suite(pid), self.plans[pid])
-                ids = tuple(c.requirement.id for c in checks if c.requirement.phase == phase)
+                ids = tuple(r.id for r in plan(self.plans[pid]).requirements(phase))
                 self.together[pid, phase] = run(replace(opts, only=ids, phases=(phase,)), memo=self.memo[pid])
             return self.together[pid, phase]
         return run(replace(opts, only=(rid,), phases=("scenario",)), memo=self.memo[pid])
@@ -262,13 +261,12 @@ class RequirementFailed(Exception):
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not _active(config):
         return
-    from .runner import selected
-    from .suites import suite
+    from .plan import plan
 
     plans = _plans(config)
     several, grouped = len(plans) > 1, _distributed(config)
     for pid, options in plans.items():
-        for check in selected(suite(pid), options):
+        for check in plan(options).checks:
             r = check.requirement
             name = f"{pid}::{r.id}" if several else r.id
             if grouped and r.phase != "scenario":
@@ -317,7 +315,7 @@ def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[s
     for pid, options in plans.items():
         mine = [r for r in records if r["protocol"] == pid]
         run = RunResult(pid, mine[0]["target"] if mine else "", __version__, options.seed, options.level, "")
-        registry = {c.requirement.id: c.requirement for c in suite(pid).registry}
+        registry = {c.requirement.id: c.requirement for c in suite(pid, options.profile).registry}
         for record in mine:
             if "fatal" in record:
                 run.fatal = record["fatal"]

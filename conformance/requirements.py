@@ -60,18 +60,16 @@ class Check:
 
 
 class Registry:
-    """The checks of one protocol, in declaration order; ids are unique across all protocols."""
-
-    _all_ids: set[str] = set()
+    """The checks of one protocol, in declaration order; an id is used once. That ids are unique
+    across protocols too is checked where the suites meet (``suites.unique_ids``)."""
 
     def __init__(self, protocol: str) -> None:
         self.protocol = protocol
         self._checks: dict[str, Check] = {}
 
     def add(self, requirement: Requirement, run: CheckFn | None) -> None:
-        if requirement.id in Registry._all_ids:
+        if requirement.id in self._checks:
             raise ValueError(f"duplicate requirement id {requirement.id}")
-        Registry._all_ids.add(requirement.id)
         self._checks[requirement.id] = Check(requirement, run)
 
     def requirement(

@@ -1,17 +1,18 @@
-"""Each protocol's suite, built once from its suite side, found through its manifest (``suite:``
-names the package, conformance/protocols/<id>/ for the kit's own): ``requirements`` registers its
-requirements and scenario checks, an optional ``model`` its model for the model-based phase; the
-generic schema requirements are registered from its document."""
+"""Each protocol's suite: a pure function of one loaded document and the protocol's suite side,
+found through its manifest (``suite:`` names the package, conformance/protocols/<id>/ for the kit's
+own). ``requirements`` declares its requirements and scenario checks, an optional ``model`` its
+model for the model-based phase; the generic schema requirements come from that same document."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from specs.documents import load, protocol
+from specs.documents import PROTOCOLS, Spec, load, protocol
 
 from .model.engine import Model
 from .requirements import Registry
@@ -42,9 +43,6 @@ class ProtocolSuite:
     they reach the operation and not only a 404."""
 
 
-_suites: dict[str, ProtocolSuite] = {}
-
-
 def optional_part(package: str, part: str) -> ModuleType | None:
     """A protocol's optional module (``model``, ``passive``), or None when it has none; an import
     error inside a module that exists still surfaces."""
@@ -57,28 +55,56 @@ def optional_part(package: str, part: str) -> ModuleType | None:
         return None
 
 
-def _model(package: str) -> Model | None:
-    """Importing a model module registers its requirements (phase ``model``) in the protocol's registry."""
-    module = optional_part(package, "model")
-    return None if module is None else module.MODEL
+def build(spec: Spec) -> ProtocolSuite:
+    """The suite of ``spec``'s protocol for exactly that document (its profile included): a fresh
+    registry holding the checks its modules declare (``requirements``, then ``model``, whose import
+    declares its requirements) and the schema requirements that document gets. Nothing shared is
+    changed, so two documents of one protocol give two suites that cannot disagree with them."""
+    info = spec.info
+    module = importlib.import_module(f"{info.suite}.requirements")
+    model_module = optional_part(info.suite, "model")  # imported first: it declares into ``module.registry``
+    declared: Registry = module.registry
+    registry = Registry(info.id)
+    for check in declared:
+        registry.add(check.requirement, check.run)
+    register_schema_requirements(registry, spec)
+    return ProtocolSuite(
+        info.id,
+        registry,
+        info.streaming_operations,
+        bool(spec.raw.get("security")),
+        tuple(getattr(module, "STREAM_MEDIA_TYPES", ())),
+        dict(getattr(module, "SCHEMA_EXPECTED_STATUSES", {})),
+        None if model_module is None else model_module.MODEL,
+        getattr(module, "known_path_values", None),
+    )
 
 
-def suite(protocol_id: str) -> ProtocolSuite:
-    if protocol_id not in _suites:
-        info = protocol(protocol_id)  # KeyError naming the known ones
-        module = importlib.import_module(f"{info.suite}.requirements")
-        registry: Registry = module.registry
-        model = _model(info.suite)
-        spec = load(protocol_id)
-        register_schema_requirements(registry, spec)
-        _suites[protocol_id] = ProtocolSuite(
-            protocol_id,
-            registry,
-            info.streaming_operations,
-            bool(spec.raw.get("security")),
-            tuple(getattr(module, "STREAM_MEDIA_TYPES", ())),
-            dict(getattr(module, "SCHEMA_EXPECTED_STATUSES", {})),
-            model,
-            getattr(module, "known_path_values", None),
-        )
-    return _suites[protocol_id]
+def suite(protocol_id: str, profile: str | None = None) -> ProtocolSuite:
+    """The suite for a protocol's document as ``specs.documents.load`` gives it (once per process
+    and profile); an unknown id is a KeyError naming the known ones."""
+    protocol(protocol_id)
+    return _suite(protocol_id, profile)
+
+
+@cache
+def _suite(protocol_id: str, profile: str | None) -> ProtocolSuite:
+    return build(load(protocol_id, profile))
+
+
+def unique_ids(suites: Iterable[ProtocolSuite]) -> None:
+    """Refuse a requirement id two protocols declare: reports, baselines and ``--only`` name a
+    requirement by its id alone."""
+    owner: dict[str, str] = {}
+    for protocol_suite in suites:
+        for check in protocol_suite.registry:
+            rid = check.requirement.id
+            if owner.setdefault(rid, protocol_suite.id) != protocol_suite.id:
+                raise ValueError(f"requirement id {rid} is declared by both {owner[rid]} and {protocol_suite.id}")
+
+
+def all_suites() -> dict[str, ProtocolSuite]:
+    """Every discovered protocol's suite (default documents), their ids checked unique."""
+    suites = {pid: suite(pid) for pid in sorted(PROTOCOLS)}
+    unique_ids(suites.values())
+    return suites

@@ -16,7 +16,7 @@ import httpx
 from specs.documents import PROTOCOLS, load
 
 from .context import RunOptions
-from .runner import selected
+from .plan import selected
 from .suites import suite
 
 _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*")
@@ -110,9 +110,9 @@ def plan_runs(protocols: list[str], options: RunOptions, *, base_url_given: bool
         opts = replace(options, protocol=pid)
         if base_url_given:
             opts = replace(opts, base_url=check_base_url(options.base_url, pid))
-        if not selected(suite(pid), opts):
+        if not selected(suite(pid, opts.profile), opts):
             continue
-        if base_url_given and suite(pid).needs_auth and not opts.token:
+        if base_url_given and suite(pid, opts.profile).needs_auth and not opts.token:
             raise UsageError(
                 f"{pid} requires credentials (its document declares bearer auth): pass --token "
                 "(and --second-token for the ownership requirements), or omit --base-url to test the embedded mock"

@@ -121,9 +121,9 @@ def test_judge_false_reads_a_body_whose_form_another_requirement_owns(ctx: Conte
 
 def test_a_blocked_check_names_its_blocker_and_the_blocker_itself_fails(ctx: Context) -> None:
     from conformance.context import Blocked
+    from conformance.phases.scenario import run_check
     from conformance.requirements import Check, Level, Requirement
     from conformance.results import Status
-    from conformance.runner import run_check
 
     def blocked(c: Context) -> None:
         raise Blocked("SYN-SESS-001", "SYN-SESS-001's step failed: no sessionId")
@@ -140,9 +140,9 @@ def test_a_blocked_check_names_its_blocker_and_the_blocker_itself_fails(ctx: Con
 
 def test_a_failing_part_is_recorded_and_the_check_goes_on(ctx: Context) -> None:
     from conformance.context import Blocked
+    from conformance.phases.scenario import run_check
     from conformance.requirements import Check, Level, Requirement
     from conformance.results import Status
-    from conformance.runner import run_check
 
     reached = []
 
@@ -186,9 +186,9 @@ def test_a_failing_part_is_recorded_and_the_check_goes_on(ctx: Context) -> None:
 
 
 def test_a_blocked_part_leaves_the_others_judged_and_the_check_blocked(ctx: Context) -> None:
+    from conformance.phases.scenario import run_check
     from conformance.requirements import Check, Level, Requirement
     from conformance.results import Status
-    from conformance.runner import run_check
 
     def lists(c: Context) -> None:
         for owner in ("SYN-PAGE-001", None):

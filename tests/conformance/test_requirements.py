@@ -24,7 +24,10 @@ def test_a_registry_keeps_declaration_order_and_refuses_a_second_use_of_an_id() 
     assert [c.requirement.id for c in registry] == ["UNIT-REQ-002", "UNIT-REQ-001"]
     assert registry.get("UNIT-REQ-002").run is second and len(registry) == 2
     with pytest.raises(ValueError, match="duplicate requirement id UNIT-REQ-002"):
-        Registry("neuro-san").add(Requirement("UNIT-REQ-002", Level.MUST, "again", "", "neuro-san"), None)
+        registry.add(Requirement("UNIT-REQ-002", Level.MUST, "again", "", "agent-protocol"), None)
+    # another registry is another protocol's: whether ids clash across protocols is checked where
+    # the suites meet (suites.unique_ids), not through a set every registry shares
+    Registry("neuro-san").add(Requirement("UNIT-REQ-002", Level.MUST, "again", "", "neuro-san"), None)
 
 
 def test_a_requirement_is_about_the_operations_its_reference_or_statement_names() -> None:

@@ -10,8 +10,8 @@ from specs.documents import Spec, load
 
 
 def registered(protocol_id: str, prefix: str) -> dict[str, Level]:
-    """The ids registered for the protocol's document under a prefix of this test's own (requirement
-    ids are unique per process, and the protocol's suite may have registered its real ones)."""
+    """The ids registered for the protocol's document under a prefix of this test's own, so that
+    they plainly come from this registration and not from the protocol's suite."""
     spec = load(protocol_id)
     renamed = Spec(replace(spec.info, prefix=prefix), spec.path, spec.raw, spec.profile)
     registry = Registry(protocol_id)

@@ -1,0 +1,61 @@
+"""What every phase of a run shares: the calling convention and the run's state."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..events import Event
+from ..ledger import Ledger
+from ..plan import RunPlan
+from ..requirements import Requirement
+from ..results import RequirementResult, RunResult
+from ..watchdog import Watchdog
+
+
+class TargetUnusable(Exception):
+    """A gate phase found nothing to test: the run ends, its requirements not run (exit code 2)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class RunState:
+    """What the phases of one run share besides the plan."""
+
+    result: RunResult
+    """The run's results model; phases add their stats (``result.stats``)."""
+    ledger: Ledger
+    watchdog: Watchdog
+    emit: Callable[[Event], None]
+    memo: dict[str, object] = field(default_factory=dict)
+    """The checks' shared setup (kept across runs against one target by the pytest plugin)."""
+    started: float = field(default_factory=time.monotonic)
+    """When the run started (``time.monotonic()``): the budget covers the whole run."""
+
+
+class Phase(Protocol):
+    """One step of a run. The runner emits ``PhaseStarted``/``PhaseFinished`` around it, and for
+    each result it yields applies the baseline, records it in the ledger and emits
+    ``RequirementFinished``; the phase emits ``RequirementStarted`` (and its own progress events)
+    as it takes its requirements up. It stops the run by letting ``RunStopped`` through, or, if it
+    is a gate, by raising ``TargetUnusable``."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def gate(self) -> bool:
+        """Runs whatever is selected, and may end the run (the preflight); a phase that is not a
+        gate is skipped when it decides none of the selected requirements."""
+        ...
+
+    def requirements(self, plan: RunPlan) -> tuple[Requirement, ...]:
+        """The selected requirements it decides, in report order."""
+        ...
+
+    def run(self, plan: RunPlan, state: RunState) -> Iterable[RequirementResult]: ...

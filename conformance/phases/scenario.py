@@ -1,0 +1,85 @@
+"""The scenario phase: each selected requirement's own check, one at a time, each with its own
+bounded clients (a ``Context``)."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Iterator
+
+from ..context import Blocked, CheckFailed, Context, NotVerified
+from ..events import RequirementStarted
+from ..findings import scenario_findings, summary
+from ..http import TargetError
+from ..plan import RunPlan
+from ..requirements import Check, Requirement
+from ..results import RequirementResult, Status
+from .base import RunState
+
+
+class ScenarioPhase:
+    name = "scenario"
+    gate = False
+
+    def requirements(self, plan: RunPlan) -> tuple[Requirement, ...]:
+        return plan.requirements(self.name)
+
+    def run(self, plan: RunPlan, state: RunState) -> Iterator[RequirementResult]:
+        checks = plan.phase(self.name)
+        for n, check in enumerate(checks, 1):
+            state.watchdog.check()  # a stopped run starts no further check
+            state.emit(RequirementStarted(check.requirement, n, len(checks)))
+            yield run_check(check, Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo))
+
+
+def run_check(check: Check, ctx: Context) -> RequirementResult:
+    assert check.run is not None
+    started = time.monotonic()
+    status, message = Status.PASSED, "passed"
+    blocked_by = None
+    try:
+        check.run(ctx)
+    except Blocked as exc:
+        if exc.by == check.requirement.id:  # its own step: the root failure
+            status, message = Status.FAILED, str(exc)
+        else:
+            status, message, blocked_by = Status.BLOCKED, f"blocked by {exc.by}: {exc}", exc.by
+    except CheckFailed as exc:
+        status, message = Status.FAILED, str(exc)
+    except NotVerified as exc:
+        status, message = Status.SKIPPED, f"not verified: {exc}"
+    except TargetError as exc:
+        status, message = Status.FAILED, f"the target misbehaved: {exc}"
+    except Exception as exc:  # a suite bug must be visible, never a pass
+        tb = traceback.extract_tb(exc.__traceback__)[-1]
+        status = Status.ERROR
+        message = f"suite error: {type(exc).__name__}: {exc} (at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})"
+    finally:
+        ctx.close()
+    log = ctx.exchanges()
+    evidence = log[-3:] if status is not Status.PASSED else log[-1:]
+    rid = check.requirement.id
+    # the failures its parts recorded (ctx.part), a part blocked by its own step, then the one that
+    # ended the check: one finding each
+    own = [(str(b), made) for b, made in ctx.blocks if b.by == rid]
+    others = [b for b, _ in ctx.blocks if b.by != rid]
+    failures = [*ctx.failures, *own, *([(message, list(evidence))] if status is Status.FAILED else [])]
+    findings = scenario_findings(ctx.spec, ctx.base_url, rid, failures)
+    if ctx.failures or own:  # a part failed: the requirement fails, whatever ended the check after it
+        rest = "" if status in (Status.PASSED, Status.FAILED) else f"; then {message}"
+        rest += f"; a part was blocked by {others[0].by}" if others else ""
+        status, message, blocked_by = Status.FAILED, summary(findings) + rest, None
+        evidence = findings[0].evidence
+    elif others and status is Status.PASSED:  # what could be judged held; a part could not be
+        status, message, blocked_by = Status.BLOCKED, f"blocked by {others[0].by}: {others[0]}", others[0].by
+    if status is not Status.FAILED:
+        findings = []
+    return RequirementResult(
+        check.requirement,
+        status,
+        message,
+        list(evidence),
+        time.monotonic() - started,
+        findings=findings,
+        blocked_by=blocked_by,
+    )
