@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from specs.documents import PROTOCOLS
 
 MAX_RULES = 100
 MAX_DELAY = 60.0
@@ -38,8 +40,9 @@ RETRYABLE = (429, 503)
 """Statuses sent with Retry-After."""
 DEFAULT_RETRY_AFTER = 1
 MAX_FRAMES = 1_000_000
-STREAMED = ("neuro-san", "sgr-agent-core")
-"""Protocols with streamed answers; only these have stream effects to apply."""
+STREAMED = tuple(sorted(pid for pid, info in PROTOCOLS.items() if info.stream_error is not None))
+"""Protocols with streamed answers (their manifest's ``stream_error``); only these have stream
+effects to apply."""
 FIELDS = (
     "protocol",
     "operation",
@@ -59,20 +62,9 @@ class ChaosError(ValueError):
     """A rule that cannot be applied; the message says what is wrong, for a usage error or a 400."""
 
 
-def _error_frame_sgr(message: str) -> dict[str, Any]:
-    # The OpenAI streaming convention: the openai client raises APIError on a chunk with "error".
-    return {"error": {"message": message, "type": "server_error", "code": "service_unavailable"}}
-
-
-def _error_frame_neuro_san(message: str) -> dict[str, Any]:
-    # A gRPC-gateway stream's error object: {"error": google.rpc.Status} (14 = UNAVAILABLE).
-    return {"error": {"code": 14, "message": message, "details": []}}
-
-
-ERROR_FRAMES: dict[str, Callable[[str], dict[str, Any]]] = {
-    "sgr-agent-core": _error_frame_sgr,
-    "neuro-san": _error_frame_neuro_san,
-}
+def error_frame(protocol_id: str, message: str) -> dict[str, Any]:
+    """The protocol's in-band stream error saying ``message``, as its manifest declares it."""
+    return PROTOCOLS[protocol_id].stream_error_frame(message)
 
 
 @dataclass(frozen=True, slots=True)

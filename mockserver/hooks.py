@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .chaos import ERROR_FRAMES, RETRYABLE, Chaos, StreamChaos
+from .chaos import RETRYABLE, Chaos, StreamChaos, error_frame
 from .errors import ApiError
 from .journal import MAX_BODY, Body, Entry, Journal, redact
 
@@ -59,7 +59,7 @@ class Exchange:
             raise ConnectionResetError(f"chaos: stream cut after {sent} frame(s)")
         if chaos.error_frame_after is not None and sent >= chaos.error_frame_after:
             self.ended = True
-            return encode(ERROR_FRAMES[chaos.protocol]("The service is temporarily unavailable (mock chaos)"))
+            return encode(error_frame(chaos.protocol, "The service is temporarily unavailable (mock chaos)"))
         return b""
 
     def read(self, data: bytes) -> None:

@@ -88,12 +88,31 @@ class ProtocolInfo:
     realm: str | None = None
     """The realm of the bearer challenge a 401 carries, where the document asks for auth."""
     error: ErrorShape = field(default_factory=lambda: ErrorShape({"message": "$message"}))
+    stream_error: Mapping[str, Any] | None = None
+    """The in-band error frame its streamed answers carry (``$message`` filled in), for a protocol
+    that streams; None for one that does not (chaos's stream effects then do not apply)."""
     root: Path | None = None
     """The folder ``document`` is relative to; None for the kit's own (the specs folder)."""
 
     @property
     def folder(self) -> Path:
         return self.root if self.root is not None else specs_root()
+
+    def stream_error_frame(self, message: str) -> dict[str, Any]:
+        """Its in-band error frame saying ``message`` (KeyError for a protocol that streams nothing)."""
+        if self.stream_error is None:
+            raise KeyError(f"{self.id} declares no stream_error: its answers are not streamed")
+        frame: dict[str, Any] = _filled(self.stream_error, {"$message": message})
+        return frame
+
+
+def _filled(template: Any, values: Mapping[str, Any]) -> Any:
+    """A copy of a manifest template with its ``$name`` values replaced, at any depth."""
+    if isinstance(template, Mapping):
+        return {key: _filled(value, values) for key, value in template.items()}
+    if isinstance(template, list):
+        return [_filled(value, values) for value in template]
+    return values.get(template, template) if isinstance(template, str) else template
 
 
 def read_manifest(path: Path, root: Path | None = None) -> ProtocolInfo:
@@ -114,6 +133,7 @@ def read_manifest(path: Path, root: Path | None = None) -> ProtocolInfo:
             mock=str(raw.get("mock") or ""),
             streaming_operations=tuple(raw.get("streaming_operations") or ()),
             realm=auth.get("realm"),
+            stream_error=dict(raw["stream_error"]) if raw.get("stream_error") is not None else None,
             error=ErrorShape(
                 body=dict(error.get("body") or {"message": "$message"}),
                 details=error.get("details"),

@@ -7,13 +7,15 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from mockserver import EmbeddedServer
-from mockserver.chaos import MAX_RULES, Chaos, ChaosError, Rule, load_document, parse_cli
+from mockserver.chaos import MAX_RULES, STREAMED, Chaos, ChaosError, Rule, error_frame, load_document, parse_cli
+from specs.documents import read_manifest
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 OPS = {
@@ -188,6 +190,29 @@ def test_neuro_san_error_frame_and_drip(serve: Serve) -> None:
         assert len(lines) == 3 and lines[2] == {
             "error": {"code": 14, "message": lines[2]["error"]["message"], "details": []}
         }
+
+
+def test_a_streams_error_frame_is_its_manifests(tmp_path: Path) -> None:
+    """The frame a protocol's streams carry is declared in its protocol.yaml, so a streamed protocol
+    added from its own folders gets chaos's stream effects without a table here."""
+    assert STREAMED == ("neuro-san", "sgr-agent-core")
+    assert error_frame("neuro-san", "down") == {"error": {"code": 14, "message": "down", "details": []}}
+    assert error_frame("sgr-agent-core", "down")["error"] == {
+        "message": "down",
+        "type": "server_error",
+        "code": "service_unavailable",
+    }
+    manifest = tmp_path / "protocol.yaml"
+    manifest.write_text(
+        "id: streamy\ntitle: S\ndocument: openapi.yaml\nprefix: ST\n"
+        "stream_error: {event: error, data: [{why: $message}, $message]}\n",
+        encoding="utf-8",
+    )
+    info = read_manifest(manifest, tmp_path)
+    assert info.stream_error_frame("gone") == {"event": "error", "data": [{"why": "gone"}, "gone"]}
+    assert info.stream_error is not None and info.stream_error["data"][1] == "$message"  # the template kept
+    with pytest.raises(KeyError, match="synapse-agent declares no stream_error"):
+        error_frame("synapse-agent", "down")
 
 
 def test_rules_changed_at_run_time(serve: Serve) -> None:
