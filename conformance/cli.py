@@ -186,17 +186,15 @@ def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _run_protocols(
     args: argparse.Namespace, plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler]
 ) -> int:
-    from .reporting import write_reports
+    from .reporting import ReportFiles
     from .runner import run
 
     worst = EXIT_OK
-    runs: list[tuple[RunResult, Path]] = []
+    reports = ReportFiles(report_dir)
     for options in plans:
         pid = options.protocol
-        result: RunResult = run(options, handlers)
-        directory = report_dir(pid)
-        write_reports(result, directory)
-        runs.append((result, directory))
+        result: RunResult = run(options, [*handlers, reports])
+        directory = reports.written[-1][1]
         tally = result.tally()
         must = tally["must"]
         print(
@@ -223,6 +221,7 @@ def _run_protocols(
         if result.stopped == "interrupted":
             print(f"{pid}: interrupted; the protocols after it were not run", file=sys.stderr)
             break
+    runs = reports.written
     parents = {directory.parent for _, directory in runs}
     if len(runs) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'
         from .reporting.combined import write_combined

@@ -1,10 +1,12 @@
-"""Report writers, one module per format, all fed from one ``RunResult``."""
+"""Report writers, one module per format, all fed from one ``RunResult``; ``ReportFiles`` writes
+them as an event handler, when a run finishes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
+from ..events import Event, RunFinished
 from ..results import RunResult
 from .badge import render_badge
 from .html import render_html
@@ -31,4 +33,28 @@ def write_reports(run: RunResult, directory: Path) -> list[Path]:
     return written
 
 
-__all__ = ["WRITERS", "render_badge", "render_html", "render_json", "render_junit", "render_markdown", "write_reports"]
+class ReportFiles:
+    """Handler: every report of each finished run (``RunFinished``), into ``directory(protocol)``;
+    ``written`` keeps each run with its folder, in the order the runs finished."""
+
+    def __init__(self, directory: Callable[[str], Path]) -> None:
+        self.directory = directory
+        self.written: list[tuple[RunResult, Path]] = []
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, RunFinished):
+            folder = self.directory(event.result.protocol)
+            write_reports(event.result, folder)
+            self.written.append((event.result, folder))
+
+
+__all__ = [
+    "WRITERS",
+    "ReportFiles",
+    "render_badge",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "render_markdown",
+    "write_reports",
+]

@@ -12,6 +12,7 @@ import pytest
 
 from conformance.reporting import (
     WRITERS,
+    ReportFiles,
     render_badge,
     render_html,
     render_json,
@@ -348,3 +349,17 @@ def test_every_report_names_the_verdicts_that_depend_on_the_servers_state() -> N
     page = render_html(run)
     assert "Verdicts that depend on the server's own state</h2>" in page and "href='#T-LIST-001'" in page
     assert json.loads(render_json(make_run()))["state_dependent"] == {}
+
+
+def test_report_files_are_written_when_a_run_finishes_and_only_then(tmp_path: Path) -> None:
+    from conformance.events import PhaseStarted, RunFinished
+
+    run = make_run()
+    handler = ReportFiles(lambda pid: tmp_path / pid)
+    handler.handle(PhaseStarted("scenario"))
+    assert not (tmp_path / run.protocol).exists() and handler.written == []
+    handler.handle(RunFinished(run))
+    folder = tmp_path / run.protocol
+    assert sorted(p.name for p in folder.iterdir()) == sorted(WRITERS)
+    assert (folder / "results.json").read_text(encoding="utf-8") == WRITERS["results.json"](run)
+    assert handler.written == [(run, folder)]
