@@ -15,13 +15,14 @@ from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from specs.documents import Spec
 
 from .applicability import some_header_can_fail, some_status_can_be_undocumented, something_created_is_read_back
 from .curl import curl_command
 from .events import CaseFinished, Event, StageStarted
-from .findings import FindingSet, operation_of
+from .findings import FindingSet
 from .http import _preview
 from .requirements import Level, Registry, Requirement
 from .results import Exchange, RequirementResult, Status
@@ -257,13 +258,14 @@ def run_schema_phase(
     unanswered: set[str] = set()  # routes a transport failure hit
     answered: set[str] = set()  # routes that gave some case a usable answer
     stalls = StallLedger()
+    route_of = _Routes(spec, base_url)
     stream = from_schema(schema).execute()
     with ExitStack() as stack:
         if watchdog is None:  # called on its own, not from a run that has one
             watchdog = stack.enter_context(Watchdog())
         stack.enter_context(
             stall_guard(
-                lambda url: _route_of(spec, base_url, url),
+                route_of,
                 stalls,
                 watchdog,
                 timeout=timeout,
@@ -291,9 +293,7 @@ def run_schema_phase(
             elif isinstance(event, events.ScenarioFinished):
                 cases += len(event.recorder.cases)
                 answered.update(
-                    _route_of(spec, base_url, i.request.uri)
-                    for i in event.recorder.interactions.values()
-                    if i.response is not None
+                    route_of(i.request.uri) for i in event.recorder.interactions.values() if i.response is not None
                 )
     if watchdog.stopped is not None:
         stopped = f"{watchdog.stopped.kind}: {watchdog.stopped.reason}"
@@ -353,14 +353,48 @@ def run_schema_phase(
     }
 
 
-def _route_of(spec: Spec, base_url: str, url: str) -> str:
+class _Routes:
     """The document path a URL falls under, whatever the method: a stalled route stalls for every
-    method (the coverage stage also sends undocumented ones)."""
-    for method in dict.fromkeys(op.method for op in spec.operations()):
-        label = operation_of(spec, base_url, method, url)
-        if "{" in label or any(op.label == label for op in spec.operations()):
-            return label.split(" ", 1)[1]
-    return operation_of(spec, base_url, "GET", url).split(" ", 1)[1]
+    method (the coverage stage also sends undocumented ones). The first method, in document order,
+    with an operation whose template matches (the one with the most literal segments) names it;
+    else the URL's own path. It runs for every request, so the templates are split once here."""
+
+    def __init__(self, spec: Spec, base_url: str) -> None:
+        self.base = urlsplit(base_url).path.rstrip("/")
+        self.methods: dict[str, list[tuple[tuple[str | None, ...], str]]] = {}
+        for op in spec.operations():
+            template = tuple(None if s.startswith("{") and s.endswith("}") else s for s in _segments(op.path))
+            self.methods.setdefault(op.method, []).append((template, op.path))
+
+    def __call__(self, url: str) -> str:
+        path = urlsplit(url).path
+        if self.base and path.startswith(self.base):
+            path = path[len(self.base) :] or "/"
+        got = _segments(path)
+        for templates in self.methods.values():
+            best: tuple[int, str] | None = None
+            for template, route in templates:
+                if len(template) != len(got):
+                    continue
+                literal = 0
+                for want, seen in zip(template, got, strict=True):
+                    if want is None:
+                        continue
+                    if want != seen:
+                        break
+                    literal += 1
+                else:
+                    if best is None or literal > best[0]:
+                        best = (literal, route)
+            if best is not None:
+                return best[1]
+            if "{" in path:  # as the first method without a match would name it
+                return path
+        return path
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.strip("/").split("/") if s]
 
 
 def _keep_hypothesis_out_of_cwd() -> None:
