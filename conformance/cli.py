@@ -187,13 +187,19 @@ def _run_protocols(
     args: argparse.Namespace, plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler]
 ) -> int:
     from .reporting import ReportFiles
-    from .runner import run
+    from .runner import not_run, run
 
     worst = EXIT_OK
     reports = ReportFiles(report_dir)
+    interrupted_by = ""
     for options in plans:
         pid = options.protocol
-        result: RunResult = run(options, [*handlers, reports])
+        if interrupted_by:  # reported, every requirement not verified, so the combined report holds it too
+            result: RunResult = not_run(
+                options, [reports], "interrupted", f"the run was interrupted during {interrupted_by}"
+            )
+        else:
+            result = run(options, [*handlers, reports])
         directory = reports.written[-1][1]
         tally = result.tally()
         must = tally["must"]
@@ -218,9 +224,10 @@ def _run_protocols(
         if result.fatal:
             print(f"{pid}: {result.fatal}", file=sys.stderr)
         worst = max(worst, result.exit_code)
-        if result.stopped == "interrupted":
-            print(f"{pid}: interrupted; the protocols after it were not run", file=sys.stderr)
-            break
+        if result.stopped == "interrupted" and not interrupted_by:
+            interrupted_by = pid
+            rest = "; the protocols after it were not run" if options is not plans[-1] else ""
+            print(f"{pid}: interrupted{rest}", file=sys.stderr)
     runs = reports.written
     parents = {directory.parent for _, directory in runs}
     if len(runs) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'

@@ -82,15 +82,7 @@ def run_phases(the_plan: RunPlan, state: RunState, phases: Iterable[Phase] = PHA
     """Each phase in turn: a gate always, the others when they decide a selected requirement.
     ``RunStopped`` passes through (the caller closes the ledger with why)."""
     emit, options = state.emit, the_plan.options
-    emit(
-        RunStarted(
-            options.protocol,
-            state.result.target,
-            options.seed,
-            options.level.value,
-            tuple(c.requirement.id for c in the_plan.checks),
-        )
-    )
+    emit(_started(the_plan, state.result))
     for phase in phases:
         state.watchdog.check()  # a stopped run starts no further phase
         requirements = phase.requirements(the_plan)
@@ -125,15 +117,7 @@ def run(
     started = time.monotonic()  # the budget covers the whole run, loading the suite included
     emit = Emitter(handlers)
     the_plan = plan(options)
-    result = RunResult(
-        protocol=options.protocol,
-        target=options.base_url or "embedded reference mock",
-        suite_version=__version__,
-        seed=options.seed,
-        level=options.level,
-        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
-    result.meta = run_metadata(the_plan)
+    result = _new_result(the_plan)
     ledger = Ledger(the_plan.checks)
     with Watchdog() as watchdog:
         try:
@@ -149,9 +133,53 @@ def run(
         except RunStopped as stop:
             result.stopped = stop.kind
             ledger.close(stop.kind, f"{stop.reason} before this requirement was decided")
-    result.results = ledger.results()
-    if result.stopped is None and any(r.message.startswith(f"not verified ({BUDGET})") for r in result.results):
+    if result.stopped is None and any(r.message.startswith(f"not verified ({BUDGET})") for r in ledger.results()):
         result.stopped = BUDGET  # a phase's share of the budget ran out: the run did not decide everything
+    return _finish(result, ledger, started, emit)
+
+
+def not_run(options: RunOptions, handlers: Iterable[EventHandler], kind: str, reason: str) -> RunResult:
+    """The result of a protocol that a stopped run never reached (``--protocol all`` after an
+    interrupt): every selected requirement not verified, saying why, and nothing sent; handlers
+    see it start and finish, so its reports are written like any other's."""
+    started = time.monotonic()
+    emit = Emitter(handlers)
+    the_plan = plan(options)
+    result = _new_result(the_plan)
+    result.stopped = kind
+    ledger = Ledger(the_plan.checks)
+    ledger.close(kind, reason)
+    emit(_started(the_plan, result))
+    return _finish(result, ledger, started, emit)
+
+
+def _new_result(the_plan: RunPlan) -> RunResult:
+    options = the_plan.options
+    result = RunResult(
+        protocol=options.protocol,
+        target=options.base_url or "embedded reference mock",
+        suite_version=__version__,
+        seed=options.seed,
+        level=options.level,
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    result.meta = run_metadata(the_plan)
+    return result
+
+
+def _started(the_plan: RunPlan, result: RunResult) -> RunStarted:
+    options = the_plan.options
+    return RunStarted(
+        options.protocol,
+        result.target,
+        options.seed,
+        options.level.value,
+        tuple(c.requirement.id for c in the_plan.checks),
+    )
+
+
+def _finish(result: RunResult, ledger: Ledger, started: float, emit: Emitter) -> RunResult:
+    result.results = ledger.results()
     result.duration_s = time.monotonic() - started
     result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
     emit(RunFinished(result))

@@ -14,7 +14,7 @@ from conformance.phases import PHASES, RunState, TargetUnusable
 from conformance.plan import RunPlan
 from conformance.requirements import Requirement
 from conformance.results import RequirementResult, Status
-from conformance.runner import run
+from conformance.runner import not_run, run
 from conformance.watchdog import INTERRUPTED, RunStopped
 from tests.hostile import closed_port_url
 
@@ -138,3 +138,17 @@ def test_the_real_preflight_refuses_a_closed_port() -> None:
     result = run(options())
     assert result.fatal is not None and result.fatal.startswith("target unreachable or not speaking HTTP")
     assert result.exit_code == 2 and all(r.message.startswith("not verified (not run)") for r in result.results)
+
+
+def test_a_protocol_the_stopped_run_never_reached_reports_every_requirement_not_verified() -> None:
+    recorder = Recorder()
+    options = replace(OPTIONS, base_url=closed_port_url())
+    result = not_run(options, [recorder], INTERRUPTED, "the run was interrupted during neuro-san")
+    assert [type(e) for e in recorder.events] == [RunStarted, RunFinished]  # no phase, nothing sent
+    assert (result.stopped, result.exit_code) == (INTERRUPTED, 130)
+    assert result.results and all(
+        r.status is Status.SKIPPED
+        and r.message == "not verified (interrupted): the run was interrupted during neuro-san"
+        for r in result.results
+    )
+    assert {r.requirement.id for r in result.results} == set(recorder.events[0].requirements)  # type: ignore[union-attr]

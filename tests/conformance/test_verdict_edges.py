@@ -66,7 +66,18 @@ def interrupted_in_schema_phase(report_dir: Path) -> None:
     assert all(r["status"] != "passed" for r in data["requirements"])
     schema = [r for r in data["requirements"] if r["phase"] == "schema"]
     assert schema and all(r["message"].startswith("not verified (interrupted)") for r in schema)
-    assert not (report_dir / "neuro-san" / "results.json").exists()  # the protocols after it did not run
+    # the protocols after it were not run, and their reports say so: nothing sent, nothing passed
+    for later in ("neuro-san", "sgr-agent-core", "synapse-agent"):
+        rest = results(report_dir, later)
+        assert (rest["exit_code"], rest["stopped"]) == (130, "interrupted")
+        assert rest["requirements"] and all(
+            r["status"] == "skipped"
+            and r["message"].startswith("not verified (interrupted): the run was interrupted during agent-protocol")
+            for r in rest["requirements"]
+        )
+    combined = ET.parse(report_dir / "junit.xml").getroot()  # the combined report holds all four
+    suites = {s.get("name") for s in combined.iter("testsuite")}
+    assert suites >= {f"conformance.{p}" for p in ("agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent")}
     cases = junit_cases(report_dir / "agent-protocol")
     assert cases["AP-SCHEMA-001"].find("error") is not None  # a MUST not verified fails in CI too
 
