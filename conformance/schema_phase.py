@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -263,6 +264,7 @@ def run_schema_phase(
     with ExitStack() as stack:
         if watchdog is None:  # called on its own, not from a run that has one
             watchdog = stack.enter_context(Watchdog())
+        stack.enter_context(_environment_read_once())
         stack.enter_context(
             stall_guard(
                 route_of,
@@ -395,6 +397,40 @@ class _Routes:
 
 def _segments(path: str) -> list[str]:
     return [s for s in path.strip("/").split("/") if s]
+
+
+@contextmanager
+def _environment_read_once() -> Iterator[None]:
+    """``requests`` reads the environment's proxy settings (and ~/.netrc) again for every request:
+    about a fifth of the phase's HTTP client time (bench/README.md). Within one phase neither
+    changes, and both depend only on the URL's scheme and host, so each is read once per host
+    here; the answers are the ones ``requests`` would get."""
+    import requests.sessions
+
+    sessions: Any = requests.sessions  # the names it looks up per request, replaced for the phase
+    proxies, netrc = sessions.get_environ_proxies, sessions.get_netrc_auth
+
+    @cache
+    def proxies_for(origin: tuple[str, str], no_proxy: str | None) -> dict[str, str]:
+        return dict(proxies(f"{origin[0]}://{origin[1]}/", no_proxy=no_proxy))
+
+    @cache
+    def netrc_for(origin: tuple[str, str]) -> Any:
+        return netrc(f"{origin[0]}://{origin[1]}/")
+
+    def environ_proxies(url: str, no_proxy: str | None = None) -> dict[str, str]:
+        return dict(proxies_for(tuple(urlsplit(url)[:2]), no_proxy))
+
+    def netrc_auth(url: str, raise_errors: bool = False) -> Any:
+        if raise_errors:
+            return netrc(url, raise_errors)
+        return netrc_for(tuple(urlsplit(url)[:2]))
+
+    sessions.get_environ_proxies, sessions.get_netrc_auth = environ_proxies, netrc_auth
+    try:
+        yield
+    finally:
+        sessions.get_environ_proxies, sessions.get_netrc_auth = proxies, netrc
 
 
 def _keep_hypothesis_out_of_cwd() -> None:

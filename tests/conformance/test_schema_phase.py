@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from conformance.requirements import Level, Registry
-from conformance.schema_phase import SCHEMA_CHECKS, register_schema_requirements
+from conformance.schema_phase import SCHEMA_CHECKS, _environment_read_once, _Routes, register_schema_requirements
 from specs.documents import Spec, load
 
 
@@ -40,3 +44,36 @@ def test_every_registered_schema_requirement_names_a_check_and_the_document() ->
     numbers = {c.requirement.id.rsplit("-", 1)[1] for c in registry}
     assert numbers <= {sc.number for sc in SCHEMA_CHECKS} and "001" in numbers
     assert all(c.requirement.ref == f"{spec.info.document} (every operation)" for c in registry)
+
+
+def test_a_route_is_the_template_of_the_first_method_that_has_one() -> None:
+    routes = _Routes(load("agent-protocol"), "http://127.0.0.1:1")
+    assert routes("http://127.0.0.1:1/ap/v1/agent/tasks/abc/steps?page=2") == "/ap/v1/agent/tasks/{task_id}/steps"
+    assert routes("http://127.0.0.1:1/ap/v1/agent/tasks") == "/ap/v1/agent/tasks"
+    assert routes("http://127.0.0.1:1/nowhere/x") == "/nowhere/x"  # undocumented: the path itself
+    synapse = load("synapse-agent")
+    under_base = _Routes(synapse, "http://h:2" + synapse.info.base_path)
+    assert under_base(f"http://h:2{synapse.info.base_path}/agent/session/s1") == "/agent/session/{sessionId}"
+
+
+def test_the_environment_is_read_once_per_host_with_the_answers_requests_gives(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import requests.sessions
+    import requests.utils
+
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,.local")
+    (tmp_path / ".netrc").write_text("machine api.example login u password p\n")
+    monkeypatch.setenv("NETRC", str(tmp_path / ".netrc"))
+    urls = ["http://127.0.0.1:8000/a?x=1", "http://api.example/a", "http://svc.local:9/b", "http://api.example/c"]
+    expected = [(requests.utils.get_environ_proxies(u), requests.utils.get_netrc_auth(u)) for u in urls]
+    sessions: Any = requests.sessions
+    original = sessions.get_environ_proxies
+    with _environment_read_once():
+        assert sessions.get_environ_proxies is not original
+        assert [(sessions.get_environ_proxies(u), sessions.get_netrc_auth(u)) for u in urls] == expected
+        sessions.get_environ_proxies(urls[1])["http"] = "changed"  # a caller's copy: the next answer is intact
+        assert sessions.get_environ_proxies(urls[1]) == expected[1][0]
+    assert sessions.get_environ_proxies is original
+    assert expected[0][0] == {} and expected[1][0] and expected[1][1] == ("u", "p")  # the case is not vacuous
