@@ -1,7 +1,9 @@
 """The ceiling: bare aiohttp handlers answering the benchmarked operations with similar bodies.
 
 No routing table from a document, no validation, no store, no error shapes: each handler parses
-what it must (the JSON body) and serializes a body shaped like the mock's answer, per request.
+what it must (the JSON body) and serializes a body shaped like the mock's answer, per request, with
+the JSON library the mock uses (orjson) and the same headers, so that the two do the same HTTP work
+byte for byte and the gap is the mock's own work.
 
     python bench/bare_server.py --port 8100
 """
@@ -9,11 +11,11 @@ what it must (the JSON body) and serializes a body shaped like the mock's answer
 from __future__ import annotations
 
 import argparse
-import json
 import time
 import uuid
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 TASK_INPUT = "Write 'Washington' to the file 'output.txt'."
@@ -82,8 +84,7 @@ SGR_LINES = [
 ]
 
 
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+_dumps = orjson.dumps
 
 
 async def list_tasks(request: web.Request) -> web.Response:
@@ -96,7 +97,7 @@ async def list_tasks(request: web.Request) -> web.Response:
 
 
 async def create_task(request: web.Request) -> web.Response:
-    data = json.loads(await request.read())
+    data = orjson.loads(await request.read())
     task = {
         "task_id": str(uuid.uuid4()),
         "input": data.get("input"),
@@ -107,7 +108,7 @@ async def create_task(request: web.Request) -> web.Response:
 
 
 async def streaming_chat(request: web.Request) -> web.StreamResponse:
-    json.loads(await request.read())
+    orjson.loads(await request.read())
     response = web.StreamResponse(headers={"Content-Type": "application/json"})
     await response.prepare(request)
     for frame in NEURO_SAN_FRAMES:
@@ -117,11 +118,18 @@ async def streaming_chat(request: web.Request) -> web.StreamResponse:
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
-    data = json.loads(await request.read())
-    agent_id = f"{data.get('model', 'sgr_agent')}_{uuid.uuid4()}"
+    data = orjson.loads(await request.read())
+    model = data.get("model", "sgr_agent")
+    agent_id = f"{model}_{uuid.uuid4()}"
     completion = f"chatcmpl-{uuid.uuid4().hex}"
     response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Agent-ID": agent_id}
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "Connection": "keep-alive",
+            "X-Agent-ID": agent_id,
+            "X-Agent-Model": model,
+        }
     )
     await response.prepare(request)
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": f"Agent {agent_id} started\n"}]

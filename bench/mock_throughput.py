@@ -3,6 +3,15 @@
     python bench/mock_throughput.py                # full run: 3 rounds of 10 s per measurement, -t2 -c50
     python bench/mock_throughput.py --duration 2 --warmup 1 --rounds 1   # a quick look
     python bench/mock_throughput.py --profile      # also record py-spy profiles of mock and bare
+    python bench/mock_throughput.py --paired       # the verdict on a busy machine: CPU per request, A/B
+
+--paired is the judgement that holds on a shared machine. For each operation one bare and one mock
+server stay up, and wrk loads them in alternation (bare, mock, mock, bare, bare, mock, ...: each
+round swaps who goes first), several short rounds each. A server's CPU time per request comes from
+the kernel's nanosecond run-time accounting of its threads (/proc/PID/task/*/schedstat), over the
+requests wrk completed; each round's bare / mock ratio compares two measurements seconds apart, so
+a neighbour's load inflates both alike. It reports the median ratio over rounds with the spread,
+beside the requests/s of the same runs. Writes bench/results/mock_throughput_paired.{json,md}.
 
 Each round starts fresh servers, each a subprocess on a free 127.0.0.1 port pinned to CPU 0, and
 loads them one after another (order rotated per round) with wrk pinned to CPU 1 (a 2-core
@@ -18,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +47,7 @@ from _common import (
     SERVER_CPU,
     STORED_TASKS,
     TASK_BODY,
+    LoadMeter,
     Scenario,
     Server,
     free_port,
@@ -50,6 +61,7 @@ from _common import (
     require_wrk,
     rotated,
     run_wrk,
+    sanity,
     server,
     wait_quiet,
     write_json,
@@ -226,6 +238,115 @@ def profile(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: 
     return out
 
 
+# --- paired: CPU per request, bare and mock alternated ----------------------------------------------
+
+
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds on a CPU over all of a process's threads (the scheduler's own accounting:
+    finer than utime + stime, which this kernel counts in 10 ms ticks)."""
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(stat.read_text().split()[0])
+    return total
+
+
+def paired_run(srv: Server, scenario: Scenario, args: argparse.Namespace, lua: Path) -> dict[str, Any]:
+    before = cpu_ns(srv.pid)
+    with LoadMeter([srv.pid]) as load:
+        stats, _ = run_wrk(srv.url + scenario.path, lua, args.duration, args.threads, args.connections)
+    used = cpu_ns(srv.pid) - before
+    errors = sum(v for k, v in stats.items() if k.startswith("errors_"))
+    requests = max(1, stats["requests"])
+    return {
+        "requests": stats["requests"],
+        "rps": round(stats["requests"] / (stats["duration_us"] / 1e6), 1),
+        "cpu_us_per_request": round(used / 1000 / requests, 2),
+        "server_cpu_share": round(used / 1000 / stats["duration_us"], 3),
+        "p50_ms": round(stats["p50_us"] / 1000, 2),
+        "p99_ms": round(stats["p99_us"] / 1000, 2),
+        "errors": errors,
+        "other_load_cores": load.other_cores,
+    }
+
+
+def paired(args: argparse.Namespace, scripts: Path) -> dict[str, Any]:
+    """Per operation: a fresh bare and mock, then ``args.rounds`` rounds of one wrk run on each."""
+    out: dict[str, Any] = {}
+    for scenario in SCENARIOS:
+        lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
+        lua.write_text(lua_script(scenario))
+        print(f"{scenario.name}:", flush=True)
+        runs: dict[str, list[dict[str, Any]]] = {"bare": [], "mock": []}
+        with start("bare", scripts) as bare, start("mock", scripts) as mock:
+            servers = {"bare": bare, "mock": mock}
+            for srv in servers.values():
+                seed(srv)
+                sanity(srv, scenario)
+                if args.warmup > 0:
+                    run_wrk(srv.url + scenario.path, lua, args.warmup, args.threads, args.connections)
+            for number in range(args.rounds):
+                for name in rotated(["bare", "mock"], number):
+                    runs[name].append(paired_run(servers[name], scenario, args, lua))
+                b, m = runs["bare"][-1], runs["mock"][-1]
+                print(
+                    f"  round {number + 1}: CPU µs/req bare {b['cpu_us_per_request']:7.1f}  mock "
+                    f"{m['cpu_us_per_request']:7.1f}  ratio {b['cpu_us_per_request'] / m['cpu_us_per_request']:.2f}"
+                    f"   req/s bare {b['rps']:8.0f}  mock {m['rps']:8.0f}   other load "
+                    f"{b['other_load_cores']:.2f}/{m['other_load_cores']:.2f} cores",
+                    flush=True,
+                )
+        cpu_ratios = [b["cpu_us_per_request"] / m["cpu_us_per_request"] for b, m in zip(*runs.values(), strict=True)]
+        rps_ratios = [m["rps"] / b["rps"] for b, m in zip(*runs.values(), strict=True)]
+        out[scenario.name] = {
+            "runs": runs,
+            "cpu_share": _spread(cpu_ratios),
+            "rps_share": _spread(rps_ratios),
+            "cpu_us_per_request": {name: _spread([r["cpu_us_per_request"] for r in rs]) for name, rs in runs.items()},
+            "rps": {name: _spread([r["rps"] for r in rs]) for name, rs in runs.items()},
+            "other_load_cores": _spread([r["other_load_cores"] for rs in runs.values() for r in rs]),
+            "errors": sum(r["errors"] for rs in runs.values() for r in rs),
+        }
+    return out
+
+
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    n = len(ordered)
+    return {
+        "median": round(statistics.median(ordered), 3),
+        "min": round(ordered[0], 3),
+        "max": round(ordered[-1], 3),
+        "q1": round(ordered[(n - 1) // 4], 3),
+        "q3": round(ordered[(3 * (n - 1) + 3) // 4], 3),
+    }
+
+
+def paired_table(results: dict[str, Any], rounds: int) -> str:
+    rows = [
+        "| operation | bare CPU µs/req | mock CPU µs/req | bare / mock CPU, per round: median (IQR; range) | "
+        "target | bare req/s | mock req/s | mock / bare req/s, per round: median (range) | other load | errors |",
+        "|---|---:|---:|---|---|---:|---:|---|---:|---:|",
+    ]
+    for scenario in SCENARIOS:
+        r = results.get(scenario.name)
+        if r is None:
+            continue
+        share, rps = r["cpu_share"], r["rps_share"]
+        target = BARE_TARGETS[scenario.name]
+        verdict = "**met**" if share["median"] >= target else "**missed**"
+        load = r["other_load_cores"]
+        rows.append(
+            f"| {scenario.name} | {r['cpu_us_per_request']['bare']['median']:.1f} | "
+            f"{r['cpu_us_per_request']['mock']['median']:.1f} | {share['median']:.0%} "
+            f"({share['q1']:.0%}-{share['q3']:.0%}; {share['min']:.0%}-{share['max']:.0%}) | "
+            f">= {target:.0%}: {verdict} | {r['rps']['bare']['median']:,.0f} | {r['rps']['mock']['median']:,.0f} | "
+            f"{rps['median']:.0%} ({rps['min']:.0%}-{rps['max']:.0%}) | "
+            f"{load['median']:.2f} ({load['min']:.2f}-{load['max']:.2f}) cores | {r['errors']} |"
+        )
+    return "\n".join(rows) + f"\n\n{rounds} rounds per operation; CPU µs/req and req/s are medians over rounds.\n"
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -294,26 +415,43 @@ def _verdict(value: float | None, target: float, text: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured wrk run (default 10)")
-    parser.add_argument("--warmup", type=float, default=3.0, help="seconds of unmeasured wrk load first (default 3)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds on fresh servers; the median is kept (3)")
+    parser.add_argument("--duration", type=float, help="seconds per measured wrk run (default 10; --paired 2)")
+    parser.add_argument("--warmup", type=float, help="seconds of unmeasured wrk load first (default 3; --paired 1)")
+    parser.add_argument("--rounds", type=int, help="rounds on fresh servers; the median is kept (3; --paired 9)")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     parser.add_argument("--connections", type=int, default=50, help="wrk connections (default 50)")
     parser.add_argument("--servers", default="bare,mock,prism", help="comma-separated subset of bare,mock,prism")
     parser.add_argument("--profile", action="store_true", help="also record py-spy profiles of mock and bare")
-    parser.add_argument("--output", default="mock_throughput", help="results file stem under bench/results/")
+    parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="bare and mock alternated on live servers, CPU µs/req per round (defaults: 9 rounds of 2 s, "
+        "1 s warm-up; results under mock_throughput_paired)",
+    )
+    parser.add_argument("--output", help="results file stem under bench/results/ (default mock_throughput[_paired])")
     parser.add_argument(
         "--quiet-wait",
         type=float,
-        default=180.0,
-        help="wait up to this long for other processes to go idle first (default 180 s)",
+        help="wait up to this long for other processes to go idle first (default 180 s; --paired 0)",
     )
     args = parser.parse_args(argv)
-    if args.duration > 120 or args.warmup > 60 or not 1 <= args.rounds <= 9:
-        parser.error("keep runs bounded: --duration <= 120, --warmup <= 60, 1 <= --rounds <= 9")
+    for name, default, paired_default in (
+        ("duration", 10.0, 2.0),
+        ("warmup", 3.0, 1.0),
+        ("rounds", 3, 9),
+        ("quiet_wait", 180.0, 0.0),
+    ):
+        if getattr(args, name) is None:
+            setattr(args, name, paired_default if args.paired else default)
+    if args.output is None:
+        args.output = "mock_throughput_paired" if args.paired else "mock_throughput"
+    if args.duration > 120 or args.warmup > 60 or not 1 <= args.rounds <= 31:
+        parser.error("keep runs bounded: --duration <= 120, --warmup <= 60, 1 <= --rounds <= 31")
 
     if not require_wrk():
         return 2
+    if args.paired:
+        return main_paired(args)
     wanted = [s.strip() for s in args.servers.split(",") if s.strip()]
     results: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     if "prism" in wanted and not PRISM.exists():
@@ -397,6 +535,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         facts,
     )
     (RESULTS / f"{args.output}.wrk.txt").write_text("\n".join(raw))
+    return 0
+
+
+def main_paired(args: argparse.Namespace) -> int:
+    facts = machine()
+    facts["before_start"] = wait_quiet(args.quiet_wait) if args.quiet_wait > 0 else {"quiet": None}
+    settings = {
+        "rounds": args.rounds,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "threads": args.threads,
+        "connections": args.connections,
+        "server_cpu": SERVER_CPU,
+        "client_cpu": CLIENT_CPU,
+        "stored_tasks": STORED_TASKS,
+        "cpu_source": "/proc/PID/task/*/schedstat (ns on CPU)",
+    }
+    print(
+        f"paired: {args.rounds} rounds of wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s on each of "
+        f"bare and mock per operation, alternated; servers on CPU {SERVER_CPU}, wrk on CPU {CLIENT_CPU}",
+        flush=True,
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-wrk-") as tmp:
+        results = paired(args, Path(tmp))
+    text = paired_table(results, args.rounds)
+    print("\n" + text)
+    write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "results": results})
+    write_table(
+        f"{args.output}.md",
+        "Mock throughput, paired: CPU per request against bare aiohttp",
+        f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s, bare and mock alternated, "
+        f"{args.rounds} rounds per operation after {args.warmup:g} s of warm-up each; {facts['pinning']}.\n\n" + text,
+        facts,
+    )
     return 0
 
 
