@@ -22,6 +22,6 @@ def dumps(obj: Any) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def loads_fast(text: str) -> Any:
+def loads_fast(text: bytes | str) -> Any:
     """``orjson.loads``: raises ``orjson.JSONDecodeError`` (a ``ValueError``) on anything it refuses."""
     return orjson.loads(text)

@@ -6,6 +6,8 @@ protocol's error shape) leaves no partial state; a delete gives the room back wi
 
 from __future__ import annotations
 
+import os
+
 from .config import Limits
 from .errors import ApiError
 
@@ -32,3 +34,21 @@ class Capacity:
     def release(self, objects: int, size: int = 0) -> None:
         self.objects -= objects
         self.bytes -= size
+
+
+def new_id() -> str:
+    """A random (version 4) UUID as text, the ids upstream servers hand out.
+
+    The same 122 random bits from ``os.urandom`` as ``str(uuid.uuid4())``, formatted without
+    building a ``UUID`` object: a third of its cost, and every write makes one or two.
+    """
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def new_hex_id() -> str:
+    """128 random bits as 32 hex digits (``uuid4().hex``'s length; OpenAI's completion ids)."""
+    return os.urandom(16).hex()

@@ -44,8 +44,6 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 _LONG_DIGITS = re.compile(rb"\d{19}")
 """A run of digits that may be an integer orjson would not keep exact."""
-_SLOW = object()
-"""The fast parser's "not decided": the standard library parses the body."""
 
 
 class JsonBodyError(ValueError):
@@ -86,20 +84,26 @@ def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     recursion limit in a decoder, a validator or an encoder. Every message is the client's
     mistake in plain words, never an interpreter's.
     """
+    # The common case first: orjson on the bytes as they came. What it accepts is valid UTF-8 with
+    # no byte order mark, no NaN or Infinity, no number that overflows a double and no unpaired
+    # surrogate, parsed to what json.loads gives, except integers beyond 64 bits (it makes them
+    # floats), so texts with a 19-digit run skip it. Whatever it refuses is decided below by the
+    # standard library, with the same verdict and message as ever.
+    if _LONG_DIGITS.search(raw) is None:
+        try:
+            data = loads_fast(raw)
+        except ValueError:
+            pass
+        else:
+            if raw.count(b"[") + raw.count(b"{") > max_depth and _depth_exceeds(data, max_depth):
+                raise JsonBodyError(f"arrays and objects nest deeper than {max_depth} levels")
+            return data
     try:
         text = raw.decode("utf-8-sig")  # RFC 8259: UTF-8; a byte order mark may be ignored
     except UnicodeDecodeError as exc:
         raise JsonBodyError(f"the body is not valid UTF-8 (byte {exc.start})") from None
     try:
-        # orjson first: it parses every text it accepts to what json.loads gives, except integers
-        # beyond 64 bits (it makes them floats), so texts with a 19-digit run skip it; whatever it
-        # refuses is decided by json.loads below, with the same verdict and message as ever
-        data = loads_fast(text) if _LONG_DIGITS.search(raw) is None else _SLOW
-    except ValueError:
-        data = _SLOW
-    try:
-        if data is _SLOW:
-            data = json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
+        data = json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise JsonBodyError(f"{exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})") from None
     except RecursionError:
@@ -210,6 +214,8 @@ class OperationValidator:
         self.media: dict[str, Any] = {}
         for media_type, media in (body.get("content") or {}).items():
             self.media[media_type] = schemas.validator(media.get("schema") or {})
+        self.exact_media = {m: v for m, v in self.media.items() if m != "multipart/form-data"}
+        """The media types a Content-Type header may name as they are, without parameters."""
         self.multipart_required: list[str] = []
         form = (body.get("content") or {}).get("multipart/form-data")
         if form:
@@ -224,31 +230,33 @@ class OperationValidator:
         query: dict[str, Any] = {}
         problems: list[dict[str, Any]] = []
         for p in self.params:
-            if p.location == "query":
+            location = p.location
+            if location == "query":
                 raw = request.query.get(p.name)
-            elif p.location == "path":
+            elif location == "path":
                 raw = path.get(p.name)
-            elif p.location == "header":
+            elif location == "header":
                 raw = request.headers.get(p.name)
             else:
                 continue
             if raw is None:
                 if p.required:
-                    problems.append(_violation([p.location, p.name], "Field required", "missing", None))
-                elif p.location == "query" and p.default is not None:
+                    problems.append(_violation([location, p.name], "Field required", "missing", None))
+                elif location == "query" and p.default is not None:
                     query[p.name] = p.default
                 continue
             try:
-                value = _coerce(raw, p.kind)
+                value = raw if p.kind == "string" else _coerce(raw, p.kind)
             except ValueError:
                 problems.append(
-                    _violation([p.location, p.name], f"Input should be a valid {p.kind}", f"{p.kind}_parsing", raw)
+                    _violation([location, p.name], f"Input should be a valid {p.kind}", f"{p.kind}_parsing", raw)
                 )
                 continue
-            for error in p.validator.iter_errors(value):
-                problems.append(_violation([p.location, p.name], error.message, "value_error", raw))
-                break
-            if p.location == "query":
+            if not p.validator.is_valid(value):  # one native call; the message only for a refusal
+                for error in p.validator.iter_errors(value):
+                    problems.append(_violation([location, p.name], error.message, "value_error", raw))
+                    break
+            if location == "query":
                 query[p.name] = value
         if problems:
             raise self._invalid(problems)
@@ -261,18 +269,23 @@ class OperationValidator:
             if self.body_required:
                 raise self._invalid([_violation(["body"], "Field required", "missing", None)])
             return None
-        media_type = request.content_type
-        if media_type == "multipart/form-data" and media_type in self.media:
-            return await self._multipart(request)
-        validator = self.media.get(media_type)
+        # A Content-Type that names a declared JSON media type exactly, the common case, needs no
+        # parsing; anything else (parameters, case, multipart's boundary) is parsed by aiohttp.
+        validator = self.exact_media.get(request.headers.get("Content-Type", ""))
         if validator is None:
-            if media_type == "application/octet-stream" and not request.headers.get("Content-Type"):
-                validator = self.media.get("application/json")  # a client that names no type sent JSON
+            media_type = request.content_type
+            if media_type == "multipart/form-data" and media_type in self.media:
+                return await self._multipart(request)
+            validator = self.media.get(media_type)
             if validator is None:
-                raise ApiError(415, f"Unsupported Content-Type {media_type!r}; expected {', '.join(self.media)}")
-        if request.content_length is not None and request.content_length > self.max_json_bytes:
+                if media_type == "application/octet-stream" and not request.headers.get("Content-Type"):
+                    validator = self.media.get("application/json")  # a client that names no type sent JSON
+                if validator is None:
+                    raise ApiError(415, f"Unsupported Content-Type {media_type!r}; expected {', '.join(self.media)}")
+        length = request.content_length
+        if length is not None and length > self.max_json_bytes:
             raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
-        raw = await self._read_capped(request)
+        raw = await self._read_capped(request, length)
         exchange = request.get(EXCHANGE)
         if exchange is not None:  # the journal watches this request (hooks.py)
             exchange.read(raw)
@@ -292,12 +305,12 @@ class OperationValidator:
         ]
         raise self._invalid(problems)
 
-    async def _read_capped(self, request: web.Request) -> bytes:
+    async def _read_capped(self, request: web.Request, length: int | None) -> bytes:
         """The whole body, chunk by chunk (``read(n)`` returns what has arrived, not n bytes: a
         chunked body comes in pieces), refused with 413 as soon as it passes the limit."""
-        if request.content_length is not None:  # declared and within the limit (checked by the caller)
+        if length is not None:  # declared and within the limit (checked by the caller)
             try:
-                return await request.content.readexactly(request.content_length)
+                return await request.content.readexactly(length)
             except asyncio.IncompleteReadError:
                 raise self._invalid(
                     [_violation(["body"], "the body is shorter than its Content-Length", "truncated", None)]

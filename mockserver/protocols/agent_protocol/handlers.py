@@ -16,8 +16,7 @@ answered as the document says, with an executed step.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote
 
 from aiohttp import web
@@ -36,8 +35,7 @@ INT32_MAX = 2**31 - 1
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
+class Page(NamedTuple):
     current: int
     size: int
 
@@ -50,8 +48,10 @@ def paging(call: Call, on: Switches) -> Page:
         size = 20
     if on.page_huge_size_crashes and size > 1000:
         raise RuntimeError("page buffer allocation failed")  # the fault: a crash, rendered as 500
-    too_big = [(name, value) for name, value in (("current_page", current), ("page_size", size)) if value > INT32_MAX]
-    if too_big:
+    if current > INT32_MAX or size > INT32_MAX:
+        too_big = [
+            (name, value) for name, value in (("current_page", current), ("page_size", size)) if value > INT32_MAX
+        ]
         message = "; ".join(f"query.{name}: must be at most {INT32_MAX} (int32)" for name, _ in too_big)
         details = [
             {
@@ -170,7 +170,8 @@ def mount(api: ProtocolApi) -> None:
         if on.task_list_recent_16:
             order = order[-RECENT_INDEX:]
         tasks, pagination = paginate(order, paging(call, on), on)
-        views = [dict(t.created_view or t.view()) for t in tasks]
+        # a copy of the cached view, so that the truncation fault never edits the cache
+        views = [t.view() if t.created_view is None else dict(t.created_view) for t in tasks]
         if on.task_list_input_truncated:
             for view in views:
                 if isinstance(view.get("input"), str):

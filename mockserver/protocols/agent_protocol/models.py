@@ -70,17 +70,21 @@ class Task:
     input: str | None
     additional_input: Any
     plan: tuple[str, ...]
-    steps: list[Step] = field(default_factory=list)
-    artifacts: list[Artifact] = field(default_factory=list)
-    # The indexes by id and the creation view are made on first use: most stored tasks never get a
-    # step or an artifact, and an empty dict is 64 bytes of each task's share of memory (bench/memory.py).
+    # The lists, the indexes by id and the creation view are made on first use: most stored tasks
+    # never get a step or an artifact, and an empty list is 56 bytes (an empty dict 64) of each
+    # task's share of memory (bench/memory.py); the shared empty tuple costs nothing.
+    steps: list[Step] | tuple[()] = ()
+    artifacts: list[Artifact] | tuple[()] = ()
     steps_by_id: dict[str, Step] | None = None
     artifacts_by_id: dict[str, Artifact] | None = None
     created_view: dict[str, Any] | None = None
     """The task as it was created: what the listing cache of ap-task-list-cached-at-create serves."""
 
     def add_step(self, step: Step) -> None:
-        self.steps.append(step)
+        if isinstance(self.steps, list):
+            self.steps.append(step)
+        else:
+            self.steps = [step]
         if self.steps_by_id is None:
             self.steps_by_id = {}
         self.steps_by_id[step.step_id] = step
@@ -89,7 +93,10 @@ class Task:
         return self.steps_by_id.get(step_id) if self.steps_by_id is not None else None
 
     def add_artifact(self, artifact: Artifact) -> None:
-        self.artifacts.append(artifact)
+        if isinstance(self.artifacts, list):
+            self.artifacts.append(artifact)
+        else:
+            self.artifacts = [artifact]
         if self.artifacts_by_id is None:
             self.artifacts_by_id = {}
         self.artifacts_by_id[artifact.artifact_id] = artifact
@@ -98,12 +105,14 @@ class Task:
         return self.artifacts_by_id.get(artifact_id) if self.artifacts_by_id is not None else None
 
     def view(self, agent_artifacts_only: bool = False) -> dict[str, Any]:
-        artifacts = [a for a in self.artifacts if a.agent_created or not agent_artifacts_only]
+        """A fresh dict per answer, so that a fault editing a reply never edits the store."""
         return {
             "task_id": self.task_id,
             "input": self.input,
             "additional_input": self.additional_input,
-            "artifacts": [a.view() for a in artifacts],
+            "artifacts": [a.view() for a in self.artifacts if a.agent_created or not agent_artifacts_only]
+            if self.artifacts
+            else [],
         }
 
 

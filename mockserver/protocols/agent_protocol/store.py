@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from ...config import Limits
 from ...errors import ApiError
-from ...store import Capacity
+from ...store import Capacity, new_id
 from .models import DONE_STEP, OUTPUT_FILE, Artifact, Step, Task, plan_for, step_output, workspace_path
 
 
@@ -31,7 +30,7 @@ class Store:
 
     def create_task(self, task_input: str | None, additional_input: Any) -> Task:
         self.reserve(1)
-        task = Task(str(uuid.uuid4()), task_input, additional_input, plan_for(task_input))
+        task = Task(new_id(), task_input, additional_input, plan_for(task_input))
         self.tasks[task.task_id] = task
         self.order.append(task)
         return task
@@ -40,7 +39,7 @@ class Store:
         self, task: Task, file_name: str, relative_path: str | None, data: bytes, agent_created: bool
     ) -> Artifact:
         artifact = Artifact(
-            str(uuid.uuid4()),
+            new_id(),
             file_name,
             relative_path,
             agent_created,
@@ -68,7 +67,7 @@ class Store:
         self.reserve(2 if writes_output else 1, len(data) if writes_output else 0)
         created = [self.add_artifact(task, OUTPUT_FILE, None, data, True)] if writes_output else []
         step = Step(
-            str(uuid.uuid4()),
+            new_id(),
             task.task_id,
             task.plan[index] if planned else DONE_STEP,
             step_input,

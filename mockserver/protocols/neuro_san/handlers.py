@@ -19,6 +19,7 @@ faults.py breaks it one way per fault, for the conformance suite's requirements 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from aiohttp import ClientConnectionResetError, web
@@ -67,7 +68,10 @@ def _history(body: dict[str, Any], front: str) -> list[dict[str, Any]]:
     return messages
 
 
+@functools.lru_cache(maxsize=64)
 def _origin(*tools: str) -> list[dict[str, Any]]:
+    """An origin list, made once per tool chain and shared by every frame that names it: frames are
+    serialized as built, and nothing edits an origin in place (a fault replaces one whole)."""
     return [{"tool": tool, "instantiation_index": 0} for tool in tools]
 
 

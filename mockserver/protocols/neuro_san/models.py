@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """What one network does for one user message."""
+class Turn(NamedTuple):
+    """What one network does for one user message (a tuple: made on every chat)."""
 
     tool_args: dict[str, Any]
     tool_result: str

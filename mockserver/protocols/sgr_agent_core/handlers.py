@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from typing import Any
 
 from aiohttp import web
 
 from ...api import Call, ProtocolApi, Reply
 from ...errors import ApiError
+from ...store import new_hex_id
 from ...streaming import SseStream, stall
 from .faults import Switches
 from .models import (
@@ -85,7 +85,7 @@ class _SseStream(SseStream):
 
 async def _run(agent: Agent, plan: Plan, stream: _SseStream, on: Switches) -> None:
     agent.state = RESEARCHING
-    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    completion_id = f"chatcmpl-{new_hex_id()}"
     model = agent.model if on.chunk_model_name else agent.agent_id
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -143,7 +143,7 @@ def mount(api: ProtocolApi) -> None:
     async def stream_notice(call: Call, agent: Agent, text: str) -> web.StreamResponse:
         """A one-message stream that leaves ``agent`` as it is; the caller holds the stream gate."""
         stream = SseStream(call.request, {"X-Agent-ID": agent.agent_id}, delay=api.config.stream_delay)
-        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+        completion_id = f"chatcmpl-{new_hex_id()}"
         try:
             await stream.open()
             await stream.send(_chunk(completion_id, agent.agent_id, {"role": "assistant", "content": text}))

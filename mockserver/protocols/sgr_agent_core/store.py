@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import uuid
 from typing import Any
 
 from ...config import Limits
 from ...errors import ApiError
-from ...store import Capacity
+from ...jsonio import dumps
+from ...store import Capacity, new_id
 from .models import MAX_QUOTED, WAITING, Agent, echo, last_user_text, named_ids, quote
 
 
@@ -21,9 +20,9 @@ class AgentStore:
 
     def add(self, model: str, messages: list[Any]) -> Agent:
         echoed = echo(messages)
-        size = len(json.dumps(echoed)) + MAX_QUOTED * 4  # room for the clarification and the report
+        size = len(dumps(echoed)) + MAX_QUOTED * 4  # room for the clarification and the report
         self.capacity.reserve(1, size)
-        agent = Agent(f"{model}_{uuid.uuid4()}", model, echoed, quote(last_user_text(messages)), size)
+        agent = Agent(f"{model}_{new_id()}", model, echoed, quote(last_user_text(messages)), size)
         self.agents[agent.agent_id] = agent
         return agent
 
