@@ -270,43 +270,65 @@ def paired_run(srv: Server, scenario: Scenario, args: argparse.Namespace, lua: P
     }
 
 
+def before_command(checkout: Path, port: int) -> list[str]:
+    """``python -m mockserver`` from another checkout (its mockserver and specs imported first)."""
+    boot = (
+        f"import runpy, sys; sys.path.insert(0, {str(checkout)!r}); runpy.run_module('mockserver', run_name='__main__')"
+    )
+    return [PYTHON, "-c", boot, *mock_command(port)[3:]]
+
+
+@contextlib.contextmanager
+def start_paired(name: str, scripts: Path, before: Path | None) -> Iterator[Server]:
+    if name != "before" or before is None:
+        with start(name, scripts) as srv:
+            yield srv
+        return
+    port = free_port()
+    with server(name, before_command(before, port), port, SERVER_CPU, scripts / f"{name}.log") as srv:
+        yield srv
+
+
 def paired(args: argparse.Namespace, scripts: Path) -> dict[str, Any]:
-    """Per operation: a fresh bare and mock, then ``args.rounds`` rounds of one wrk run on each."""
+    """Per operation: a fresh bare and mock (and the mock of ``--before``), then ``args.rounds``
+    rounds of one wrk run on each, the order rotated per round."""
+    names = ["bare", "mock", *(["before"] if args.before else [])]
     out: dict[str, Any] = {}
     for scenario in SCENARIOS:
         lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
         lua.write_text(lua_script(scenario))
         print(f"{scenario.name}:", flush=True)
-        runs: dict[str, list[dict[str, Any]]] = {"bare": [], "mock": []}
-        with start("bare", scripts) as bare, start("mock", scripts) as mock:
-            servers = {"bare": bare, "mock": mock}
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        with contextlib.ExitStack() as stack:
+            servers = {name: stack.enter_context(start_paired(name, scripts, args.before)) for name in names}
             for srv in servers.values():
                 seed(srv)
                 sanity(srv, scenario)
                 if args.warmup > 0:
                     run_wrk(srv.url + scenario.path, lua, args.warmup, args.threads, args.connections)
             for number in range(args.rounds):
-                for name in rotated(["bare", "mock"], number):
+                for name in rotated(names, number):
                     runs[name].append(paired_run(servers[name], scenario, args, lua))
-                b, m = runs["bare"][-1], runs["mock"][-1]
-                print(
-                    f"  round {number + 1}: CPU µs/req bare {b['cpu_us_per_request']:7.1f}  mock "
-                    f"{m['cpu_us_per_request']:7.1f}  ratio {b['cpu_us_per_request'] / m['cpu_us_per_request']:.2f}"
-                    f"   req/s bare {b['rps']:8.0f}  mock {m['rps']:8.0f}   other load "
-                    f"{b['other_load_cores']:.2f}/{m['other_load_cores']:.2f} cores",
-                    flush=True,
-                )
-        cpu_ratios = [b["cpu_us_per_request"] / m["cpu_us_per_request"] for b, m in zip(*runs.values(), strict=True)]
-        rps_ratios = [m["rps"] / b["rps"] for b, m in zip(*runs.values(), strict=True)]
-        out[scenario.name] = {
+                last = {name: runs[name][-1] for name in names}
+                cpu = "  ".join(f"{name} {r['cpu_us_per_request']:7.1f}" for name, r in last.items())
+                rps = "  ".join(f"{name} {r['rps']:7.0f}" for name, r in last.items())
+                load = "/".join(f"{r['other_load_cores']:.2f}" for r in last.values())
+                print(f"  round {number + 1}: CPU µs/req {cpu}   req/s {rps}   other load {load} cores", flush=True)
+        result: dict[str, Any] = {
             "runs": runs,
-            "cpu_share": _spread(cpu_ratios),
-            "rps_share": _spread(rps_ratios),
             "cpu_us_per_request": {name: _spread([r["cpu_us_per_request"] for r in rs]) for name, rs in runs.items()},
             "rps": {name: _spread([r["rps"] for r in rs]) for name, rs in runs.items()},
             "other_load_cores": _spread([r["other_load_cores"] for rs in runs.values() for r in rs]),
             "errors": sum(r["errors"] for rs in runs.values() for r in rs),
         }
+        for name in names[1:]:  # each round's ratio: two runs seconds apart, so a neighbour hits both alike
+            pairs = list(zip(runs["bare"], runs[name], strict=True))
+            suffix = "" if name == "mock" else f"_{name}"
+            result["cpu_share" + suffix] = _spread(
+                [b["cpu_us_per_request"] / m["cpu_us_per_request"] for b, m in pairs]
+            )
+            result["rps_share" + suffix] = _spread([m["rps"] / b["rps"] for b, m in pairs])
+        out[scenario.name] = result
     return out
 
 
@@ -323,10 +345,13 @@ def _spread(values: Sequence[float]) -> dict[str, float]:
 
 
 def paired_table(results: dict[str, Any], rounds: int) -> str:
+    before = any("cpu_share_before" in r for r in results.values())
+    extra_head = " before CPU µs/req | bare / before CPU, per round: median (IQR) |" if before else ""
     rows = [
         "| operation | bare CPU µs/req | mock CPU µs/req | bare / mock CPU, per round: median (IQR; range) | "
-        "target | bare req/s | mock req/s | mock / bare req/s, per round: median (range) | other load | errors |",
-        "|---|---:|---:|---|---|---:|---:|---|---:|---:|",
+        f"target |{extra_head} bare req/s | mock req/s | mock / bare req/s, per round: median (range) | "
+        "other load | errors |",
+        "|---|---:|---:|---|---|" + ("---:|---|" if before else "") + "---:|---:|---|---:|---:|",
     ]
     for scenario in SCENARIOS:
         r = results.get(scenario.name)
@@ -336,12 +361,19 @@ def paired_table(results: dict[str, Any], rounds: int) -> str:
         target = BARE_TARGETS[scenario.name]
         verdict = "**met**" if share["median"] >= target else "**missed**"
         load = r["other_load_cores"]
+        extra = ""
+        if before:
+            b = r["cpu_share_before"]
+            extra = (
+                f" {r['cpu_us_per_request']['before']['median']:.1f} | "
+                f"{b['median']:.0%} ({b['q1']:.0%}-{b['q3']:.0%}) |"
+            )
         rows.append(
             f"| {scenario.name} | {r['cpu_us_per_request']['bare']['median']:.1f} | "
             f"{r['cpu_us_per_request']['mock']['median']:.1f} | {share['median']:.0%} "
             f"({share['q1']:.0%}-{share['q3']:.0%}; {share['min']:.0%}-{share['max']:.0%}) | "
-            f">= {target:.0%}: {verdict} | {r['rps']['bare']['median']:,.0f} | {r['rps']['mock']['median']:,.0f} | "
-            f"{rps['median']:.0%} ({rps['min']:.0%}-{rps['max']:.0%}) | "
+            f">= {target:.0%}: {verdict} |{extra} {r['rps']['bare']['median']:,.0f} | "
+            f"{r['rps']['mock']['median']:,.0f} | {rps['median']:.0%} ({rps['min']:.0%}-{rps['max']:.0%}) | "
             f"{load['median']:.2f} ({load['min']:.2f}-{load['max']:.2f}) cores | {r['errors']} |"
         )
     return "\n".join(rows) + f"\n\n{rounds} rounds per operation; CPU µs/req and req/s are medians over rounds.\n"
@@ -428,6 +460,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="bare and mock alternated on live servers, CPU µs/req per round (defaults: 9 rounds of 2 s, "
         "1 s warm-up; results under mock_throughput_paired)",
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="with --paired: also load the mock of this other checkout (e.g. a git archive of the previous "
+        "commit) in the same rounds, as 'before'",
+    )
+    parser.add_argument("--before-label", help="what --before is, for the results file (e.g. its commit)")
     parser.add_argument("--output", help="results file stem under bench/results/ (default mock_throughput[_paired])")
     parser.add_argument(
         "--quiet-wait",
@@ -551,6 +590,7 @@ def main_paired(args: argparse.Namespace) -> int:
         "client_cpu": CLIENT_CPU,
         "stored_tasks": STORED_TASKS,
         "cpu_source": "/proc/PID/task/*/schedstat (ns on CPU)",
+        "before": (args.before_label or "another checkout") if args.before else None,
     }
     print(
         f"paired: {args.rounds} rounds of wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s on each of "
