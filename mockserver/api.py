@@ -166,12 +166,15 @@ class ProtocolApi:
         faults = self.faults
         skip_body = faults.skips_validation(operation_id)
         mutate = faults.mutation(operation_id)
+        reads_body = skip_body or bool(validator.media)  # an operation without a body awaits nothing for it
 
         async def endpoint(request: web.Request) -> web.StreamResponse:
             try:
                 user = self.authenticate(request) if secured else None
                 path, query = validator.parameters(request)
-                body = await (_raw_json(request) if skip_body else validator.body(request))
+                body = None
+                if reads_body:
+                    body = await (_raw_json(request) if skip_body else validator.body(request))
                 result = await handler(Call(request, operation_id, path, query, body, user, faults))
             except web.HTTPRequestEntityTooLarge:  # aiohttp's own cap on the whole body
                 return error_response(protocol_id, ApiError(413, "Request body too large"))

@@ -49,6 +49,10 @@ class _Stream:
         return self.response
 
     async def _write(self, data: bytes) -> None:
+        if self.exchange is None and not self.delay:  # the common case: one write per frame, nothing else
+            await self.response.write(data)
+            self.sent += 1
+            return
         if self.exchange is not None:
             first = await self.exchange.before_frame(self.request, self.sent, self.encode)
             if first is None:
@@ -103,7 +107,7 @@ class SseStream(_Stream):
         return b"data: " + dumps(obj) + b"\n\n"
 
     async def send(self, obj: Any) -> None:
-        await self._write(self.encode(obj))
+        await self._write(b"data: " + dumps(obj) + b"\n\n")
 
     async def done(self) -> None:
         await self._write(b"data: [DONE]\n\n")

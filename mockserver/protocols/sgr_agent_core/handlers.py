@@ -88,12 +88,15 @@ async def _run(agent: Agent, plan: Plan, stream: _SseStream, on: Switches) -> No
     completion_id = f"chatcmpl-{new_hex_id()}"
     model = agent.model if on.chunk_model_name else agent.agent_id
 
+    edited = on.created_milliseconds or on.wrong_chunk_object
+
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         body = _chunk(completion_id, model, delta, finish)
-        if on.created_milliseconds:
-            body["created"] = int(time.time() * 1000)
-        if on.wrong_chunk_object:
-            body["object"] = "chat.completion"
+        if edited:
+            if on.created_milliseconds:
+                body["created"] = int(time.time() * 1000)
+            if on.wrong_chunk_object:
+                body["object"] = "chat.completion"
         return body
 
     for number, step in enumerate(plan.steps):

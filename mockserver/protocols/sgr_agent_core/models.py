@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
@@ -50,16 +50,19 @@ _STOPWORDS = frozenset(
 )
 
 
-class Step(NamedTuple):
-    """One streamed content chunk and what producing it changes in the agent (a tuple: a run
-    builds a dozen, and a frozen dataclass's constructor costs three times as much)."""
+@dataclass(slots=True)
+class Step:
+    """One streamed content chunk and what producing it changes in the agent. Not frozen: a run
+    builds a dozen, and a frozen dataclass's constructor costs three times as much; none is
+    changed once made."""
 
     content: str
     reasoning: dict[str, Any] | None = None  # starts a new iteration with this reasoning
     search: bool = False  # one web search, finding SOURCES_PER_SEARCH sources
 
 
-class Plan(NamedTuple):
+@dataclass(slots=True)
+class Plan:
     steps: list[Step]
     end_state: str
     result: str | None = None
@@ -173,7 +176,9 @@ def quote(text: str) -> str:
 
 def named_ids(messages: list[Any]) -> Iterator[str]:
     for message in messages:
-        yield from (m.group(1) for m in _AGENT_ID.finditer(text_of(message)))
+        text = text_of(message)
+        if "-" in text:  # every agent id has the hyphens of its UUID: most texts need no scan
+            yield from (m.group(1) for m in _AGENT_ID.finditer(text))
 
 
 def echo(messages: list[Any]) -> list[Any]:
@@ -237,14 +242,14 @@ def _research_plan(agent: Agent, resumed: bool) -> Plan:
     steps = [_opening(agent, resumed)]
     for word in keywords:
         reasoning = {"action": "web_search", "query": word, "reason": f"Need sources about {word}"}
-        steps.append(Step(f"Searching the web for '{word}'\n", reasoning=reasoning, search=True))
+        steps.append(Step(f"Searching the web for '{word}'\n", reasoning, True))
     lines = ["## Research report", f"Task: {agent.task}"]
     if agent.clarification:
         lines.append(f"Clarification: {agent.clarification}")
     lines += [f"- {word}: {SOURCES_PER_SEARCH} sources reviewed" for word in keywords]
     lines.append(f"Conclusion: research on {', '.join(keywords) or 'the task'} is complete.")
     final = {"action": "final_answer", "reason": "Enough data collected"}
-    steps += [Step(line + "\n", reasoning=final if i == 0 else None) for i, line in enumerate(lines)]
+    steps += [Step(line + "\n", final if i == 0 else None) for i, line in enumerate(lines)]
     return Plan(steps, COMPLETED, "".join(line + "\n" for line in lines))
 
 
