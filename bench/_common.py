@@ -122,6 +122,18 @@ def server(name: str, command: Sequence[str], port: int, cpu: int | None, log: P
             out.close()
 
 
+def wrk_settings(args: argparse.Namespace, **more: Any) -> dict[str, Any]:
+    """The settings a wrk-driven benchmark records beside its figures, plus its own ``more``."""
+    return {
+        "rounds": args.rounds,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "threads": args.threads,
+        "connections": args.connections,
+        **more,
+    }
+
+
 def mock_command(port: int, *extra: str) -> list[str]:
     return [PYTHON, "-m", "mockserver", "--host", HOST, "--port", str(port), *extra]
 

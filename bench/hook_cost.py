@@ -54,6 +54,7 @@ from _common import (
     wait_quiet,
     write_json,
     write_table,
+    wrk_settings,
 )
 
 VARIANTS = ("unhooked", "idle", "idle-no-cors", "journal")
@@ -283,14 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = table(results)
     print("\n" + text)
     text = direct_text + "\nThrough wrk, the whole request path:\n\n" + text
-    settings = {
-        "rounds": args.rounds,
-        "duration_s": args.duration,
-        "warmup_s": args.warmup,
-        "threads": args.threads,
-        "connections": args.connections,
-        "stored_tasks": STORED_TASKS,
-    }
+    settings = wrk_settings(args, stored_tasks=STORED_TASKS)
     settings.update(calls=args.calls, repeats=args.repeats)
     write_json(
         f"{args.output}.json",

@@ -66,6 +66,7 @@ from _common import (
     wait_quiet,
     write_json,
     write_table,
+    wrk_settings,
 )
 
 PRISM = BENCH / ".prism" / "node_modules" / ".bin" / "prism"
@@ -513,17 +514,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if PRISM.exists()
         else "not installed"
     )
-    settings = {
-        "rounds": args.rounds,
-        "duration_s": args.duration,
-        "warmup_s": args.warmup,
-        "threads": args.threads,
-        "connections": args.connections,
-        "server_cpu": SERVER_CPU,
-        "client_cpu": CLIENT_CPU,
-        "stored_tasks": STORED_TASKS,
-        "prism_flags": "-v error (logging off)",
-    }
+    settings = wrk_settings(
+        args,
+        server_cpu=SERVER_CPU,
+        client_cpu=CLIENT_CPU,
+        stored_tasks=STORED_TASKS,
+        prism_flags="-v error (logging off)",
+    )
     print(
         f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency "
         f"(warm-up {args.warmup:g} s); server pinned to CPU {SERVER_CPU}, wrk to CPU {CLIENT_CPU}",
@@ -580,18 +577,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def main_paired(args: argparse.Namespace) -> int:
     facts = machine()
     facts["before_start"] = wait_quiet(args.quiet_wait) if args.quiet_wait > 0 else {"quiet": None}
-    settings = {
-        "rounds": args.rounds,
-        "duration_s": args.duration,
-        "warmup_s": args.warmup,
-        "threads": args.threads,
-        "connections": args.connections,
-        "server_cpu": SERVER_CPU,
-        "client_cpu": CLIENT_CPU,
-        "stored_tasks": STORED_TASKS,
-        "cpu_source": "/proc/PID/task/*/schedstat (ns on CPU)",
-        "before": (args.before_label or "another checkout") if args.before else None,
-    }
+    settings = wrk_settings(
+        args,
+        server_cpu=SERVER_CPU,
+        client_cpu=CLIENT_CPU,
+        stored_tasks=STORED_TASKS,
+        cpu_source="/proc/PID/task/*/schedstat (ns on CPU)",
+        before=(args.before_label or "another checkout") if args.before else None,
+    )
     print(
         f"paired: {args.rounds} rounds of wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s on each of "
         f"bare and mock per operation, alternated; servers on CPU {SERVER_CPU}, wrk on CPU {CLIENT_CPU}",

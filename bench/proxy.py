@@ -50,6 +50,7 @@ from _common import (
     wait_quiet,
     write_json,
     write_table,
+    wrk_settings,
 )
 from mock_throughput import AP_DOCUMENT, PRISM
 
@@ -256,16 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream = stream_delay(scripts, args.streams)
     text = table(results, stream)
     print("\n" + text)
-    settings = {
-        "rounds": args.rounds,
-        "duration_s": args.duration,
-        "warmup_s": args.warmup,
-        "threads": args.threads,
-        "connections": args.connections,
-        "server_cpu": SERVER_CPU,
-        "client_cpu": CLIENT_CPU,
-        "streams": args.streams,
-    }
+    settings = wrk_settings(args, server_cpu=SERVER_CPU, client_cpu=CLIENT_CPU, streams=args.streams)
     write_json(
         f"{args.output}.json", {"machine": facts, "settings": settings, "results": results, "first_frame": stream}
     )
