@@ -95,7 +95,14 @@ def new_id(where: str, value: Any, taken: Any, seen: set[str]) -> str | None:
     return str(value)
 
 
-# -- Agent Protocol ------------------------------------------------------------------------------
+def rekey(table: dict[str, Any], item: Any, attribute: str, given: str | None) -> None:
+    """Move a just-created item of a store's ``table`` to the id its fixture gives (``new_id``);
+    with none given it keeps the id the store made."""
+    if given is None:
+        return
+    del table[getattr(item, attribute)]
+    setattr(item, attribute, given)
+    table[given] = item
 
 
 Planner = Callable[[ProtocolApi, Any, Budget], Callable[[], dict[str, Any]]]

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...api import ProtocolApi
 from ...errors import ApiError
-from ...fixtures import Budget, FixtureError, checked, items_of, new_id, text_of
+from ...fixtures import Budget, FixtureError, checked, items_of, new_id, rekey, text_of
 from . import handlers as ap_handlers
 from . import store as ap
 
@@ -71,10 +71,7 @@ def plan(api: ProtocolApi, data: Any, budget: Budget) -> Callable[[], dict[str, 
         created = []
         for task_id, task_input, additional, step_bodies, artifacts in tasks:
             task = store.create_task(task_input, additional)
-            if task_id is not None:
-                del store.tasks[task.task_id]
-                task.task_id = task_id
-                store.tasks[task_id] = task
+            rekey(store.tasks, task, "task_id", task_id)
             for body in step_bodies:
                 store.execute_step(task, body)
             for name, relative_path, blob, agent_created in artifacts:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...api import ProtocolApi
-from ...fixtures import Budget, FixtureError, checked, items_of, new_id, text_of
+from ...fixtures import Budget, FixtureError, checked, items_of, new_id, rekey, text_of
 from . import models as sgr
 from . import store as sgr_store
 
@@ -39,10 +39,7 @@ def plan(api: ProtocolApi, data: Any, budget: Budget) -> Callable[[], dict[str, 
         created = []
         for agent_id, model, messages, state, result in agents:
             agent = store.add(model, messages)
-            if agent_id is not None:
-                del store.agents[agent.agent_id]
-                agent.agent_id = agent_id
-                store.agents[agent_id] = agent
+            rekey(store.agents, agent, "agent_id", agent_id)
             agent.state = state
             if state == sgr.WAITING:
                 agent.clarifications_used = 1

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...api import ProtocolApi
-from ...fixtures import Budget, FixtureError, checked, items_of, new_id, text_of
+from ...fixtures import Budget, FixtureError, checked, items_of, new_id, rekey, text_of
 from . import models as syn
 from . import store as syn_store
 
@@ -46,10 +46,7 @@ def plan(api: ProtocolApi, data: Any, budget: Budget) -> Callable[[], dict[str, 
         created = []
         for session_id, owner, level, registration, history in sessions:
             session = store.create_session(owner, level, registration)
-            if session_id is not None:
-                del store.sessions[session.id]
-                session.id = session_id
-                store.sessions[session_id] = session
+            rekey(store.sessions, session, "id", session_id)
             for asked, answered in history:
                 stamp = syn.iso(store.now_ms())
                 session.history.append(
