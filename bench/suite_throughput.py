@@ -369,32 +369,17 @@ def _client(command: list[str], timeout: float, cwd: Path) -> tuple[subprocess.C
     return done, time.monotonic() - started, cpu_children() - before
 
 
+def _phase_command(protocol: str, base_url: str, phase: str, folder: Path, *more: str) -> list[str]:
+    """``conformance run`` of one phase against a running mock, its reports in ``folder``."""
+    run = [PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--base-url", base_url]
+    tokens = ["--token", EMBEDDED_TOKENS[0], "--second-token", EMBEDDED_TOKENS[1]]
+    return [*run, *tokens, "--phase", phase, *more, "-q", "--report-dir", str(folder)]
+
+
 def suite_side(protocol: str, max_examples: int, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
     """``conformance run --phase schema`` against a running mock."""
     done, wall, cpu = _client(
-        [
-            PYTHON,
-            "-m",
-            "conformance",
-            "run",
-            "--protocol",
-            protocol,
-            "--base-url",
-            base_url,
-            "--token",
-            EMBEDDED_TOKENS[0],
-            "--second-token",
-            EMBEDDED_TOKENS[1],
-            "--phase",
-            "schema",
-            "--max-examples",
-            str(max_examples),
-            "-q",
-            "--report-dir",
-            str(folder),
-        ],
-        timeout,
-        ROOT,
+        _phase_command(protocol, base_url, "schema", folder, "--max-examples", str(max_examples)), timeout, ROOT
     )
     results = folder / "results.json"
     if not results.exists():
@@ -442,29 +427,7 @@ def cli_side(document: Path, settings: Path, base_url: str, timeout: float) -> d
 
 def scenario_side(protocol: str, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
     """``conformance run --phase scenario``: seconds per requirement, from results.json."""
-    done, wall, cpu = _client(
-        [
-            PYTHON,
-            "-m",
-            "conformance",
-            "run",
-            "--protocol",
-            protocol,
-            "--base-url",
-            base_url,
-            "--token",
-            EMBEDDED_TOKENS[0],
-            "--second-token",
-            EMBEDDED_TOKENS[1],
-            "--phase",
-            "scenario",
-            "-q",
-            "--report-dir",
-            str(folder),
-        ],
-        timeout,
-        ROOT,
-    )
+    done, wall, cpu = _client(_phase_command(protocol, base_url, "scenario", folder), timeout, ROOT)
     results = folder / "results.json"
     if not results.exists():
         return {"error": (done.stderr.strip() or done.stdout.strip())[-400:] or "no results.json"}
