@@ -325,3 +325,27 @@ def test_overlay_with_dangling_ref_names_the_overlay(private_specs: Path) -> Non
     )
     message = _uncached_load_error()
     assert message.startswith(f"{private_specs}: dangling $ref: #/components/schemas/Nowhere")
+
+
+def test_a_validated_document_is_remembered_by_its_content_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    markers = tmp_path / "cache" / "agent-conformance" / "validated-documents"
+    read_document(_write(tmp_path, "ok.json", MINIMAL))
+    assert len(list(markers.iterdir())) == 1  # the valid document left its marker
+
+    import openapi_spec_validator
+
+    def refuse(raw: Any) -> None:
+        raise AssertionError("validated again")
+
+    monkeypatch.setattr(openapi_spec_validator, "validate", refuse)
+    read_document(_write(tmp_path, "again.json", MINIMAL))  # the same content: not validated again
+    changed = json.loads(json.dumps(MINIMAL))
+    changed["paths"]["/things"]["get"]["responses"] = "everything is fine"
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    message = _error(_write(tmp_path, "changed.json", changed))  # other content: validated, refused
+    assert "not a valid OpenAPI 3.1.0 document" in message
+    assert len(list(markers.iterdir())) == 1  # and it left no marker
