@@ -71,27 +71,18 @@ def upstream(scripts: Path) -> Iterator[Server]:
         yield srv
 
 
+def proxy_command(protocol: str, mock: Server, port: int, report_dir: Path) -> list[str]:
+    """``conformance proxy`` on ``port`` in front of the mock, quiet, its report in ``report_dir``."""
+    listen = ["--host", HOST, "--port", str(port)]
+    run = [PYTHON, "-m", "conformance", "proxy", "--protocol", protocol, "--upstream", mock.url]
+    return [*run, *listen, "--report-dir", str(report_dir), "-q"]
+
+
 @contextlib.contextmanager
 def front(name: str, mock: Server, scripts: Path) -> Iterator[Server]:
     port = free_port()
     if name == "proxy":
-        command = [
-            PYTHON,
-            "-m",
-            "conformance",
-            "proxy",
-            "--protocol",
-            "agent-protocol",
-            "--upstream",
-            mock.url,
-            "--host",
-            HOST,
-            "--port",
-            str(port),
-            "--report-dir",
-            str(scripts / "proxy-report"),
-            "-q",
-        ]
+        command = proxy_command("agent-protocol", mock, port, scripts / "proxy-report")
     else:
         command = [str(PRISM), "proxy", "-h", HOST, "-p", str(port), "-v", "error", str(AP_DOCUMENT), mock.url]
     with server(name, command, port, SERVER_CPU, scripts / f"{name}.log") as srv:
@@ -125,23 +116,7 @@ def stream_delay(scripts: Path, count: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with upstream(scripts) as mock:
         port = free_port()
-        command = [
-            PYTHON,
-            "-m",
-            "conformance",
-            "proxy",
-            "--protocol",
-            "sgr-agent-core",
-            "--upstream",
-            mock.url,
-            "--host",
-            HOST,
-            "--port",
-            str(port),
-            "--report-dir",
-            str(scripts / "sgr-report"),
-            "-q",
-        ]
+        command = proxy_command("sgr-agent-core", mock, port, scripts / "sgr-report")
         with server("proxy", command, port, SERVER_CPU, scripts / "sgr-proxy.log"):
             first_frame_ms(mock.port, "/v1/chat/completions", 3)  # warm both paths
             first_frame_ms(port, "/v1/chat/completions", 3)
