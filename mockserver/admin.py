@@ -108,7 +108,7 @@ class Admin:
         self.hooks = hooks
         self.operations = {pid: {op.operation_id for op in api.spec.operations()} for pid, api in apis.items()}
 
-    def routes(self) -> list[web.RouteDef]:
+    def routes(self, answer_cors: bool = False) -> list[web.RouteDef]:
         p = PREFIX
         table: list[tuple[str, str, Handler]] = [
             ("GET", f"{p}", self.index),
@@ -126,7 +126,9 @@ class Admin:
             ("POST", f"{p}/chaos/rules", self.chaos_add),
         ]
         self._routes = [web.route(method, path, _guarded(handler)) for method, path, handler in table]
-        return self._routes
+        if not answer_cors:
+            return self._routes
+        return [web.route(r.method, r.path, cors.wrap(r.handler)) for r in self._routes]
 
     def fallback(self, answer_cors: bool) -> list[web.RouteDef]:
         """Unknown admin paths (404) and methods (405), and preflights, answered in the admin's shape."""
@@ -142,7 +144,7 @@ class Admin:
                 return error
             return _json({"error": f"no admin endpoint {request.path}; see GET {PREFIX}/"}, 404)
 
-        return [web.route("*", f"{PREFIX}/{{tail:.*}}", serve)]
+        return [web.route("*", f"{PREFIX}/{{tail:.*}}", cors.wrap(serve) if answer_cors else serve)]
 
     def protocol(self, name: str) -> ProtocolApi:
         api = self.apis.get(name)

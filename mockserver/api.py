@@ -120,6 +120,13 @@ class ProtocolApi:
 
         return register
 
+    def route(self, method: str, path: str, endpoint: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> None:
+        """A route the document does not describe (a profile's overlay), behind the hooks like every
+        operation: journalled, logged and readable by browsers; not validated, no faults applied."""
+        if self.hooks is not None:
+            endpoint = self.hooks.wrap(self.protocol_id, None, endpoint, error_response)
+        self.routes.append(web.route(method, path, endpoint))
+
     def stateful(self, factory: Callable[[], S]) -> S:
         """A store made by ``factory``; ``reset`` empties it in place, so handlers keep their reference."""
         store = factory()

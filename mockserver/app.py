@@ -40,7 +40,7 @@ def create_app(config: MockConfig | None = None) -> web.Application:
     operations = {pid: [op.operation_id for op in spec.operations()] for pid, spec in specs.items()}
     rules, _ = load_document(list(config.chaos), operations)
     seed = config.chaos_seed if config.chaos_seed is not None else config.seed
-    hooks = Hooks(Chaos(rules, seed), Journal(config.journal), config.access_log, config.verbose)
+    hooks = Hooks(Chaos(rules, seed), Journal(config.journal), config.access_log, config.verbose, config.cors)
     app = web.Application(client_max_size=config.limits.max_upload_bytes + (1 << 16))
     app[CONFIG] = config
     app[GATE] = gate
@@ -55,11 +55,9 @@ def create_app(config: MockConfig | None = None) -> web.Application:
         fallbacks += fallback_routes(pid, api.routes, hooks, config.cors)
     app[APIS] = apis
     admin = Admin(apis, hooks)
-    app.router.add_routes(admin.routes())
+    app.router.add_routes(admin.routes(config.cors))
     app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
     app.router.add_routes(admin.fallback(config.cors))
-    if config.cors:
-        app.on_response_prepare.append(cors.add_headers)
     if config.fixtures is not None:
         fixtures.load(apis, config.fixtures)
     return app

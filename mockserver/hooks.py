@@ -20,6 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
+from . import cors
 from .chaos import RETRYABLE, Chaos, StreamChaos, error_frame
 from .errors import ApiError
 from .journal import MAX_BODY, Body, Entry, Journal, redact
@@ -90,8 +91,12 @@ def reset(request: web.Request, hard: bool = True) -> None:
 
 
 class Hooks:
-    def __init__(self, chaos: Chaos, journal: Journal, log_access: bool = False, verbose: bool = False) -> None:
+    def __init__(
+        self, chaos: Chaos, journal: Journal, log_access: bool = False, verbose: bool = False, browsers: bool = False
+    ) -> None:
         self.chaos = chaos
+        self.browsers = browsers
+        """CORS on: an answer to a request with an ``Origin`` says a browser may read it (cors.py)."""
         self.journal = journal
         self.log_access = log_access or verbose
         self.verbose = verbose
@@ -109,10 +114,19 @@ class Hooks:
         serve: Endpoint,
         error_response: Callable[[str, ApiError], web.Response],
     ) -> Endpoint:
+        async def hooked(request: web.Request) -> web.StreamResponse:
+            return await self._around(request, protocol_id, operation_id, serve, error_response)
+
+        browsers = self.browsers
+
         async def endpoint(request: web.Request) -> web.StreamResponse:
-            if self.active:
-                return await self._around(request, protocol_id, operation_id, serve, error_response)
-            return await serve(request)
+            active = self.active
+            if not active and not (browsers and "Origin" in request.headers):
+                return await serve(request)  # the hot path: an attribute test and a header lookup
+            inner = hooked if active else serve
+            if browsers and "Origin" in request.headers:  # chaos's own answers are readable too
+                return await cors.serve(request, inner)
+            return await inner(request)
 
         return endpoint
 

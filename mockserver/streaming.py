@@ -8,6 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
+from . import cors
 from .errors import ApiError
 from .hooks import EXCHANGE, Exchange
 from .jsonio import dumps
@@ -45,6 +46,7 @@ class _Stream:
         raise NotImplementedError
 
     async def open(self) -> web.StreamResponse:
+        cors.opening(self.request, self.response)
         await self.response.prepare(self.request)
         return self.response
 

@@ -76,3 +76,26 @@ def test_no_cors(serve: Serve) -> None:
         answer = _preflight(c, "/ap/v1/agent/tasks")
         assert answer.status_code == 405 and "Access-Control-Allow-Origin" not in answer.headers
         assert "Access-Control-Allow-Origin" not in c.get("/health", headers={"Origin": ORIGIN}).headers
+
+
+def test_chaos_answers_and_the_admin_api_are_readable_too(serve: Serve) -> None:
+    """What a browser's resilience test meets (chaos's own 503, the admin API) carries the headers."""
+    with (
+        serve(protocols=("agent-protocol",), chaos=({"error": 503},)) as server,
+        httpx.Client(base_url=server.url) as c,
+    ):
+        failed = c.get("/ap/v1/agent/tasks", headers={"Origin": ORIGIN})
+        assert failed.status_code == 503 and failed.headers["Access-Control-Allow-Origin"] == ORIGIN
+        assert "Retry-After" in failed.headers["Access-Control-Expose-Headers"]
+        admin = c.get("/__mock/chaos", headers={"Origin": ORIGIN})
+        assert admin.status_code == 200 and admin.headers["Access-Control-Allow-Origin"] == ORIGIN
+        assert "Access-Control-Allow-Origin" not in c.get("/__mock/chaos").headers
+
+
+def test_the_concierge_list_is_behind_the_hooks(serve: Serve) -> None:
+    """neuro-san's /api/v1/list, a route of the upstream overlay, is journalled and readable like the rest."""
+    with serve(protocols=("neuro-san",), journal=10) as server, httpx.Client(base_url=server.url) as c:
+        listed = c.get("/api/v1/list", headers={"Origin": ORIGIN})
+        assert listed.status_code == 200 and listed.headers["Access-Control-Allow-Origin"] == ORIGIN
+        entries = c.get("/__mock/journal").json()["entries"]
+        assert [(e["request"]["method"], e["request"]["path"]) for e in entries] == [("GET", "/api/v1/list")]

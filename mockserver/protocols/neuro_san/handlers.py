@@ -201,4 +201,4 @@ def mount(api: ProtocolApi) -> None:
     # GET /api/v1/list (ConciergeService_List) is in the upstream overlay, not in the published
     # document that `api.spec` holds, so `api.operation` cannot bind it: it is a plain route,
     # served as upstream serves it (the official client's concierge list calls it).
-    api.routes.append(web.get("/api/v1/list", concierge_list))
+    api.route("GET", "/api/v1/list", concierge_list)
