@@ -25,3 +25,8 @@ def dumps(obj: Any) -> bytes:
 def loads_fast(text: bytes | str) -> Any:
     """``orjson.loads``: raises ``orjson.JSONDecodeError`` (a ``ValueError``) on anything it refuses."""
     return orjson.loads(text)
+
+
+def fragment(obj: Any) -> orjson.Fragment:
+    """``obj`` encoded once, to be placed in later answers as it is (a cached part of a body)."""
+    return orjson.Fragment(dumps(obj))

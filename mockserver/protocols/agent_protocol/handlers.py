@@ -164,12 +164,19 @@ def mount(api: ProtocolApi) -> None:
         written(task, task.task_id)
         return Reply(task.view())
 
+    # no fault edits a listed task: each is sent as encoded when it last changed
+    verbatim_listing = api.faults.mutation("listAgentTasks") is None and not (
+        on.task_list_input_truncated or on.task_list_cached_at_create
+    )
+
     @api.operation("listAgentTasks")
     async def list_tasks(call: Call) -> Reply:
         order: Sequence[Task] = store.order
         if on.task_list_recent_16:
             order = order[-RECENT_INDEX:]
         tasks, pagination = paginate(order, paging(call, on), on)
+        if verbatim_listing:
+            return Reply({"tasks": [t.listed() for t in tasks], "pagination": pagination})
         # a copy of the cached view, so that the truncation fault never edits the cache
         views = [t.view() if t.created_view is None else dict(t.created_view) for t in tasks]
         if on.task_list_input_truncated:

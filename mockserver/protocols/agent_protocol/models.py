@@ -6,6 +6,8 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...jsonio import fragment
+
 OUTPUT_FILE = "output.txt"
 DONE_STEP = "Nothing left to do"
 """Name of the empty steps executed after the plan is done."""
@@ -79,6 +81,8 @@ class Task:
     artifacts_by_id: dict[str, Artifact] | None = None
     created_view: dict[str, Any] | None = None
     """The task as it was created: what the listing cache of ap-task-list-cached-at-create serves."""
+    encoded: tuple[tuple[str, int], Any] | None = None
+    """The view as JSON, with the id and artifact count it was made for (see ``listed``)."""
 
     def add_step(self, step: Step) -> None:
         if isinstance(self.steps, list):
@@ -103,6 +107,15 @@ class Task:
 
     def artifact(self, artifact_id: str) -> Artifact | None:
         return self.artifacts_by_id.get(artifact_id) if self.artifacts_by_id is not None else None
+
+    def listed(self) -> Any:
+        """The view encoded once per state of the task, for listings: a listed task changes only
+        by gaining artifacts (or by a fixture's new id), so that pair tells a stale encoding."""
+        state = (self.task_id, len(self.artifacts))
+        encoded = self.encoded
+        if encoded is None or encoded[0] != state:
+            encoded = self.encoded = (state, fragment(self.view()))
+        return encoded[1]
 
     def view(self, agent_artifacts_only: bool = False) -> dict[str, Any]:
         """A fresh dict per answer, so that a fault editing a reply never edits the store."""
