@@ -24,11 +24,13 @@ class Ledger:
     def decided(self, rid: str) -> bool:
         return rid in self._decided
 
-    def close(self, kind: str, reason: str) -> None:
-        """Every requirement not decided yet is not verified, with why the run stopped."""
+    def close(self, kind: str, reason: str, status: Status = Status.SKIPPED) -> None:
+        """Every requirement not decided yet is not verified (or ``status``), with why the run stopped."""
+        word = "not verified" if status is Status.SKIPPED else status.value
         for rid, entry in self._entries.items():
             if rid not in self._decided:
-                entry.message = f"not verified ({kind}): {reason}"
+                entry.status = status
+                entry.message = f"{word} ({kind}): {reason}"
 
     def results(self) -> list[RequirementResult]:
         """In selection order."""

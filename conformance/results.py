@@ -17,6 +17,9 @@ FINDING_KEY = (
     "blanked>; stable across runs and versions of this format"
 )
 
+CRASHED = "crashed"
+"""``RunResult.stopped`` of a run whose process died before its result (``parallel.py``)."""
+
 
 # How a check reports what is not a pass (the context's verbs raise them; http raises CheckFailed too).
 
@@ -200,7 +203,9 @@ class RunResult:
     """How the run can be reproduced: the document's digest, hash seed, max-examples, profile,
     budget and the implementation's name and version (``--target-name``/``--target-version``)."""
     stopped: str | None = None
-    """``interrupted`` or ``budget`` when the run was stopped before every requirement was decided."""
+    """``interrupted`` or ``budget`` when the run was stopped before every requirement was decided;
+    ``crashed`` when the process running it died before its result (the run fails, whatever it
+    had decided)."""
 
     def tally(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -253,7 +258,7 @@ class RunResult:
             return 130
         if self.fatal is not None:
             return 2
-        return 0 if self.must_passed and not self.stale else 1
+        return 0 if self.must_passed and not self.stale and self.stopped != CRASHED else 1
 
     def to_dict(self) -> dict[str, Any]:
         return {

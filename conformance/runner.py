@@ -35,7 +35,7 @@ from .events import (
 from .ledger import Ledger
 from .phases import PHASES, Phase, RunState, TargetUnusable
 from .plan import RunPlan, plan
-from .results import RunResult
+from .results import RequirementResult, RunResult, Status
 from .targets import embedded
 from .watchdog import BUDGET, RunStopped, Watchdog
 
@@ -142,14 +142,33 @@ def not_run(options: RunOptions, handlers: Iterable[EventHandler], kind: str, re
     """The result of a protocol that a stopped run never reached (``--protocol all`` after an
     interrupt): every selected requirement not verified, saying why, and nothing sent; handlers
     see it start and finish, so its reports are written like any other's."""
+    return salvage(options, handlers, (), kind, reason)
+
+
+def salvage(
+    options: RunOptions,
+    handlers: Iterable[EventHandler],
+    decided: Iterable[RequirementResult],
+    kind: str,
+    reason: str,
+    *,
+    announced: bool = False,
+    status: Status = Status.SKIPPED,
+) -> RunResult:
+    """The result of a run that ended without one (its worker process stopped or died: see
+    ``parallel``): what it ``decided`` keeps its verdict, the rest is not verified (or ``status``)
+    saying why. Handlers see it start, unless it was ``announced`` already, and finish."""
     started = time.monotonic()
     emit = Emitter(handlers)
     the_plan = plan(options)
     result = _new_result(the_plan)
     result.stopped = kind
     ledger = Ledger(the_plan.checks)
-    ledger.close(kind, reason)
-    emit(_started(the_plan, result))
+    for res in decided:
+        ledger.record(res)
+    ledger.close(kind, reason, status)
+    if not announced:
+        emit(_started(the_plan, result))
     return _finish(result, ledger, started, emit)
 
 
