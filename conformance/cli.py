@@ -6,8 +6,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Generator
+from contextlib import ExitStack, closing
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -63,6 +63,13 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
     run.add_argument("--phase", action="append", choices=["schema", "model", "scenario"], help="limit to a phase")
+    run.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="protocols run at once, each in its own process (default 0: one per core, at most one per "
+        "protocol; 1: one after another in this process)",
+    )
     run.add_argument("--target-name", help="the implementation under test, named in the reports")
     run.add_argument("--target-version", help="its version, named in the reports")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -127,6 +134,7 @@ def run_command(args: argparse.Namespace) -> int:
         prog = "python -m conformance run"
         print(f"{prog}: error: {exc} (see {prog} --help)", file=sys.stderr)
         return EXIT_USAGE
+    jobs = config.jobs_of(cli, env, file)
     protocols = sorted(PROTOCOLS) if protocol == "all" else [protocol]
     settings = {pid: config.resolve(pid, cli, env, file) for pid in protocols}
     plans = config.run_plans(settings)
@@ -157,7 +165,7 @@ def run_command(args: argparse.Namespace) -> int:
                 print(f"error: cannot write --events {args.events}: {exc.strerror or exc}", file=sys.stderr)
                 return EXIT_USAGE
             handlers.append(EventStream(stream))
-        return _run_protocols(args, plans, report_dir, handlers)
+        return _run_protocols(plans, report_dir, handlers, jobs)
 
 
 def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -165,6 +173,7 @@ def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
     paths = {"expected-failures": args.expected_failures, "report-dir": args.report_dir}
     return {
         "protocol": args.protocol,
+        "jobs": args.jobs,
         "base-url": args.base_url,
         "token": args.token,
         "second-token": args.second_token,
@@ -184,50 +193,53 @@ def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_protocols(
-    args: argparse.Namespace, plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler]
+    plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler], jobs: int
 ) -> int:
+    from .parallel import ParallelRuns, workers_for
     from .reporting import ReportFiles
-    from .runner import not_run, run
 
     worst = EXIT_OK
     reports = ReportFiles(report_dir)
+    workers = workers_for(jobs, len(plans))
+    if workers > 1:
+        results = ParallelRuns(plans, [*handlers, reports], reports, workers).results()
+    else:
+        results = _one_by_one(plans, [*handlers, reports], reports)
     interrupted_by = ""
-    for options in plans:
-        pid = options.protocol
-        if interrupted_by:  # reported, every requirement not verified, so the combined report holds it too
-            result: RunResult = not_run(
-                options, [reports], "interrupted", f"the run was interrupted during {interrupted_by}"
-            )
-        else:
-            result = run(options, [*handlers, reports])
-        directory = reports.written[-1][1]
-        tally = result.tally()
-        must = tally["must"]
-        print(
-            f"{pid}: {_VERDICT.get(result.exit_code, 'FAIL')} - MUST {must['passed']} passed, "
-            f"{must['failed']} failed, {must['skipped']} not verified, {must['error']} errors; "
-            f"{sum(sum(c.values()) for c in tally.values())} requirements in {result.duration_s:.1f} s; "
-            + (
-                f"{sum(r.baseline == 'expected' for r in result.results)} expected failures, "
-                f"{len(result.stale)} stale; "
-                if options.expected_failures
-                else ""
-            )
-            + f"reports in {directory}",
-            flush=True,
-        )
-        for res in result.stale:
+    with closing(results):  # an interrupted loop ends the runs too (parallel: no worker left behind)
+        for options, result in zip(plans, results, strict=True):
+            pid = options.protocol
+            directory = reports.written[-1][1]
+            tally = result.tally()
+            must = tally["must"]
             print(
-                f"{pid}: {res.requirement.id} is stale: --expected-failures lists it but it passed; remove the entry",
-                file=sys.stderr,
+                f"{pid}: {_VERDICT.get(result.exit_code, 'FAIL')} - MUST {must['passed']} passed, "
+                f"{must['failed']} failed, {must['skipped']} not verified, {must['error']} errors; "
+                f"{sum(sum(c.values()) for c in tally.values())} requirements in {result.duration_s:.1f} s; "
+                + (
+                    f"{sum(r.baseline == 'expected' for r in result.results)} expected failures, "
+                    f"{len(result.stale)} stale; "
+                    if options.expected_failures
+                    else ""
+                )
+                + f"reports in {directory}",
+                flush=True,
             )
-        if result.fatal:
-            print(f"{pid}: {result.fatal}", file=sys.stderr)
-        worst = max(worst, result.exit_code)
-        if result.stopped == "interrupted" and not interrupted_by:
-            interrupted_by = pid
-            rest = "; the protocols after it were not run" if options is not plans[-1] else ""
-            print(f"{pid}: interrupted{rest}", file=sys.stderr)
+            for res in result.stale:
+                print(
+                    f"{pid}: {res.requirement.id} is stale: --expected-failures lists it but it passed; "
+                    "remove the entry",
+                    file=sys.stderr,
+                )
+            if result.fatal:
+                print(f"{pid}: {result.fatal}", file=sys.stderr)
+            worst = max(worst, result.exit_code)
+            if result.stopped == "interrupted" and not interrupted_by:
+                interrupted_by = pid
+                # in parallel the protocols after it were running too: each line above says how far
+                last = options is plans[-1] or workers > 1
+                rest = "" if last else "; the protocols after it were not run"
+                print(f"{pid}: interrupted{rest}", file=sys.stderr)
     runs = reports.written
     parents = {directory.parent for _, directory in runs}
     if len(runs) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'
@@ -235,6 +247,23 @@ def _run_protocols(
 
         write_combined([r for r, _ in runs], parents.pop(), {r.protocol: d.name for r, d in runs})
     return worst
+
+
+def _one_by_one(
+    plans: list[RunOptions], handlers: list[EventHandler], reports: EventHandler
+) -> Generator[RunResult, None, None]:
+    """The protocols in turn, in this process; after an interrupt the rest are reported not run."""
+    from .runner import not_run, run
+
+    interrupted_by = ""
+    for options in plans:
+        if interrupted_by:  # reported, every requirement not verified, so the combined report holds it too
+            yield not_run(options, [reports], "interrupted", f"the run was interrupted during {interrupted_by}")
+            continue
+        result = run(options, handlers)
+        if result.stopped == "interrupted":
+            interrupted_by = options.protocol
+        yield result
 
 
 def replay_command(args: argparse.Namespace) -> int:

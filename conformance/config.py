@@ -35,7 +35,7 @@ from .context import RunOptions
 from .plan import selected
 from .requirements import Level
 from .suites import all_suites, suite
-from .usage import UsageError, plan_runs
+from .usage import UsageError, check_jobs, plan_runs
 
 PHASES = ("schema", "model", "scenario")
 
@@ -99,6 +99,7 @@ KEYS = {
     k.name: k
     for k in (
         Key("protocol", _choice(*sorted(PROTOCOLS), "all"), per_protocol=False),
+        Key("jobs", _int, 0, per_protocol=False),
         Key("base-url", _text),
         Key("token", _text),
         Key("second-token", _text),
@@ -120,7 +121,7 @@ KEYS = {
 
 ENV_PREFIX = "CONFORMANCE_"
 _LIST_KEYS = {"only", "skip", "phase"}
-_NUMERIC = {"seed": int, "max-examples": int, "timeout": float, "budget": float}
+_NUMERIC = {"jobs": int, "seed": int, "max-examples": int, "timeout": float, "budget": float}
 
 
 def env_name(key: str) -> str:
@@ -291,6 +292,13 @@ def protocol_of(cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig
             f"known: {', '.join(sorted(PROTOCOLS))}, all"
         )
     return str(protocol)
+
+
+def jobs_of(cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig) -> int:
+    """``--jobs``: protocols run at once (0: one per core), refused below 0."""
+    jobs = int(resolve("", cli, env, file)["jobs"])
+    check_jobs(jobs)
+    return jobs
 
 
 def expected_failures(path: str | None, cache: dict[str, tuple[Entry, ...]] | None = None) -> tuple[Entry, ...]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -24,6 +23,7 @@ from typing import Any
 from specs.documents import load
 
 from .context import RunOptions
+from .parallel import hash_seed_pinned, usable_cores
 from .requirements import Level
 from .results import RunResult, Status
 from .runner import EMBEDDED_TOKENS, run
@@ -125,7 +125,7 @@ def check_named(name: str) -> Outcome:
 def default_workers() -> int:
     """One worker per core, at most four: a fault's run is one process's worth of work (its mock
     and its client share one interpreter lock), so the catalogue scales with processes."""
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    return max(1, min(4, usable_cores()))
 
 
 @contextmanager
@@ -133,15 +133,10 @@ def fault_pool(names: Iterable[str], workers: int) -> Iterator[dict[str, Future[
     """Each named fault checked in one of ``workers`` fresh processes, in the order given; the
     futures by name. The workers get PYTHONHASHSEED 0 unless it is set, as ``conformance``
     itself runs (cli.entry), so the catalogue gives the verdicts the command gives."""
-    saved = os.environ.get("PYTHONHASHSEED")
-    os.environ.setdefault("PYTHONHASHSEED", "0")
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        # processes are spawned while submitting (one per submit until ``workers``): env set till then
+    # processes are spawned while submitting (one per submit until ``workers``): env set till then
+    with hash_seed_pinned():
         futures = {name: pool.submit(check_named, name) for name in names}
-    finally:
-        if saved is None:
-            del os.environ["PYTHONHASHSEED"]
     try:
         yield futures
     finally:

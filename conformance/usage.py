@@ -123,6 +123,11 @@ def plan_runs(protocols: list[str], options: RunOptions, *, base_url_given: bool
     return plans
 
 
+def check_jobs(jobs: int) -> None:
+    if jobs < 0:
+        raise UsageError(f"--jobs must be 0 (one per core) or more (got {jobs})")
+
+
 def check_report_dir(directory: Path) -> None:
     """Create the report folder and prove it writable now, not after the whole run."""
     try:

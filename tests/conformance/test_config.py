@@ -11,6 +11,7 @@ import pytest
 from conformance import config
 from conformance.cli import main
 from conformance.config import ConfigError
+from conformance.usage import UsageError
 from tests.hostile import closed_port_url
 
 FILE = """
@@ -92,6 +93,8 @@ def test_an_unset_variable_is_an_error_naming_the_key(tmp_path: Path) -> None:
         ("only = [1]\n", "only: must be a string or a list of strings"),
         ("[a2a]\nseed = 1\n", "[a2a] is not a protocol"),
         ('[neuro-san]\nprotocol = "all"\n', "[neuro-san] protocol: belongs at the top level"),
+        ("[neuro-san]\njobs = 2\n", "[neuro-san] jobs: belongs at the top level"),
+        ('jobs = "two"\n', "jobs: must be an integer (got 'two')"),
         ("seed = \n", "not valid TOML"),
     ],
 )
@@ -108,11 +111,26 @@ def test_an_invalid_file_is_an_error_naming_the_key(tmp_path: Path, text: str, s
         ({"CONFORMANCE_MAX_EXAMPLES": "many"}, "CONFORMANCE_MAX_EXAMPLES='many': must be an integer"),
         ({"CONFORMANCE_TIMEOUT": "soon"}, "CONFORMANCE_TIMEOUT='soon': must be a number"),
         ({"CONFORMANCE_LEVEL": "high"}, "CONFORMANCE_LEVEL='high': must be one of"),
+        ({"CONFORMANCE_JOBS": "all"}, "CONFORMANCE_JOBS='all': must be an integer"),
     ],
 )
 def test_an_invalid_environment_variable_is_an_error_naming_it(env: dict[str, str], says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         config.from_env(env)
+
+
+def test_jobs_is_a_top_level_key_with_the_usual_precedence(tmp_path: Path) -> None:
+    def jobs(cli: int | None = None, environ: dict[str, str] | None = None) -> int:
+        env = config.from_env(environ or {})
+        return config.jobs_of({"jobs": cli}, env, config.load(None, tmp_path, {}))
+
+    assert jobs() == 0  # the default: one worker per core
+    write(tmp_path, "jobs = 3\n")
+    assert jobs() == 3
+    assert jobs(environ={"CONFORMANCE_JOBS": "2"}) == 2
+    assert jobs(1, {"CONFORMANCE_JOBS": "2"}) == 1
+    with pytest.raises(UsageError, match=r"^--jobs must be 0 \(one per core\) or more \(got -1\)$"):
+        jobs(environ={"CONFORMANCE_JOBS": "-1"})
 
 
 def test_pyproject_tool_conformance_is_found_and_conformance_toml_wins(tmp_path: Path) -> None:

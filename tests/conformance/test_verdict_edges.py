@@ -159,6 +159,7 @@ CASES = [
     Case("negative-examples", (*RUN, "--max-examples", "-1"), 2, "--max-examples must be at least 1"),
     Case("zero-timeout", (*RUN, "--timeout", "0"), 2, "--timeout must be a positive number of seconds"),
     Case("zero-budget", (*RUN, "--budget", "0"), 2, "--budget must be a positive number of seconds"),
+    Case("negative-jobs", ("run", "--protocol", "all", "--jobs", "-1"), 2, "--jobs must be 0 (one per core) or more"),
     Case("seed-not-an-integer", (*RUN, "--seed", "x"), 2, "argument --seed: invalid int value: 'x'"),
     Case(
         "only-matches-nothing",
@@ -232,7 +233,7 @@ CASES = [
     Case("version", ("--version",), 0, "python -m conformance 0.1.0"),
     Case(
         "sigint-in-property-based-phase",
-        ("run", "--protocol", "all"),
+        ("run", "--protocol", "all", "--jobs", "1"),  # one after another (test_parallel.py: in parallel)
         130,
         "interrupted",
         reports=interrupted_in_schema_phase,
