@@ -9,10 +9,11 @@ For each protocol: ``python -m conformance run --protocol X`` against the embedd
 imports included), the run's own duration, schemathesis cases (results.json stats.schema_cases),
 cases per second (schema_cases / duration), and the CPU time the process used.
 
-Scaling: the runner has no internal parallelism (protocols run one after another, each
-requirement in turn; schemathesis runs single-worker). So 2 workers means 2 processes: every
-protocol's default run sequentially, vs the same runs on a pool of 2 processes, vs one
-``--protocol all`` process. Writes bench/results/suite_throughput.{json,md}.
+Scaling: a protocol's run has no internal parallelism (each requirement in turn; schemathesis
+runs single-worker), so 2 workers means 2 processes: every protocol's default run sequentially,
+vs the same runs on a pool of 2 processes, vs one ``--protocol all`` command (which runs its
+protocols in worker processes of its own, one per core). Writes
+bench/results/suite_throughput.{json,md}.
 
 Against the schemathesis CLI (``--cli``, or ``--cli-only``): the suite's property-based phase
 (``conformance run --phase schema --base-url``) and ``schemathesis run`` on the same document
@@ -24,8 +25,11 @@ against the CLI engine's running time, wall time, CPU, and the ratios. The same 
 scenario phase's time per requirement (``--phase scenario``, results.json durations).
 
 The default run of all four protocols (``--default-all ROUNDS``): one ``conformance run --protocol
-all`` process, as a user runs it; wall and CPU seconds, the other load, each protocol's phase
-seconds from its events file; ``--versus TREE`` alternates it with another checkout (before/after).
+all`` command, as a user runs it (its protocols in worker processes, one per core: ``--jobs``);
+wall and CPU seconds (the command and its workers), the other load, each protocol's phase seconds
+from its events file; start-up and exit is what the wall leaves beside the protocols' runs, known
+only when they ran one after another (with workers they overlap); ``--versus TREE`` alternates it
+with another checkout (before/after).
 
 The pytest plugin under pytest-xdist (``--xdist``, or ``--xdist-only`` for just that): the same
 requirements as ``pytest --conformance-protocol P -n 0`` (one process) and ``-n 2`` (two workers,
@@ -541,8 +545,9 @@ def _commit(tree: Path) -> str:
 def default_all(tree: Path, folder: Path, timeout: float) -> dict[str, Any]:
     """The default ``conformance run --protocol all`` against the embedded mock, run from ``tree``
     (this checkout, or another one for a before/after pair): wall and CPU seconds (the run's
-    process and its children), the other load meanwhile, and from its events file each protocol's
-    phase seconds; what is left of the wall is start-up (imports, loading the documents) and exit."""
+    process and its children, its workers included), the other load meanwhile, and from its events
+    file each protocol's phase seconds; when the protocols ran one after another, what is left of
+    the wall is start-up (imports, loading the documents) and exit (None when they overlapped)."""
     events = folder / "events.jsonl"
     command = [PYTHON, "-m", "conformance", "run", "--protocol", "all", "--report-dir", str(folder / "reports")]
     command += ["-q", "--events", str(events)]
@@ -587,7 +592,8 @@ def default_all(tree: Path, folder: Path, timeout: float) -> dict[str, Any]:
             current["model_requests"] = stats.get("model_requests")
             current["verdicts"] = event.get("summary")
     row["protocols"] = protocols
-    row["start_up_and_exit_s"] = round(wall - sum(p.get("run_s", 0.0) for p in protocols.values()), 2)
+    rest = wall - sum(p.get("run_s", 0.0) for p in protocols.values())
+    row["start_up_and_exit_s"] = round(rest, 2) if rest >= 0 else None  # below 0: the runs overlapped
     return row
 
 
@@ -614,6 +620,10 @@ def default_all_rounds(trees: list[Path], rounds: int, tmp: Path, timeout: float
     return rows
 
 
+def _seconds(value: float | None) -> str:
+    return "overlapped" if value is None else f"{value:.1f}"
+
+
 def default_all_table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| round | commit | wall s | CPU s | other load | start-up + exit s | "
@@ -635,7 +645,7 @@ def default_all_table(rows: list[dict[str, Any]]) -> str:
         met = "met" if r["wall_s"] < TARGET_SECONDS and r["exit_code"] == 0 else "MISSED"
         lines.append(
             f"| {r['round']} | {r['commit']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
-            f"{r['other_load_cores']:.2f} cores | {r['start_up_and_exit_s']:.1f} | {' | '.join(cells)} | "
+            f"{r['other_load_cores']:.2f} cores | {_seconds(r['start_up_and_exit_s'])} | {' | '.join(cells)} | "
             f"{must} (exit {r['exit_code']}) | < {TARGET_SECONDS:g} s: **{met}** |"
         )
     return "\n".join(lines) + "\n"
