@@ -129,7 +129,8 @@ class Case:
     """A fragment of the one line on stderr (or stdout for ``--version``)."""
     reports: Callable[[Path], None] = no_reports
     target: str = ""
-    """``closed`` puts a closed port's URL where ``{url}`` appears in argv."""
+    """``closed`` puts a closed port's URL where ``{url}`` appears in argv; ``mock:P[:FAULT]`` the
+    mock's; ``slow:P`` the mock's with every answer 50 ms late (a run no machine finishes in 6 s)."""
     shell: str = ""
     """A shell pipeline instead of argv (``{python}`` is the interpreter)."""
     plugin: tuple[str, ...] = ()
@@ -248,7 +249,14 @@ CASES = [
         signal_after="[3/",
         signal=signal.SIGTERM,
     ),
-    Case("budget-cuts-the-property-based-phase", (*RUN, "--budget", "6"), 1, "", reports=budget_cut),
+    Case(
+        "budget-cuts-the-property-based-phase",
+        (*RUN, "--base-url", "{url}", "--budget", "6"),
+        1,
+        "",
+        reports=budget_cut,
+        target="slow:agent-protocol",
+    ),
     Case(
         "should-failure-in-a-passing-run",
         (*RUN, "--base-url", "{url}", "--phase", "scenario", "--only", "AP-TASK-001", "--only", "AP-ARTIFACT-003"),
@@ -284,6 +292,10 @@ def test_edge(case: Case, tmp_path: Path) -> None:
 def _target(kind: str) -> Iterator[str]:
     if kind == "closed":
         yield closed_port_url()
+    elif kind.startswith("slow:"):
+        late = ({"latency": 0.05},)  # a chaos rule: every operation answers 50 ms late
+        with EmbeddedServer(MockConfig(protocols=(kind.removeprefix("slow:"),), chaos=late)) as server:
+            yield server.url
     elif kind.startswith("mock:"):
         protocol, _, fault = kind.removeprefix("mock:").partition(":")
         with EmbeddedServer(MockConfig(protocols=(protocol,), faults=(fault,) if fault else ())) as server:
