@@ -1,8 +1,10 @@
 """``--protocol all --jobs N``: the protocols' runs in worker processes, their events in protocol order.
 
 A protocol's run is one process's worth of CPU (its embedded mock and the client share one
-interpreter lock), so several protocols go faster only in several processes. Each worker is a fresh
-``spawn`` process that runs ``runner.run`` for one protocol and relays every event through a pipe.
+interpreter lock), so several protocols go faster only in several processes. Each worker is forked
+from a fork server that imported the suite and the mock once (``PRELOAD``: a fresh interpreter per
+worker would import them again, about a second of CPU each), runs ``runner.run`` for one protocol
+and relays every event through a pipe.
 The parent hands the events to its handlers (console, ``--events``, report files) in protocol
 order: live for the first protocol not yet handed on whole, buffered for the later ones and
 flushed when their turn comes. So the handlers see the sequence a sequential run makes, and the
@@ -42,6 +44,10 @@ from .watchdog import INTERRUPTED
 STOP_GRACE_S = 5.0
 """How long a worker has to report after the stop is forwarded to it (its watchdog takes ~1 s)."""
 _TICK_S = 0.2
+PRELOAD = ("conformance.runner", "conformance.schema_phase", "mockserver.app")
+"""What the fork server imports once for every worker: the run, schemathesis and the embedded mock.
+It is single-threaded and has run nothing, so each forked worker starts as fresh as a new process,
+with the PYTHONHASHSEED pinned when the server started (``hash_seed_pinned``)."""
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
@@ -91,8 +97,8 @@ class _Relay:
 
 
 def _work(options: RunOptions, conn: Connection) -> None:
-    """A worker's main: one protocol's run, every event relayed. The parent spawned it with
-    SIGINT and SIGTERM blocked, so none is lost before the handler below is in place."""
+    """A worker's main: one protocol's run, every event relayed. A stop that reaches it before
+    its run began ends it without one (the parent reports that protocol not run)."""
     relay = _Relay(conn)
 
     def before_run(signum: int, frame: FrameType | None) -> None:
@@ -162,7 +168,8 @@ class ParallelRuns:
         """The first protocol (in plan order) running when the stop came."""
         self.turn = 0
         """The protocol whose events are handed on live."""
-        self._context = multiprocessing.get_context("spawn")
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(list(PRELOAD))
 
     def results(self) -> Generator[RunResult, None, None]:
         main = threading.current_thread() is threading.main_thread()
@@ -175,6 +182,7 @@ class ParallelRuns:
             for sig, handler in saved.items():
                 signal.signal(sig, handler)
             self._end_all()
+            _stop_fork_server()
 
     # one protocol's turn -------------------------------------------------------------------
     def _result(self, index: int, options: RunOptions) -> RunResult:
@@ -210,20 +218,21 @@ class ParallelRuns:
     def _start_more(self) -> None:
         while self.stop_signal is None and len(self.workers) < len(self.plans) and self._running() < self.jobs:
             index = len(self.workers)
-            self.workers[index] = worker = self._spawn(self.plans[index])
+            self.workers[index] = worker = self._start(self.plans[index])
             if self.stop_signal is not None:  # the stop came while it was starting
                 self._signal(worker)
 
     def _running(self) -> int:
         return sum(not w.ended for w in self.workers.values())
 
-    def _spawn(self, options: RunOptions) -> _Worker:
+    def _start(self, options: RunOptions) -> _Worker:
         reader, writer = self._context.Pipe(duplex=False)
         process = self._context.Process(
             target=_work, args=(options, writer), name=f"conformance-{options.protocol}", daemon=True
         )
-        # blocked in this thread while it forks, so the worker starts with them blocked (a signal
-        # then waits for its handler instead of killing it half-started); here they wait a moment
+        # blocked in this thread while the fork server starts (the first worker starts it), so the
+        # server and every worker forked from it start with them blocked: a signal then waits for
+        # the worker's handler instead of killing it half-started; here they wait a moment
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
             with hash_seed_pinned():
@@ -301,3 +310,15 @@ class ParallelRuns:
                 worker.conn.close()
             worker.process.join()
             worker.process.close()
+
+
+def _stop_fork_server() -> None:
+    """The fork server ends with the run, reaped by this process, as the workers are: nothing of
+    the run outlives it, and its CPU time (its workers' included) counts to this process's children
+    (``getrusage``), as a sequential run's does. ``_stop`` is the standard library's own way to
+    stop it (its tests use it; there is no public one), so it is looked up, not assumed."""
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    if callable(stop):
+        stop()
