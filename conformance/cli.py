@@ -195,13 +195,21 @@ def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _run_protocols(
     plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler], jobs: int
 ) -> int:
-    from .parallel import ParallelRuns, workers_for
     from .reporting import ReportFiles
 
     worst = EXIT_OK
     reports = ReportFiles(report_dir)
-    workers = workers_for(jobs, len(plans))
+    workers = 1
+    if len(plans) > 1 and jobs != 1:
+        # imported only here: the cases a run draws depend on what its process imported before it
+        # (a one-protocol run against the real neuro-san server found one finding fewer with
+        # multiprocessing imported first), so a one-protocol run imports what it always did
+        from .parallel import workers_for
+
+        workers = workers_for(jobs, len(plans))
     if workers > 1:
+        from .parallel import ParallelRuns
+
         results = ParallelRuns(plans, [*handlers, reports], reports, workers).results()
     else:
         results = _one_by_one(plans, [*handlers, reports], reports)
