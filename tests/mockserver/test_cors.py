@@ -99,3 +99,16 @@ def test_the_concierge_list_is_behind_the_hooks(serve: Serve) -> None:
         assert listed.status_code == 200 and listed.headers["Access-Control-Allow-Origin"] == ORIGIN
         entries = c.get("/__mock/journal").json()["entries"]
         assert [(e["request"]["method"], e["request"]["path"]) for e in entries] == [("GET", "/api/v1/list")]
+
+
+def test_a_stream_that_stalls_was_readable_before_it_stalled(serve: Serve) -> None:
+    """The download-stall fault sends its headers itself, before its handler returns: with CORS too."""
+    with (
+        serve(protocols=("agent-protocol",), faults=("ap-download-stalls",)) as server,
+        httpx.Client(base_url=server.url, timeout=2) as c,
+    ):
+        task = c.post("/ap/v1/agent/tasks", json={"input": "x"}).json()["task_id"]
+        made = c.post(f"/ap/v1/agent/tasks/{task}/artifacts", files={"file": ("a.txt", b"0123456789")}).json()
+        url = f"/ap/v1/agent/tasks/{task}/artifacts/{made['artifact_id']}"
+        with c.stream("GET", url, headers={"Origin": ORIGIN}) as answer:
+            assert answer.headers["Access-Control-Allow-Origin"] == ORIGIN

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from ... import cors
 from ...api import Call, ProtocolApi, Reply
 from ...errors import ApiError
 from ...streaming import stall
@@ -282,6 +283,7 @@ async def _stall(request: web.Request, data: bytes, content_type: str, headers: 
     """The stall fault: headers and half the bytes, then nothing until the client gives up."""
     response = web.StreamResponse(headers={"Content-Type": content_type, **headers})
     response.content_length = len(data)
+    cors.opening(request, response)
     await response.prepare(request)
     await response.write(data[: len(data) // 2])
     await stall(STALL_SECONDS, request)
