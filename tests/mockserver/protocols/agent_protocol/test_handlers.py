@@ -282,6 +282,21 @@ def test_upload_then_download_exact_bytes(http: httpx.Client) -> None:
     assert http.get(f"{TASKS}/{task_id}").json()["artifacts"] == [artifact, no_path]
 
 
+def test_a_listed_task_is_the_task_as_it_is_now(serve: Serve) -> None:
+    """The listing reuses each task's encoding: every change a task can go through shows in it."""
+    with serve(protocols=("agent-protocol",)) as server, httpx.Client(base_url=server.url) as http:
+        task_id = new_task(http, {"input": "a b c", "additional_input": {"k": [1]}})["task_id"]
+
+        def listed() -> Any:
+            return http.get(TASKS).json()["tasks"]
+
+        assert listed() == [http.get(f"{TASKS}/{task_id}").json()]  # encoded here, with no artifact
+        upload(http, task_id, ('name="file"; filename="in.txt"', b"in"))
+        assert listed() == [http.get(f"{TASKS}/{task_id}").json()] and len(listed()[0]["artifacts"]) == 1
+        run_to_end(http, task_id)  # the last step makes an artifact of the agent's
+        assert listed() == [http.get(f"{TASKS}/{task_id}").json()] and len(listed()[0]["artifacts"]) == 2
+
+
 def test_task_artifacts_list_uploaded_and_agent_created(http: httpx.Client) -> None:
     task_id = new_task(http, {"input": "a b c"})["task_id"]
     uploaded = upload(http, task_id, ('name="file"; filename="in.txt"', b"in")).json()
