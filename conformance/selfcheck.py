@@ -4,6 +4,8 @@ A fault is caught when the requirements reported failed are exactly those it dec
 (the ones whose own subject it breaks; those that could not proceed because of it are reported
 blocked, not failed), and the run's exit code is 1 whenever one of those is a MUST. Every
 requirement of the protocol runs, so a failure the fault does not declare is seen too.
+A passing control (a fault-like variant the document allows, declaring no requirement) is caught
+when nothing fails and the run exits 0.
 ``python -m conformance selfcheck`` runs the whole catalogue (or one protocol's) and writes
 ``catalogue.md`` and ``catalogue.json``.
 """
@@ -38,6 +40,7 @@ def fault_options(
     ``exact=False`` only the declared ones and their phases (seconds instead of a whole run)."""
     from .suites import suite
 
+    exact = exact or not fault.breaks  # a control must pass everything
     wanted = {c.requirement.phase for c in suite(fault.protocol).registry if exact or c.requirement.id in fault.breaks}
     phases = tuple(phase for phase in ("schema", "model", "scenario") if phase in wanted)
     return RunOptions(
@@ -101,6 +104,8 @@ def judge(fault: Fault, result: RunResult, seconds: float) -> Outcome:
     must = any(rid in statuses and statuses[rid].requirement.level is Level.MUST for rid in fault.breaks)
     if must and result.exit_code != 1:
         missed.append(f"exit code {result.exit_code}, expected 1")
+    if not fault.breaks and result.exit_code != 0:
+        missed.append(f"exit code {result.exit_code}, expected 0 (a passing control)")
     unexpected = tuple(
         f"{r.requirement.id} ({r.message[:160]})"
         for r in result.results
@@ -183,7 +188,8 @@ def render_catalogue(outcomes: list[Outcome]) -> str:
                 ]
             )
         )
-        lines.append(f"| `{o.fault}` | {', '.join(o.breaks)} | {verdict} |")
+        breaks = ", ".join(o.breaks) or "nothing (a passing control)"
+        lines.append(f"| `{o.fault}` | {breaks} | {verdict} |")
     return "\n".join(lines) + "\n"
 
 

@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list_faults:
         try:
             for fault in sorted(catalogue().values(), key=lambda f: f.name):
-                print(f"{fault.name:40} {fault.protocol:15} breaks {', '.join(fault.breaks)}: {fault.description}")
+                what = "control: must pass" if fault.control else f"breaks {', '.join(fault.breaks)}"
+                print(f"{fault.name:40} {fault.protocol:15} {what}: {fault.description}")
             sys.stdout.flush()
         except BrokenPipeError:  # `--list-faults | head` stopped reading: no traceback at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

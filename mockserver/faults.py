@@ -35,6 +35,13 @@ class Fault:
     disables_auth: bool = False
     hangs: bool = False
     """The server holds a connection open: test it with a short client timeout."""
+    control: bool = False
+    """A passing control: a fault-like variant the document allows (a fair refusal, another fair
+    choice), which breaks nothing; selfcheck requires that no requirement fails against it."""
+
+    def __post_init__(self) -> None:
+        if self.control == bool(self.breaks):
+            raise ValueError(f"fault {self.name!r}: a control breaks nothing, and any other fault breaks something")
 
 
 def fault_maker(protocol: str) -> Callable[..., Fault]:

@@ -38,7 +38,8 @@ def test_each_protocol_has_at_least_ten_faults_named_for_it() -> None:
     for pid, info in PROTOCOLS.items():
         mine = [f for f in FAULTS.values() if f.protocol == pid]
         assert len(mine) >= 10, pid
-        assert all(f.name.startswith(info.prefix.lower() + "-") and f.description and f.breaks for f in mine)
+        assert all(f.name.startswith(info.prefix.lower() + "-") and f.description for f in mine)
+        assert len([f for f in mine if not f.control]) >= 10, pid
 
 
 @pytest.mark.parametrize("pid", sorted(PROTOCOLS))
@@ -115,3 +116,26 @@ def test_a_failure_the_fault_does_not_declare_is_not_a_catch() -> None:
     assert not outcome.caught
     text = render_catalogue([outcome])
     assert "**also failed**: AP-Y-2 (expected 200, got 201)" in text and "| **all** | 1 | 0 |" in text
+
+
+def test_a_passing_control_is_caught_only_when_nothing_fails() -> None:
+    from types import SimpleNamespace
+
+    from conformance.selfcheck import judge
+    from mockserver.faults import Fault
+
+    control = Fault("x-fair", "agent-protocol", (), "a variant the document allows", control=True)
+    clean = SimpleNamespace(results=[], exit_code=0)
+    assert judge(control, clean, 1.0).caught  # type: ignore[arg-type]
+    failed = SimpleNamespace(
+        results=[SimpleNamespace(requirement=SimpleNamespace(id="AP-X-1"), status=Status.FAILED, message="boom")],
+        exit_code=1,
+    )
+    outcome = judge(control, failed, 1.0)  # type: ignore[arg-type]
+    assert not outcome.caught and outcome.unexpected == ("AP-X-1 (boom)",)
+    assert outcome.missed == ("exit code 1, expected 0 (a passing control)",)
+    assert "nothing (a passing control)" in render_catalogue([outcome])
+    with pytest.raises(ValueError, match="a control breaks nothing"):
+        Fault("x-bad", "agent-protocol", ("AP-X-1",), "declares a break", control=True)
+    with pytest.raises(ValueError, match="any other fault breaks something"):
+        Fault("x-empty", "agent-protocol", (), "breaks nothing, yet no control")
