@@ -147,6 +147,7 @@ def run_command(args: argparse.Namespace) -> int:
         check_report_dir(report_dir(plan.protocol))
     with ExitStack() as stack:
         handlers: list[EventHandler] = []
+        write: Callable[[str], None] = _stderr_line
         if args.quiet:
             pass
         elif args.progress == "bars" or (args.progress == "auto" and wants_bars(sys.stderr, environ)):
@@ -154,10 +155,11 @@ def run_command(args: argparse.Namespace) -> int:
 
             bars = ProgressBars(Console(stderr=True, force_terminal=True if args.progress == "bars" else None))
             handlers.append(stack.enter_context(bars))
+            write = bars.write  # above the bars, unwrapped (a print to stderr would be wrapped by them)
         else:
             handlers.append(ProgressLines(_stderr_line))
         if args.verbose:
-            handlers.append(FailureEvidence(_stderr_line))
+            handlers.append(FailureEvidence(write))
         if args.events:
             try:
                 stream = stack.enter_context(args.events.open("w", encoding="utf-8"))
@@ -253,8 +255,16 @@ def _run_protocols(
     if len(runs) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'
         from .reporting.combined import write_combined
 
-        write_combined([r for r, _ in runs], parents.pop(), {r.protocol: d.name for r, d in runs})
+        root = parents.pop()
+        write_combined([r for r, _ in runs], root, {r.protocol: d.name for r, d in runs})
+        print(_closing_line([r for r, _ in runs], worst, root / "report.html"), flush=True)
     return worst
+
+
+def _closing_line(runs: list[RunResult], worst: int, page: Path) -> str:
+    """One line for a run of several protocols: how it came out, each protocol's word, the page."""
+    each = ", ".join(f"{r.protocol} {_VERDICT.get(r.exit_code, 'FAIL')}" for r in runs)
+    return f"all {len(runs)} protocols: {_VERDICT.get(worst, 'FAIL')} ({each}); combined report {page}"
 
 
 def _one_by_one(

@@ -8,7 +8,8 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
+from rich.text import Text
 
 from .events import (
     CaseFinished,
@@ -90,6 +91,19 @@ _STYLE = {
 }
 
 
+class PhaseTime(ProgressColumn):
+    """The phase's elapsed time: live while it runs, the run's own measure once it finished. A
+    later protocol of a parallel run is drawn from relayed events in a moment; the clock of the
+    drawing would show 0:00:00 for work that took seconds."""
+
+    def render(self, task: Task) -> Text:
+        seconds = task.fields.get("took")
+        if seconds is None:
+            seconds = task.finished_time if task.finished else task.elapsed
+        total = int(seconds or 0)
+        return Text(f"{total // 3600}:{total // 60 % 60:02d}:{total % 60:02d}", style="progress.elapsed")
+
+
 class ProgressBars:
     """On a terminal: one bar per phase with its counts, coloured verdicts, and each requirement
     that did not pass printed above the bars as it is decided. The property-based phase counts
@@ -120,7 +134,7 @@ class ProgressBars:
             BarColumn(bar_width=30),
             MofNCompleteColumn(),
             TextColumn("{task.fields[counts]}"),
-            TimeElapsedColumn(),
+            PhaseTime(),
             console=self.console,
             transient=False,
         )
@@ -131,6 +145,12 @@ class ProgressBars:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
+
+    def write(self, line: str) -> None:
+        """A line above the bars as it is (``-v``'s evidence): never wrapped at the console's width,
+        so a curl line pastes as one command, and never read as markup."""
+        console = self.progress.console if self.progress is not None else self.console
+        console.print(line, soft_wrap=True, markup=False, highlight=False, emoji=False)
 
     def _counts(self) -> str:
         parts = [f"[{_STYLE.get(k, 'white')}]{n} {k}[/]" for k, n in self.counts.items() if n]
@@ -154,7 +174,7 @@ class ProgressBars:
             self.phase, self.stage, self.counts, self.failing_cases = event.phase, "", {}, 0
             # the schema phase's cases are not known in advance: its bar pulses (total None)
             total = None if event.phase == "schema" else (len(event.requirements) or 1)
-            self.task = self.progress.add_task("", total=total, counts="")
+            self.task = self.progress.add_task("", total=total, counts="", took=None)
             self._update()
         elif isinstance(event, StageStarted):
             self.stage = event.stage
@@ -179,6 +199,7 @@ class ProgressBars:
                 self.progress.update(self.task, total=max(task.completed, 1), completed=max(task.completed, 1))
             else:
                 self.progress.update(self.task, completed=task.total)
+            self.progress.update(self.task, took=event.duration_s)
             self.stage = ""
             self._update()
             self.task = None

@@ -198,3 +198,15 @@ def test_verbose_prints_each_failure_with_its_evidence_and_curl_line(
     assert "AP-TASK-001 failed: 1 distinct failure(s)" in err
     assert "[1x] AP-TASK-001|POST /ap/v1/agent/tasks|scenario:" in err
     assert "-> HTTP 201" in err and "curl -sS -i -X POST " in err
+
+
+def test_a_run_of_several_protocols_ends_with_one_line_naming_the_combined_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "--protocol", "all", "--only", "AP-TASK-001", "--only", "NS-FUNC-001", "--phase", "scenario"]
+    code = main([*argv, "--report-dir", str(tmp_path), "-q", "--jobs", "1"])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert code == 0
+    assert last == (
+        f"all 2 protocols: PASS (agent-protocol PASS, neuro-san PASS); combined report {tmp_path / 'report.html'}"
+    )

@@ -16,8 +16,10 @@ import pytest
 from rich.console import Console
 
 from conformance.context import RunOptions
-from conformance.events import Event, Recorder
+from conformance.events import Event, PhaseFinished, PhaseStarted, Recorder, RunFinished, RunStarted
 from conformance.progress import ProgressBars, wants_bars
+from conformance.requirements import Level
+from conformance.results import RunResult
 from conformance.runner import run
 from conformance.selfcheck import fault_options
 from mockserver import EmbeddedServer, MockConfig
@@ -139,3 +141,27 @@ def test_the_cli_draws_bars_on_a_terminal_and_lines_when_asked(tmp_path: Path) -
     assert "[1/1] AP-TASK-001" not in drawn
     plain = cli_on_a_terminal(tmp_path / "lines", *common, "--progress", "lines")
     assert "[1/1] AP-TASK-001 passed" in plain and "\x1b[32m" not in plain
+
+
+def test_a_line_written_above_the_bars_is_never_wrapped() -> None:
+    """-v's curl lines go above the bars: cut at the console's 80 columns they could not be pasted."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="standard", width=80)
+    curl = "curl -sS -i -X POST -H 'Content-Type: application/json' --data-binary '{\"input\": \"" + "x" * 200 + "\"}'"
+    with ProgressBars(console) as bars:
+        bars.handle(RunStarted("agent-protocol", "t", 0, "may", ()))
+        bars.write(curl + " [not markup]")
+    assert curl + " [not markup]" in ANSI.sub("", out.getvalue()).replace("\r", "\n").split("\n")
+
+
+def test_a_phase_replayed_later_shows_the_time_it_took_not_the_time_it_took_to_draw() -> None:
+    """A later protocol of a parallel run is drawn from relayed events at once: its bars show each
+    phase's own duration."""
+    events: list[Event] = [
+        RunStarted("neuro-san", "t", 0, "may", ("NS-FUNC-001",)),
+        PhaseStarted("scenario", ("NS-FUNC-001",)),
+        PhaseFinished("scenario", 75.4),
+        RunFinished(RunResult("neuro-san", "t", "1", 0, Level.MAY, "")),
+    ]
+    lines = final_frame(replayed(events))
+    assert any("neuro-san scenarios" in line and "0:01:15" in line for line in lines), lines
