@@ -32,8 +32,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m conformance", description="Conformance suite for AI-agent HTTP APIs")
+def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
+    """``prog`` is the name the program was invoked by (launch.py), in --version and usage lines."""
+    p = _Parser(prog=prog, description="Conformance suite for AI-agent HTTP APIs")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
@@ -131,7 +132,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         protocol = config.protocol_of(cli, env, file)
     except UsageError as exc:  # the argparse-style line a missing required option gets
-        prog = "python -m conformance run"
+        prog = f"{args.prog} run"
         print(f"{prog}: error: {exc} (see {prog} --help)", file=sys.stderr)
         return EXIT_USAGE
     jobs = config.jobs_of(cli, env, file)
@@ -372,9 +373,10 @@ def selfcheck_command(args: argparse.Namespace) -> int:
     return EXIT_OK if caught == len(outcomes) else EXIT_FAILED
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> int:
     try:
-        args = parser().parse_args(argv)
+        args = parser(prog).parse_args(argv)
+        args.prog = prog
     except SystemExit as exc:  # argparse exits 2 on usage errors already; keep 0 for --help
         return int(exc.code or 0)
     try:

@@ -5,6 +5,9 @@ walk sets and dicts of strings while generating, and their order follows PYTHONH
 CPython randomises per process. Re-executing once with it fixed makes ``--seed N`` reproduce a
 run exactly (an explicit PYTHONHASHSEED is respected). The suite's own imports (schemathesis,
 hypothesis, httpx, aiohttp: a second or more) happen only in the process that runs.
+
+The re-execution runs ``python -m conformance``; the name the user typed (``agent-conformance``)
+travels to it in ``PROGRAM`` so that ``--version`` and usage lines name the program as invoked.
 """
 
 from __future__ import annotations
@@ -12,11 +15,17 @@ from __future__ import annotations
 import os
 import sys
 
+from specs.program import program_name
+
+PROGRAM = "AGENT_CONFORMANCE_PROGRAM"
+
 
 def entry() -> int:
+    prog = os.environ.pop(PROGRAM, None) or program_name("conformance")
     if "PYTHONHASHSEED" not in os.environ:
         os.environ["PYTHONHASHSEED"] = "0"
+        os.environ[PROGRAM] = prog
         os.execv(sys.executable, [sys.executable, "-m", "conformance", *sys.argv[1:]])
     from .cli import main
 
-    return main()
+    return main(prog=prog)

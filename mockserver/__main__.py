@@ -15,6 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from specs.documents import PROTOCOLS, SpecError, load
+from specs.program import __version__, program_name
 
 from . import fixtures
 from .app import create_app
@@ -31,8 +32,10 @@ def _token(value: str) -> tuple[str, str]:
     return name, token
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mockserver", description=__doc__)
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """``prog``: default, the name it was invoked by (``agent-mock`` or ``python -m mockserver``)."""
+    p = argparse.ArgumentParser(prog=prog or program_name("mockserver"), description=__doc__)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port (default 8000)")
     p.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS), help="serve only these (repeatable)")

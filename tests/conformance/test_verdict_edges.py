@@ -24,6 +24,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from mockserver import EmbeddedServer, MockConfig
+from specs.program import __version__
 from tests.hostile import closed_port_url
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,7 +232,7 @@ CASES = [
         target="closed",
     ),
     Case("plugin-unknown-protocol", (), 4, "", plugin=("--conformance-protocol", "nope")),
-    Case("version", ("--version",), 0, "python -m conformance 0.1.0"),
+    Case("version", ("--version",), 0, f"python -m conformance {__version__}"),
     Case(
         "sigint-in-property-based-phase",
         ("run", "--protocol", "all", "--jobs", "1"),  # one after another (test_parallel.py: in parallel)

@@ -23,10 +23,12 @@ import pytest
 from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, Limits, MockConfig, catalogue, create_app
 from mockserver import app as app_module
 from mockserver import faults as faults_module
+from mockserver.__main__ import parser as mock_parser
 from mockserver.api import Reply
 from mockserver.streaming import StreamGate
 from mockserver.validation import OperationValidator
 from specs.documents import protocol as protocol_info
+from specs.program import __version__
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 REPO = Path(__file__).resolve().parents[2]
@@ -372,6 +374,13 @@ def _mock_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[st
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
+
+
+def test_cli_version_names_the_program_as_invoked() -> None:
+    proc = _mock_cli("--version")
+    assert (proc.returncode, proc.stdout) == (0, f"python -m mockserver {__version__}\n"), proc.stderr
+    # the console script (tests/test_packaging.py runs the installed one) names itself
+    assert mock_parser("agent-mock").format_usage().startswith("usage: agent-mock ")
 
 
 def test_cli_lists_faults() -> None:
