@@ -7,8 +7,10 @@ import asyncio
 import gc
 import logging
 import os
+import secrets
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from .app import create_app
 from .chaos import ChaosError, load_document, parse_cli
 from .config import DEFAULT_TOKENS, MockConfig
 from .faults import catalogue, resolve
+from .gate import TOKEN_ENV, GateError, is_loopback
 from .journal import DEFAULT_SIZE
 
 
@@ -77,7 +80,24 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     dev.add_argument("--access-log", action="store_true", help="log each request: status, latency, operation")
     dev.add_argument("-v", "--verbose", action="store_true", help="also log request and response bodies")
-    dev.add_argument("--no-cors", dest="cors", action="store_false", help="no CORS headers, no preflights")
+    dev.add_argument(
+        "--no-cors", dest="cors", action="store_false", help="no CORS headers, no preflights (the admin API has none)"
+    )
+    safety = p.add_argument_group("safety", "what keeps web pages out of the mock (docs/mock.md, threat model)")
+    safety.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name to answer to besides loopback and --host (repeatable; .example.org for a domain "
+        "and its subdomains, * for any name: no DNS-rebinding guard)",
+    )
+    safety.add_argument(
+        "--admin-token",
+        metavar="TOKEN",
+        help=f"require Authorization: Bearer TOKEN on every admin request (default ${TOKEN_ENV}; made up "
+        "and printed when --host is not a loopback address)",
+    )
     return p
 
 
@@ -161,6 +181,15 @@ async def serve(config: MockConfig, host: str, port: int, app: web.Application |
         await runner.cleanup()
 
 
+def choose_admin_token(given: str | None, host: str, environ: Mapping[str, str]) -> tuple[str | None, bool]:
+    """The admin token (the option, else the environment) and whether it was made up here: a mock
+    reachable from other machines never leaves its admin API open."""
+    token = given if given is not None else environ.get(TOKEN_ENV) or None
+    if token is None and not is_loopback(host):
+        return secrets.token_urlsafe(24), True
+    return token, False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.list_faults:
@@ -173,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     protocols = tuple(args.protocol or PROTOCOLS)
+    admin_token, made_up = choose_admin_token(args.admin_token, args.host, os.environ)
     try:  # settle the configuration before serving, so only its own errors are reported as usage errors
         resolve(args.fault)
         for pid in protocols:
@@ -184,13 +214,16 @@ def main(argv: list[str] | None = None) -> int:
             job_seconds=args.job_seconds,
             stream_delay=args.stream_delay,
             faults=tuple(args.fault),
+            host=args.host,
+            allowed_hosts=tuple(args.allowed_host),
+            admin_token=admin_token,
             **developer_settings(args, protocols),
         )
         app = create_app(config)  # fixtures and rules meet the stores here, before the port is taken
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
-    except (SpecError, UsageError) as exc:
+    except (SpecError, UsageError, GateError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except fixtures.FixtureError as exc:
@@ -203,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         access.addHandler(handler)
         access.setLevel(logging.INFO)
         access.propagate = False
+    if made_up:
+        print(f"admin token (made up; choose one with --admin-token or {TOKEN_ENV}): {admin_token}", flush=True)
     try:
         asyncio.run(serve(config, args.host, args.port, app))
     except CannotListen as exc:

@@ -4,6 +4,9 @@ For client developers who run the mock as their local backend: put it in a known
 their client sent, and change how unreliable it is while it runs. Every answer is JSON; bad input
 is a 400 (or 404/413/415) with ``{"error": "..."}`` saying what is wrong, and changes nothing.
 
+Every admin request passes the gate first (gate.py): a host the mock answers to, no page of
+another origin, the admin token when one is set. No answer here carries CORS headers.
+
 See ENDPOINTS below.
 """
 
@@ -16,9 +19,9 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import cors
 from .api import ProtocolApi
 from .chaos import ChaosError, Rule, load_document
+from .gate import Gate
 from .hooks import Hooks
 from .journal import MAX_SIZE
 from .routing import allowed_methods, templates
@@ -59,8 +62,11 @@ def _json(body: Any, status: int = 200) -> web.Response:
     return web.Response(body=json.dumps(body, indent=2).encode(), status=status, content_type="application/json")
 
 
-def _guarded(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+def _guarded(gate: Gate, handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def endpoint(request: web.Request) -> web.StreamResponse:
+        refused = gate.refuse_admin(request)
+        if refused is not None:
+            return refused
         try:
             result = await handler(request)
         except AdminError as exc:
@@ -106,9 +112,10 @@ class Admin:
     def __init__(self, apis: Mapping[str, ProtocolApi], hooks: Hooks) -> None:
         self.apis = apis
         self.hooks = hooks
+        self.gate = hooks.gate
         self.operations = {pid: {op.operation_id for op in api.spec.operations()} for pid, api in apis.items()}
 
-    def routes(self, answer_cors: bool = False) -> list[web.RouteDef]:
+    def routes(self) -> list[web.RouteDef]:
         p = PREFIX
         table: list[tuple[str, str, Handler]] = [
             ("GET", f"{p}", self.index),
@@ -125,26 +132,25 @@ class Admin:
             ("DELETE", f"{p}/chaos", self.chaos_clear),
             ("POST", f"{p}/chaos/rules", self.chaos_add),
         ]
-        self._routes = [web.route(method, path, _guarded(handler)) for method, path, handler in table]
-        if not answer_cors:
-            return self._routes
-        return [web.route(r.method, r.path, cors.wrap(r.handler)) for r in self._routes]
+        self._routes = [web.route(method, path, _guarded(self.gate, handler)) for method, path, handler in table]
+        return self._routes
 
-    def fallback(self, answer_cors: bool) -> list[web.RouteDef]:
-        """Unknown admin paths (404) and methods (405), and preflights, answered in the admin's shape."""
+    def fallback(self) -> list[web.RouteDef]:
+        """Unknown admin paths (404) and methods (405), a preflight among them, in the admin's shape."""
         compiled = templates(self._routes)
 
         async def serve(request: web.Request) -> web.StreamResponse:
+            refused = self.gate.refuse_admin(request)
+            if refused is not None:
+                return refused
             allowed = allowed_methods(compiled, request.path)
-            if answer_cors and cors.is_preflight(request):
-                return cors.preflight(request, allowed)
             if allowed:
                 error = _json({"error": f"{request.method} is not allowed here; allowed: {', '.join(allowed)}"}, 405)
                 error.headers["Allow"] = ",".join(allowed)
                 return error
             return _json({"error": f"no admin endpoint {request.path}; see GET {PREFIX}/"}, 404)
 
-        return [web.route("*", f"{PREFIX}/{{tail:.*}}", cors.wrap(serve) if answer_cors else serve)]
+        return [web.route("*", path, serve) for path in (PREFIX, f"{PREFIX}/{{tail:.*}}")]
 
     def protocol(self, name: str) -> ProtocolApi:
         api = self.apis.get(name)

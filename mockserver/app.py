@@ -3,7 +3,8 @@
 No middleware sits on the request path (each costs every request a coroutine hop): the
 operation wrapper in api.py shapes errors and crashes, and each protocol gets fallback routes,
 registered after its own, that answer unrouted paths (404) and wrong methods (405 with Allow) in
-the protocol's error shape, and CORS preflights. The admin API (admin.py) lives under ``/__mock``.
+the protocol's error shape, and CORS preflights. The admin API (admin.py) lives under ``/__mock``;
+every route checks the request's ``Host`` first, and the admin API its origin and token (gate.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .chaos import Chaos, load_document
 from .config import MockConfig
 from .errors import ApiError
 from .faults import PROTOCOL_MODULES, FaultSet, resolve
+from .gate import Gate
 from .hooks import Hooks
 from .journal import Journal
 from .routing import allowed_methods, templates
@@ -36,28 +38,29 @@ def create_app(config: MockConfig | None = None) -> web.Application:
     config = config or MockConfig()
     faults: FaultSet = resolve(config.faults) if config.faults else FaultSet()
     specs = {pid: load(pid) for pid in config.protocols}
-    gate = StreamGate(config.limits.max_open_streams)
+    streams = StreamGate(config.limits.max_open_streams)
     operations = {pid: [op.operation_id for op in spec.operations()] for pid, spec in specs.items()}
     rules, _ = load_document(list(config.chaos), operations)
     seed = config.chaos_seed if config.chaos_seed is not None else config.seed
-    hooks = Hooks(Chaos(rules, seed), Journal(config.journal), config.access_log, config.verbose, config.cors)
+    gate = Gate(config.host, config.allowed_hosts, config.admin_token)
+    hooks = Hooks(Chaos(rules, seed), Journal(config.journal), config.access_log, config.verbose, config.cors, gate)
     app = web.Application(client_max_size=config.limits.max_upload_bytes + (1 << 16))
     app[CONFIG] = config
-    app[GATE] = gate
+    app[GATE] = streams
     app[HOOKS] = hooks
     apis: dict[str, ProtocolApi] = {}
     fallbacks: list[web.RouteDef] = []
     for pid, spec in specs.items():
-        api = apis[pid] = ProtocolApi(spec, config, faults, gate, hooks)
+        api = apis[pid] = ProtocolApi(spec, config, faults, streams, hooks)
         module = importlib.import_module(PROTOCOL_MODULES[pid])
         module.mount(api)
         app.router.add_routes(api.routes)
         fallbacks += fallback_routes(pid, api.routes, hooks, config.cors)
     app[APIS] = apis
     admin = Admin(apis, hooks)
-    app.router.add_routes(admin.routes(config.cors))
+    app.router.add_routes(admin.routes())
     app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
-    app.router.add_routes(admin.fallback(config.cors))
+    app.router.add_routes(admin.fallback())
     if config.fixtures is not None:
         fixtures.load(apis, config.fixtures)
     return app

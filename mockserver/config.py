@@ -52,3 +52,11 @@ class MockConfig:
     """Answer browsers from any origin, as the real sgr-agent-core does."""
     fixtures: Mapping[str, Any] | None = None
     """A fixtures document (fixtures.py) loaded before the first request."""
+    host: str = "127.0.0.1"
+    """The address it listens on: a ``Host`` naming it is answered (gate.py), and a non-loopback
+    one needs ``admin_token``."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More names it answers to (``--allowed-host``): ``name``, ``.suffix`` for a domain and its
+    subdomains, ``*`` for any (which turns the DNS-rebinding guard off)."""
+    admin_token: str | None = None
+    """When set, every admin request must carry ``Authorization: Bearer <admin_token>``."""

@@ -4,6 +4,7 @@ for tests and for interop clients that want a real socket."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Self
 
 from aiohttp import web
@@ -19,9 +20,11 @@ class EmbeddedServer(AppServer):
 
     name = "embedded mock server"
 
-    def __init__(self, config: MockConfig | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
-        super().__init__(host, port)
+    def __init__(self, config: MockConfig | None = None, host: str | None = None, port: int = 0) -> None:
         self.config = config or MockConfig()
+        if host is not None and host != self.config.host:
+            self.config = replace(self.config, host=host)  # the gate answers to the address it listens on
+        super().__init__(self.config.host, port)
 
     def start(self) -> Self:
         # Fuzzing sends requests aiohttp's parser rejects before any handler runs (NUL in a

@@ -1,9 +1,10 @@
 """What sits around an operation when a client developer asks for it: chaos, journal, access log.
 
 The mock has no middleware on purpose (each costs every request a coroutine hop). Instead every
-operation's endpoint is built by ``Hooks.wrap``, which costs one attribute test while nothing is
-switched on: no chaos rule, journal off, no access log. Only then does a request take the slow
-path here, which times it, applies chaos, and records it.
+operation's endpoint is built by ``Hooks.wrap``, which checks the ``Host`` (gate.py: one set
+lookup for a name already seen) and costs one attribute test while nothing is switched on: no
+chaos rule, journal off, no access log. Only then does a request take the slow path here, which
+times it, applies chaos, and records it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from . import cors
 from .chaos import RETRYABLE, Chaos, StreamChaos, error_frame
 from .errors import ApiError
+from .gate import Gate
 from .journal import MAX_BODY, Body, Entry, Journal, redact
 
 access_log = logging.getLogger("mockserver.access")
@@ -92,9 +94,17 @@ def reset(request: web.Request, hard: bool = True) -> None:
 
 class Hooks:
     def __init__(
-        self, chaos: Chaos, journal: Journal, log_access: bool = False, verbose: bool = False, browsers: bool = False
+        self,
+        chaos: Chaos,
+        journal: Journal,
+        log_access: bool = False,
+        verbose: bool = False,
+        browsers: bool = False,
+        gate: Gate | None = None,
     ) -> None:
         self.chaos = chaos
+        self.gate = gate or Gate()
+        """The ``Host`` check every route passes first (gate.py)."""
         self.browsers = browsers
         """CORS on: an answer to a request with an ``Origin`` says a browser may read it (cors.py)."""
         self.journal = journal
@@ -118,9 +128,14 @@ class Hooks:
             return await self._around(request, protocol_id, operation_id, serve, error_response)
 
         browsers = self.browsers
+        known_hosts = self.gate.known
+        refuse_host = self.gate.refuse_host
 
         async def endpoint(request: web.Request) -> web.StreamResponse:
-            inner = hooked if self.active else serve  # the hot path: an attribute test, a header lookup
+            # the hot path: a header lookup in a set, an attribute test, a header lookup
+            if request.headers.get(hdrs.HOST) not in known_hosts and (refused := refuse_host(request)) is not None:
+                return refused
+            inner = hooked if self.active else serve
             if browsers and "Origin" in request.headers:  # chaos's own answers are readable too
                 return await cors.serve(request, inner)
             return await inner(request)
