@@ -31,6 +31,7 @@ from specs.documents import PROTOCOLS
 
 from . import baseline
 from .baseline import Entry
+from .configfile import find
 from .context import RunOptions
 from .plan import selected
 from .requirements import Level
@@ -150,23 +151,6 @@ class FileConfig:
     path: Path | None = None
     common: Mapping[str, Any] = field(default_factory=dict)
     protocols: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-
-def find(explicit: Path | None, cwd: Path) -> tuple[Path, str] | None:
-    """The config file and the table in it (``""`` or ``tool.conformance``), or None."""
-    if explicit is not None:
-        return explicit, "tool.conformance" if explicit.name == "pyproject.toml" else ""
-    if (cwd / "conformance.toml").is_file():
-        return cwd / "conformance.toml", ""
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
-            return None  # someone else's broken pyproject is not ours to judge unless named
-        if isinstance(data.get("tool"), dict) and "conformance" in data["tool"]:
-            return pyproject, "tool.conformance"
-    return None
 
 
 def load(explicit: Path | None, cwd: Path, environ: Mapping[str, str]) -> FileConfig:

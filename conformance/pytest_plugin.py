@@ -2,6 +2,9 @@
 adds one test item per requirement, marked with its level (``-m must``), and the
 ``conformance_run`` fixture gives teams a whole run's results inside their own tests.
 
+This module is the session's half, imported and registered by ``pytest_entry.py`` (the options,
+the markers, the fixture: what pytest loads in every session) only when a session asks for a run.
+
 Settings resolve as for the CLI (``config.py``): ``--conformance-*`` options, then
 ``CONFORMANCE_*`` variables, then ``--conformance-config FILE`` / ``conformance.toml`` /
 ``[tool.conformance]`` in the rootdir's pyproject.toml, then defaults.
@@ -26,37 +29,12 @@ from typing import Any
 import pytest
 
 from .context import RunOptions
-from .requirements import Level
 from .results import Exchange, Finding, RequirementResult, RunResult, Status
 
 _PLANS = pytest.StashKey[dict[str, RunOptions]]()
 _WORKER = pytest.StashKey["_Worker"]()
 _MERGER = pytest.StashKey["_Merger"]()
-_ACTIVE = pytest.StashKey[bool]()
 _PROPERTY = "conformance_result"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("conformance", "agent API conformance suite")
-    group.addoption("--conformance-protocol", help="protocol id or 'all'; adds one test per requirement")
-    group.addoption("--conformance-base-url", default=None, help="target URL (default: embedded reference mock)")
-    group.addoption("--conformance-token", default=None)
-    group.addoption("--conformance-second-token", default=None)
-    group.addoption("--conformance-seed", type=int, default=None)
-    group.addoption("--conformance-max-examples", type=int, default=None)
-    group.addoption("--conformance-timeout", type=float, default=None)
-    group.addoption("--conformance-budget", type=float, default=None)
-    group.addoption("--conformance-level", choices=[lv.value for lv in Level], default=None)
-    group.addoption("--conformance-only", action="append", default=None, metavar="ID_PREFIX")
-    group.addoption("--conformance-skip", action="append", default=None, metavar="ID_PREFIX")
-    group.addoption("--conformance-expected-failures", default=None, metavar="FILE")
-    group.addoption("--conformance-config", default=None, metavar="FILE")
-    group.addoption(
-        "--conformance-report-dir",
-        default=None,
-        metavar="DIR",
-        help="write the merged reports (one folder per protocol when several)",
-    )
 
 
 def _cli(config: pytest.Config) -> dict[str, Any]:
@@ -81,35 +59,15 @@ def _cli(config: pytest.Config) -> dict[str, Any]:
     }
 
 
-def _active(config: pytest.Config) -> bool:
-    """A protocol is named: by option, by CONFORMANCE_PROTOCOL, or by the config file."""
-    if _ACTIVE not in config.stash:
-        named = config.getoption("--conformance-protocol", None) or os.environ.get("CONFORMANCE_PROTOCOL")
-        explicit = config.getoption("--conformance-config", None)
-        if not named:
-            from . import config as settings
-
-            try:
-                file = settings.load(Path(explicit) if explicit else None, config.rootpath, os.environ)
-            except settings.ConfigError as exc:
-                raise pytest.UsageError(f"conformance: {exc}") from None
-            named = file.common.get("protocol")
-        config.stash[_ACTIVE] = bool(named or explicit)
-    return config.stash[_ACTIVE]
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """The CLI's usage validation, as a pytest usage error (exit 4, one line) before collection."""
-    for level in Level:
-        config.addinivalue_line("markers", f"{level.value}: a conformance requirement of level {level.value.upper()}")
-    if _active(config):
-        _plans(config)
-        if not hasattr(config, "workerinput"):  # workers' verdicts travel back in their reports
-            config.stash[_MERGER] = _Merger()
-            config.pluginmanager.register(config.stash[_MERGER], "conformance-merger")
+    plans(config)
+    if not hasattr(config, "workerinput"):  # workers' verdicts travel back in their reports
+        config.stash[_MERGER] = _Merger()
+        config.pluginmanager.register(config.stash[_MERGER], "conformance-merger")
 
 
-def _plans(config: pytest.Config) -> dict[str, RunOptions]:
+def plans(config: pytest.Config) -> dict[str, RunOptions]:
     """The validated options of each protocol's run (cached), or pytest.UsageError saying what to fix."""
     if _PLANS in config.stash:
         return config.stash[_PLANS]
@@ -125,11 +83,11 @@ def _plans(config: pytest.Config) -> dict[str, RunOptions]:
         protocol = settings.protocol_of(cli, env, file)
         protocols = sorted(PROTOCOLS) if protocol == "all" else [protocol]
         resolved = {pid: settings.resolve(pid, cli, env, file) for pid in protocols}
-        plans = {p.protocol: p for p in settings.run_plans(resolved)}
+        chosen = {p.protocol: p for p in settings.run_plans(resolved)}
     except UsageError as exc:
         raise pytest.UsageError(f"conformance: {exc}") from None
-    config.stash[_PLANS] = plans
-    return plans
+    config.stash[_PLANS] = chosen
+    return chosen
 
 
 def _distributed(config: pytest.Config) -> bool:
@@ -147,7 +105,7 @@ def _distributed(config: pytest.Config) -> bool:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist's plain load scheduling, except that an ``@group`` suffix keeps a protocol's schema
     requirements on one worker (one property-based run decides them all)."""
-    if not _active(config) or config.getoption("dist") != "load":
+    if config.getoption("dist") != "load":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
@@ -192,7 +150,7 @@ class _Worker:
 
 def _worker(config: pytest.Config) -> _Worker:
     if _WORKER not in config.stash:
-        config.stash[_WORKER] = _Worker(_plans(config))
+        config.stash[_WORKER] = _Worker(plans(config))
     return config.stash[_WORKER]
 
 
@@ -259,13 +217,11 @@ class RequirementFailed(Exception):
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not _active(config):
-        return
     from .plan import plan
 
-    plans = _plans(config)
-    several, grouped = len(plans) > 1, _distributed(config)
-    for pid, options in plans.items():
+    chosen = plans(config)
+    several, grouped = len(chosen) > 1, _distributed(config)
+    for pid, options in chosen.items():
         for check in plan(options).checks:
             r = check.requirement
             name = f"{pid}::{r.id}" if several else r.id
@@ -301,7 +257,7 @@ class _Merger:
             return
         from .reporting import write_reports
 
-        runs = merge(self.records, _plans(session.config))
+        runs = merge(self.records, plans(session.config))
         for pid, run in runs.items():
             write_reports(run, Path(directory) / pid if len(runs) > 1 else Path(directory))
 
@@ -350,17 +306,3 @@ def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[s
         run.duration_s = sum(r.duration_s for r in run.results)
         runs[pid] = run
     return runs
-
-
-@pytest.fixture(scope="session")
-def conformance_run(pytestconfig: pytest.Config) -> RunResult:
-    """A whole run's results, in this process (requires --conformance-protocol naming one protocol)."""
-    if not _active(pytestconfig):
-        pytest.skip("--conformance-protocol not given")
-    plans = _plans(pytestconfig)
-    if len(plans) != 1:
-        pytest.skip("conformance_run needs one protocol; use --conformance-report-dir for several")
-    from .runner import run
-
-    [options] = plans.values()
-    return run(options)
