@@ -206,6 +206,10 @@ class RunResult:
     """``interrupted`` or ``budget`` when the run was stopped before every requirement was decided;
     ``crashed`` when the process running it died before its result (the run fails, whatever it
     had decided)."""
+    observed_only: bool = False
+    """The proxy's client mode: only what observed traffic broke decides the exit code; a
+    requirement no exchange exercised (not verified) is reported and gates nothing. A run in which
+    nothing gating was exercised at all still fails: it showed nothing."""
 
     def tally(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -248,9 +252,20 @@ class RunResult:
 
     @property
     def gating(self) -> list[RequirementResult]:
-        """The results the exit code is decided by: the MUSTs, or all of a selection without one."""
+        """The results the exit code is decided by: the MUSTs, or all of a selection without one
+        (under ``observed_only``, of those some exchange exercised)."""
         musts = [r for r in self.results if r.requirement.level is Level.MUST]
-        return musts or self.results
+        gating = musts or self.results
+        if self.observed_only:
+            return [r for r in gating if r.status is not Status.SKIPPED]
+        return gating
+
+    @property
+    def exit_rule(self) -> str:
+        """What exit code 0 means for this run, in a sentence a report can print."""
+        if self.observed_only:
+            return "0 means no observed exchange broke a MUST requirement (what traffic never exercised gates nothing)"
+        return "0 means every MUST requirement passed"
 
     @property
     def exit_code(self) -> int:

@@ -8,11 +8,16 @@ import signal
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from specs.documents import PROTOCOLS
+
+from ..requirements import Level
+
+if TYPE_CHECKING:
+    from .observer import Selection
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -39,6 +44,24 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to connect, per read, per whole answer")
     p.add_argument("--stream-seconds", type=float, default=600.0, help="longest a stream is forwarded")
     p.add_argument("-q", "--quiet", action="store_true", help="no violation lines")
+    p.add_argument(
+        "--client-mode",
+        action="store_true",
+        help="for client developers: only violations the traffic showed fail the exit code "
+        "(a requirement no exchange exercised is reported, not failed)",
+    )
+    p.add_argument("--only", action="append", metavar="ID_PREFIX", help="report only these requirements")
+    p.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
+    p.add_argument("--level", choices=[lv.value for lv in Level], default="may", help="report this level and stricter")
+    p.add_argument(
+        "--expected-failures",
+        type=Path,
+        metavar="FILE",
+        help="YAML baseline of known failures, as for run: listed ones do not fail, listed ones that pass do",
+    )
+    p.add_argument(
+        "--har", type=Path, metavar="FILE", help="write the traffic as HAR 1.2 with the reports (last 1,000 exchanges)"
+    )
 
 
 def _console(quiet: bool) -> Any:
@@ -62,6 +85,11 @@ def command(args: argparse.Namespace) -> int:
     if args.timeout <= 0 or args.stream_seconds <= 0:
         print("error: --timeout and --stream-seconds must be positive", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        selection = _selection(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     directory = args.report_dir or Path("reports") / f"proxy-{args.protocol}-{stamp}"
     console = _console(args.quiet)
@@ -74,6 +102,8 @@ def command(args: argparse.Namespace) -> int:
         stream_seconds=args.stream_seconds,
         report_dir=directory,
         console=console,
+        selection=selection,
+        har=args.har,
     )
     observer = new_observer(config)
     try:
@@ -83,15 +113,46 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     result = write(observer, directory)
     counts = {s: sum(1 for r in result.results if r.status.value == s) for s in ("passed", "failed", "skipped")}
+    har = f"; HAR in {args.har}" if args.har else ""
     print(
         f"{args.protocol} proxy: {observer.exchanges} exchanges, {observer.violations} violations; "
         f"{counts['passed']} requirements passed, {counts['failed']} failed, {counts['skipped']} not observed; "
-        f"reports in {directory}",
+        f"reports in {directory}{har}",
         flush=True,
     )
     # the suite's rule, as results.json and junit.xml state it: 0 only when every MUST passed (a MUST
-    # no exchange exercised is not passed), 1 otherwise
+    # no exchange exercised is not passed), 1 otherwise; in client mode, 0 unless observed traffic
+    # broke a MUST (or nothing that gates was exercised at all)
     return result.exit_code
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    """The requirements to report, as ``run`` selects them; a usage error names what is wrong."""
+    from .. import baseline
+    from ..suites import suite
+    from .document import client_registry
+    from .observer import Selection
+
+    registered = [c.requirement for c in suite(args.protocol).registry] + [
+        c.requirement for c in client_registry(args.protocol)
+    ]
+    entries: tuple[baseline.Entry, ...] = ()
+    if args.expected_failures is not None:
+        try:
+            entries = baseline.load(args.expected_failures)
+            baseline.check_ids(entries, {r.id for r in registered}, args.expected_failures)
+        except baseline.BaselineError as exc:
+            raise ValueError(str(exc)) from None
+    selection = Selection(
+        only=tuple(args.only or ()),
+        skip=tuple(args.skip or ()),
+        level=Level(args.level),
+        expected_failures=entries,
+        client_mode=args.client_mode,
+    )
+    if not any(selection(r) for r in registered):
+        raise ValueError(f"--only/--skip/--level select no requirement of {args.protocol}")
+    return selection
 
 
 async def _serve(app: web.Application, host: str, port: int) -> None:

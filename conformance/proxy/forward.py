@@ -24,7 +24,8 @@ from multidict import CIMultiDict
 from specs.documents import protocol
 from specs.serving import AppServer
 
-from .observer import Observer, Open
+from .har import Recorder
+from .observer import Observer, Open, Selection
 from .report import run_result, write
 
 log = logging.getLogger("conformance.proxy")
@@ -64,6 +65,10 @@ class ProxyConfig:
     max_stream_bytes: int = 512 << 20
     report_dir: Path | None = None
     console: Callable[[str], None] = field(default=lambda _: None)
+    selection: Selection = field(default_factory=Selection)
+    """What is reported and how it gates (``--only/--skip/--level/--expected-failures``, client mode)."""
+    har: Path | None = None
+    """Where the traffic is written as HAR 1.2 with the reports (``--har``); None: not kept."""
 
 
 def error_answer(protocol_id: str, status: int, message: str) -> web.Response:
@@ -224,7 +229,16 @@ class Proxy:
 
 
 def new_observer(config: ProxyConfig) -> Observer:
-    return Observer(config.protocol, config.upstream, config.tokens, config.console, settle_s=config.timeout)
+    recorder = Recorder(config.har, config.upstream) if config.har is not None else None
+    return Observer(
+        config.protocol,
+        config.upstream,
+        config.tokens,
+        config.console,
+        settle_s=config.timeout,
+        selection=config.selection,
+        recorder=recorder,
+    )
 
 
 def create_app(config: ProxyConfig, observer: Observer | None = None) -> web.Application:

@@ -10,12 +10,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from specs.documents import load
 from specs.schemas import SchemaSet
 
+from ..baseline import Entry
 from ..findings import FindingSet, digest
-from ..requirements import Requirement
+from ..requirements import Level, Requirement
 from ..results import Exchange
 from ..streams import FrameError, NdjsonReader, SseReader
 from ..suites import suite
@@ -24,10 +26,34 @@ from .passive import Checks, StreamState, checks_for
 from .traffic import Observed, Routes
 from .verdicts import Verdict
 
+if TYPE_CHECKING:
+    from .har import Recorder
+
 MAX_EVIDENCE = 3
 """Failing exchanges kept per requirement (the first ones), plus one that held."""
 MAX_FINDINGS = 50
 """Distinct failures kept per requirement; further new kinds are counted in ``broken`` only."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What the proxy reports and how it gates, as ``run`` takes it: ``--only``/``--skip`` id
+    prefixes, ``--level`` (that level and stricter), ``--expected-failures`` entries, and the client
+    mode, where only what observed traffic broke decides the exit code."""
+
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    level: Level = Level.MAY
+    expected_failures: tuple[Entry, ...] = ()
+    client_mode: bool = False
+
+    def __call__(self, requirement: Requirement) -> bool:
+        rid = requirement.id
+        return (
+            self.level.includes(requirement.level)
+            and (not self.only or rid.startswith(self.only))
+            and not (self.skip and rid.startswith(self.skip))
+        )
 
 
 @dataclass(slots=True)
@@ -62,18 +88,27 @@ class Observer:
         console: Callable[[str], None] = lambda _: None,
         max_frames: int = 10_000,
         settle_s: float = 30.0,
+        selection: Selection = Selection(),
+        recorder: Recorder | None = None,
     ) -> None:
         self.protocol_id = protocol_id
         self.upstream = upstream.rstrip("/")
         self.console = console
         self.max_frames = max_frames
+        self.selection = selection
+        self.recorder = recorder
+        """Keeps the traffic for the HAR export (``--har``); None: nothing kept."""
+        self.keep_bytes = max(4000, recorder.body_bytes if recorder else 0)
+        """A stream's first bytes kept as evidence (and for the HAR export)."""
         self.spec = load(protocol_id)
         protocol_suite = suite(protocol_id)
         self.schemas = SchemaSet(self.spec.raw)
-        self.requirements = [c.requirement for c in protocol_suite.registry] + [
+        registered = [c.requirement for c in protocol_suite.registry] + [
             c.requirement for c in client_registry(protocol_id)
         ]
-        known = {r.id for r in self.requirements}
+        known = {r.id for r in registered}
+        # every requirement is judged (one judge serves several); only the selected ones are reported
+        self.requirements = [r for r in registered if selection(r)]
         self.document = DocumentJudge(
             self.spec,
             self.schemas,
@@ -151,8 +186,9 @@ class Observer:
         of the stream is passed on unjudged."""
         if flight.reader is None or flight.stream is None:
             return
-        if len(flight.ex.response_body) < 4000:
-            flight.ex.response_body += data[: 4000 - len(flight.ex.response_body)]
+        flight.ex.response_size += len(data)
+        if len(flight.ex.response_body) < self.keep_bytes:
+            flight.ex.response_body += data[: self.keep_bytes - len(flight.ex.response_body)]
         try:
             for frame in flight.reader.feed(data):
                 self._frame(flight, frame)
@@ -222,3 +258,6 @@ class Observer:
                 operation = ex.operation.label if ex.operation else f"{ex.method} {ex.path}"
                 tally.findings.add(rid, operation, f"proxy:{digest(reason)}", reason, [evidence])
             self.console(f"{rid} {ex.label}: {reason}")
+        if self.recorder is not None:
+            results = flight.verdict.results.items()
+            self.recorder.add(ex, {rid: why for rid, why in results if why is not None and rid in self.tallies})

@@ -11,9 +11,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, baseline
 from ..reporting import write_reports
-from ..requirements import Level
 from ..results import RequirementResult, RunResult, Status
 from .observer import Observer, Tally
 
@@ -47,14 +46,18 @@ def run_result(observer: Observer) -> RunResult:
         target=f"proxy to {observer.upstream}",
         suite_version=__version__,
         seed=0,
-        level=Level.MAY,
+        level=observer.selection.level,
         started_at=observer.started_at,
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         duration_s=time.monotonic() - observer.started,
     )
     result.results = [_result(observer.tallies[r.id], r.id in observer.judged) for r in observer.requirements]
+    selection = observer.selection
+    for res in result.results:
+        baseline.judge(res, selection.expected_failures)
+    result.observed_only = selection.client_mode
     result.stats = {
-        "mode": "proxy",
+        "mode": "proxy (client mode: observed violations decide)" if selection.client_mode else "proxy",
         "exchanges": observer.exchanges,
         "violations": observer.violations,
         "observed": sorted(rid for rid, t in observer.tallies.items() if t.exercised),
@@ -63,6 +66,9 @@ def run_result(observer: Observer) -> RunResult:
 
 
 def write(observer: Observer, directory: Path) -> RunResult:
+    """The reports, and the HAR export when one was asked for (both as of now)."""
     result = run_result(observer)
     write_reports(result, directory)
+    if observer.recorder is not None:
+        observer.recorder.write()
     return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,10 @@ class Observed:
     streamed: bool = False
     error: str | None = None
     elapsed_ms: float = 0.0
+    started_at: float = field(default_factory=time.time)
+    """Wall-clock time the request arrived (the HAR export's ``startedDateTime``)."""
+    response_size: int = 0
+    """A stream's bytes forwarded in all (``response_body`` keeps only the first)."""
     _json: Any = field(default=_NOT_PARSED, repr=False)
     _request_json: Any = field(default=_NOT_PARSED, repr=False)
 
@@ -87,10 +92,14 @@ class Observed:
         scheme, _, token = value.partition(" ")
         return token.strip() if scheme.lower() == "bearer" else ""
 
+    def with_query(self, url: str) -> str:
+        """``url`` with the request's query string."""
+        query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in self.query)
+        return f"{url}?{query}" if query else url
+
     def exchange(self, url: str) -> Exchange:
         """As evidence, with the curl line that replays the request against the upstream."""
-        query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in self.query)
-        target = f"{url}?{query}" if query else url
+        target = self.with_query(url)
         return Exchange(
             self.method,
             url,

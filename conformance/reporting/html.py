@@ -149,7 +149,7 @@ def render_html(run: RunResult) -> str:
 {fatal}
 <table><tr><th>level</th><th>passed</th><th>failed</th><th>blocked</th><th>not verified</th><th>error</th></tr>
 {tally}</table>
-<p>Exit code {run.exit_code}: 0 means every MUST requirement passed.</p>
+<p>Exit code {run.exit_code}: {escape(run.exit_rule)}.</p>
 {_roots(run)}
 {_state_dependent(run)}
 {_filters()}

@@ -18,11 +18,14 @@ from typing import Any
 import pytest
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
+from conformance.proxy.observer import Selection
 from conformance.proxy.report import run_result
 from conformance.results import Status
 from mockserver import EmbeddedServer, MockConfig
 
 pytestmark = [pytest.mark.interop, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+CLIENT_MODE = Selection(client_mode=True)
+"""The proxy as a client developer runs it: only what the traffic broke decides the exit code."""
 
 
 class Behind:
@@ -40,7 +43,7 @@ def behind_proxy(**settings: Any) -> Iterator[Behind]:
     lines: list[str] = []
     with (
         EmbeddedServer(MockConfig(**settings)) as server,
-        ProxyServer(ProxyConfig(protocol, server.url, console=lines.append)) as proxy,
+        ProxyServer(ProxyConfig(protocol, server.url, console=lines.append, selection=CLIENT_MODE)) as proxy,
     ):
         yield Behind(proxy, lines)
 
@@ -62,6 +65,7 @@ def assert_clean(seen: list[Behind], must_pass: set[str]) -> None:
         assert {rid: m for rid, (s, m) in got.items() if s is not Status.PASSED and s is not Status.SKIPPED} == {}
         assert all(m.startswith("not observed") for s, m in got.values() if s is Status.SKIPPED)
         passed |= {rid for rid, (s, _) in got.items() if s is Status.PASSED}
+        assert run_result(behind.proxy.observer).exit_code == 0  # the client mode's verdict: clean traffic
     assert must_pass - passed == set(), "requirements the traffic should have exercised"
 
 
@@ -158,7 +162,7 @@ def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> N
     try:
         with (
             sdk_server(tmp_path) as upstream,
-            ProxyServer(ProxyConfig("agent-protocol", upstream, console=lines.append)) as proxy,
+            ProxyServer(ProxyConfig("agent-protocol", upstream, console=lines.append, selection=CLIENT_MODE)) as proxy,
         ):
             errors = sdk_traffic(proxy.url)
     except PeerUnavailable as exc:
@@ -171,6 +175,7 @@ def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> N
         assert words in failed[rid], (rid, failed[rid])
         assert any(line.startswith(f"{rid} #") for line in lines), rid
     assert got["AP-CLIENT-001"][0] is Status.PASSED  # the client's requests were all fine
+    assert run_result(proxy.observer).exit_code == 1  # the client mode fails on what the traffic showed
 
 
 def test_openai_client_streams_through_the_proxy_to_the_mock() -> None:

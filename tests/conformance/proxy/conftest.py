@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
+from conformance.proxy.observer import Selection
 from conformance.results import RunResult, Status
 from mockserver import EmbeddedServer, MockConfig
 from specs.documents import load
@@ -50,7 +52,14 @@ ProxyFactory = Callable[..., AbstractContextManager[Proxied]]
 
 @contextmanager
 def proxied(
-    protocol: str, *faults: str, errors: bool = False, timeout: float = 5.0, tokens: tuple[str, ...] = (), **mock: Any
+    protocol: str,
+    *faults: str,
+    errors: bool = False,
+    timeout: float = 5.0,
+    tokens: tuple[str, ...] = (),
+    selection: Selection | None = None,
+    har: Path | None = None,
+    **mock: Any,
 ) -> Iterator[Proxied]:
     lines: list[str] = []
     config = MockConfig(protocols=(protocol,), faults=faults, **mock)
@@ -63,6 +72,8 @@ def proxied(
             timeout=timeout,
             stream_seconds=4 * timeout,
             console=lines.append,
+            selection=selection or Selection(),
+            har=har,
         )
         with ProxyServer(proxy_config) as proxy:
             yield Proxied(proxy, server.url, lines)

@@ -14,6 +14,7 @@ import httpx
 
 from conformance.cli import main
 from mockserver import EmbeddedServer, MockConfig
+from tests.har import har_problems
 from tests.interop.peers import free_port
 
 
@@ -21,7 +22,8 @@ def test_a_bad_upstream_is_a_usage_error() -> None:
     assert main(["proxy", "--protocol", "agent-protocol", "--upstream", "localhost:8000"]) == 2
 
 
-def test_sigterm_writes_the_reports(tmp_path: Path) -> None:
+def _proxy_cli(tmp_path: Path, *extra: str, page_size: str) -> tuple[int, str, str]:
+    """The proxy as a subprocess in front of the mock: one create, one list, then SIGTERM."""
     port = free_port()
     with EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server:
         command = [
@@ -37,6 +39,7 @@ def test_sigterm_writes_the_reports(tmp_path: Path) -> None:
             str(port),
             "--report-dir",
             str(tmp_path),
+            *extra,
         ]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -48,13 +51,28 @@ def test_sigterm_writes_the_reports(tmp_path: Path) -> None:
                 except httpx.TransportError:
                     assert time.monotonic() < deadline and process.poll() is None, "the proxy did not start"
                     time.sleep(0.2)
-            httpx.get(f"http://127.0.0.1:{port}/ap/v1/agent/tasks", params={"page_size": "0"}, timeout=5)
+            httpx.get(f"http://127.0.0.1:{port}/ap/v1/agent/tasks", params={"page_size": page_size}, timeout=5)
         finally:
             os.kill(process.pid, signal.SIGTERM)
             out, err = process.communicate(timeout=20)
-    assert process.returncode == 1, err  # the client's page_size 0 broke AP-CLIENT-001
+    return process.returncode, out, err
+
+
+def test_sigterm_writes_the_reports(tmp_path: Path) -> None:
+    code, out, err = _proxy_cli(tmp_path, page_size="0")
+    assert code == 1, err  # the client's page_size 0 broke AP-CLIENT-001
     assert "AP-CLIENT-001 #2 GET /ap/v1/agent/tasks (listAgentTasks) -> 422" in err
     results = json.loads((tmp_path / "results.json").read_text())
     statuses = {r["id"]: r["status"] for r in results["requirements"]}
     assert statuses["AP-CLIENT-001"] == "failed" and statuses["AP-SCHEMA-005"] == "passed"
     assert "2 exchanges, 1 violations" in out
+
+
+def test_client_mode_exits_0_on_clean_traffic_and_writes_the_har(tmp_path: Path) -> None:
+    har = tmp_path / "traffic.har"
+    code, out, err = _proxy_cli(tmp_path, "--client-mode", "--har", str(har), page_size="2")
+    assert code == 0, err
+    assert json.loads((tmp_path / "results.json").read_text())["exit_code"] == 0
+    doc = json.loads(har.read_text(encoding="utf-8"))
+    assert har_problems(doc) == [] and len(doc["log"]["entries"]) == 2
+    assert f"HAR in {har}" in out
