@@ -9,7 +9,6 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
 	$(PY) -m pip install -q -e ".[dev,interop]"
-	$(PY) -m pip install -q --no-deps agent-protocol-client==1.1.0
 	touch $@
 
 run: $(VENV)/.installed          ## the suite, all protocols, against the embedded mock

@@ -89,3 +89,12 @@ def test_a_run_from_the_installed_wheel_tests_every_protocol_against_its_embedde
         results = json.loads((tmp_path / "reports" / protocol / "results.json").read_text(encoding="utf-8"))
         statuses = {r["status"] for r in results["requirements"]}
         assert "passed" in statuses and statuses <= {"passed", "skipped"}, (protocol, statuses)
+
+
+def test_pip_check_passes_in_the_environment_the_tests_run_in() -> None:
+    """Every installed distribution's requirements hold (a user's CI may gate on it); clients whose
+    pins cannot share this environment run from venvs of their own (tests/interop/peers.py)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "check"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,146 +1,101 @@
 """The official Agent Protocol client (agent-protocol-client 1.1.0) against a real mock.
 
-The client is async (aiohttp); each test drives it with ``asyncio.run``. Quirks it has: it sends
-``Accept: application/json`` and ``Content-Type: application/json`` everywhere (downloads and
-empty POSTs included), and its upload takes a *file path* and reads the file from disk: bytes
-given as ``file`` are opened as a path.
+The client pins pydantic<2 and urllib3<2, which the project's environment cannot hold (``pip
+check`` must pass there), so it runs from its own venv (peers.py) with exactly what it declares,
+through agent_protocol_client_driver.py in a subprocess; what each call returned comes back as JSON
+and is judged here. Quirks it has: it sends ``Accept: application/json`` and ``Content-Type:
+application/json`` everywhere (downloads and empty POSTs included), and its upload takes a *file
+path* and reads the file from disk.
 """
 
 from __future__ import annotations
 
-import asyncio
-import warnings
-from collections.abc import Awaitable, Callable
+import json
+import subprocess
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mockserver.embedded import EmbeddedServer
+from .peers import PeerUnavailable, peer_python, skip_reason
 
-with warnings.catch_warnings():
-    # Built for pydantic 1; under pydantic 2 it imports with config-key and deprecation warnings.
-    warnings.simplefilter("ignore")
-    apc = pytest.importorskip(
-        "agent_protocol_client",
-        reason="agent-protocol-client is not installed (pip install agent-protocol-client==1.1.0)",
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]  # a first run builds the peer venv
+
+CLIENT = "agent-protocol-client==1.1.0"
+DRIVER = Path(__file__).with_name("agent_protocol_client_driver.py")
+
+Serve = Callable[..., AbstractContextManager[Any]]
+"""``serve(**mock_settings)``: a context giving an object whose ``url`` the client is pointed at."""
+
+
+def drive(scenario: str, url: str, arg: str = "") -> dict[str, Any]:
+    """One driver scenario against ``url``, with the client's own venv (skips if it cannot be built)."""
+    try:
+        python = peer_python(CLIENT)
+    except PeerUnavailable as exc:
+        pytest.skip(skip_reason(exc))
+    done = subprocess.run(
+        [str(python), str(DRIVER), scenario, url, arg], capture_output=True, text=True, timeout=120, check=False
     )
-
-pytestmark = [
-    pytest.mark.interop,
-    # Its pydantic-1 calls (parse_obj, validate_arguments) warn on every response under pydantic 2.
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:agent_protocol_client.*"),
-]
-
-Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
-Scenario = Callable[[Any], Awaitable[None]]
-
-
-def run(serve: Serve, scenario: Scenario) -> None:
-    """Run one scenario with a fresh AgentApi against a fresh agent-protocol mock."""
-
-    async def main(url: str) -> None:
-        async with apc.ApiClient(apc.Configuration(host=url)) as client:
-            await asyncio.wait_for(scenario(apc.AgentApi(client)), timeout=30)
-
-    with serve(protocols=("agent-protocol",)) as server:
-        asyncio.run(main(server.url))
-
-
-async def run_steps(api: Any, task_id: str, bound: int = 10) -> list[Any]:
-    steps = []
-    for _ in range(bound):
-        steps.append(await api.execute_agent_task_step(task_id=task_id))  # an empty POST
-        if steps[-1].is_last:
-            return steps
-    raise AssertionError(f"no last step within {bound} steps")
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
 def test_client_runs_a_task_to_its_last_step(serve: Serve) -> None:
-    async def scenario(api: Any) -> None:
-        body = apc.TaskRequestBody(input="write hello", additional_input={"mode": "test"})
-        task = await api.create_agent_task(task_request_body=body)
-        assert task.input == "write hello" and task.additional_input == {"mode": "test"}
-        first = await api.execute_agent_task_step(
-            task_id=task.task_id,
-            step_request_body=apc.StepRequestBody(input="start", additional_input={"n": 1}),
-        )
-        assert (first.input, first.additional_input, first.is_last) == ("start", {"n": 1}, False)
-        steps = [first, *await run_steps(api, task.task_id)]
-        assert [s.name for s in steps] == ["Read the task", "Work on part 1", "Work on part 2", "Write output.txt"]
-        assert [s.is_last for s in steps] == [False, False, False, True]
-        assert all(s.status == "completed" for s in steps)
-        fetched = await api.get_agent_task_step(task_id=task.task_id, step_id=steps[2].step_id)
-        assert fetched == steps[2]
-        page = await api.list_agent_task_steps(task_id=task.task_id, current_page=2, page_size=3)
-        assert [s.step_id for s in page.steps] == [steps[3].step_id]
-        assert (page.pagination.total_items, page.pagination.total_pages) == (4, 2)
-        [output] = steps[-1].artifacts
-        assert output.agent_created and output.file_name == "output.txt"
-        data = await api.download_agent_task_artifact(task_id=task.task_id, artifact_id=output.artifact_id)
-        assert bytes(data) == steps[-1].output.encode() == b"Result: write hello"
-        # a finished task answers further steps with an empty step that is_last again
-        after = await api.execute_agent_task_step(task_id=task.task_id)
-        assert (after.name, after.is_last, after.artifacts) == ("Nothing left to do", True, [])
-
-    run(serve, scenario)
+    with serve(protocols=("agent-protocol",)) as server:
+        got = drive("lifecycle", server.url)
+    task, steps = got["task"], got["steps"]
+    assert task["input"] == "write hello" and task["additional_input"] == {"mode": "test"}
+    first = steps[0]
+    assert (first["input"], first["additional_input"], first["is_last"]) == ("start", {"n": 1}, False)
+    assert [s["name"] for s in steps] == ["Read the task", "Work on part 1", "Work on part 2", "Write output.txt"]
+    assert [s["is_last"] for s in steps] == [False, False, False, True]
+    assert all(s["status"] == "completed" for s in steps)
+    assert got["fetched"] == steps[2]
+    assert [s["step_id"] for s in got["page"]["steps"]] == [steps[3]["step_id"]]
+    assert (got["page"]["pagination"]["total_items"], got["page"]["pagination"]["total_pages"]) == (4, 2)
+    [output] = steps[-1]["artifacts"]
+    assert output["agent_created"] and output["file_name"] == "output.txt"
+    assert got["download"] == steps[-1]["output"] == "Result: write hello"
+    # a finished task answers further steps with an empty step that is_last again
+    after = got["after"]
+    assert (after["name"], after["is_last"], after["artifacts"]) == ("Nothing left to do", True, [])
 
 
 def test_client_uploads_and_downloads_bytes(serve: Serve, tmp_path: Path) -> None:
     payload = bytes(range(256)) * 64 + b"\r\n--not-a-boundary--\r\n"
     source = tmp_path / "payload.bin"
     source.write_bytes(payload)
-
-    async def scenario(api: Any) -> None:
-        task = await api.create_agent_task(task_request_body=apc.TaskRequestBody(input="upload"))
-        # relative_path goes first in the client's multipart body, then the file part.
-        artifact = await api.upload_agent_task_artifacts(
-            task_id=task.task_id, file=str(source), relative_path="inputs/raw"
-        )
-        assert (artifact.agent_created, artifact.file_name, artifact.relative_path) == (
-            False,
-            "payload.bin",
-            "inputs/raw",
-        )
-        data = await api.download_agent_task_artifact(task_id=task.task_id, artifact_id=artifact.artifact_id)
-        assert bytes(data) == payload
-        listed = await api.list_agent_task_artifacts(task_id=task.task_id, current_page=1, page_size=5)
-        assert [a.artifact_id for a in listed.artifacts] == [artifact.artifact_id]
-        assert listed.pagination.total_items == 1 and listed.pagination.page_size == 5
-        again = await api.get_agent_task(task_id=task.task_id)
-        assert [a.artifact_id for a in again.artifacts] == [artifact.artifact_id]
-
-    run(serve, scenario)
+    with serve(protocols=("agent-protocol",)) as server:
+        got = drive("upload", server.url, str(source))
+    artifact = got["artifact"]
+    assert (artifact["agent_created"], artifact["file_name"], artifact["relative_path"]) == (
+        False,
+        "payload.bin",
+        "inputs/raw",
+    )
+    assert got["download"].encode("latin-1") == payload
+    assert [a["artifact_id"] for a in got["listed"]["artifacts"]] == [artifact["artifact_id"]]
+    assert got["listed"]["pagination"]["total_items"] == 1 and got["listed"]["pagination"]["page_size"] == 5
+    assert [a["artifact_id"] for a in got["again"]["artifacts"]] == [artifact["artifact_id"]]
 
 
 def test_client_lists_tasks_page_by_page(serve: Serve) -> None:
-    async def scenario(api: Any) -> None:
-        ids = []
-        for i in range(5):
-            task = await api.create_agent_task(task_request_body=apc.TaskRequestBody(input=f"task {i}"))
-            ids.append(task.task_id)
-        seen = []
-        for number in (1, 2, 3):
-            page = await api.list_agent_tasks(current_page=number, page_size=2)
-            assert (page.pagination.total_items, page.pagination.total_pages) == (5, 3)
-            assert page.pagination.current_page == number
-            seen += [t.task_id for t in page.tasks]
-        assert seen == ids
-        past = await api.list_agent_tasks(current_page=4, page_size=2)
-        assert past.tasks == [] and past.pagination.total_items == 5
-
-    run(serve, scenario)
+    with serve(protocols=("agent-protocol",)) as server:
+        got = drive("pages", server.url)
+    *pages, past = got["pages"]
+    for number, page in enumerate(pages, 1):
+        assert (page["pagination"]["total_items"], page["pagination"]["total_pages"]) == (5, 3)
+        assert page["pagination"]["current_page"] == number
+    assert [t["task_id"] for page in pages for t in page["tasks"]] == got["created"]
+    assert past["tasks"] == [] and past["pagination"]["total_items"] == 5
 
 
 def test_client_gets_404_for_unknown_ids(serve: Serve) -> None:
-    async def scenario(api: Any) -> None:
-        with pytest.raises(apc.ApiException) as missing:
-            await api.get_agent_task(task_id="no-such-task")
-        assert missing.value.status == 404 and '"message"' in missing.value.body
-        task = await api.create_agent_task()
-        with pytest.raises(apc.ApiException) as no_artifact:
-            await api.download_agent_task_artifact(task_id=task.task_id, artifact_id="nope")
-        assert no_artifact.value.status == 404
-
-    run(serve, scenario)
+    with serve(protocols=("agent-protocol",)) as server:
+        got = drive("missing", server.url)
+    assert got["task"]["status"] == 404 and '"message"' in got["task"]["body"]
+    assert got["artifact"]["status"] == 404

@@ -3,10 +3,7 @@ what they did about it. The mock stays correct throughout; only its reliability 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +15,7 @@ from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent.models import answer_for
 
-pytestmark = [pytest.mark.interop, pytest.mark.filterwarnings("ignore::DeprecationWarning:agent_protocol_client.*")]
+pytestmark = pytest.mark.interop
 
 
 def _journal(url: str, operation: str) -> list[dict[str, Any]]:
@@ -61,9 +58,8 @@ def test_openai_client_retries_through_429s(sgr_url: str) -> None:
 
 
 def test_agent_protocol_client_under_added_latency(serve: Any) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        apc = pytest.importorskip("agent_protocol_client", reason="agent-protocol-client is not installed")
+    from .test_agent_protocol_client import drive
+
     delay = 0.4
     rules = (
         {"protocol": "agent-protocol", "operation": "executeAgentTaskStep", "latency": {"fixed": delay}},
@@ -73,24 +69,14 @@ def test_agent_protocol_client_under_added_latency(serve: Any) -> None:
             "latency": {"lognormal": {"median": 0.05, "sigma": 0.3}},
         },
     )
-
-    async def scenario(url: str) -> None:
-        async with apc.ApiClient(apc.Configuration(host=url)) as client:
-            api = apc.AgentApi(client)
-            task = await api.create_agent_task(task_request_body=apc.TaskRequestBody(input="slow work"))
-            started = time.monotonic()
-            step = await api.execute_agent_task_step(task_id=task.task_id)  # patient: gets its answer
-            assert time.monotonic() - started >= delay and step.step_id
-            with pytest.raises(asyncio.TimeoutError):  # impatient: its own timeout fires, as it should
-                await api.execute_agent_task_step(task_id=task.task_id, _request_timeout=delay / 4)
-            steps = await api.list_agent_task_steps(task_id=task.task_id)
-            assert steps.pagination.total_items >= 1
-
     with serve(protocols=("agent-protocol",), chaos=rules, journal=50) as server:
-        asyncio.run(asyncio.wait_for(scenario(server.url), timeout=30))
+        got = drive("latency", server.url, str(delay))
         slow = _journal(server.url, "executeAgentTaskStep")
-        assert slow and all(e["latency_ms"] >= delay * 1000 for e in slow)
-        assert all(e["chaos"] == [f"latency {delay * 1000:.0f} ms"] for e in slow)
+    assert got["patient_s"] >= delay and got["step"]["step_id"]  # patient: gets its answer
+    assert got["impatient"] == "TimeoutError"  # impatient: its own timeout fires, as it should
+    assert got["listed"]["pagination"]["total_items"] >= 1
+    assert slow and all(e["latency_ms"] >= delay * 1000 for e in slow)
+    assert all(e["chaos"] == [f"latency {delay * 1000:.0f} ms"] for e in slow)
 
 
 def test_synapseclient_retries_503s_on_async_get(tmp_path: Path) -> None:

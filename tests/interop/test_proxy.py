@@ -8,8 +8,6 @@ server: ordinary agent-protocol-client traffic, and the SDK's known deviations r
 
 from __future__ import annotations
 
-import asyncio
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,37 +123,10 @@ SDK_DEVIATIONS = {
 additional_input, total_pages rounded down, and the bare-array artifact list."""
 
 
-def sdk_traffic(url: str) -> list[str]:
-    """agent-protocol-client as an application uses it; returns the client-side errors it met."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import agent_protocol_client as apc
-
-    errors: list[str] = []
-
-    async def main() -> None:
-        async with apc.ApiClient(apc.Configuration(host=url)) as client:
-            api = apc.AgentApi(client)
-            body = apc.TaskRequestBody(input="write hello", additional_input={"mode": "test"})
-            task = await api.create_agent_task(task_request_body=body)
-            await api.execute_agent_task_step(
-                task_id=task.task_id, step_request_body=apc.StepRequestBody(input="start", additional_input={"n": 1})
-            )
-            await api.get_agent_task(task_id=task.task_id)
-            await api.list_agent_task_steps(task_id=task.task_id, current_page=1, page_size=3)
-            try:
-                await api.list_agent_task_artifacts(task_id=task.task_id)
-            except Exception as exc:  # the client cannot parse the SDK's bare array
-                errors.append(type(exc).__name__)
-
-    asyncio.run(asyncio.wait_for(main(), timeout=60))
-    return errors
-
-
 @pytest.mark.timeout(600)
 def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> None:
-    pytest.importorskip("agent_protocol_client")
     from .peers import PeerUnavailable, skip_reason
+    from .test_agent_protocol_client import drive
     from .test_agent_protocol_sdk import sdk_server
 
     lines: list[str] = []
@@ -164,7 +135,7 @@ def test_agent_protocol_client_through_the_proxy_to_the_sdk(tmp_path: Path) -> N
             sdk_server(tmp_path) as upstream,
             ProxyServer(ProxyConfig("agent-protocol", upstream, console=lines.append, selection=CLIENT_MODE)) as proxy,
         ):
-            errors = sdk_traffic(proxy.url)
+            errors = drive("sdk-traffic", proxy.url)["errors"]  # ordinary application traffic
     except PeerUnavailable as exc:
         pytest.skip(skip_reason(exc))
     got = verdicts(proxy)
