@@ -23,7 +23,7 @@ from . import fixtures
 from .app import create_app
 from .chaos import ChaosError, load_document, parse_cli
 from .config import DEFAULT_TOKENS, MockConfig
-from .faults import catalogue, resolve
+from .descriptor import DescriptorError, catalogue, resolve
 from .gate import TOKEN_ENV, GateError, is_loopback
 from .journal import DEFAULT_SIZE
 
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
-    except (SpecError, UsageError, GateError) as exc:
+    except (SpecError, UsageError, GateError, DescriptorError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except fixtures.FixtureError as exc:

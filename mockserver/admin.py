@@ -21,6 +21,7 @@ from aiohttp import web
 
 from .api import ProtocolApi
 from .chaos import ChaosError, Rule, load_document
+from .descriptor import MockProtocol
 from .gate import Gate
 from .hooks import Hooks
 from .journal import MAX_SIZE
@@ -109,8 +110,9 @@ async def read_document(request: web.Request) -> Any:
 
 
 class Admin:
-    def __init__(self, apis: Mapping[str, ProtocolApi], hooks: Hooks) -> None:
+    def __init__(self, apis: Mapping[str, ProtocolApi], hooks: Hooks, mocks: Mapping[str, MockProtocol]) -> None:
         self.apis = apis
+        self.mocks = mocks
         self.hooks = hooks
         self.gate = hooks.gate
         self.operations = {pid: {op.operation_id for op in api.spec.operations()} for pid, api in apis.items()}
@@ -196,7 +198,7 @@ class Admin:
 
         document = await read_document(request)
         try:
-            return {"loaded": load(self.apis, document)}
+            return {"loaded": load(self.apis, document, {pid: m.fixtures for pid, m in self.mocks.items()})}
         except FixtureError as exc:
             raise AdminError(400, str(exc)) from None
 

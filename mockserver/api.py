@@ -1,10 +1,13 @@
 """Binds a protocol's handlers to its document's operations, by operationId.
 
-``ProtocolApi.operation("createAgentTask")`` registers a handler at the operation's method and
-path; the wrapper authenticates (where the document asks for it), validates the request with
-the validators compiled at start-up, applies the run's faults, and renders any ``ApiError`` in
-the protocol's error shape. Handlers only ever see valid input. ``Hooks.wrap`` puts chaos, the
-journal and the access log around it, at the cost of one attribute test while they are off.
+A protocol's handlers are a ``Handlers`` class: its state in attributes made in ``__init__``, one
+method per operation marked ``@operation("createAgentTask")`` (and ``@route(method, path)`` for a
+path the document does not describe). ``ProtocolApi.mount`` makes one and registers each method
+at its operation's method and path; the wrapper authenticates (where the document asks for it),
+validates the request with the validators compiled at start-up, applies the run's faults, and
+renders any ``ApiError`` with the protocol's error renderer, bound once. Handlers only ever see
+valid input. ``Hooks.wrap`` puts the Host check, chaos, the journal and the access log around it,
+at the cost of a set lookup and one attribute test while they are off.
 
 A protocol's store is made through ``ProtocolApi.stateful``, so that the admin API can reset it.
 """
@@ -16,8 +19,8 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
 from aiohttp import web
 
@@ -25,25 +28,21 @@ from specs.documents import Spec, resolve_ref
 from specs.schemas import SchemaSet
 
 from .config import MockConfig
-from .errors import ApiError, error_body
+from .errors import ApiError
 from .faults import FaultSet
 from .hooks import Hooks
-from .jsonio import dumps
+from .reply import ErrorRenderer, Reply, json_response
 from .streaming import StreamGate
 from .validation import OperationValidator
 
 log = logging.getLogger("mockserver")
 S = TypeVar("S")
-
-
-@dataclass(slots=True)
-class Reply:
-    """A JSON answer; faults may edit it before it is serialized."""
-
-    body: Any
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    content_type: str = "application/json"
+H = TypeVar("H", bound="Handlers")
+M = TypeVar("M", bound=Callable[..., Any])
+OPERATION = "_mock_operation"
+"""Attribute ``@operation`` sets on a handler method: the operationId it serves."""
+ROUTE = "_mock_route"
+"""Attribute ``@route`` sets: the (method, path) of a route the document does not describe."""
 
 
 @dataclass(slots=True)
@@ -61,18 +60,55 @@ class Call:
 
 
 Handler = Callable[[Call], Awaitable["Reply | web.StreamResponse"]]
+Endpoint = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def json_response(protocol_id: str, reply: Reply) -> web.Response:
-    # The Content-Type header is given whole: aiohttp's content_type= argument parses it per response.
-    headers = (
-        {"Content-Type": reply.content_type, **reply.headers} if reply.headers else {"Content-Type": reply.content_type}
-    )
-    return web.Response(body=dumps(reply.body), status=reply.status, headers=headers)
+def operation(operation_id: str) -> Callable[[M], M]:
+    """Marks a ``Handlers`` method as the handler of the document's ``operation_id``."""
+
+    def mark(method: M) -> M:
+        setattr(method, OPERATION, operation_id)
+        return method
+
+    return mark
 
 
-def error_response(protocol_id: str, error: ApiError) -> web.Response:
-    return json_response(protocol_id, Reply(error_body(protocol_id, error), error.status, dict(error.headers)))
+def route(method: str, path: str) -> Callable[[M], M]:
+    """Marks a ``Handlers`` method (taking the ``web.Request``) as a route the document does not
+    describe (a profile's overlay): hooked like every operation, not validated, no faults."""
+
+    def mark(handler: M) -> M:
+        setattr(handler, ROUTE, (method, path))
+        return handler
+
+    return mark
+
+
+class Handlers:
+    """Base of a protocol's handlers: state as attributes, one marked method per operation."""
+
+    protocol: ClassVar[str] = ""
+    """The protocol id these handlers serve (checked when mounted)."""
+
+    def __init__(self, api: ProtocolApi) -> None:
+        self.api = api
+
+    @classmethod
+    def operations(cls) -> dict[str, str]:
+        """operationId -> method name, for every method marked ``@operation``."""
+        found: dict[str, str] = {}
+        for name in dir(cls):
+            operation_id = getattr(getattr(cls, name), OPERATION, None)
+            if operation_id is not None:
+                if operation_id in found:
+                    raise TypeError(f"{cls.__name__}: {found[operation_id]} and {name} both serve {operation_id}")
+                found[operation_id] = name
+        return found
+
+    @classmethod
+    def routes(cls) -> dict[tuple[str, str], str]:
+        """(method, path) -> method name, for every method marked ``@route``."""
+        return {getattr(getattr(cls, n), ROUTE): n for n in dir(cls) if hasattr(getattr(cls, n), ROUTE)}
 
 
 class ProtocolApi:
@@ -88,11 +124,31 @@ class ProtocolApi:
         self.stores: list[tuple[Any, Callable[[], Any]]] = []
         """Each store the protocol keeps, with the factory that makes it empty (``reset``)."""
         self.base_path = spec.info.base_path
+        self.errors = ErrorRenderer(spec.info.error)
+        """The protocol's error shape, bound once: ``self.errors.response(ApiError(404))``."""
         self.routes: list[web.RouteDef] = []
         self.schemas = SchemaSet(spec.raw)
         self._secured_by_default = bool(spec.raw.get("security"))
         self._tokens = [(user, token.encode()) for user, token in config.tokens.items()]
         self._challenge = f'Bearer realm="{spec.info.realm}"' if spec.info.realm else "Bearer"
+
+    def mount(self, handlers: type[H]) -> H:
+        """Makes the protocol's handlers and registers each of their operations and routes."""
+        if handlers.protocol and handlers.protocol != self.protocol_id:
+            raise TypeError(f"{handlers.__name__} serves {handlers.protocol}, not {self.protocol_id}")
+        known = {op.operation_id for op in self.spec.operations()}
+        marked = handlers.operations()
+        unknown = sorted(set(marked) - known)
+        if unknown:
+            raise KeyError(
+                f"{self.protocol_id}: {handlers.__name__} serves {', '.join(unknown)}, which the document does not have"
+            )
+        instance = handlers(self)
+        for operation_id, name in marked.items():
+            self.operation(operation_id)(getattr(instance, name))
+        for (method, path), name in handlers.routes().items():
+            self.route(method, path, getattr(instance, name))
+        return instance
 
     def operation(self, operation_id: str) -> Callable[[Handler], Handler]:
         op = self.spec.operation(operation_id)
@@ -120,11 +176,11 @@ class ProtocolApi:
 
         return register
 
-    def route(self, method: str, path: str, endpoint: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> None:
+    def route(self, method: str, path: str, endpoint: Endpoint) -> None:
         """A route the document does not describe (a profile's overlay), behind the hooks like every
         operation: journalled, logged and readable by browsers; not validated, no faults applied."""
         if self.hooks is not None:
-            endpoint = self.hooks.wrap(self.protocol_id, None, endpoint, error_response)
+            endpoint = self.hooks.wrap(self.protocol_id, None, endpoint, self.errors.response)
         self.routes.append(web.route(method, path, endpoint))
 
     def stateful(self, factory: Callable[[], S]) -> S:
@@ -166,10 +222,9 @@ class ProtocolApi:
             headers={"WWW-Authenticate": self._challenge},
         )
 
-    def _wrap(
-        self, operation_id: str, handler: Handler, validator: OperationValidator, secured: bool
-    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-        protocol_id = self.protocol_id
+    def _wrap(self, operation_id: str, handler: Handler, validator: OperationValidator, secured: bool) -> Endpoint:
+        errors = self.errors
+        error_response = errors.response
         faults = self.faults
         skip_body = faults.skips_validation(operation_id)
         mutate = faults.mutation(operation_id)
@@ -184,27 +239,27 @@ class ProtocolApi:
                     body = await (_raw_json(request) if skip_body else validator.body(request))
                 result = await handler(Call(request, operation_id, path, query, body, user, faults))
             except web.HTTPRequestEntityTooLarge:  # aiohttp's own cap on the whole body
-                return error_response(protocol_id, ApiError(413, "Request body too large"))
+                return error_response(ApiError(413, "Request body too large"))
             except (ConnectionResetError, asyncio.CancelledError):
                 raise
             except ApiError as error:
                 if mutate is not None:
-                    reply = Reply(error_body(protocol_id, error), error.status, dict(error.headers))
+                    reply = errors.reply(error)
                     mutate(reply)
-                    return json_response(protocol_id, reply)
-                return error_response(protocol_id, error)
+                    return json_response(reply)
+                return error_response(error)
             except Exception:  # a bug must still answer in the protocol's shape, without internals
                 log.exception("unhandled error in %s", operation_id)
-                return error_response(protocol_id, ApiError(500, "Internal server error"))
+                return error_response(ApiError(500, "Internal server error"))
             if isinstance(result, Reply):
                 if mutate is not None:
                     mutate(result)
-                return json_response(protocol_id, result)
+                return json_response(result)
             return result
 
         if self.hooks is None:
             return endpoint
-        return self.hooks.wrap(protocol_id, operation_id, endpoint, error_response)
+        return self.hooks.wrap(self.protocol_id, operation_id, endpoint, error_response)
 
 
 def _with_parameters_resolved(document: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -9,19 +9,18 @@ every route checks the request's ``Host`` first, and the admin API its origin an
 
 from __future__ import annotations
 
-import importlib
-
 from aiohttp import web
 
 from specs.documents import load
 
 from . import cors, fixtures
 from .admin import Admin
-from .api import ProtocolApi, error_response
+from .api import ProtocolApi
 from .chaos import Chaos, load_document
 from .config import MockConfig
+from .descriptor import descriptors, resolve
 from .errors import ApiError
-from .faults import PROTOCOL_MODULES, FaultSet, resolve
+from .faults import FaultSet
 from .gate import Gate
 from .hooks import Hooks
 from .journal import Journal
@@ -37,6 +36,7 @@ APIS = web.AppKey("apis", dict[str, ProtocolApi])
 def create_app(config: MockConfig | None = None) -> web.Application:
     config = config or MockConfig()
     faults: FaultSet = resolve(config.faults) if config.faults else FaultSet()
+    mocks = descriptors(config.protocols)
     specs = {pid: load(pid) for pid in config.protocols}
     streams = StreamGate(config.limits.max_open_streams)
     operations = {pid: [op.operation_id for op in spec.operations()] for pid, spec in specs.items()}
@@ -52,25 +52,24 @@ def create_app(config: MockConfig | None = None) -> web.Application:
     fallbacks: list[web.RouteDef] = []
     for pid, spec in specs.items():
         api = apis[pid] = ProtocolApi(spec, config, faults, streams, hooks)
-        module = importlib.import_module(PROTOCOL_MODULES[pid])
-        module.mount(api)
+        api.mount(mocks[pid].handlers)
         app.router.add_routes(api.routes)
-        fallbacks += fallback_routes(pid, api.routes, hooks, config.cors)
+        fallbacks += fallback_routes(api, config.cors)
     app[APIS] = apis
-    admin = Admin(apis, hooks)
+    admin = Admin(apis, hooks, mocks)
     app.router.add_routes(admin.routes())
     app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
     app.router.add_routes(admin.fallback())
     if config.fixtures is not None:
-        fixtures.load(apis, config.fixtures)
+        fixtures.load(apis, config.fixtures, {pid: mock.fixtures for pid, mock in mocks.items()})
     return app
 
 
-def fallback_routes(
-    protocol_id: str, routes: list[web.RouteDef], hooks: Hooks | None = None, answer_cors: bool = False
-) -> list[web.RouteDef]:
+def fallback_routes(api: ProtocolApi, answer_cors: bool = False) -> list[web.RouteDef]:
     """Catch-alls under each first path segment the protocol owns, answering in its shape."""
+    routes = api.routes
     compiled = templates(routes)
+    error_response = api.errors.response
 
     async def serve(request: web.Request) -> web.StreamResponse:
         allowed = allowed_methods(compiled, request.path)
@@ -80,9 +79,9 @@ def fallback_routes(
             error = ApiError(405, "Method Not Allowed", headers={"Allow": ",".join(allowed)})
         else:
             error = ApiError(404, "Not Found")
-        return error_response(protocol_id, error)
+        return error_response(error)
 
-    fallback = serve if hooks is None else hooks.wrap(protocol_id, None, serve, error_response)
+    fallback = serve if api.hooks is None else api.hooks.wrap(api.protocol_id, None, serve, error_response)
     segments = sorted({r.path.strip("/").split("/", 1)[0] for r in routes})
     return [
         web.route("*", path, fallback) for segment in segments for path in (f"/{segment}", f"/{segment}/{{tail:.*}}")

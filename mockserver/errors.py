@@ -1,11 +1,9 @@
-"""The mock's errors, rendered in the protocol's own shape (its manifest's ``error``)."""
+"""The mock's errors; each protocol renders them in its own shape (reply.ErrorRenderer)."""
 
 from __future__ import annotations
 
 from http import HTTPStatus
 from typing import Any
-
-from specs.documents import protocol
 
 
 class ApiError(Exception):
@@ -23,7 +21,3 @@ class ApiError(Exception):
         self.details = details or []
         self.headers = headers or {}
         super().__init__(self.message)
-
-
-def error_body(protocol_id: str, error: ApiError) -> dict[str, Any]:
-    return protocol(protocol_id).error.render(error.status, error.message, error.details)

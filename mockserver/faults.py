@@ -11,14 +11,13 @@ and a misspelt fault is an error rather than a switch that is silently never on.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Self
 
-from specs.documents import PROTOCOLS
+from .reply import Reply
 
-Mutation = Callable[[Any], None]
+Mutation = Callable[[Reply], None]
 """Edits a ``Reply`` (body, status, headers, content_type) in place."""
 
 
@@ -77,7 +76,7 @@ class FaultSet:
         if not edits:
             return None
 
-        def apply(reply: Any) -> None:
+        def apply(reply: Reply) -> None:
             for edit in edits:
                 edit(reply)
 
@@ -102,27 +101,3 @@ class Switches:
     @classmethod
     def of(cls, faults: FaultSet) -> Self:
         return cls(**{name: fault in faults for name, fault in cls.fault_names().items()})
-
-
-PROTOCOL_MODULES = {pid: info.mock for pid, info in PROTOCOLS.items() if info.mock}
-"""Each protocol's mock package (its manifest's ``mock``), which exports ``mount`` and ``FAULTS``."""
-
-
-def catalogue() -> dict[str, Fault]:
-    """Every fault of every protocol, by name (each protocol module declares its own FAULTS)."""
-    found: dict[str, Fault] = {}
-    for module_name in PROTOCOL_MODULES.values():
-        module = importlib.import_module(module_name)
-        for fault in getattr(module, "FAULTS", ()):
-            if fault.name in found:
-                raise ValueError(f"duplicate fault name {fault.name!r}")
-            found[fault.name] = fault
-    return found
-
-
-def resolve(names: Iterable[str]) -> FaultSet:
-    known = catalogue()
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise KeyError(f"unknown fault(s): {', '.join(unknown)}; see `python -m mockserver --list-faults`")
-    return FaultSet(known[n] for n in names)

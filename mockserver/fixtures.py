@@ -20,22 +20,20 @@ that what is loaded behaves exactly as if clients had created it::
           agentAccessLevel: PUBLICLY_ACCESSIBLE
           history: [{requestText: "hello"}]   # responseText defaults to the mock agent's answer
 
-Each protocol that keeps state reads its part in its own ``fixtures.py`` (its package's ``plan``:
-check the part, spend the budget, answer the function that creates it); NeuroSan keeps no state (its
+Each protocol that keeps state reads its part in its own ``fixtures.py`` (its descriptor's
+``fixtures``: check the part, spend the budget, answer the function that creates it); NeuroSan keeps no state (its
 networks are built in), so it has no fixtures. The whole document is checked before anything is
 stored: a bad one is refused with the reason and changes nothing.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .api import ProtocolApi
 from .errors import ApiError
-from .faults import PROTOCOL_MODULES
 
 MAX_OBJECTS = 10_000
 """Most objects (tasks, steps, artifacts, agents, sessions, interactions) one document may create."""
@@ -108,14 +106,9 @@ def rekey(table: dict[str, Any], item: Any, attribute: str, given: str | None) -
 Planner = Callable[[ProtocolApi, Any, Budget], Callable[[], dict[str, Any]]]
 
 
-def _planner(protocol_id: str) -> Planner | None:
-    """The protocol's fixtures reader: ``plan`` in its mock package, if it keeps state."""
-    module = importlib.import_module(PROTOCOL_MODULES[protocol_id])
-    return getattr(module, "plan", None)
-
-
-def load(apis: Mapping[str, ProtocolApi], document: Any) -> dict[str, Any]:
-    """Check the whole document, then create everything; answers the ids created, per protocol."""
+def load(apis: Mapping[str, ProtocolApi], document: Any, planners: Mapping[str, Planner | None]) -> dict[str, Any]:
+    """Check the whole document, then create everything; answers the ids created, per protocol
+    (``planners``: each served protocol's fixtures reader, None for one that keeps no state)."""
     if not isinstance(document, Mapping):
         raise FixtureError("a fixtures document maps protocol ids to what to create")
     budget = Budget()
@@ -123,7 +116,7 @@ def load(apis: Mapping[str, ProtocolApi], document: Any) -> dict[str, Any]:
     for pid, data in document.items():
         if pid not in apis:
             raise FixtureError(f"{pid}: not served here; served: {', '.join(sorted(apis))}")
-        planner = _planner(pid)
+        planner = planners.get(pid)
         if planner is None:
             raise FixtureError(f"{pid}: keeps no state, so it has no fixtures")
         plans.append((pid, planner(apis[pid], data, budget)))

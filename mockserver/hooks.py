@@ -122,7 +122,7 @@ class Hooks:
         protocol_id: str,
         operation_id: str | None,
         serve: Endpoint,
-        error_response: Callable[[str, ApiError], web.Response],
+        error_response: Callable[[ApiError], web.Response],
     ) -> Endpoint:
         async def hooked(request: web.Request) -> web.StreamResponse:
             return await self._around(request, protocol_id, operation_id, serve, error_response)
@@ -148,7 +148,7 @@ class Hooks:
         protocol_id: str,
         operation_id: str | None,
         serve: Endpoint,
-        error_response: Callable[[str, ApiError], web.Response],
+        error_response: Callable[[ApiError], web.Response],
     ) -> web.StreamResponse:
         start = time.perf_counter()
         entry = self._entry(request, protocol_id, operation_id) if self.journal.enabled or self.verbose else None
@@ -169,7 +169,7 @@ class Hooks:
                 if decision.error is not None:
                     headers = {"Retry-After": str(decision.retry_after)} if decision.error in RETRYABLE else {}
                     error = ApiError(decision.error, CHAOS_MESSAGES[decision.error], headers=headers)
-                    response = error_response(protocol_id, error)
+                    response = error_response(error)
                     return response
             if entry is not None or (decision is not None and decision.stream is not None):
                 request[EXCHANGE] = Exchange(entry, decision.stream if decision else None)

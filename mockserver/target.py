@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from .config import MockConfig
+from .descriptor import catalogue
 from .embedded import EmbeddedServer
-from .faults import Fault, catalogue
+from .faults import Fault
 
 
 def serve(protocol: str, *, seed: int = 0, faults: tuple[str, ...] = ()) -> EmbeddedServer:

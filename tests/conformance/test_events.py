@@ -25,8 +25,7 @@ from conformance.progress import ProgressLines
 from conformance.results import Status
 from conformance.runner import run
 from conformance.selfcheck import fault_options
-from mockserver import EmbeddedServer, MockConfig
-from mockserver.faults import catalogue
+from mockserver import EmbeddedServer, MockConfig, catalogue
 from specs.documents import load
 from tests.hostile import closed_port_url
 

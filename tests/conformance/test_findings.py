@@ -8,7 +8,7 @@ from conformance.findings import FindingSet, digest, operation_of
 from conformance.protocols.agent_protocol.requirements import INVALID_BODIES
 from conformance.results import Exchange, Status
 from conformance.selfcheck import run_fault
-from mockserver.faults import catalogue
+from mockserver import catalogue
 from specs.documents import load
 
 

@@ -22,8 +22,7 @@ from conformance.requirements import Level
 from conformance.results import RunResult
 from conformance.runner import run
 from conformance.selfcheck import fault_options
-from mockserver import EmbeddedServer, MockConfig
-from mockserver.faults import catalogue
+from mockserver import EmbeddedServer, MockConfig, catalogue
 from specs.documents import load
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from conformance.results import Status
 from conformance.runner import run
 from conformance.selfcheck import Outcome, check_fault, default_workers, fault_pool, render_catalogue
 from conformance.suites import suite
-from mockserver.faults import catalogue
+from mockserver import catalogue
 from specs.documents import PROTOCOLS
 
 FAULTS = catalogue()

@@ -11,20 +11,19 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, Limits, MockConfig, catalogue, create_app
+from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, Limits, MockConfig, Reply, catalogue, create_app
 from mockserver import app as app_module
-from mockserver import faults as faults_module
+from mockserver import descriptor as descriptor_module
 from mockserver.__main__ import parser as mock_parser
-from mockserver.api import Reply
 from mockserver.streaming import StreamGate
 from mockserver.validation import OperationValidator
 from specs.documents import protocol as protocol_info
@@ -254,7 +253,7 @@ def test_faultset_lookups() -> None:
 
 def test_unknown_fault_is_a_clear_key_error() -> None:
     with pytest.raises(KeyError) as caught:
-        faults_module.resolve(["no-such-fault", "nor-this"])
+        descriptor_module.resolve(["no-such-fault", "nor-this"])
     assert caught.value.args[0] == (
         "unknown fault(s): no-such-fault, nor-this; see `python -m mockserver --list-faults`"
     )
@@ -263,10 +262,9 @@ def test_unknown_fault_is_a_clear_key_error() -> None:
 
 
 def test_catalogue_refuses_duplicate_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = types.ModuleType("tests_fake_faults")
-    module.FAULTS = (_fault(name="twice"), _fault(name="twice"))  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tests_fake_faults", module)
-    monkeypatch.setattr(faults_module, "PROTOCOL_MODULES", {"agent-protocol": "tests_fake_faults"})
+    real = descriptor_module.discover("agent-protocol")
+    twice = replace(real, faults=(_fault(name="twice"), _fault(name="twice")))
+    monkeypatch.setattr(descriptor_module, "descriptors", lambda ids=None: {"agent-protocol": twice})
     with pytest.raises(ValueError, match="duplicate fault name 'twice'"):
         catalogue()
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import fields
 
 import pytest
 
-from mockserver.faults import PROTOCOL_MODULES, FaultSet, catalogue, resolve
+from mockserver import FaultSet, catalogue, discover, resolve
+from mockserver.descriptor import descriptors, mocked
 
 
-@pytest.mark.parametrize("module_name", sorted(PROTOCOL_MODULES.values()))
-def test_every_fault_is_an_edit_a_switch_or_a_server_setting(module_name: str) -> None:
-    faults = {f.name: f for f in importlib.import_module(module_name).FAULTS}
-    switched = importlib.import_module(f"{module_name}.faults").Switches.fault_names()
+@pytest.mark.parametrize("protocol_id", mocked())
+def test_every_fault_is_an_edit_a_switch_or_a_server_setting(protocol_id: str) -> None:
+    mock = discover(protocol_id)
+    faults = {f.name: f for f in mock.faults}
+    switched = mock.switches.fault_names() if mock.switches is not None else {}
     assert set(switched.values()) <= set(faults), "a switch names no fault of the catalogue"
     idle = [
         name
@@ -23,9 +24,11 @@ def test_every_fault_is_an_edit_a_switch_or_a_server_setting(module_name: str) -
     assert idle == [], "faults that nothing switches on"
 
 
-@pytest.mark.parametrize("module_name", sorted(PROTOCOL_MODULES.values()))
-def test_switches_are_off_in_normal_runs_and_each_fault_turns_on_its_own(module_name: str) -> None:
-    switches = importlib.import_module(f"{module_name}.faults").Switches
+@pytest.mark.parametrize("protocol_id", mocked())
+def test_switches_are_off_in_normal_runs_and_each_fault_turns_on_its_own(protocol_id: str) -> None:
+    switches = discover(protocol_id).switches
+    if switches is None:
+        pytest.skip(f"{protocol_id} switches no behaviour")
     assert not any(getattr(switches.of(FaultSet()), f.name) for f in fields(switches))
     for field_name, fault in switches.fault_names().items():
         on = switches.of(resolve([fault]))
@@ -34,4 +37,4 @@ def test_switches_are_off_in_normal_runs_and_each_fault_turns_on_its_own(module_
 
 def test_fault_names_are_unique_across_protocols() -> None:
     found = catalogue()
-    assert len(found) == sum(len(importlib.import_module(m).FAULTS) for m in PROTOCOL_MODULES.values())
+    assert len(found) == sum(len(mock.faults) for mock in descriptors().values())

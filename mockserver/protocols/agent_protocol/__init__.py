@@ -1,8 +1,12 @@
 """The reference mock of agent-protocol: ``models`` (tasks, plans, steps, artifacts), ``store``,
-``handlers`` (the operations, bound by ``mount``) and ``faults`` (the named faults, typed switches)."""
+``handlers`` (the operations, a ``Handlers`` class) and ``faults`` (the named faults, typed
+switches), declared in one descriptor."""
 
-from .faults import FAULTS
+from ...descriptor import declare
+from .faults import FAULTS, Switches
 from .fixtures import plan
-from .handlers import mount
+from .handlers import AgentProtocol
 
-__all__ = ["FAULTS", "mount", "plan"]
+MOCK = declare("agent-protocol", handlers=AgentProtocol, faults=FAULTS, switches=Switches, fixtures=plan)
+
+__all__ = ["FAULTS", "MOCK"]

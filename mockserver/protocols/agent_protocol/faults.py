@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ...faults import Fault, fault_maker
 from ...faults import Switches as _Switches
+from ...reply import Reply
 
 PROTOCOL = "agent-protocol"
 RECENT_INDEX = 16
@@ -50,36 +51,36 @@ class Switches(_Switches):
     upload_path_traversal: bool = False
 
 
-def _drop_task_id(reply: Any) -> None:
+def _drop_task_id(reply: Reply) -> None:
     if reply.status == 200:
         reply.body.pop("task_id", None)
 
 
-def _created_201(reply: Any) -> None:
+def _created_201(reply: Reply) -> None:
     if reply.status == 200:
         reply.status = 201
 
 
-def _detail_404(reply: Any) -> None:
+def _detail_404(reply: Reply) -> None:
     if reply.status == 404:
         reply.body = {"detail": reply.body.get("message")}
 
 
-def _list_422(reply: Any) -> None:
+def _list_422(reply: Reply) -> None:
     if reply.status == 422:
         reply.body = reply.body.get("errors") or [reply.body.get("message")]
 
 
-def _text_plain(reply: Any) -> None:
+def _text_plain(reply: Reply) -> None:
     reply.content_type = "text/plain"
 
 
-def _status_done(reply: Any) -> None:
+def _status_done(reply: Reply) -> None:
     if reply.status == 200:
         reply.body["status"] = "done"
 
 
-def _agent_created(reply: Any) -> None:
+def _agent_created(reply: Reply) -> None:
     if reply.status == 200:
         reply.body["agent_created"] = True
 

@@ -22,8 +22,9 @@ from urllib.parse import quote
 from aiohttp import web
 
 from ... import cors
-from ...api import Call, ProtocolApi, Reply
+from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
+from ...reply import Reply
 from ...streaming import stall
 from ...validation import UploadedFile
 from .faults import RECENT_INDEX, SUMMARY_CHARS, Switches
@@ -130,53 +131,59 @@ def _form(body: Any) -> tuple[UploadedFile, str | None]:
     return upload, relative_path
 
 
-def mount(api: ProtocolApi) -> None:
-    store = api.stateful(lambda: Store(api.config.limits))
-    on = Switches.of(api.faults)
+class AgentProtocol(Handlers):
+    """The operations on one store of tasks; ``on`` holds the behaviour faults of this run."""
 
-    # per task, the ids its latest write created, which reads cannot see under ap-reads-lag-one-write
-    unprojected: dict[str, set[str]] = {}
+    protocol = "agent-protocol"
 
-    def written(task: Task, *ids: str) -> None:
-        if on.reads_lag_one_write:
-            unprojected[task.task_id] = set(ids)
+    def __init__(self, api: ProtocolApi) -> None:
+        super().__init__(api)
+        self.store = api.stateful(lambda: Store(api.config.limits))
+        self.on = Switches.of(api.faults)
+        self.unprojected: dict[str, set[str]] = {}
+        """Per task, the ids its latest write created, which reads cannot see under ap-reads-lag-one-write."""
+        self.verbatim_listing = api.faults.mutation("listAgentTasks") is None and not (
+            self.on.task_list_input_truncated or self.on.task_list_cached_at_create
+        )
+        """No fault edits a listed task: each is sent as encoded when it last changed."""
 
-    def visible(task: Task, object_id: str, what: str) -> None:
-        if on.reads_lag_one_write and object_id in unprojected.get(task.task_id, ()):
+    def written(self, task: Task, *ids: str) -> None:
+        if self.on.reads_lag_one_write:
+            self.unprojected[task.task_id] = set(ids)
+
+    def visible(self, task: Task, object_id: str, what: str) -> None:
+        if self.on.reads_lag_one_write and object_id in self.unprojected.get(task.task_id, ()):
             raise ApiError(404, f"{what} {object_id!r} not found")
 
-    def task_of(call: Call) -> Task:
+    def task_of(self, call: Call) -> Task:
         """The task, as reads see it; writes (steps, uploads) use ``store.task``."""
-        task = store.task(call.path["task_id"])
-        visible(task, task.task_id, "Task")
+        task = self.store.task(call.path["task_id"])
+        self.visible(task, task.task_id, "Task")
         return task
 
-    @api.operation("createAgentTask")
-    async def create_task(call: Call) -> Reply:
+    @operation("createAgentTask")
+    async def create_task(self, call: Call) -> Reply:
+        on = self.on
         body = call.body if isinstance(call.body, dict) else {}  # not a dict only under ap-create-accepts-invalid
         if on.create_requires_input and body.get("input") is None:
             raise ApiError(422, "Invalid request: body.input: field required")  # the fault: stricter than the document
         additional_input = body.get("additional_input", {})
         if on.task_flattens_additional_input and isinstance(additional_input, dict):
             additional_input = {k: v for k, v in additional_input.items() if not isinstance(v, dict | list)}
-        task = store.create_task(body.get("input"), additional_input)
+        task = self.store.create_task(body.get("input"), additional_input)
         if on.task_list_cached_at_create:
             task.created_view = task.view()
-        written(task, task.task_id)
+        self.written(task, task.task_id)
         return Reply(task.view())
 
-    # no fault edits a listed task: each is sent as encoded when it last changed
-    verbatim_listing = api.faults.mutation("listAgentTasks") is None and not (
-        on.task_list_input_truncated or on.task_list_cached_at_create
-    )
-
-    @api.operation("listAgentTasks")
-    async def list_tasks(call: Call) -> Reply:
-        order: Sequence[Task] = store.order
+    @operation("listAgentTasks")
+    async def list_tasks(self, call: Call) -> Reply:
+        on = self.on
+        order: Sequence[Task] = self.store.order
         if on.task_list_recent_16:
             order = order[-RECENT_INDEX:]
         tasks, pagination = paginate(order, paging(call, on), on)
-        if verbatim_listing:
+        if self.verbatim_listing:
             return Reply({"tasks": [t.listed() for t in tasks], "pagination": pagination})
         # a copy of the cached view, so that the truncation fault never edits the cache
         views = [t.view() if t.created_view is None else dict(t.created_view) for t in tasks]
@@ -186,15 +193,16 @@ def mount(api: ProtocolApi) -> None:
                     view["input"] = view["input"][:SUMMARY_CHARS]
         return Reply({"tasks": views, "pagination": pagination})
 
-    @api.operation("getAgentTask")
-    async def get_task(call: Call) -> Reply:
-        task = task_of(call)
-        return Reply(task.view(agent_artifacts_only=on.task_artifacts_stale))
+    @operation("getAgentTask")
+    async def get_task(self, call: Call) -> Reply:
+        task = self.task_of(call)
+        return Reply(task.view(agent_artifacts_only=self.on.task_artifacts_stale))
 
-    @api.operation("listAgentTaskSteps")
-    async def list_steps(call: Call) -> Reply:
+    @operation("listAgentTaskSteps")
+    async def list_steps(self, call: Call) -> Reply:
+        on = self.on
         page = paging(call, on)
-        steps: Sequence[Step] = task_of(call).steps
+        steps: Sequence[Step] = self.task_of(call).steps
         if on.step_list_omits_latest:
             steps = steps[:-1]
         listed, pagination = paginate(steps, page, on)
@@ -206,34 +214,36 @@ def mount(api: ProtocolApi) -> None:
             views[-1]["status"] = "running"  # the index is updated when a step starts, not when it ends
         return Reply({"steps": views, "pagination": pagination})
 
-    @api.operation("executeAgentTaskStep")
-    async def execute_step(call: Call) -> Reply:
-        task = store.task(call.path["task_id"])
+    @operation("executeAgentTaskStep")
+    async def execute_step(self, call: Call) -> Reply:
+        on = self.on
+        task = self.store.task(call.path["task_id"])
         body = call.body or {}
         if on.step_drops_additional_input:
             # the answer echoes the request, the store keeps nothing of it
-            step = store.execute_step(task, {**body, "additional_input": {}})
+            step = self.store.execute_step(task, {**body, "additional_input": {}})
             answer = step.view(on.step_artifact_path_empty)
             return Reply({**answer, "additional_input": body.get("additional_input", {})})
-        step = store.execute_step(task, body, never_last=on.step_never_last)
-        written(task, step.step_id, *(a.artifact_id for a in step.artifacts))
+        step = self.store.execute_step(task, body, never_last=on.step_never_last)
+        self.written(task, step.step_id, *(a.artifact_id for a in step.artifacts))
         return Reply(step.view(on.step_artifact_path_empty))
 
-    @api.operation("getAgentTaskStep")
-    async def get_step(call: Call) -> Reply:
-        task = task_of(call)
+    @operation("getAgentTaskStep")
+    async def get_step(self, call: Call) -> Reply:
+        task = self.task_of(call)
         step = task.step(call.path["step_id"])
-        if on.step_get_returns_latest and task.steps:
+        if self.on.step_get_returns_latest and task.steps:
             step = task.steps[-1]
         if step is None:
             raise ApiError(404, f"Step {call.path['step_id']!r} not found in this task")
-        visible(task, step.step_id, "Step")
-        return Reply(step.view(on.step_artifact_path_empty))
+        self.visible(task, step.step_id, "Step")
+        return Reply(step.view(self.on.step_artifact_path_empty))
 
-    @api.operation("listAgentTaskArtifacts")
-    async def list_artifacts(call: Call) -> Reply:
+    @operation("listAgentTaskArtifacts")
+    async def list_artifacts(self, call: Call) -> Reply:
+        on = self.on
         page = paging(call, on)
-        artifacts: Sequence[Artifact] = task_of(call).artifacts
+        artifacts: Sequence[Artifact] = self.task_of(call).artifacts
         if on.artifacts_list_agent_only:
             artifacts = [a for a in artifacts if a.agent_created]
         listed, pagination = paginate(artifacts, page, on)
@@ -241,8 +251,9 @@ def mount(api: ProtocolApi) -> None:
             pagination["total_items"] = sum(not a.agent_created for a in artifacts)  # the count query's filter
         return Reply({"artifacts": [a.view() for a in listed], "pagination": pagination})
 
-    @api.operation("uploadAgentTaskArtifacts")
-    async def upload_artifact(call: Call) -> Reply | web.StreamResponse:
+    @operation("uploadAgentTaskArtifacts")
+    async def upload_artifact(self, call: Call) -> Reply | web.StreamResponse:
+        store = self.store
         task = store.task(call.path["task_id"])
         if call.body is None:
             # The document does not make this body required, so a request without one is valid;
@@ -252,20 +263,21 @@ def mount(api: ProtocolApi) -> None:
         name = check_file_name(upload.filename)
         store.reserve(1, len(upload.data))
         artifact = store.add_artifact(task, name, relative_path, upload.data, False)
-        if on.upload_path_traversal:
+        if self.on.upload_path_traversal:
             store.write_through(artifact.workspace_path, upload.data)  # the names became a path
-        written(task, artifact.artifact_id)
+        self.written(task, artifact.artifact_id)
         return Reply(artifact.view())
 
-    @api.operation("downloadAgentTaskArtifact")
-    async def download_artifact(call: Call) -> web.StreamResponse:
-        task = task_of(call)
+    @operation("downloadAgentTaskArtifact")
+    async def download_artifact(self, call: Call) -> web.StreamResponse:
+        on = self.on
+        task = self.task_of(call)
         artifact = task.artifact(call.path["artifact_id"])
         if artifact is None:
             if on.artifact_unknown_200:
                 return web.Response(body=b"", content_type="application/octet-stream")
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found in this task")
-        visible(task, artifact.artifact_id, "Artifact")
+        self.visible(task, artifact.artifact_id, "Artifact")
         data = artifact.data
         if on.artifacts_keyed_by_file_name:  # bytes stored under the workspace path, not the id
             data = next(a.data for a in reversed(task.artifacts) if a.workspace_path == artifact.workspace_path)

@@ -1,7 +1,11 @@
-"""The reference mock of neuro-san (stateless, so no store): ``models`` (the agent networks),
-``handlers`` (the operations and the chat stream, bound by ``mount``) and ``faults``."""
+"""The reference mock of neuro-san (stateless, so no store and no fixtures): ``models`` (the agent
+networks), ``handlers`` (the operations and the chat stream, a ``Handlers`` class) and ``faults``,
+declared in one descriptor."""
 
-from .faults import FAULTS
-from .handlers import mount
+from ...descriptor import declare
+from .faults import FAULTS, Switches
+from .handlers import NeuroSan
 
-__all__ = ["FAULTS", "mount"]
+MOCK = declare("neuro-san", handlers=NeuroSan, faults=FAULTS, switches=Switches)
+
+__all__ = ["FAULTS", "MOCK"]

@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...api import Reply
 from ...faults import Fault, fault_maker
 from ...faults import Switches as _Switches
+from ...reply import Reply
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,9 @@ from typing import Any
 
 from aiohttp import ClientConnectionResetError, web
 
-from ...api import Call, ProtocolApi, Reply
+from ...api import Call, Handlers, ProtocolApi, operation, route
 from ...errors import ApiError
+from ...reply import Reply
 from ...streaming import NdjsonStream, stall
 from .faults import Switches
 from .models import NETWORKS, Network, Turn
@@ -142,35 +143,41 @@ def _intermediate(network: Network, result: Turn) -> list[dict[str, Any]]:
     ]
 
 
-def mount(api: ProtocolApi) -> None:
-    on = Switches.of(api.faults)
+class NeuroSan(Handlers):
+    """The built-in networks; ``on`` holds the behaviour faults of this run."""
 
-    def refuse_get_body(call: Call) -> None:
-        if on.get_body_rejected and call.request.body_exists:
+    protocol = "neuro-san"
+
+    def __init__(self, api: ProtocolApi) -> None:
+        super().__init__(api)
+        self.on = Switches.of(api.faults)
+        self.chats: dict[str, int] = {}
+        """Chats per network, for the fault that registers a tool node again on every chat."""
+
+    def refuse_get_body(self, call: Call) -> None:
+        if self.on.get_body_rejected and call.request.body_exists:
             raise ApiError(400, "Invalid request: a GET request must not carry a body")
 
-    chats: dict[str, int] = {}
-    """Chats per network, for the fault that registers a tool node again on every chat."""
-
-    @api.operation("AgentService_Connectivity")
-    async def connectivity(call: Call) -> Reply:
+    @operation("AgentService_Connectivity")
+    async def connectivity(self, call: Call) -> Reply:
         # The official client sends GET with a `{}` JSON body; the document has no body, so it is ignored.
-        refuse_get_body(call)
-        network = _network(call, on)
+        self.refuse_get_body(call)
+        network = _network(call, self.on)
         body = network.connectivity()
-        if on.connectivity_grows:
+        if self.on.connectivity_grows:
             tool = body["connectivity_info"][-1]
-            body["connectivity_info"] += [dict(tool) for _ in range(chats.get(network.name, 0))]
+            body["connectivity_info"] += [dict(tool) for _ in range(self.chats.get(network.name, 0))]
         return Reply(body)
 
-    @api.operation("AgentService_Function")
-    async def function(call: Call) -> Reply:
-        refuse_get_body(call)
-        return Reply(_network(call, on).function())
+    @operation("AgentService_Function")
+    async def function(self, call: Call) -> Reply:
+        self.refuse_get_body(call)
+        return Reply(_network(call, self.on).function())
 
-    @api.operation("AgentService_StreamingChat")
-    async def streaming_chat(call: Call) -> web.StreamResponse:
+    @operation("AgentService_StreamingChat")
+    async def streaming_chat(self, call: Call) -> web.StreamResponse:
         # Headers user_id and request_id are client metadata upstream only logs: accepted, ignored.
+        on = self.on
         if on.chat_filter_required and isinstance(call.body, dict) and "chat_filter" not in call.body:
             # the fault: a stricter request check, run before routing, with no default filter
             raise ApiError(400, "Invalid request: chat_filter is required")
@@ -178,8 +185,9 @@ def mount(api: ProtocolApi) -> None:
         if not isinstance(call.body, dict):  # only reachable when a fault skips validation
             raise ApiError(400, "Invalid request: the body must be a ChatRequest object")
         frames = _frames(network, call.body, on)  # every error is raised before the stream opens
-        chats[network.name] = chats.get(network.name, 0) + 1
+        self.chats[network.name] = self.chats.get(network.name, 0) + 1
         media = "text/plain; charset=utf-8" if on.stream_content_type else STREAM_CONTENT_TYPE
+        api = self.api
         with api.gate:
             stream = NdjsonStream(call.request, media, delay=api.config.stream_delay, pretty=on.stream_multiline)
             response = await stream.open()
@@ -193,12 +201,11 @@ def mount(api: ProtocolApi) -> None:
             except (ConnectionResetError, ClientConnectionResetError):
                 return response
 
-    async def concierge_list(request: web.Request) -> web.Response:
-        if on.list_names_only:
+    # GET /api/v1/list (ConciergeService_List) is in the upstream overlay, not in the published
+    # document that `api.spec` holds, so it cannot be an operation: it is a plain route, served as
+    # upstream serves it (the official client's concierge list calls it).
+    @route("GET", "/api/v1/list")
+    async def concierge_list(self, request: web.Request) -> web.Response:
+        if self.on.list_names_only:
             return web.json_response({"agents": list(NETWORKS)})
         return web.json_response({"agents": [n.info() for n in NETWORKS.values()]})
-
-    # GET /api/v1/list (ConciergeService_List) is in the upstream overlay, not in the published
-    # document that `api.spec` holds, so `api.operation` cannot bind it: it is a plain route,
-    # served as upstream serves it (the official client's concierge list calls it).
-    api.route("GET", "/api/v1/list", concierge_list)

@@ -1,8 +1,12 @@
-"""The reference mock of sgr-agent-core: ``models`` (agents, plans, messages), ``store``,
-``handlers`` (the operations and streams, bound by ``mount``) and ``faults`` (named, typed switches)."""
+"""The reference mock of sgr-agent-core: ``models`` (agents, their plans), ``store``, ``handlers``
+(the operations and their SSE streams, a ``Handlers`` class) and ``faults``, declared in one
+descriptor."""
 
-from .faults import FAULTS
+from ...descriptor import declare
+from .faults import FAULTS, Switches
 from .fixtures import plan
-from .handlers import mount
+from .handlers import SgrAgentCore
 
-__all__ = ["FAULTS", "mount", "plan"]
+MOCK = declare("sgr-agent-core", handlers=SgrAgentCore, faults=FAULTS, switches=Switches, fixtures=plan)
+
+__all__ = ["FAULTS", "MOCK"]

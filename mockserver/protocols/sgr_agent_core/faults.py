@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...api import Reply
 from ...faults import Fault, fault_maker
 from ...faults import Switches as _Switches
+from ...reply import Reply
 
 PROTOCOL = "sgr-agent-core"
 

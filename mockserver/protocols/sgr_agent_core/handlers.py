@@ -38,8 +38,9 @@ from typing import Any
 
 from aiohttp import web
 
-from ...api import Call, ProtocolApi, Reply
+from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
+from ...reply import Reply
 from ...store import new_hex_id
 from ...streaming import SseStream, stall
 from .faults import Switches
@@ -116,18 +117,26 @@ async def _run(agent: Agent, plan: Plan, stream: _SseStream, on: Switches) -> No
         await stream.done()
 
 
-def mount(api: ProtocolApi) -> None:
-    store = api.stateful(lambda: AgentStore(api.config.limits))
-    on = Switches.of(api.faults)
+class SgrAgentCore(Handlers):
+    """The agents of one store; ``on`` holds the behaviour faults of this run."""
 
-    ghosts: dict[str, Agent] = {}  # the deleted agents the sgr-deleted-agent-listed fault still lists
-    deleted = [0]  # agents deleted so far: the counter sgr-total-counts-deleted never subtracts
+    protocol = "sgr-agent-core"
 
-    async def stream_run(call: Call, agent: Agent, plan: Plan, headers: dict[str, str]) -> web.StreamResponse:
+    def __init__(self, api: ProtocolApi) -> None:
+        super().__init__(api)
+        self.store = api.stateful(lambda: AgentStore(api.config.limits))
+        self.on = Switches.of(api.faults)
+        self.ghosts: dict[str, Agent] = {}
+        """The deleted agents the sgr-deleted-agent-listed fault still lists."""
+        self.deleted = 0
+        """Agents deleted so far: the counter sgr-total-counts-deleted never subtracts."""
+
+    async def stream_run(self, call: Call, agent: Agent, plan: Plan, headers: dict[str, str]) -> web.StreamResponse:
         """Streams one run of ``agent``; the caller holds the stream gate."""
+        on = self.on
         if on.json_content_type:
             headers = {**headers, "Content-Type": "application/json"}
-        stream = _SseStream(call.request, headers, delay=api.config.stream_delay)
+        stream = _SseStream(call.request, headers, delay=self.api.config.stream_delay)
         try:
             await stream.open()
             await _run(agent, plan, stream, on)
@@ -143,45 +152,47 @@ def mount(api: ProtocolApi) -> None:
             agent.abandon()
             raise
 
-    async def stream_notice(call: Call, agent: Agent, text: str) -> web.StreamResponse:
+    async def stream_notice(self, call: Call, agent: Agent, text: str) -> web.StreamResponse:
         """A one-message stream that leaves ``agent`` as it is; the caller holds the stream gate."""
-        stream = SseStream(call.request, {"X-Agent-ID": agent.agent_id}, delay=api.config.stream_delay)
+        stream = SseStream(call.request, {"X-Agent-ID": agent.agent_id}, delay=self.api.config.stream_delay)
         completion_id = f"chatcmpl-{new_hex_id()}"
         try:
             await stream.open()
             await stream.send(_chunk(completion_id, agent.agent_id, {"role": "assistant", "content": text}))
             await stream.send(_chunk(completion_id, agent.agent_id, {}, "stop"))
-            if not on.notice_stream_no_done:
+            if not self.on.notice_stream_no_done:
                 await stream.done()
             return await stream.close()
         except ConnectionResetError:
             return stream.response
 
-    async def resume(call: Call, agent: Agent, messages: list[Any]) -> web.StreamResponse:
+    async def resume(self, call: Call, agent: Agent, messages: list[Any]) -> web.StreamResponse:
+        gate = self.api.gate
         if agent.state != WAITING:
-            with api.gate:
-                return await stream_notice(
+            with gate:
+                return await self.stream_notice(
                     call, agent, f"Agent {agent.agent_id} is not waiting for clarification (state: {agent.state})\n"
                 )
-        with api.gate:
-            if on.clarification_ignored and call.operation_id == "provideClarification":
-                return await stream_notice(call, agent, "Clarification received\n")
+        with gate:
+            if self.on.clarification_ignored and call.operation_id == "provideClarification":
+                return await self.stream_notice(call, agent, "Clarification received\n")
             plan = resume_plan(agent, messages)
-            if on.task_messages_replaced:
+            if self.on.task_messages_replaced:
                 agent.task_messages = list(messages)  # the conversation's latest turn overwrote the task
-            return await stream_run(call, agent, plan, {"X-Agent-ID": agent.agent_id})
+            return await self.stream_run(call, agent, plan, {"X-Agent-ID": agent.agent_id})
 
-    @api.operation("health")
-    async def health(call: Call) -> Reply:
+    @operation("health")
+    async def health(self, call: Call) -> Reply:
         return Reply({"status": "healthy", "service": SERVICE})
 
-    @api.operation("listModels")
-    async def list_models(call: Call) -> Reply:
+    @operation("listModels")
+    async def list_models(self, call: Call) -> Reply:
         data = [{"id": m, "object": "model", "created": MODEL_CREATED, "owned_by": "sgr-agent-core"} for m in MODELS]
         return Reply({"data": data, "object": "list"})
 
-    @api.operation("createChatCompletion")
-    async def create_chat_completion(call: Call) -> web.StreamResponse:
+    @operation("createChatCompletion")
+    async def create_chat_completion(self, call: Call) -> web.StreamResponse:
+        on = self.on
         body = call.body if isinstance(call.body, dict) else {}
         if on.content_parts_rejected and any(
             isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages_of(body)
@@ -194,54 +205,55 @@ def mount(api: ProtocolApi) -> None:
             raise ApiError(501, "Only streaming responses are supported. Set 'stream=true'")
         messages = messages_of(body)
         model = body.get("model", DEFAULT_MODEL)
-        waiting = None if on.chat_ignores_waiting_agent else store.waiting(model, messages)
+        waiting = None if on.chat_ignores_waiting_agent else self.store.waiting(model, messages)
         if waiting is not None:
-            return await resume(call, waiting, messages)
+            return await self.resume(call, waiting, messages)
         if model not in MODELS:
             if on.unknown_model_404:
                 raise ApiError(404, f"Model '{model}' not found")
             raise ApiError(400, f"Invalid model '{model}'. Available models: {list(MODELS)}")
-        with api.gate:
-            agent = store.add(model, messages)
+        with self.api.gate:
+            agent = self.store.add(model, messages)
             headers = {"X-Agent-ID": agent.agent_id, "X-Agent-Model": model}
             if on.missing_agent_id:
                 del headers["X-Agent-ID"]
             if on.missing_model_header:
                 del headers["X-Agent-Model"]
-            return await stream_run(call, agent, first_plan(agent), headers)
+            return await self.stream_run(call, agent, first_plan(agent), headers)
 
-    @api.operation("provideClarification")
-    async def provide_clarification(call: Call) -> web.StreamResponse:
-        return await resume(call, store.get(call.path["agent_id"]), messages_of(call.body))
+    @operation("provideClarification")
+    async def provide_clarification(self, call: Call) -> web.StreamResponse:
+        return await self.resume(call, self.store.get(call.path["agent_id"]), messages_of(call.body))
 
-    @api.operation("listAgents")
-    async def list_agents(call: Call) -> Reply:
+    @operation("listAgents")
+    async def list_agents(self, call: Call) -> Reply:
+        on = self.on
         agents = [
             agent.summary()
-            for agent in store.agents.values()
+            for agent in self.store.agents.values()
             if not (on.list_drops_finished and agent.state not in RUNNING_STATES)
         ]
-        agents += [agent.summary() for agent in ghosts.values()]
+        agents += [agent.summary() for agent in self.ghosts.values()]
         if on.list_newest_3:
             agents = agents[-3:]  # a "recent agents" query
         if on.list_state_at_creation:
             agents = [{**a, "state": INITED} for a in agents]  # the row written when the agent was created
-        total = len(agents) + (deleted[0] if on.total_counts_deleted else 0)
+        total = len(agents) + (self.deleted if on.total_counts_deleted else 0)
         return Reply({"agents": agents, "total": total})
 
-    @api.operation("getAgentState")
-    async def get_agent_state(call: Call) -> Reply:
-        return Reply(store.get(call.path["agent_id"]).detail())
+    @operation("getAgentState")
+    async def get_agent_state(self, call: Call) -> Reply:
+        return Reply(self.store.get(call.path["agent_id"]).detail())
 
-    @api.operation("deleteAgent")
-    async def delete_agent(call: Call) -> Reply:
-        if on.deleted_agent_served:
-            agent = store.get(call.path["agent_id"])  # the fault: cancelled, but kept in the store
+    @operation("deleteAgent")
+    async def delete_agent(self, call: Call) -> Reply:
+        if self.on.deleted_agent_served:
+            agent = self.store.get(call.path["agent_id"])  # the fault: cancelled, but kept in the store
             agent.cancel()
             return Reply({"agent_id": agent.agent_id, "deleted": True, "final_state": agent.state})
-        agent = store.remove(call.path["agent_id"])
-        deleted[0] += 1
+        agent = self.store.remove(call.path["agent_id"])
+        self.deleted += 1
         agent.cancel()  # a running stream notices before its next chunk
-        if on.deleted_agent_listed:
-            ghosts[agent.agent_id] = agent
+        if self.on.deleted_agent_listed:
+            self.ghosts[agent.agent_id] = agent
         return Reply({"agent_id": agent.agent_id, "deleted": True, "final_state": agent.state})

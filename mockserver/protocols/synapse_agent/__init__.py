@@ -1,8 +1,12 @@
-"""The reference mock of synapse-agent: ``models`` (sessions, jobs, traces), ``store`` (with its
-signed page cursors), ``handlers`` (the operations, bound by ``mount``) and ``faults``."""
+"""The reference mock of synapse-agent: ``models`` (sessions, jobs), ``store`` (with its signed page
+cursors), ``handlers`` (the operations, a ``Handlers`` class) and ``faults``, declared in one
+descriptor."""
 
-from .faults import FAULTS
+from ...descriptor import declare
+from .faults import FAULTS, Switches
 from .fixtures import plan
-from .handlers import mount
+from .handlers import SynapseAgent
 
-__all__ = ["FAULTS", "mount", "plan"]
+MOCK = declare("synapse-agent", handlers=SynapseAgent, faults=FAULTS, switches=Switches, fixtures=plan)
+
+__all__ = ["FAULTS", "MOCK"]

@@ -7,10 +7,11 @@ behaviours the handlers switch on (``Switches``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ...faults import Fault, fault_maker
 from ...faults import Switches as _Switches
+from ...reply import Reply
 
 PROTOCOL = "synapse-agent"
 SESSION_READ_LAG_MS = 10_000
@@ -52,42 +53,42 @@ class Switches(_Switches):
 # Edits of one operation's answer (a ``Reply``: body, status, headers, content_type).
 
 
-def _drop_session_id(reply: Any) -> None:
+def _drop_session_id(reply: Reply) -> None:
     if reply.status == 201:
         reply.body.pop("sessionId", None)
 
 
-def _lowercase_level(reply: Any) -> None:
+def _lowercase_level(reply: Reply) -> None:
     if reply.status == 201 and isinstance(reply.body.get("agentAccessLevel"), str):
         reply.body["agentAccessLevel"] = reply.body["agentAccessLevel"].lower()
 
 
-def _created_200(reply: Any) -> None:
+def _created_200(reply: Reply) -> None:
     if reply.status == 201:
         reply.status = 200
 
 
-def _message_error(reply: Any) -> None:
+def _message_error(reply: Reply) -> None:
     if reply.status >= 400:
         reply.body = {"message": reply.body.get("reason")}
 
 
-def _no_challenge(reply: Any) -> None:
+def _no_challenge(reply: Reply) -> None:
     if reply.status == 401:
         reply.headers.pop("WWW-Authenticate", None)
 
 
-def _integer_token(reply: Any) -> None:
+def _integer_token(reply: Reply) -> None:
     if reply.status == 201:
         reply.body["token"] = int(reply.body["token"])
 
 
-def _running_state(reply: Any) -> None:
+def _running_state(reply: Reply) -> None:
     if reply.status == 202:
         reply.body["jobState"] = "RUNNING"
 
 
-def _text_plain(reply: Any) -> None:
+def _text_plain(reply: Reply) -> None:
     reply.content_type = "text/plain"
 
 

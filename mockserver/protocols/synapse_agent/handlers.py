@@ -22,8 +22,9 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from ...api import Call, ProtocolApi, Reply
+from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
+from ...reply import Reply
 from .faults import SESSION_READ_LAG_MS, Switches
 from .models import Job, Session, answer_for, iso
 from .store import Store
@@ -31,19 +32,28 @@ from .store import Store
 CHAT_RESPONSE = "org.sagebionetworks.repo.model.agent.AgentChatResponse"
 
 
-def mount(api: ProtocolApi) -> None:
-    store = api.stateful(lambda: Store(api))
-    on = Switches.of(api.faults)
+def caller(call: Call) -> str:
+    if call.user is None:  # every operation is secured; kept for type safety
+        raise ApiError(401, "Authentication required")
+    return call.user
 
-    def caller(call: Call) -> str:
-        if call.user is None:  # every operation is secured; kept for type safety
-            raise ApiError(401, "Authentication required")
-        return call.user
 
-    def now() -> float:
-        return asyncio.get_running_loop().time()
+def now() -> float:
+    return asyncio.get_running_loop().time()
 
-    def owned_session(call: Call, session_id: str) -> Session:
+
+class SynapseAgent(Handlers):
+    """Sessions and jobs of one store; ``on`` holds the behaviour faults of this run."""
+
+    protocol = "synapse-agent"
+
+    def __init__(self, api: ProtocolApi) -> None:
+        super().__init__(api)
+        self.store = api.stateful(lambda: Store(api))
+        self.on = Switches.of(api.faults)
+
+    def owned_session(self, call: Call, session_id: str) -> Session:
+        on, store = self.on, self.store
         if on.unknown_session_crash and session_id not in store.sessions:
             raise KeyError(session_id)  # the fault: a lookup without a check, rendered as 500 instead of 404
         session = store.session(session_id, caller(call), check_owner=not on.cross_user_access)
@@ -51,37 +61,38 @@ def mount(api: ProtocolApi) -> None:
             raise ApiError(404, f"Session {session_id} does not exist")  # the fault: the replica lags behind
         return session
 
-    def owned_job(call: Call) -> Job:
-        return store.job(call.path["jobId"], caller(call), check_owner=not on.cross_user_access)
+    def owned_job(self, call: Call) -> Job:
+        return self.store.job(call.path["jobId"], caller(call), check_owner=not self.on.cross_user_access)
 
-    def check_token(call: Call, scope: str, token: str | None) -> None:
-        if on.foreign_page_token_400 and token is not None and not store.issued(scope, token):
+    def check_token(self, scope: str, token: str | None) -> None:
+        if self.on.foreign_page_token_400 and token is not None and not self.store.issued(scope, token):
             raise ApiError(400, f"Invalid nextPageToken: {token}")  # the fault: valid strings refused
 
-    def settle(call: Call, session: Session) -> None:
-        store.settle(
+    def settle(self, session: Session) -> None:
+        on = self.on
+        self.store.settle(
             session, now(), duplicate=on.history_duplicates, drop=on.history_drops, swap_times=on.history_times_swapped
         )
 
-    @api.operation("createAgentSession")
-    async def create_session(call: Call) -> Reply:
+    def view(self, session: Session) -> dict[str, Any]:
+        return session.body(self.store.user_id(session.owner), local_time=self.on.started_on_local_time)
+
+    @operation("createAgentSession")
+    async def create_session(self, call: Call) -> Reply:
         user = caller(call)
         # a dict unless syn-accepts-invalid-input skipped validation: then anything goes through
         body = call.body if isinstance(call.body, dict) else {}
-        session = store.create_session(user, body.get("agentAccessLevel", ""), body.get("agentRegistrationId"))
-        return Reply(view(call, session), status=201)
+        session = self.store.create_session(user, body.get("agentAccessLevel", ""), body.get("agentRegistrationId"))
+        return Reply(self.view(session), status=201)
 
-    def view(call: Call, session: Session) -> dict[str, Any]:
-        return session.body(store.user_id(session.owner), local_time=on.started_on_local_time)
+    @operation("getAgentSession")
+    async def get_session(self, call: Call) -> Reply:
+        return Reply(self.view(self.owned_session(call, call.path["sessionId"])))
 
-    @api.operation("getAgentSession")
-    async def get_session(call: Call) -> Reply:
-        session = owned_session(call, call.path["sessionId"])
-        return Reply(view(call, session))
-
-    @api.operation("updateAgentSession")
-    async def update_session(call: Call) -> Reply:
-        session = owned_session(call, call.path["sessionId"])  # the path names it (module docstring)
+    @operation("updateAgentSession")
+    async def update_session(self, call: Call) -> Reply:
+        on, store = self.on, self.store
+        session = self.owned_session(call, call.path["sessionId"])  # the path names it (module docstring)
         level = call.body["agentAccessLevel"]
         etag = session.etag if on.etag_unchanged else store.etag()
         if on.update_not_stored:
@@ -92,10 +103,11 @@ def mount(api: ProtocolApi) -> None:
             session.modified_ms = store.now_ms()
         session.etag = etag
         session.updated = True
-        return Reply(view(call, session))
+        return Reply(self.view(session))
 
-    @api.operation("listAgentSessions")
-    async def list_sessions(call: Call) -> Reply:
+    @operation("listAgentSessions")
+    async def list_sessions(self, call: Call) -> Reply:
+        on, store = self.on, self.store
         user = caller(call)
         token = (call.body or {}).get("nextPageToken")
         if on.list_shows_others:
@@ -104,11 +116,11 @@ def mount(api: ProtocolApi) -> None:
             mine, scope = store.by_owner.get(user, []), f"sessions|{user}"
         if on.list_omits_updated:  # an update re-files the session out of the user's index
             mine = [s for s in mine if not s.updated]
-        check_token(call, scope, token)
+        self.check_token(scope, token)
         sessions, next_token = store.page(mine, scope, token, repeat=on.page_token_repeats)
         if on.list_oldest_first:
             sessions.reverse()
-        body: dict[str, Any] = {"page": [view(call, s) for s in sessions]}
+        body: dict[str, Any] = {"page": [self.view(s) for s in sessions]}
         if on.list_level_cached:
             for item, s in zip(body["page"], sessions, strict=True):
                 item["agentAccessLevel"] = s.first_level
@@ -116,12 +128,13 @@ def mount(api: ProtocolApi) -> None:
             body["nextPageToken"] = next_token
         return Reply(body)
 
-    @api.operation("getSessionHistory")
-    async def get_history(call: Call) -> Reply:
-        session = owned_session(call, call.path["sessionId"])
-        settle(call, session)
+    @operation("getSessionHistory")
+    async def get_history(self, call: Call) -> Reply:
+        on, store = self.on, self.store
+        session = self.owned_session(call, call.path["sessionId"])
+        self.settle(session)
         token = (call.body or {}).get("nextPageToken")
-        check_token(call, f"history|{session.id}", token)
+        self.check_token(f"history|{session.id}", token)
         history = session.history
         if on.history_by_user:  # the query filters on the owner, not the session
             history = [i for s in store.by_owner.get(session.owner, []) for i in s.history]
@@ -133,18 +146,19 @@ def mount(api: ProtocolApi) -> None:
             body["nextPageToken"] = next_token
         return Reply(body)
 
-    @api.operation("startAgentChat")
-    async def start_chat(call: Call) -> Reply:
+    @operation("startAgentChat")
+    async def start_chat(self, call: Call) -> Reply:
         user = caller(call)
-        session = owned_session(call, call.body["sessionId"])
-        job = store.start_job(user, session, call.body, stall=on.job_never_finishes)
+        session = self.owned_session(call, call.body["sessionId"])
+        job = self.store.start_job(user, session, call.body, stall=self.on.job_never_finishes)
         return Reply({"token": job.id}, status=201)
 
-    @api.operation("getAgentChatResult")
-    async def get_result(call: Call) -> Reply:
-        job = owned_job(call)
+    @operation("getAgentChatResult")
+    async def get_result(self, call: Call) -> Reply:
+        on, store = self.on, self.store
+        job = self.owned_job(call)
         moment = now()
-        settle(call, job.session)
+        self.settle(job.session)
         if job.done(moment):
             job.done_polls += 1
             if on.job_reverts_to_processing and job.done_polls % 2 == 0:
@@ -164,9 +178,10 @@ def mount(api: ProtocolApi) -> None:
             body["requestBody"] = first.request  # a status cache keyed by session
         return Reply(body, status=202)
 
-    @api.operation("getTraceEvents")
-    async def get_trace(call: Call) -> Reply:
-        job = owned_job(call)  # the path names it (module docstring)
+    @operation("getTraceEvents")
+    async def get_trace(self, call: Call) -> Reply:
+        on = self.on
+        job = self.owned_job(call)  # the path names it (module docstring)
         newer_than = (call.body or {}).get("newerThanTimestamp")
         events = [e for e in job.trace(now()) if newer_than is None or e["timestamp"] > newer_than]
         if on.trace_seconds:
@@ -177,12 +192,12 @@ def mount(api: ProtocolApi) -> None:
             events.reverse()
         return Reply({"jobId": job.id, "page": events})
 
-    @api.operation("getMyOwnUserProfile")
-    async def user_profile(call: Call) -> Reply:
+    @operation("getMyOwnUserProfile")
+    async def user_profile(self, call: Call) -> Reply:
         user = caller(call)
         return Reply(
             {
-                "ownerId": str(store.user_id(user)),
+                "ownerId": str(self.store.user_id(user)),
                 "userName": user,
                 "displayName": user.capitalize(),
                 "emails": [f"{user}@example.org"],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.proxy.observer import Observer
-from mockserver.faults import catalogue
+from mockserver import catalogue
 
 from .conftest import proxied
 from .traffic import TOKENS, TRAFFIC
