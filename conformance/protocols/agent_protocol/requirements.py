@@ -668,65 +668,90 @@ def task_lists_artifact(ctx: Context) -> None:
     )
 
 
+def traversal_attempts(victim: str) -> tuple[tuple[str, str, str | None], ...]:
+    """(form, file name, relative_path) of each upload naming the other task's ``shared/victim.txt``
+    through '..', in every form a name can carry a path: plain, percent-encoded (a server that
+    decodes names after checking them), backslashed (one that turns backslashes into separators),
+    in the file name or in relative_path; and absolute paths, which name ``/dev/null``: a server
+    that lets one replace its task folder writes to the null device, keeps nothing there, and
+    serves the artifact back empty, which is how the check sees it.
+
+    '..' climbs one level only: ``<workspace>/<task>/../<victim>`` is still inside the workspace,
+    so a server that follows it writes into the other task's folder and nowhere else."""
+    return (
+        ("'..' in relative_path", "victim.txt", f"../{victim}/shared"),
+        ("'..' in the file name", f"../{victim}/shared/victim.txt", None),
+        ("percent-encoded '..' in relative_path", "victim.txt", f"%2E%2E%2F{victim}%2Fshared"),
+        ("percent-encoded '..' in the file name", f"%2E%2E%2F{victim}%2Fshared%2Fvictim.txt", None),
+        ("backslashed '..' in relative_path", "victim.txt", f"..\\{victim}\\shared"),
+        ("backslashed '..' in the file name", f"..\\{victim}\\shared\\victim.txt", None),
+        ("an absolute relative_path", "null", "/dev"),
+        ("an absolute file name", "/dev/null", None),
+    )
+
+
 @registry.requirement(
     "AP-ARTIFACT-006",
     Level.SHOULD,
-    "A relative_path or file name with '..' components is refused with 4xx or kept inside its own "
-    "task: another task's artifact is neither overwritten nor served in its place",
-    f'{DOC}#/components/schemas/ArtifactUpload/properties/relative_path ("Relative path of the '
-    "artifact in the agent's workspace\"): the security intent; the document states no rule",
+    "An upload whose relative_path or file name climbs out of its task with '..' (plain, percent-encoded, "
+    "backslashed) or is absolute is refused with 4xx or kept as its own artifact: it downloads as uploaded, "
+    "and another task's artifact still downloads as it was uploaded and is listed alone",
+    f"{_op(ARTIFACT_OP, 'get')}/responses/200 (an artifact_id names one artifact of its task, downloaded as "
+    f'uploaded); {DOC}#/components/schemas/ArtifactUpload/properties/relative_path ("Relative path of the '
+    f"artifact in the agent's workspace\")",
 )
 def traversal(ctx: Context) -> None:
-    # SHOULD, not MUST: the document only calls the path relative to the agent's workspace; it says
-    # nothing of tasks being isolated from each other, though any server that maps these names to
-    # files needs it.
-    # Against a vulnerable server this writes, at worst, <victim id>/shared/victim.txt one or two
-    # directories above its workspace: a fresh uuid directory, never an existing file of anyone's.
+    # SHOULD, not MUST: the document names no rule for such names; what it does fix is that an
+    # artifact_id names one artifact of its task, whose download is its bytes, and that is what a
+    # crafted name must not change. Each attempt is judged on its own (ctx.part) and the other
+    # task's artifact is read back after every one, so a harm seen is reported whatever goes wrong
+    # after it. The protocol gives no way to remove an artifact, so nothing written can be cleaned
+    # up: the attempts are built to write, at worst, into the victim's folder (see traversal_attempts).
     rnd = random.Random(ctx.options.seed + 6)
     victim = new_task(ctx, {"input": "victim"})["task_id"]
     original = b"victim bytes\x00\xff" + rnd.randbytes(64)
     with ctx.setup("AP-ARTIFACT-001"):
         kept = ctx.conforms(upload(ctx, victim, "victim.txt", original, "shared"), "uploadAgentTaskArtifacts", 200)
-    fetched(ctx, victim, kept["artifact_id"])  # readable before the attack, so a loss after it is the attack's
+        ctx.expect(isinstance(kept, dict) and kept.get("artifact_id"), f"the upload answered {kept!r:.200}")
+    with ctx.setup("AP-ARTIFACT-002"):  # readable before the attack, so a loss after it is the attack's
+        before = download(ctx, victim, kept["artifact_id"])
+        ctx.expect_status(before, 200)
+        expect_bytes(ctx, before.body, original, "the other task's artifact before the crafted uploads")
     attacker = new_task(ctx, {"input": "attacker"})["task_id"]
-    attempts = (
-        ("victim.txt", f"../{victim}/shared"),
-        ("victim.txt", f"../../{victim}/shared"),
-        ("victim.txt", f"..\\{victim}\\shared"),
-        (f"../{victim}/shared/victim.txt", None),
-    )
-    problems: list[str] = []
-    for number, (name, relative_path) in enumerate(attempts, 1):
+    seen = original  # what the victim's download gave last, so each change is put on the upload that made it
+    for number, (form, name, relative_path) in enumerate(traversal_attempts(victim), 1):
         hostile = f"attacker {number} ".encode() + rnd.randbytes(32)
-        response = upload(ctx, attacker, name, hostile, relative_path)
-        where = f"upload {number} (file name {name!r}, relative_path {relative_path!r})"
-        if 400 <= response.status < 500:
-            continue  # refused: the safe answer
-        if response.status != 200:  # go on: whether the other task's file survived matters most
-            problems.append(f"{where} answered {response.status}, neither refused (4xx) nor stored")
-            continue
-        stored = ctx.conforms(response, "uploadAgentTaskArtifacts", 200, judge=False)
-        back = fetched(ctx, attacker, str(stored.get("artifact_id")))
-        if back.status != 200 or back.body != hostile:
-            problems.append(
-                f"{where} was accepted, but its download answers {back.status} with "
-                f"{len(back.body)} bytes that are not the {len(hostile)} uploaded"
-            )
-    after = download(ctx, victim, kept["artifact_id"])
-    if after.status != 200 or after.body != original:
-        problems.insert(
-            0,
-            f"the other task's artifact was overwritten or lost: its download answers "
-            f"{after.status} with {after.body[:24]!r}..., not the bytes it was uploaded with",
-        )
-    ctx.expect(not problems, "; ".join(problems))
-    with ctx.setup("AP-ARTIFACT-004"):
-        listed = all_items(ctx, task_path(victim, "artifacts"), "listAgentTaskArtifacts", "artifacts")
-    ctx.expect_equal(
-        [a.get("artifact_id") for a in listed],
-        [kept["artifact_id"]],
-        "the other task's artifacts after the crafted uploads",
-    )
+        where = f"upload {number}, {form} (file name {name!r}, relative_path {relative_path!r})"
+        with ctx.part(where):
+            response = upload(ctx, attacker, name, hostile, relative_path)
+            if 200 <= response.status < 300:  # any other answer stored nothing this check can read back
+                stored = ctx.conforms(response, "uploadAgentTaskArtifacts", response.status, judge=False)
+                artifact_id = stored.get("artifact_id") if isinstance(stored, dict) else None
+                ctx.expect(artifact_id, f"accepted ({response.status}) without an artifact_id: {stored!r:.200}")
+                back = download(ctx, attacker, str(artifact_id))
+                ctx.expect(
+                    back.status == 200 and back.body == hostile,
+                    f"accepted, but its own download answers {back.status} with {len(back.body)} bytes "
+                    f"({back.body[:24]!r}...), not the {len(hostile)} uploaded: the name was taken as a path "
+                    "out of its task",
+                )
+        with ctx.part(f"the other task's artifact after {where}"):
+            after = download(ctx, victim, kept["artifact_id"])
+            if after.status != 200 or after.body != seen:
+                now = after.body if after.status == 200 else None
+                seen = after.body
+                ctx.fail(
+                    "the crafted upload overwrote it: it now downloads as that upload's bytes"
+                    if now == hostile
+                    else f"it changed: its download answers {after.status} with {after.body[:24]!r}..., "
+                    "not the bytes it was uploaded with"
+                )
+    with ctx.part("the other task's artifact list"):
+        with ctx.setup("AP-ARTIFACT-004"):
+            listed = all_items(ctx, task_path(victim, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+        # that its own upload is listed is AP-ARTIFACT-004's subject; that no crafted one joined it, this one's
+        extra = [a.get("artifact_id") for a in listed if a.get("artifact_id") != kept["artifact_id"]]
+        ctx.expect(not extra, f"it lists artifacts the crafted uploads made: {extra[:5]}")
 
 
 # --- pagination ----------------------------------------------------------------------------------

@@ -49,6 +49,21 @@ class Switches(_Switches):
     task_list_input_truncated: bool = False
     task_list_recent_16: bool = False
     upload_path_traversal: bool = False
+    upload_traversal_absolute: bool = False
+    upload_traversal_backslashed: bool = False
+    upload_traversal_percent_decoded: bool = False
+    upload_traversal_unreadable: bool = False
+
+    @property
+    def names_are_paths(self) -> bool:
+        """Some traversal fault maps an upload's names to a path in one shared folder."""
+        return (
+            self.upload_path_traversal
+            or self.upload_traversal_absolute
+            or self.upload_traversal_backslashed
+            or self.upload_traversal_percent_decoded
+            or self.upload_traversal_unreadable
+        )
 
 
 def _drop_task_id(reply: Reply) -> None:
@@ -203,7 +218,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-download-text-mode",
-        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
+        ("AP-ARTIFACT-002", "AP-MODEL-004"),
         "downloads pass the bytes through a UTF-8 text round trip (invalid bytes become U+FFFD)",
         operation="downloadAgentTaskArtifact",
     ),
@@ -221,7 +236,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-artifacts-list-agent-only",
-        ("AP-ARTIFACT-004", "AP-ARTIFACT-006", "AP-PAGE-003", "AP-MODEL-003"),
+        ("AP-ARTIFACT-004", "AP-PAGE-003", "AP-MODEL-003"),
         "the artifact list shows only agent-created artifacts, not uploads",
         operation="listAgentTaskArtifacts",
     ),
@@ -236,6 +251,35 @@ FAULTS: tuple[Fault, ...] = (
         ("AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads write task/relative_path/file_name to one shared store without checking for '..', "
         "so a crafted path overwrites another task's artifact",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    # the same hole behind a check that looks only for one spelling of it
+    _fault(
+        "ap-upload-traversal-unreadable",
+        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        "uploads follow '..' in their names into a shared folder, but a download refuses (500) a path that left "
+        "its task's folder: the other task's artifact is overwritten, the crafted one cannot be read back",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-upload-traversal-percent-decoded",
+        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        "uploads refuse names holding '..' and then percent-decode them, so %2E%2E%2F climbs into another "
+        "task's folder",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-upload-traversal-backslashed",
+        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        "uploads refuse names holding '../' and then read backslashes as separators, so '..\\' climbs into "
+        "another task's folder",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-upload-traversal-absolute",
+        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        "uploads strip '../' from their names but keep a leading '/', so an absolute name replaces the task's "
+        "folder (a name /dev/null stores nothing)",
         operation="uploadAgentTaskArtifacts",
     ),
     # broken pagination

@@ -15,9 +15,10 @@ answered as the document says, with an executed step.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from aiohttp import web
 
@@ -118,6 +119,21 @@ def content_disposition(name: str) -> str:
     if fallback != segment:
         header += "; filename*=UTF-8''" + quote(segment, safe="")
     return header
+
+
+def disk_path(task_id: str, relative_path: str | None, file_name: str, on: Switches) -> str:
+    """Where the traversal faults put an upload: its names joined under the task's folder and
+    normalised, as ``os.path.join`` and ``normpath`` would (an absolute name replaces the folder),
+    after each fault's own idea of a safe name."""
+    names = [relative_path or "", file_name]
+    if on.upload_traversal_percent_decoded or on.upload_traversal_backslashed:
+        forbidden = ".." if on.upload_traversal_percent_decoded else "../"
+        if any(forbidden in n for n in names):  # the check, made before the names are decoded
+            raise ApiError(422, "'..' is not allowed in a file name or relative_path")
+        names = [unquote(n) if on.upload_traversal_percent_decoded else n.replace("\\", "/") for n in names]
+    if on.upload_traversal_absolute:
+        names = [n.replace("../", "") for n in names]
+    return posixpath.normpath(posixpath.join(task_id, *names))
 
 
 def _form(body: Any) -> tuple[UploadedFile, str | None]:
@@ -261,10 +277,12 @@ class AgentProtocol(Handlers):
             return web.Response(status=204)
         upload, relative_path = _form(call.body)
         name = check_file_name(upload.filename)
+        path = disk_path(task.task_id, relative_path, name, self.on) if self.on.names_are_paths else None
         store.reserve(1, len(upload.data))
         artifact = store.add_artifact(task, name, relative_path, upload.data, False)
-        if self.on.upload_path_traversal:
-            store.write_through(artifact.workspace_path, upload.data)  # the names became a path
+        if path is not None:
+            artifact.workspace_path = path
+            store.write_through(path, upload.data)  # the names became a path
         self.written(task, artifact.artifact_id)
         return Reply(artifact.view())
 
@@ -278,6 +296,8 @@ class AgentProtocol(Handlers):
                 return web.Response(body=b"", content_type="application/octet-stream")
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found in this task")
         self.visible(task, artifact.artifact_id, "Artifact")
+        if on.upload_traversal_unreadable and not artifact.workspace_path.startswith(task.task_id + "/"):
+            raise ApiError(500, "refusing to read a path outside the task's folder")  # the fault
         data = artifact.data
         if on.artifacts_keyed_by_file_name:  # bytes stored under the workspace path, not the id
             data = next(a.data for a in reversed(task.artifacts) if a.workspace_path == artifact.workspace_path)

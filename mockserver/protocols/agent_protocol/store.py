@@ -9,6 +9,8 @@ from ...errors import ApiError
 from ...store import Capacity, new_id
 from .models import DONE_STEP, OUTPUT_FILE, Artifact, Step, Task, plan_for, step_output, workspace_path
 
+NULL_DEVICE = "/dev/null"
+
 
 class Store:
     """One app's tasks; every step and artifact counts against the object and byte limits."""
@@ -17,6 +19,9 @@ class Store:
         self.capacity = Capacity(limits, "Store")
         self.tasks: dict[str, Task] = {}
         self.order: list[Task] = []
+        self.outside: dict[str, bytes] = {}
+        """What the traversal faults wrote outside the workspace folder (a path that starts with
+        ``..`` or ``/``): what a client's uploads would have left on a real server's disk."""
 
     def task(self, task_id: str) -> Task:
         task = self.tasks.get(task_id)
@@ -50,7 +55,12 @@ class Store:
         return artifact
 
     def write_through(self, path: str, data: bytes) -> None:
-        """The traversal fault: a shared filesystem, where equal paths are one file."""
+        """The traversal faults: a shared filesystem, where equal paths are one file, the null
+        device keeps nothing, and a path out of the workspace folder lands outside it."""
+        if path == NULL_DEVICE:
+            data = b""
+        elif path == ".." or path.startswith(("../", "/")):
+            self.outside[path] = data
         for task in self.order:
             for artifact in task.artifacts:
                 if artifact.workspace_path == path:

@@ -4,22 +4,29 @@ the helpers (strict JSON equality, Content-Disposition, page arithmetic) do what
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from collections.abc import Callable
 from email.parser import BytesParser
 from email.policy import HTTP
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from aiohttp import web
 
 from conformance.context import CheckFailed, Context, RunOptions
 from conformance.http import Client, Limits
+from conformance.phases.scenario import run_check
 from conformance.protocols.agent_protocol import requirements as ap
 from conformance.requirements import Level
-from conformance.results import RunResult, Status
+from conformance.results import RequirementResult, RunResult, Status
 from conformance.suites import suite
+from mockserver import MockConfig
+from mockserver.app import APIS
+from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.agent_protocol import FAULTS
 from specs.documents import load
 from specs.schemas import SchemaSet
@@ -95,9 +102,14 @@ def multipart_fields(request: httpx.Request) -> dict[str, tuple[str, bytes]]:
     return fields
 
 
-def refusing_target(refusal: int) -> Callable[[httpx.Request], httpx.Response]:
-    """A minimal agent that answers uploads naming '..' with ``refusal`` and keeps the rest."""
-    tasks: dict[str, dict[str, tuple[dict[str, Any], bytes]]] = {}
+def upload_target(
+    workspace: Path | None = None, refusal: int = 0, unreadable: bool = False
+) -> Callable[[httpx.Request], httpx.Response]:
+    """A minimal agent. With ``refusal`` it answers uploads naming '..' with that status and keeps
+    the rest by id; with a ``workspace`` it writes each upload to ``workspace/<task>/<relative_path>/
+    <file name>`` with os.path.join, as the Agent Protocol SDK does, and serves it from there
+    (``unreadable``: a download refuses, 500, a path that left its task's folder)."""
+    tasks: dict[str, dict[str, tuple[dict[str, Any], bytes | str]]] = {}
 
     def handle(request: httpx.Request) -> httpx.Response:
         parts = request.url.path.split("/")[4:]  # after /ap/v1/agent
@@ -109,14 +121,34 @@ def refusing_target(refusal: int) -> Callable[[httpx.Request], httpx.Response]:
         if request.method == "POST":
             form = multipart_fields(request)
             name, data = form["file"]
-            if ".." in name or ".." in form.get("relative_path", ("", b""))[1].decode():
+            relative_path = form["relative_path"][1].decode() if "relative_path" in form else None
+            if refusal and (".." in name or ".." in (relative_path or "")):
                 return httpx.Response(refusal, json={"message": "no"})
             artifact_id = str(uuid.uuid4())
-            view = {"artifact_id": artifact_id, "agent_created": False, "file_name": name}
-            task[artifact_id] = (view, data)
+            view = {
+                "artifact_id": artifact_id,
+                "agent_created": False,
+                "file_name": name,
+                "relative_path": relative_path,
+            }
+            stored: bytes | str = data
+            if workspace is not None:
+                path = os.path.join(workspace, parts[1], relative_path or "", name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as file:
+                    file.write(data)
+                stored = path
+            task[artifact_id] = (view, stored)
             return httpx.Response(200, json=view)
         if len(parts) == 4:
-            return httpx.Response(200, content=task[parts[3]][1], headers={"Content-Type": "application/octet-stream"})
+            content = task[parts[3]][1]
+            if isinstance(content, str):
+                inside = os.path.realpath(content).startswith(os.path.join(os.path.realpath(workspace or ""), parts[1]))
+                if unreadable and not inside:
+                    return httpx.Response(500, text="Internal Server Error")
+                with open(content, "rb") as file:
+                    content = file.read()
+            return httpx.Response(200, content=content, headers={"Content-Type": "application/octet-stream"})
         items = [view for view, _ in task.values()]
         page = {"total_items": len(items), "total_pages": 1 if items else 0, "current_page": 1, "page_size": 10}
         return httpx.Response(200, json={"artifacts": items, "pagination": page})
@@ -124,13 +156,52 @@ def refusing_target(refusal: int) -> Callable[[httpx.Request], httpx.Response]:
     return handle
 
 
-def test_refusing_traversal_with_4xx_passes() -> None:
-    check("AP-ARTIFACT-006")(context_for(refusing_target(422)))
+def run_traversal(ctx: Context) -> RequirementResult:
+    return run_check(suite(PROTOCOL).registry.get("AP-ARTIFACT-006"), ctx)
 
 
-def test_a_crash_on_traversal_fails() -> None:
-    with pytest.raises(CheckFailed, match="answered 500, neither refused"):
-        check("AP-ARTIFACT-006")(context_for(refusing_target(500)))
+@pytest.mark.parametrize("refusal", [400, 403, 415, 422])
+def test_refusing_traversal_with_any_4xx_passes(refusal: int) -> None:
+    result = run_traversal(context_for(upload_target(refusal=refusal)))
+    assert result.status is Status.PASSED, result.message
+
+
+def test_storing_crafted_names_as_plain_labels_passes() -> None:
+    result = run_traversal(context_for(upload_target()))
+    assert result.status is Status.PASSED, result.message
+
+
+@pytest.mark.parametrize("unreadable", [False, True], ids=["readable", "unreadable"])
+def test_traversal_on_disk_fails_and_writes_only_inside_the_workspace(tmp_path: Path, unreadable: bool) -> None:
+    """A server that joins the names to a path overwrites the other task's file: the check reports
+    that (failed, not blocked), even when its own crafted upload cannot be read back; and every
+    file it made the server write lies in the server's workspace."""
+    workspace = tmp_path / "workspace"
+    result = run_traversal(context_for(upload_target(workspace, unreadable=unreadable)))
+    assert result.status is Status.FAILED and result.blocked_by is None, result.message
+    assert "overwrote it" in result.message
+    assert [p.name for p in tmp_path.iterdir()] == ["workspace"]
+
+
+class KeptApp(EmbeddedServer):
+    """The embedded mock, its application kept so that a test can look into its stores."""
+
+    app: web.Application
+
+    def make_app(self) -> web.Application:
+        self.app = super().make_app()
+        return self.app
+
+
+@pytest.mark.parametrize("fault", sorted(n for n in FAULTS_BY_NAME if "traversal" in n))
+def test_traversal_fails_against_each_fault_and_leaves_nothing_outside_the_workspace(fault: str) -> None:
+    with KeptApp(MockConfig(protocols=(PROTOCOL,), faults=(fault,))) as server:
+        ctx = context_for(lambda _: httpx.Response(500))
+        ctx.client = Client(server.url, ctx.limits)
+        result = run_traversal(ctx)
+        store = server.app[APIS][PROTOCOL].stores[0][0]
+    assert result.status is Status.FAILED and result.blocked_by is None, result.message
+    assert store.outside == {}
 
 
 def test_pages_that_round_down_fail() -> None:
