@@ -18,7 +18,7 @@ bench/results/suite_throughput.{json,md}.
 Against the schemathesis CLI (``--cli``, or ``--cli-only``): the suite's property-based phase
 (``conformance run --phase schema --base-url``) and ``schemathesis run`` on the same document
 (``Spec.schemathesis_document``), the same configuration written as a ``schemathesis.toml``
-(``schema_phase.schemathesis_config``: checks, seed, max-examples, mode, per-operation settings)
+(``phases.schema.engine.schemathesis_config``: checks, seed, max-examples, mode, per-operation settings)
 and one worker, each against a fresh mock process on the other core, in rotated order for
 ``--rounds`` rounds. Reported: cases each generated (they should agree), the phase's own seconds
 against the CLI engine's running time, wall time, CPU, and the ratios. The same runs give the
@@ -72,9 +72,9 @@ from _common import (
     write_table,
 )
 
+from conformance.phases.schema.engine import schemathesis_config
+from conformance.run.suites import suite
 from conformance.runner import EMBEDDED_TOKENS
-from conformance.schema_phase import schemathesis_config
-from conformance.suites import suite
 from specs.documents import PROTOCOLS, load
 
 DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples

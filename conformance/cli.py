@@ -14,13 +14,14 @@ from typing import Any, NoReturn
 
 from specs.documents import PROTOCOLS, SpecError, load
 
-from . import __version__, baseline, config
-from .context import RunOptions
-from .events import EventHandler
+from . import __version__, config
 from .proxy import cli as proxy_cli
-from .requirements import Level
-from .results import RunResult
+from .run.events import EventHandler
+from .run.options import RunOptions
 from .usage import UsageError, check_report_dir
+from .verdicts import baseline
+from .verdicts.requirements import Level
+from .verdicts.results import RunResult
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _VERDICT = {EXIT_OK: "PASS", EXIT_INTERRUPTED: "INTERRUPTED"}
@@ -315,8 +316,8 @@ def replay_command(args: argparse.Namespace) -> int:
 
 def requirements_command(args: argparse.Namespace) -> int:
     from .proxy.document import client_registry
-    from .requirements import describe
-    from .suites import all_suites, suite
+    from .run.suites import all_suites, suite
+    from .verdicts.requirements import describe
 
     listed = []
     suites = all_suites() if args.protocol == "all" else {args.protocol: suite(args.protocol)}
@@ -350,8 +351,8 @@ def baseline_command(args: argparse.Namespace) -> int:
 
 
 def selfcheck_command(args: argparse.Namespace) -> int:
+    from .run.targets import embedded
     from .selfcheck import default_workers, run_catalogue, write_catalogue
-    from .targets import embedded
 
     faults = [
         f

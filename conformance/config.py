@@ -29,14 +29,14 @@ from typing import Any
 
 from specs.documents import PROTOCOLS
 
-from . import baseline
-from .baseline import Entry
 from .configfile import find
-from .context import RunOptions
-from .plan import selected
-from .requirements import Level
-from .suites import all_suites, suite
+from .run.options import RunOptions
+from .run.plan import selected
+from .run.suites import all_suites, suite
 from .usage import UsageError, check_jobs, plan_runs
+from .verdicts import baseline
+from .verdicts.baseline import Entry
+from .verdicts.requirements import Level
 
 PHASES = ("schema", "model", "scenario")
 

@@ -35,16 +35,16 @@ from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import Any
 
-from .context import RunOptions
-from .events import Emitter, Event, EventHandler, RequirementFinished, RunFinished, RunStarted
-from .results import CRASHED, RequirementResult, RunResult, Status
+from .run.events import Emitter, Event, EventHandler, RequirementFinished, RunFinished, RunStarted
+from .run.options import RunOptions
+from .run.watchdog import INTERRUPTED
 from .runner import not_run, run, salvage
-from .watchdog import INTERRUPTED
+from .verdicts.results import CRASHED, RequirementResult, RunResult, Status
 
 STOP_GRACE_S = 5.0
 """How long a worker has to report after the stop is forwarded to it (its watchdog takes ~1 s)."""
 _TICK_S = 0.2
-PRELOAD = ("conformance.runner", "conformance.schema_phase", "mockserver.app")
+PRELOAD = ("conformance.runner", "conformance.phases.schema.engine", "mockserver.app")
 """What the fork server imports once for every worker: the run, schemathesis and the embedded mock.
 It is single-threaded and has run nothing, so each forked worker starts as fresh as a new process,
 with the PYTHONHASHSEED pinned when the server started (``hash_seed_pinned``)."""

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
 from rich.text import Text
 
-from .events import (
+from .run.events import (
     CaseFinished,
     Event,
     Fatal,
@@ -22,7 +22,7 @@ from .events import (
     RunStarted,
     StageStarted,
 )
-from .results import Status
+from .verdicts.results import Status
 
 
 class ProgressLines:

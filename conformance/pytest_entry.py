@@ -21,7 +21,7 @@ import pytest
 from .configfile import find
 
 if TYPE_CHECKING:
-    from .results import RunResult
+    from .verdicts.results import RunResult
 
 LEVELS = ("must", "should", "may")
 """``requirements.Level``'s values, written out so that the options need no import of the suite."""

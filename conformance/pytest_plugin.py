@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from .context import RunOptions
-from .results import Exchange, Finding, RequirementResult, RunResult, Status
+from .run.options import RunOptions
+from .verdicts.results import Exchange, Finding, RequirementResult, RunResult, Status
 
 _PLANS = pytest.StashKey[dict[str, RunOptions]]()
 _WORKER = pytest.StashKey["_Worker"]()
@@ -133,7 +133,7 @@ class _Worker:
         return self.started[pid]
 
     def decide(self, pid: str, rid: str, phase: str) -> RunResult:
-        from .plan import plan
+        from .run.plan import plan
         from .runner import run
 
         opts = self._target(pid)
@@ -217,7 +217,7 @@ class RequirementFailed(Exception):
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    from .plan import plan
+    from .run.plan import plan
 
     chosen = plans(config)
     several, grouped = len(chosen) > 1, _distributed(config)
@@ -265,7 +265,7 @@ class _Merger:
 def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[str, RunResult]:
     """One RunResult per protocol from the items' records, in registry order."""
     from . import __version__
-    from .suites import suite
+    from .run.suites import suite
 
     runs: dict[str, RunResult] = {}
     for pid, options in plans.items():

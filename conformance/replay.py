@@ -21,9 +21,9 @@ import httpx
 from specs.documents import Spec, load
 from specs.schemas import SchemaSet
 
-from .context import RunOptions
-from .findings import operation_of
-from .results import Exchange, Status
+from .run.options import RunOptions
+from .verdicts.findings import operation_of
+from .verdicts.results import Exchange, Status
 
 STILL_FAILS, FIXED, UNREACHABLE = "still fails", "fixed", "no answer"
 

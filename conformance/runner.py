@@ -20,9 +20,8 @@ from typing import Any
 from specs.documents import protocol
 
 from . import __version__
-from .baseline import judge
-from .context import RunOptions
-from .events import (
+from .phases import PHASES, Phase, RunState, TargetUnusable
+from .run.events import (
     Emitter,
     EventHandler,
     Fatal,
@@ -32,12 +31,13 @@ from .events import (
     RunFinished,
     RunStarted,
 )
-from .ledger import Ledger
-from .phases import PHASES, Phase, RunState, TargetUnusable
-from .plan import RunPlan, plan
-from .results import RequirementResult, RunResult, Status
-from .targets import embedded
-from .watchdog import BUDGET, RunStopped, Watchdog
+from .run.ledger import Ledger
+from .run.options import RunOptions
+from .run.plan import RunPlan, plan
+from .run.targets import embedded
+from .run.watchdog import BUDGET, RunStopped, Watchdog
+from .verdicts.baseline import judge
+from .verdicts.results import RequirementResult, RunResult, Status
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
 

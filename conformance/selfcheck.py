@@ -24,13 +24,13 @@ from typing import Any
 
 from specs.documents import load
 
-from .context import RunOptions
 from .parallel import hash_seed_pinned, usable_cores
-from .requirements import Level
-from .results import RunResult, Status
+from .run.options import RunOptions
+from .run.targets import DeclaredFault as Fault
+from .run.targets import embedded
 from .runner import EMBEDDED_TOKENS, run
-from .targets import DeclaredFault as Fault
-from .targets import embedded
+from .verdicts.requirements import Level
+from .verdicts.results import RunResult, Status
 
 
 def fault_options(
@@ -38,7 +38,7 @@ def fault_options(
 ) -> RunOptions:
     """Every requirement of the fault's protocol, so a failure it does not declare shows; with
     ``exact=False`` only the declared ones and their phases (seconds instead of a whole run)."""
-    from .suites import suite
+    from .run.suites import suite
 
     exact = exact or not fault.breaks  # a control must pass everything
     wanted = {c.requirement.phase for c in suite(fault.protocol).registry if exact or c.requirement.id in fault.breaks}

@@ -15,9 +15,9 @@ import httpx
 
 from specs.documents import PROTOCOLS, load
 
-from .context import RunOptions
-from .plan import selected
-from .suites import suite
+from .run.options import RunOptions
+from .run.plan import selected
+from .run.suites import suite
 
 _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*")
 

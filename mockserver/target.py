@@ -1,5 +1,5 @@
 """The reference mock as the target the suite asks for when it is given no base URL
-(conformance/targets.py): one protocol on a free loopback port, with the named faults."""
+(conformance/run/targets.py): one protocol on a free loopback port, with the named faults."""
 
 from __future__ import annotations
 

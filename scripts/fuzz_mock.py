@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: make the repository's packages importable
     sys.path.insert(0, str(ROOT))
 
-from conformance.schema_phase import _read_form_files_as_text  # noqa: E402
+from conformance.phases.schema.engine import _read_form_files_as_text  # noqa: E402
 from mockserver import MockConfig  # noqa: E402
 from mockserver.embedded import EmbeddedServer  # noqa: E402
 from specs.documents import PROTOCOLS, load  # noqa: E402

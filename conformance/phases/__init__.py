@@ -4,10 +4,10 @@ scenario phases, each deciding its share of the plan's requirements (``base.Phas
 from __future__ import annotations
 
 from .base import Phase, RunState, TargetUnusable
-from .model import ModelPhase
+from .model.phase import ModelPhase
 from .preflight import Preflight
 from .scenario import ScenarioPhase
-from .schema import SchemaPhase
+from .schema.phase import SchemaPhase
 
 PHASES: tuple[Phase, ...] = (Preflight(), SchemaPhase(), ModelPhase(), ScenarioPhase())
 

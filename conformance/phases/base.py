@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..events import Event
-from ..ledger import Ledger
-from ..plan import RunPlan
-from ..requirements import Requirement
-from ..results import RequirementResult, RunResult
-from ..watchdog import Watchdog
+from ..run.events import Event
+from ..run.ledger import Ledger
+from ..run.plan import RunPlan
+from ..run.watchdog import Watchdog
+from ..verdicts.requirements import Requirement
+from ..verdicts.results import RequirementResult, RunResult
 
 
 class TargetUnusable(Exception):

@@ -6,11 +6,11 @@ from collections.abc import Iterable
 
 from specs.documents import Spec
 
-from ..context import RunOptions
-from ..http import Client, Limits, TargetError
-from ..plan import RunPlan
-from ..requirements import Requirement
-from ..results import RequirementResult
+from ..check.http import Client, Limits, TargetError
+from ..run.options import RunOptions
+from ..run.plan import RunPlan
+from ..verdicts.requirements import Requirement
+from ..verdicts.results import RequirementResult
 from .base import RunState, TargetUnusable
 
 

@@ -7,13 +7,13 @@ import time
 import traceback
 from collections.abc import Iterator
 
-from ..context import Blocked, CheckFailed, Context, NotVerified
-from ..events import RequirementStarted
-from ..findings import scenario_findings, summary
-from ..http import TargetError
-from ..plan import RunPlan
-from ..requirements import Check, Requirement
-from ..results import RequirementResult, Status
+from ..check.context import Blocked, CheckFailed, Context, NotVerified
+from ..check.http import TargetError
+from ..run.events import RequirementStarted
+from ..run.plan import RunPlan
+from ..verdicts.findings import scenario_findings, summary
+from ..verdicts.requirements import Check, Requirement
+from ..verdicts.results import RequirementResult, Status
 from .base import RunState
 
 

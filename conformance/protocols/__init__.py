@@ -1,7 +1,7 @@
 """One folder per protocol: its requirements and scenario checks (``requirements``), its model for
 the model-based phase (``model``) and what the proxy judges from traffic (``passive``). The suites
-built from them are in conformance/suites.py."""
+built from them are in conformance/run/suites.py."""
 
-from ..suites import ProtocolSuite, suite
+from ..run.suites import ProtocolSuite, suite
 
 __all__ = ["ProtocolSuite", "suite"]

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from specs.documents import PROTOCOLS
 
-from ..requirements import Level
+from ..verdicts.requirements import Level
 
 if TYPE_CHECKING:
     from .observer import Selection
@@ -128,8 +128,8 @@ def command(args: argparse.Namespace) -> int:
 
 def _selection(args: argparse.Namespace) -> Selection:
     """The requirements to report, as ``run`` selects them; a usage error names what is wrong."""
-    from .. import baseline
-    from ..suites import suite
+    from ..run.suites import suite
+    from ..verdicts import baseline
     from .document import client_registry
     from .observer import Selection
 

@@ -16,7 +16,7 @@ from typing import Any
 from specs.documents import PROTOCOLS, Operation, Spec
 from specs.schemas import SchemaSet
 
-from ..requirements import Level, Registry, Requirement
+from ..verdicts.requirements import Level, Registry, Requirement
 from .traffic import NotJson, Observed
 from .verdicts import Verdict
 

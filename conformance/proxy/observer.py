@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from specs.documents import load
 from specs.schemas import SchemaSet
 
-from ..baseline import Entry
-from ..findings import FindingSet, digest
-from ..requirements import Level, Requirement
-from ..results import Exchange
-from ..streams import FrameError, NdjsonReader, SseReader
-from ..suites import suite
+from ..check.streams import FrameError, NdjsonReader, SseReader
+from ..run.suites import suite
+from ..verdicts.baseline import Entry
+from ..verdicts.findings import FindingSet, digest
+from ..verdicts.requirements import Level, Requirement
+from ..verdicts.results import Exchange
 from .document import JUDGED, DocumentJudge, client_registry
 from .passive import Checks, StreamState, checks_for
 from .traffic import Observed, Routes

@@ -11,9 +11,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__, baseline
+from .. import __version__
 from ..reporting import write_reports
-from ..results import RequirementResult, RunResult, Status
+from ..verdicts import baseline
+from ..verdicts.results import RequirementResult, RunResult, Status
 from .observer import Observer, Tally
 
 

@@ -13,9 +13,9 @@ from urllib.parse import quote
 
 from specs.documents import Operation, Spec
 
-from ..curl import curl_command
-from ..http import _preview
-from ..results import Exchange
+from ..check.curl import curl_command
+from ..check.http import _preview
+from ..verdicts.results import Exchange
 
 _NOT_PARSED = object()
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..events import Event, RunFinished
-from ..results import RunResult
+from ..run.events import Event, RunFinished
+from ..verdicts.results import RunResult
 from .badge import render_badge
 from .html import render_html
 from .json import render_json

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
-from ..requirements import Level
-from ..results import RunResult, Status
+from ..verdicts.requirements import Level
+from ..verdicts.results import RunResult, Status
 
 COLOURS = {"MAY": "#1a7f37", "SHOULD": "#2da44e", "MUST": "#9a6700", "none": "#cf222e", "error": "#8250df"}
 

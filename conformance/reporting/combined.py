@@ -7,7 +7,7 @@ from html import escape
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from ..results import RunResult
+from ..verdicts.results import RunResult
 from .badge import level_reached, render_badge
 from .junit import render_junit
 from .markdown import render_markdown

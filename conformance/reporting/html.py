@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from ..results import Exchange, RequirementResult, RunResult, Status
+from ..verdicts.results import Exchange, RequirementResult, RunResult, Status
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#1d1d1f;padding:0 1em}

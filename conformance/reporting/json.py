@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as _json
 
-from ..results import RunResult
+from ..verdicts.results import RunResult
 
 
 def render_json(run: RunResult) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree as ET
 
-from ..results import RequirementResult, RunResult, Status
+from ..verdicts.results import RequirementResult, RunResult, Status
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..results import RunResult, Status
+from ..verdicts.results import RunResult, Status
 
 ICON = {
     Status.PASSED: "pass",

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from ..events import (
+from ..run.events import (
     CaseFinished,
     Event,
     Fatal,

@@ -19,11 +19,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformance.context import CheckFailed, Context, RunOptions
-from conformance.http import Limits, TargetError
-from conformance.results import RunResult, Status
+from conformance.check.context import CheckFailed, Context
+from conformance.check.http import Limits, TargetError
+from conformance.run.options import RunOptions
+from conformance.run.suites import suite
 from conformance.runner import run
-from conformance.suites import suite
+from conformance.verdicts.results import RunResult, Status
 from specs.documents import load
 from specs.schemas import SchemaSet
 from tests.hostile import SSE_FRAME, HostileServer, closed_port_url

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from conformance.context import RunOptions
-from conformance.events import Event, RunFinished, RunStarted
 from conformance.parallel import ParallelRuns
 from conformance.reporting import ReportFiles
+from conformance.run.events import Event, RunFinished, RunStarted
+from conformance.run.options import RunOptions
 from specs.documents import PROTOCOLS
 
 REPO = Path(__file__).resolve().parents[2]

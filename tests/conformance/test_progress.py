@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conformance.context import RunOptions
-from conformance.events import Event, PhaseFinished, PhaseStarted, Recorder, RunFinished, RunStarted
 from conformance.progress import ProgressBars, wants_bars
-from conformance.requirements import Level
-from conformance.results import RunResult
+from conformance.run.events import Event, PhaseFinished, PhaseStarted, Recorder, RunFinished, RunStarted
+from conformance.run.options import RunOptions
 from conformance.runner import run
 from conformance.selfcheck import fault_options
+from conformance.verdicts.requirements import Level
+from conformance.verdicts.results import RunResult
 from mockserver import EmbeddedServer, MockConfig, catalogue
 from specs.documents import load
 

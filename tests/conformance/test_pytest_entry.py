@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.pytest_entry import LEVELS
-from conformance.requirements import Level
+from conformance.verdicts.requirements import Level
 
 HEAVY = ("httpx", "aiohttp", "schemathesis", "hypothesis", "yaml", "openapi_core", "conformance.pytest_plugin")
 OURS = {"conformance", "conformance.configfile", "conformance.pytest_entry", "specs", "specs.program"}
@@ -77,7 +77,7 @@ def test_the_plugin_adds_only_its_entry_point_to_a_plain_session(project: Path) 
 def test_a_session_that_asks_for_a_run_imports_the_suite(project: Path) -> None:
     code, modules = session(project, "--collect-only", "--conformance-protocol", "agent-protocol")
     assert code == 0
-    assert {"conformance.pytest_plugin", "conformance.plan", "httpx"} <= modules
+    assert {"conformance.pytest_plugin", "conformance.run.plan", "httpx"} <= modules
 
 
 @pytest.mark.parametrize("how", ["environment", "conformance.toml", "pyproject.toml"])

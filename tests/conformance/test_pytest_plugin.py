@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.suites import suite
+from conformance.run.suites import suite
 from mockserver import EmbeddedServer, MockConfig
 
 pytestmark = pytest.mark.slow  # each test runs pytest on whole suites (pytester)

@@ -8,9 +8,9 @@ from contextlib import contextmanager
 import pytest
 
 import conformance.runner
-from conformance.context import RunOptions
 from conformance.pytest_plugin import _Worker, merge
-from conformance.results import Status
+from conformance.run.options import RunOptions
+from conformance.verdicts.results import Status
 
 
 def test_a_worker_starts_each_target_once_and_shares_its_setup(monkeypatch: pytest.MonkeyPatch) -> None:

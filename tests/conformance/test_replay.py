@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.context import RunOptions
 from conformance.replay import FIXED, STILL_FAILS, load_report, replay
 from conformance.reporting import write_reports
+from conformance.run.options import RunOptions
 from conformance.runner import EMBEDDED_TOKENS, run
 from mockserver import EmbeddedServer, MockConfig
 from specs.documents import load

@@ -8,14 +8,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from conformance.context import RunOptions
-from conformance.events import Fatal, PhaseStarted, Recorder, RequirementFinished, RunFinished, RunStarted
 from conformance.phases import PHASES, RunState, TargetUnusable
-from conformance.plan import RunPlan
-from conformance.requirements import Requirement
-from conformance.results import RequirementResult, Status
+from conformance.run.events import Fatal, PhaseStarted, Recorder, RequirementFinished, RunFinished, RunStarted
+from conformance.run.options import RunOptions
+from conformance.run.plan import RunPlan
+from conformance.run.watchdog import INTERRUPTED, RunStopped
 from conformance.runner import not_run, run
-from conformance.watchdog import INTERRUPTED, RunStopped
+from conformance.verdicts.requirements import Requirement
+from conformance.verdicts.results import RequirementResult, Status
 from tests.hostile import closed_port_url
 
 OPTIONS = RunOptions(protocol="agent-protocol", only=("AP-TASK-", "AP-SCHEMA-001"), phases=("schema", "scenario"))

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.context import RunOptions
-from conformance.results import Status
+from conformance.run.options import RunOptions
+from conformance.run.suites import suite
 from conformance.runner import run
 from conformance.selfcheck import Outcome, check_fault, default_workers, fault_pool, render_catalogue
-from conformance.suites import suite
+from conformance.verdicts.results import Status
 from mockserver import catalogue
 from specs.documents import PROTOCOLS
 

@@ -18,7 +18,7 @@ import pytest
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.proxy.observer import Selection
 from conformance.proxy.report import run_result
-from conformance.results import Status
+from conformance.verdicts.results import Status
 from mockserver import EmbeddedServer, MockConfig
 
 pytestmark = [pytest.mark.interop, pytest.mark.filterwarnings("ignore::DeprecationWarning")]

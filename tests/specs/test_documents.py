@@ -261,7 +261,7 @@ def test_cli_reports_spec_error_without_traceback(
         raise SpecError(broken, "invalid YAML at line 3, column 1: found character '\\t'")
 
     monkeypatch.setattr(specs, "load", broken_load)
-    monkeypatch.setattr("conformance.plan.load", broken_load)
+    monkeypatch.setattr("conformance.run.plan.load", broken_load)
     code = cli.main(
         [
             "run",

@@ -23,9 +23,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
-from ...http import Response
-from ...model.engine import Model, ModelMachine, Session
-from ...requirements import Level, Requirement
+from ...check.http import Response
+from ...check.model import Model, ModelMachine, Session
+from ...verdicts.requirements import Level, Requirement
 from .requirements import TASKS, registry, same, task_path
 
 DOC = "agent-protocol/openapi.json"

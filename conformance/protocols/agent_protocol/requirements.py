@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
-from ...context import Context
-from ...http import Response
-from ...requirements import Level, Registry, operation_ref
+from ...check.context import Context
+from ...check.http import Response
+from ...verdicts.requirements import Level, Registry, operation_ref
 
 registry = Registry("agent-protocol")
 SCHEMA_EXPECTED_STATUSES: dict[str, dict[str, tuple[str, ...]]] = {

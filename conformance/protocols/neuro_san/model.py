@@ -31,9 +31,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
-from ...model.engine import Model, ModelMachine, Session, Streamed
-from ...model.oracle import rpc_code_problems
-from ...requirements import Level, Requirement
+from ...check.model import Model, ModelMachine, Session, Streamed
+from ...check.oracle import rpc_code_problems
+from ...verdicts.requirements import Level, Requirement
 from .requirements import ANSWER, INVALID_CHAT_BODIES, UNKNOWN_AGENT, WELL_KNOWN_AGENT, chat_request, registry
 
 DOC = "neuro-san/openapi.yaml"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...check.streams import Frame
 from ...proxy.passive import Checks, StreamState
 from ...proxy.traffic import Observed
 from ...proxy.verdicts import Verdict
-from ...streams import Frame
 from .requirements import ANSWER, STREAM_MEDIA_TYPES, is_status
 
 CHAT = "AgentService_StreamingChat"

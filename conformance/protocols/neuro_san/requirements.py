@@ -18,9 +18,9 @@ from typing import Any
 from specs.documents import load
 from specs.schemas import SchemaSet
 
-from ...context import CheckFailed, Context, NotVerified
-from ...http import Response, TargetError
-from ...requirements import Level, Registry, operation_ref
+from ...check.context import CheckFailed, Context, NotVerified
+from ...check.http import Response, TargetError
+from ...verdicts.requirements import Level, Registry, operation_ref
 
 registry = Registry("neuro-san")
 DOC = "neuro-san/openapi.yaml"

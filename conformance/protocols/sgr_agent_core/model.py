@@ -25,9 +25,9 @@ from urllib.parse import quote
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
-from ...model.engine import Model, ModelMachine, Session, Streamed
-from ...model.oracle import Window, datetime_problems, epoch_problems
-from ...requirements import Level, Requirement
+from ...check.model import Model, ModelMachine, Session, Streamed
+from ...check.oracle import Window, datetime_problems, epoch_problems
+from ...verdicts.requirements import Level, Requirement
 from .requirements import ANSWER, CHAT, DEFAULT_MODEL, DONE, PROVOKE, TASK, registry
 
 DOC = "sgr-agent-core/openapi.yaml"

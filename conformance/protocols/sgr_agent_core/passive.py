@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...check.streams import Frame
 from ...proxy.passive import Bounded, Checks, StreamState
 from ...proxy.traffic import Observed
 from ...proxy.verdicts import Verdict
-from ...streams import Frame
 from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, finish_reason
 
 STREAMING = ("createChatCompletion", "provideClarification")

@@ -20,10 +20,10 @@ from typing import Any
 
 import httpx
 
-from ...context import CheckFailed, Context
-from ...http import TargetError
-from ...requirements import Level, Registry
-from ...results import Exchange
+from ...check.context import CheckFailed, Context
+from ...check.http import TargetError
+from ...verdicts.requirements import Level, Registry
+from ...verdicts.results import Exchange
 
 registry = Registry("sgr-agent-core")
 DOC = "sgr-agent-core/openapi.yaml"

@@ -22,10 +22,10 @@ from urllib.parse import quote
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
-from ...http import Response
-from ...model.engine import Model, ModelMachine, Session
-from ...model.oracle import Window, datetime_problems, epoch_problems, parse_datetime
-from ...requirements import Level, Requirement
+from ...check.http import Response
+from ...check.model import Model, ModelMachine, Session
+from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
+from ...verdicts.requirements import Level, Requirement
 from .requirements import CHAT_START, LEVELS, SESSION, SESSIONS_LIST, registry
 
 DOC = "synapse-agent/openapi.yaml"

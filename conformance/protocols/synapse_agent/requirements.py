@@ -24,9 +24,9 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from ...context import CheckFailed, Context
-from ...http import Response
-from ...requirements import Level, Registry, operation_ref
+from ...check.context import CheckFailed, Context
+from ...check.http import Response
+from ...verdicts.requirements import Level, Registry, operation_ref
 
 registry = Registry("synapse-agent")
 DOC = "synapse-agent/openapi.yaml"

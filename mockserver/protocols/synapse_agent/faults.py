@@ -197,7 +197,7 @@ FAULTS: tuple[Fault, ...] = (
         "instead of reading as past the end of the list",
     ),
     # Not SYN-SCHEMA-008: schemathesis never reads back a session it created, so that requirement is
-    # not registered for Synapse (conformance/applicability.py); the SESS scenarios catch this.
+    # not registered for Synapse (conformance/run/applicability.py); the SESS scenarios catch this.
     # every requirement that uses a session right after creating it: its read, update, history,
     # a chat in it, and an invalid update's "changes nothing" read
     _fault(

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.proxy.observer import Selection
-from conformance.results import RunResult, Status
+from conformance.verdicts.results import RunResult, Status
 from mockserver import EmbeddedServer, MockConfig
 from specs.documents import load
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import httpx
 
-from conformance.baseline import Entry
 from conformance.cli import main
 from conformance.proxy.observer import Selection
-from conformance.requirements import Level
-from conformance.results import Status
+from conformance.verdicts.baseline import Entry
+from conformance.verdicts.requirements import Level
+from conformance.verdicts.results import Status
 from tests.har import har_problems
 
 from .conftest import ProxyFactory

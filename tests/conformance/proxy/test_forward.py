@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from conformance.proxy.forward import VIOLATIONS_HEADER, ProxyConfig, ProxyServer
-from conformance.results import Status
+from conformance.verdicts.results import Status
 
 from .conftest import ProxyFactory
 

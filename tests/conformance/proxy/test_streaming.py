@@ -10,7 +10,7 @@ import httpx
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.proxy.report import run_result
-from conformance.results import Status
+from conformance.verdicts.results import Status
 
 from .conftest import proxied
 

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.reporting.ndjson import SCHEMA_PATH, schema
-from conformance.results import Status
+from conformance.verdicts.results import Status
 from tests.hostile import closed_port_url
 
 VALIDATOR = jsonschema_rs.Draft202012Validator(schema())

@@ -17,13 +17,14 @@ import httpx
 import pytest
 from aiohttp import web
 
-from conformance.context import CheckFailed, Context, RunOptions
-from conformance.http import Client, Limits
+from conformance.check.context import CheckFailed, Context
+from conformance.check.http import Client, Limits
 from conformance.phases.scenario import run_check
 from conformance.protocols.agent_protocol import requirements as ap
-from conformance.requirements import Level
-from conformance.results import RequirementResult, RunResult, Status
-from conformance.suites import suite
+from conformance.run.options import RunOptions
+from conformance.run.suites import suite
+from conformance.verdicts.requirements import Level
+from conformance.verdicts.results import RequirementResult, RunResult, Status
 from mockserver import MockConfig
 from mockserver.app import APIS
 from mockserver.embedded import EmbeddedServer

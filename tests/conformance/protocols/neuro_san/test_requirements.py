@@ -9,13 +9,14 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.context import Blocked, CheckFailed, Context, NotVerified, RunOptions
-from conformance.http import Client, Limits
+from conformance.check.context import Blocked, CheckFailed, Context, NotVerified
+from conformance.check.http import Client, Limits
 from conformance.protocols.neuro_san import requirements as ns
-from conformance.results import RunResult, Status
+from conformance.run.options import RunOptions
+from conformance.run.suites import suite
 from conformance.runner import run
 from conformance.selfcheck import run_fault
-from conformance.suites import suite
+from conformance.verdicts.results import RunResult, Status
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.neuro_san import FAULTS

@@ -9,13 +9,14 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from conformance.context import Blocked, CheckFailed, Context, RunOptions
-from conformance.http import Limits
+from conformance.check.context import Blocked, CheckFailed, Context
+from conformance.check.http import Limits
 from conformance.protocols.sgr_agent_core import requirements as sgr
-from conformance.results import Exchange, RunResult, Status
+from conformance.run.options import RunOptions
+from conformance.run.suites import suite
 from conformance.runner import run
 from conformance.selfcheck import run_fault
-from conformance.suites import suite
+from conformance.verdicts.results import Exchange, RunResult, Status
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.sgr_agent_core import FAULTS

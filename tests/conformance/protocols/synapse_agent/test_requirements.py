@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.context import Context, RunOptions
-from conformance.http import Limits
+from conformance.check.context import Context
+from conformance.check.http import Limits
 from conformance.protocols.synapse_agent import requirements as syn
-from conformance.requirements import Level
-from conformance.results import RunResult, Status
+from conformance.run.options import RunOptions
+from conformance.run.suites import suite
 from conformance.runner import run
-from conformance.suites import suite
+from conformance.verdicts.requirements import Level
+from conformance.verdicts.results import RunResult, Status
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent import FAULTS

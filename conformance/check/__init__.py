@@ -1,0 +1,4 @@
+"""The check kit: what a check is written with. ``context`` is what a scenario check sees (the
+target, a bounded client, the verbs of a verdict), ``model`` what a protocol's model for the
+model-based phase is written with, ``oracle`` judges single values; ``http`` is the bounded client,
+``streams`` the SSE and NDJSON readers, ``curl`` renders an exchange as a command line."""

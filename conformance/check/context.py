@@ -1,0 +1,264 @@
+"""What a check sees: the target, a bounded client, the document, and the verbs of a verdict.
+
+A check passes by returning. It fails by ``ctx.fail``/``ctx.expect*`` (CheckFailed), and is
+reported not verified, never passed, by ``ctx.not_verified`` (NotVerified). Inside ``ctx.part()``
+a failure is recorded and the check goes on with its next independent part, so a requirement
+reports every distinct failure it meets, not only its first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, Protocol, TypeVar
+
+from specs.documents import Spec
+from specs.schemas import SchemaSet
+
+from ..verdicts.results import Blocked as Blocked  # the verdict exceptions, re-exported: checks raise them from here
+from ..verdicts.results import CheckFailed as CheckFailed
+from ..verdicts.results import Exchange
+from ..verdicts.results import NotVerified as NotVerified
+from .http import Client, Limits, Response, StreamingResponse, TargetError
+from .streams import Frame, FrameError, ndjson_frames, sse_events
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    error: Exception
+    evidence: tuple[Exchange, ...] = ()
+    """The exchanges that failed it, shown by every check that meets the failure again."""
+
+    def again(self) -> Exception:
+        if isinstance(self.error, Blocked):
+            return Blocked(self.error.by, f"shared setup failed earlier in this run: {self.error}")
+        kind = CheckFailed if isinstance(self.error, TargetError) else type(self.error)
+        return kind(f"shared setup failed earlier in this run: {self.error}")
+
+
+class CheckOptions(Protocol):
+    """What a check reads of the run's options (``run.options.RunOptions`` is one): the check kit
+    sits beneath the run machinery, so it names only what it uses."""
+
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def token(self) -> str | None: ...
+    @property
+    def second_token(self) -> str | None: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def timeout(self) -> float: ...
+
+
+@dataclass
+class Context:
+    spec: Spec
+    schemas: SchemaSet
+    options: CheckOptions
+    limits: Limits
+    memo_store: dict[str, Any] = field(default_factory=dict)
+    client: Client = field(init=False)
+    _clients: list[Client] = field(default_factory=list, init=False)
+    _setup: list[str | None] = field(default_factory=list, init=False)
+    _inherited: list[Exchange] = field(default_factory=list, init=False)
+    """Owners of the setup steps under way, innermost last (see ``setup``)."""
+    failures: list[tuple[str, list[Exchange]]] = field(default_factory=list, init=False)
+    """Failures recorded by ``part`` so far: the message and the exchanges that decided it."""
+    blocks: list[tuple[Blocked, list[Exchange]]] = field(default_factory=list, init=False)
+    """Parts that another requirement's failure left nothing to judge (the check is then blocked)."""
+
+    def __post_init__(self) -> None:
+        self.client = self.new_client()
+
+    def new_client(self) -> Client:
+        headers = {"Authorization": f"Bearer {self.options.token}"} if self.options.token else {}
+        client = Client(self.base_url, self.limits, headers=headers)
+        self._clients.append(client)
+        return client
+
+    def exchanges(self) -> list[Exchange]:
+        """Every exchange this check made, across all its clients: the evidence."""
+        return self._inherited + [exchange for client in self._clients for exchange in client.log]
+
+    def close(self) -> None:
+        for client in self._clients:
+            client.close()
+
+    @property
+    def base_url(self) -> str:
+        return self.options.base_url.rstrip("/")
+
+    @property
+    def token(self) -> str | None:
+        return self.options.token
+
+    @property
+    def second_token(self) -> str | None:
+        return self.options.second_token
+
+    # setup ------------------------------------------------------------------------------------
+    @contextmanager
+    def setup(self, owner: str | None) -> Iterator[None]:
+        """A step that gives a check something to work on (a task, a session, a finished job),
+        whose correctness requirement ``owner`` judges.
+
+        Inside it the verbs tolerate what ``owner`` or another requirement owns whenever the
+        check can still proceed: any 2xx where a 2xx was expected, an undocumented content type
+        or a body off its schema (the fields the step needs are still checked). When it cannot
+        proceed, the check is blocked by ``owner`` rather than failed. ``None`` is the check's own
+        step: nothing is tolerated (a helper shared by the owner and the others takes an owner)."""
+        self._setup.append(owner)
+        try:
+            yield
+        except (CheckFailed, TargetError) as exc:
+            if owner is None:
+                setattr(exc, "own", True)  # noqa: B010  # the check's own verdict: no outer setup blocks it
+                raise
+            if getattr(exc, "own", False):
+                raise
+            raise Blocked(owner, f"{owner}'s step failed: {exc}") from None
+        finally:
+            self._setup.pop()
+
+    @property
+    def in_setup(self) -> bool:
+        """Inside a setup step of another requirement (and not in the check's own step within it)."""
+        return bool(self._setup) and self._setup[-1] is not None
+
+    @contextmanager
+    def part(self, label: str = "") -> Iterator[None]:
+        """One independent part of the check (one route, one bad body, one variant of a stream): a
+        failure inside it is recorded with the exchanges the part made, and the check goes on with
+        the next part; the requirement fails with every failure recorded. A part blocked by another
+        requirement is noted and the check goes on too: it is blocked unless it failed. A part inside another
+        requirement's setup step records nothing: that failure is the step's owner's (blocked).
+        ``label`` names the part in the message (``"GET session: expected HTTP 404, got 200"``)."""
+        if self.in_setup:
+            yield
+            return
+        mark = len(self.exchanges())
+        try:
+            yield
+        except CheckFailed as exc:
+            made = self.exchanges()[mark:]
+            self.failures.append((f"{label}: {exc}" if label else str(exc), made[-3:] or self.exchanges()[-1:]))
+        except Blocked as exc:  # this part cannot be judged; the others still can
+            made = self.exchanges()[mark:]
+            self.blocks.append((exc, made[-3:] or self.exchanges()[-1:]))
+
+    # verdicts -----------------------------------------------------------------------------
+    def fail(self, message: str) -> NoReturn:
+        raise CheckFailed(message)
+
+    def not_verified(self, reason: str) -> NoReturn:
+        raise NotVerified(reason)
+
+    def expect(self, condition: object, message: str) -> None:
+        if not condition:
+            raise CheckFailed(message)
+
+    def cite(self, exchange: Exchange) -> None:
+        """Make an exchange another check made (a shared fixture's) part of this check's evidence."""
+        if not any(exchange is e for e in self.exchanges()):
+            self._inherited.append(exchange)
+
+    def expect_status(self, response: Response | StreamingResponse, *expected: int) -> None:
+        self.cite(response.exchange)
+        if self.in_setup and 200 <= response.status < 300 and all(200 <= e < 300 for e in expected):
+            return  # another success status is the owner's finding, not the setup's problem
+        if response.status not in expected:
+            want = " or ".join(map(str, expected))
+            body = getattr(response, "body", b"")[:300].decode("utf-8", "replace")
+            notes = []
+            if 300 <= response.status < 400:
+                where = response.headers.get("location")
+                notes.append(f"a redirect to {where!r}; the suite follows no redirects" if where else "a redirect")
+            if "retry-after" in response.headers:
+                notes.append(f"Retry-After: {response.headers['retry-after']}")
+            note = f" ({'; '.join(notes)})" if notes else ""
+            raise CheckFailed(f"expected HTTP {want}, got {response.status}{note}" + (f": {body}" if body else ""))
+
+    def expect_equal(self, actual: Any, expected: Any, what: str) -> None:
+        if actual != expected:
+            raise CheckFailed(f"{what}: expected {expected!r}, got {actual!r}")
+
+    def memo(self, key: str, factory: Callable[[], T]) -> T:
+        """Share an expensive fixture (a finished job, a task with steps) between checks of a run.
+
+        A failed setup is remembered too: later checks fail (or are not verified) at once with
+        the original reason, instead of each waiting out the same stall again."""
+        if key not in self.memo_store:
+            try:
+                self.memo_store[key] = factory()
+            except (CheckFailed, NotVerified, TargetError, Blocked) as exc:
+                self.memo_store[key] = _Failed(exc, tuple(self.exchanges()[-3:]))
+                raise
+        value = self.memo_store[key]
+        if isinstance(value, _Failed):
+            self._inherited = list(value.evidence)
+            raise value.again()
+        return value  # type: ignore[no-any-return]
+
+    # the document -------------------------------------------------------------------------
+    def response_spec(self, operation_id: str, status: int) -> Mapping[str, Any] | None:
+        responses = self.spec.operation(operation_id).definition.get("responses", {})
+        for key in (str(status), f"{str(status)[0]}XX", "default"):
+            if key in responses:
+                return self.spec.resolve(responses[key])  # type: ignore[no-any-return]
+        return None
+
+    def validate(self, schema: Mapping[str, Any], instance: Any, what: str) -> None:
+        if self.in_setup:
+            return  # a setup step checks the fields it needs itself; the schema is another's subject
+        problems = self.schemas.violations(schema, instance)
+        if problems:
+            raise CheckFailed(f"{what} does not match the document: " + "; ".join(map(str, problems)))
+
+    def validate_component(self, name: str, instance: Any, what: str) -> None:
+        self.validate({"$ref": f"#/components/schemas/{name}"}, instance, what)
+
+    def conforms(self, response: Response, operation_id: str, *expected: int, judge: bool = True) -> Any:
+        """Status expected (and documented), content type documented, JSON body valid: returns the body.
+
+        ``judge=False`` reads a body whose form another requirement owns (a list a round-trip
+        check needs, a page a traversal check reads): the status still counts, the content type
+        and the schema are left to their owners. A setup step reads every body that way."""
+        if expected:
+            self.expect_status(response, *expected)
+        lenient = self.in_setup or not judge
+        spec = self.response_spec(operation_id, response.status)
+        if lenient and response.status not in expected:
+            # read a tolerated status's body as the expected one's (a 201 for a 200 still holds a task)
+            spec = next((s for s in (self.response_spec(operation_id, e) for e in expected) if s), spec)
+        if spec is None:
+            self.fail(f"{operation_id}: status {response.status} is not documented")
+        content = spec.get("content") or {}
+        if not content:
+            return None
+        media = response.content_type
+        if media not in content and lenient:
+            media = next(iter(content))  # read it as the document says it comes
+        if media not in content:
+            self.fail(
+                f"{operation_id} {response.status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}"
+            )
+        schema = content[media].get("schema")
+        if "json" not in media:
+            return response.body
+        body = response.json()
+        if schema is not None and not lenient:
+            self.validate(schema, body, f"{operation_id} {response.status} body")
+        return body
+
+    # streams ------------------------------------------------------------------------------
+    def frames(self, stream: StreamingResponse, kind: str) -> Iterator[Frame]:
+        reader = ndjson_frames if kind == "ndjson" else sse_events
+        try:
+            yield from reader(stream.chunks(), self.limits.max_frames)  # max_frames / max_events
+        except FrameError as exc:
+            raise CheckFailed(str(exc)) from None

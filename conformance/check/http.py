@@ -1,0 +1,284 @@
+"""The suite's HTTP client: bounded in time and bytes, and recording every exchange as evidence.
+
+Every call ends within ``timeout`` seconds (connect, each read, and the whole exchange), never
+reads more than ``max_body_bytes``, and turns transport failures into ``TargetError`` with a
+sentence a vendor can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import httpx
+
+from ..verdicts.results import CheckFailed, Exchange
+from .curl import curl_command
+
+EVIDENCE_BODY_CHARS = 4000
+
+
+class TargetError(Exception):
+    """The target failed at the transport level: unreachable, stalled, reset, oversized."""
+
+    def __init__(self, message: str, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    timeout: float = 10.0
+    """Seconds for connect, for each read, and for a whole non-streaming exchange."""
+    max_body_bytes: int = 8 << 20
+    stream_seconds: float = 30.0
+    """Whole-stream budget for streaming responses."""
+    max_frames: int = 10_000
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    exchange: Exchange
+
+    @property
+    def content_type(self) -> str:
+        return str(self.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CheckFailed(f"response body is not valid JSON ({exc}); got {_preview(self.body)!r}") from None
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+def _preview(body: bytes | str | None, limit: int = EVIDENCE_BODY_CHARS) -> str | None:
+    if body is None:
+        return None
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _raw_chunks(resp: httpx.Response) -> Iterator[bytes]:
+    """The body as sent, chunk by chunk; in one piece when a transport (e.g. httpx.MockTransport
+    with ``content=``/``json=``) handed over a response that is already read."""
+    try:
+        content = resp.content
+    except httpx.ResponseNotRead:
+        yield from resp.iter_raw()
+    else:
+        if content:
+            yield content
+
+
+def _describe(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
+    if isinstance(exc, httpx.ConnectError):
+        return TargetError(f"cannot connect to {url}: {exc}", unreachable=True)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return TargetError(f"connecting to {url} timed out after {timeout:g} s", unreachable=True)
+    if isinstance(exc, httpx.ReadTimeout):
+        return TargetError(f"{url} sent nothing for {timeout:g} s (stalled)")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return TargetError(f"{url} broke the HTTP exchange: {exc or 'connection closed or reset'}")
+    if isinstance(exc, httpx.ReadError | httpx.WriteError):
+        return TargetError(f"{url}: connection reset ({exc or type(exc).__name__})")
+    return TargetError(f"{url}: {type(exc).__name__}: {exc}")
+
+
+@cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client of the run. httpx builds a fresh one per client by
+    default, loading the whole CA bundle each time (about 50 ms of CPU, 150 ms on a busy machine),
+    and a run makes a client per check: that was the largest cost of a scenario phase."""
+    return httpx.create_ssl_context()
+
+
+class Client:
+    """Synchronous, bounded, evidence-recording. One per check; exchanges land in ``self.log``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        limits: Limits,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.limits = limits
+        self.default_headers = dict(headers or {})
+        self.log: list[Exchange] = []
+        t = limits.timeout
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
+            follow_redirects=False,
+            transport=transport,
+            verify=_tls(),
+            # identity: bodies are capped and parsed as sent; a compressed answer would read as garbage
+            headers={"User-Agent": "agent-api-conformance", "Accept-Encoding": "identity"},
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _build(
+        self, method: str, path: str, headers: Mapping[str, str] | None, auth: str | None, **kwargs: Any
+    ) -> httpx.Request:
+        merged = {**self.default_headers, **(headers or {})}
+        if auth is not None:  # "" sends no Authorization header at all
+            merged.pop("Authorization", None)
+            if auth:
+                merged["Authorization"] = f"Bearer {auth}"
+        return self._http.build_request(method, self.base_url + path, headers=merged, **kwargs)
+
+    def _record(self, request: httpx.Request, stream: bool) -> Exchange:
+        raw = request.read()  # bodies here are small and in memory; multipart included
+        body = _preview(raw) if raw else None
+        headers = dict(request.headers)
+        exchange = Exchange(request.method, str(request.url), headers, body)
+        exchange.curl = curl_command(request.method, str(request.url), headers, raw, stream=stream)
+        exchange.record_body(raw)
+        self.log.append(exchange)
+        return exchange
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: str | None = None,
+        **kwargs: Any,
+    ) -> Response:
+        """``kwargs`` are httpx's: json=, content=, files=, data=, params=."""
+        with self._open(method, path, headers, auth, kwargs, False) as (resp, exchange, started):
+            url = str(resp.request.url)
+            cap = self.limits.max_body_bytes
+            announced = resp.headers.get("content-length", "")
+            if announced.isdigit() and int(announced) > cap:
+                raise TargetError(
+                    f"{url}: response body of {announced} bytes (Content-Length) exceeds the {cap}-byte cap"
+                )
+            deadline = started + self.limits.timeout
+            chunks: list[bytes] = []
+            size = 0
+            try:
+                for chunk in _raw_chunks(resp):
+                    size += len(chunk)
+                    if size > cap:
+                        raise TargetError(f"{url}: response body exceeds the {cap}-byte cap")
+                    if time.monotonic() > deadline:
+                        raise TargetError(f"{url}: response not complete after {self.limits.timeout:g} s (trickling)")
+                    chunks.append(chunk)
+            except httpx.ReadTimeout:  # headers arrived, then the body stopped
+                raise TargetError(
+                    f"{url} stalled mid-body: HTTP {resp.status_code} and {size} body bytes, "
+                    f"then nothing for {self.limits.timeout:g} s"
+                ) from None
+            body = b"".join(chunks)
+        exchange.response_body = _preview(body)
+        return Response(resp.status_code, resp.headers, body, exchange)
+
+    @contextmanager
+    def _open(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str] | None,
+        auth: str | None,
+        kwargs: dict[str, Any],
+        stream: bool,
+    ) -> Iterator[tuple[httpx.Response, Exchange, float]]:
+        """Send, record the exchange as evidence, and turn every transport failure into TargetError."""
+        request = self._build(method, path, headers, auth, **kwargs)
+        exchange = self._record(request, stream)
+        started = time.monotonic()
+        try:
+            with closing(self._http.send(request, stream=True)) as resp:
+                exchange.status = resp.status_code
+                exchange.response_headers = dict(resp.headers)
+                yield resp, exchange, started
+        except httpx.HTTPError as exc:
+            error = _describe(exc, str(request.url), self.limits.timeout)
+            exchange.error = str(error)
+            raise error from None
+        except TargetError as error:
+            exchange.error = str(error)
+            raise
+        finally:
+            exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+
+    def get(self, path: str, **kwargs: Any) -> Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> Response:
+        return self.request("POST", path, **kwargs)
+
+    def put(self, path: str, **kwargs: Any) -> Response:
+        return self.request("PUT", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Response:
+        return self.request("DELETE", path, **kwargs)
+
+    @contextmanager
+    def stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: str | None = None,
+        **kwargs: Any,
+    ) -> Iterator[StreamingResponse]:
+        with self._open(method, path, headers, auth, kwargs, True) as (resp, exchange, started):
+            yield StreamingResponse(resp, exchange, self.limits, started)
+
+
+class StreamingResponse:
+    """Chunks as they arrive, bounded by the stream budget and the byte cap; keeps a transcript."""
+
+    def __init__(self, resp: httpx.Response, exchange: Exchange, limits: Limits, started: float) -> None:
+        self.status = resp.status_code
+        self.headers = resp.headers
+        self._resp = resp
+        self._exchange = exchange
+        self.exchange = exchange
+        self._limits = limits
+        self._deadline = started + limits.stream_seconds
+        self._transcript = bytearray()
+
+    @property
+    def content_type(self) -> str:
+        return str(self.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
+
+    def chunks(self) -> Iterator[bytes]:
+        size = 0
+        try:
+            for chunk in _raw_chunks(self._resp):
+                size += len(chunk)
+                if len(self._transcript) < EVIDENCE_BODY_CHARS:
+                    self._transcript.extend(chunk[: EVIDENCE_BODY_CHARS - len(self._transcript)])
+                self._exchange.response_body = _preview(bytes(self._transcript))
+                if size > self._limits.max_body_bytes:
+                    raise TargetError(f"stream exceeds {self._limits.max_body_bytes} bytes")
+                if time.monotonic() > self._deadline:
+                    raise TargetError(f"stream still open after {self._limits.stream_seconds:g} s")
+                yield chunk
+        except httpx.ReadTimeout:
+            raise TargetError(f"stream stalled: nothing received for {self._limits.timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise TargetError(f"stream broke: {exc or type(exc).__name__}") from None
+
+    def read(self) -> bytes:
+        return b"".join(self.chunks())

@@ -1,0 +1,179 @@
+"""The model kit: what a protocol's model (``protocols/<id>/model.py``) is written with.
+
+A model is a Hypothesis ``RuleBasedStateMachine`` (``ModelMachine``) whose rules call the target
+through the run's ``Session`` and compare each answer with what the model predicts
+(``Session.check``); ``Model`` is what the protocol hands the model-based phase
+(``phases/model/``), which drives it and turns what it finds into verdicts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from hypothesis.stateful import RuleBasedStateMachine
+
+from ..verdicts.requirements import Requirement
+from ..verdicts.results import Exchange
+from .http import Client, Response, TargetError
+from .oracle import Window
+from .streams import Frame, FrameError, ndjson_frames, sse_events
+
+
+class Violation(Exception):
+    """The target broke a model requirement; raised inside the state machine so Hypothesis shrinks."""
+
+    def __init__(self, rid: str, message: str) -> None:
+        super().__init__(f"{rid}: {message}")
+        self.rid = rid
+        self.message = message
+
+
+class OutOfTime(BaseException):
+    """The phase's time budget ran out: a BaseException, so Hypothesis neither catches nor shrinks it."""
+
+
+@dataclass(slots=True)
+class Call:
+    exchange: Exchange
+    window: Window
+
+
+@dataclass(slots=True)
+class Streamed:
+    """A streamed answer as it arrived: each event's data (or line's object) in order, the JSON
+    objects among them, and why reading stopped early (empty when the server ended the stream)."""
+
+    status: int
+    headers: dict[str, str]
+    content_type: str
+    events: list[str] = field(default_factory=list)
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+    body: bytes = b""
+    """The whole answer when it was not a 200 stream (an error Status, say)."""
+
+
+@dataclass(slots=True)
+class Found:
+    message: str
+    calls: list[Call]
+
+
+class Session:
+    """One model run against one target: the bounded client, the run-wide ledger, the verdicts.
+
+    ``check(rid, ok, message)`` is the one verb of a model: it counts a comparison for ``rid``
+    and, when the comparison fails and ``rid`` is still being looked for, raises ``Violation``."""
+
+    def __init__(self, client: Client, requirements: list[Requirement], deadline: float) -> None:
+        self.client = client
+        self.requirements = {r.id: r for r in requirements}
+        self.active = set(self.requirements)
+        self.deadline = deadline
+        self.ledger: Any = None
+        """The model's run-wide expectations; each protocol's model decides its shape."""
+        self.compared: dict[str, int] = dict.fromkeys(self.requirements, 0)
+        self.found: dict[str, Found] = {}
+        self.unverifiable: dict[str, str] = {}
+        """Requirement id -> why a comparison could not be made (another requirement's subject)."""
+        self.calls: list[Call] = []
+        self.examples = 0
+        self.requests = 0
+
+    def begin_example(self) -> None:
+        self.calls = []
+        self.client.log.clear()
+        self.examples += 1
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Response:
+        if time.monotonic() > self.deadline:
+            raise OutOfTime
+        start = time.time()
+        self.requests += 1
+        try:
+            response = self.client.request(method, path, **kwargs)
+        finally:
+            exchange = self.client.log[-1] if self.client.log else None
+            if exchange is not None:
+                self.calls.append(Call(exchange, Window(start, time.time())))
+        return response
+
+    def sse(self, path: str, body: Any) -> Streamed:
+        """POST and read a server-sent-event answer to its end (bounded by the client's stream
+        budget); how it ended is part of the answer, never raised."""
+        return self._stream(path, body, sse_events)
+
+    def ndjson(self, path: str, body: Any, *, read_stream: bool = True, **kwargs: Any) -> Streamed:
+        """POST and read a stream of JSON objects, one or more per line, as ``sse`` does.
+        ``read_stream=False`` reads only an error answer: a 200 is closed unread (a call that
+        wants the error a server should have sent need not wait out a stream it opened instead)."""
+        return self._stream(path, body, ndjson_frames if read_stream else None, **kwargs)
+
+    def _stream(
+        self, path: str, body: Any, reader: Callable[[Iterable[bytes], int], Iterator[Frame]] | None, **kwargs: Any
+    ) -> Streamed:
+        if time.monotonic() > self.deadline:
+            raise OutOfTime
+        start = time.time()
+        self.requests += 1
+        out = Streamed(0, {}, "")
+        try:
+            with self.client.stream("POST", path, **({"json": body} if body is not None else {}), **kwargs) as stream:
+                out.status, out.headers, out.content_type = stream.status, dict(stream.headers), stream.content_type
+                if stream.status != 200:
+                    out.body = stream.read()
+                elif reader is not None:  # else a 200 is closed unread
+                    for frame in reader(stream.chunks(), self.client.limits.max_frames):
+                        out.events.append(frame.raw)
+                        if isinstance(frame.value, dict):
+                            out.chunks.append(frame.value)
+        except (TargetError, FrameError) as exc:
+            out.error = str(exc)
+        finally:
+            if self.client.log:
+                self.calls.append(Call(self.client.log[-1], Window(start, time.time())))
+        return out
+
+    def window(self) -> Window:
+        """The wall-clock bounds of the latest call."""
+        return self.calls[-1].window
+
+    def check(self, rid: str, ok: object, message: str | Callable[[], str]) -> None:
+        if rid not in self.requirements:
+            return  # not selected in this run
+        self.compared[rid] += 1
+        if ok:
+            return
+        if rid not in self.active:
+            return  # already reported; muted so the run can look for the others
+        text = message() if callable(message) else message
+        self.found[rid] = Found(text, list(self.calls))  # the final (shrunk) replay overwrites
+        raise Violation(rid, text)
+
+    def cannot_compare(self, rid: str, why: str) -> None:
+        """A comparison another requirement's failure prevents: noted, never counted as passed."""
+        self.unverifiable.setdefault(rid, why)
+
+
+class ModelMachine(RuleBasedStateMachine):
+    """Base of every protocol's model: a fresh call log per example, the run's session shared."""
+
+    session: ClassVar[Session]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session.begin_example()
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """What a protocol's model module hands the engine."""
+
+    machine: type[ModelMachine]
+    prepare: Callable[[Session], Any]
+    """Reads what the target holds before the run and returns the initial ledger."""
+    steps: int = 8
+    """Calls per sequence (Hypothesis' stateful_step_count)."""

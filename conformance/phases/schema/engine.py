@@ -1,0 +1,480 @@
+"""The property-based phase: schemathesis's engine (examples, coverage, fuzzing, stateful) run
+against the target from the document, its check verdicts rolled up into requirements.
+
+The requirements are the same for every protocol (ids ``<PREFIX>-SCHEMA-NNN``, declared in
+``run/schema_requirements.py``); which apply is derived from the document (``run/applicability.py``):
+one no server could fail against a document is not registered for it, so nothing is reported
+passed that tested nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from specs.documents import Spec
+
+from ...check.curl import curl_command
+from ...check.http import _preview
+from ...run.events import CaseFinished, Event, StageStarted
+from ...run.schema_requirements import SCHEMA_CHECKS
+from ...run.watchdog import BUDGET, INTERRUPTED, Watchdog
+from ...verdicts.findings import FindingSet
+from ...verdicts.requirements import Requirement
+from ...verdicts.results import Exchange, RequirementResult, Status
+from .stalls import StallLedger, stall_guard
+
+
+@dataclass
+class _Tally:
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    reached: int = 0
+    """Passed cases whose answer came from the operation itself (not a 404 for a path it does not know)."""
+    findings: FindingSet = field(default_factory=FindingSet)
+
+
+def _exchange(interaction: Any) -> Exchange:
+    req, resp = interaction.request, interaction.response
+    headers = {k: ", ".join(v) for k, v in dict(req.headers).items()}
+    exchange = Exchange(req.method, req.uri, headers, _preview(req.body) if req.body else None)
+    exchange.curl = curl_command(req.method, req.uri, headers, req.body)
+    exchange.record_body(req.body)
+    if resp is not None:
+        exchange.status = resp.status_code
+        exchange.response_headers = {k: ", ".join(v) for k, v in dict(resp.headers).items()}
+        exchange.response_body = _preview(resp.content)
+        exchange.elapsed_ms = round(resp.elapsed * 1000, 1)
+    return exchange
+
+
+def schemathesis_config(
+    spec: Spec,
+    requirements: list[Requirement],
+    *,
+    seed: int,
+    max_examples: int,
+    timeout: float,
+    headers: dict[str, str],
+    skip_body_checks_for: tuple[str, ...] = (),
+    expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+) -> dict[str, Any]:
+    """The phase's schemathesis configuration (the keys of ``schemathesis.toml``). A function of its
+    own so that the schemathesis CLI can be run on exactly the same settings (bench/suite_throughput)."""
+    wanted = {r.id for r in requirements}
+    checks: dict[str, Any] = {
+        sc.check: {"enabled": f"{spec.info.prefix}-SCHEMA-{sc.number}" in wanted} for sc in SCHEMA_CHECKS
+    }
+    for other in (
+        "missing_required_header",
+        "unsupported_method",
+        "allow_header_conformance",
+        "object_level_authorization",
+    ):
+        checks[other] = {"enabled": False}
+    config: dict[str, Any] = {
+        "seed": seed,
+        "request-timeout": timeout,
+        "headers": headers,
+        # No example database: the same seed against the same target must give the same verdicts,
+        # whatever earlier runs left in ./.hypothesis.
+        "generation": {"max-examples": max_examples, "mode": "all", "database": "none"},
+        "phases": {"stateful": {"enabled": True}},
+        "checks": checks,
+        # explore past a failing check: a second bug on the same operation is a finding too
+        "continue-on-failure": True,
+        "suppress-health-check": ["all"],
+    }
+    per_operation: dict[str, dict[str, Any]] = {}
+    for op_id in skip_body_checks_for:
+        # streamed answers (one JSON object per line) are validated frame by frame by the scenarios
+        per_operation.setdefault(op_id, {})["response_schema_conformance"] = {"enabled": False}
+    for op_id, extra in (expected_statuses or {}).items():
+        # statuses the document prescribes for schema-valid requests (e.g. 501 for an unsupported
+        # mode, 400 for a name the schema cannot enumerate), added to schemathesis's defaults
+        for check_name, statuses in extra.items():
+            defaults = _DEFAULT_EXPECTED[check_name]
+            per_operation.setdefault(op_id, {})[check_name] = {"expected-statuses": [*defaults, *statuses]}
+    if per_operation:
+        config["operations"] = [
+            {"include-operation-id": op_id, "checks": op_checks} for op_id, op_checks in per_operation.items()
+        ]
+    return config
+
+
+def run_schema_phase(
+    spec: Spec,
+    base_url: str,
+    requirements: list[Requirement],
+    *,
+    seed: int,
+    max_examples: int,
+    timeout: float,
+    budget_s: float,
+    headers: dict[str, str],
+    skip_body_checks_for: tuple[str, ...] = (),
+    stream_media_types: tuple[str, ...] = (),
+    expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+    emit: Callable[[Event], None] = lambda _: None,
+    watchdog: Watchdog | None = None,
+    max_body_bytes: int = 8 << 20,
+    known_path_values: Mapping[str, tuple[str, ...]] | None = None,
+) -> tuple[list[RequirementResult], dict[str, Any]]:
+    from schemathesis.engine import events, from_schema
+
+    _keep_hypothesis_out_of_cwd()
+
+    _read_form_files_as_text()
+
+    by_check = {sc.check: f"{spec.info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS}
+    wanted = {r.id: r for r in requirements}
+    config = schemathesis_config(
+        spec,
+        requirements,
+        seed=seed,
+        max_examples=max_examples,
+        timeout=timeout,
+        headers=headers,
+        skip_body_checks_for=skip_body_checks_for,
+        expected_statuses=expected_statuses,
+    )
+    # a stream labelled as its protocol's servers label it (NeuroSan's application/json-lines) is
+    # the documented stream, not an undocumented content type
+    aliases = {op_id: stream_media_types for op_id in skip_body_checks_for}
+    schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases)
+    schema.config.update(base_url=base_url.rstrip("/"))
+    if known_path_values:
+        schema.hooks.register_hook_with_name(_naming_existing(known_path_values), "flatmap_case")
+
+    tallies = {rid: _Tally() for rid in wanted}
+    started = time.monotonic()
+    cases = 0
+    stopped = ""
+    errors = 0
+    first_error = ""
+    unanswered: set[str] = set()  # routes a transport failure hit
+    answered: set[str] = set()  # routes that gave some case a usable answer
+    stalls = StallLedger()
+    route_of = _Routes(spec, base_url)
+    stream = from_schema(schema).execute()
+    with ExitStack() as stack:
+        if watchdog is None:  # called on its own, not from a run that has one
+            watchdog = stack.enter_context(Watchdog())
+        stack.enter_context(_environment_read_once())
+        stack.enter_context(
+            stall_guard(
+                route_of,
+                stalls,
+                watchdog,
+                timeout=timeout,
+                max_bytes=max_body_bytes,
+                stream_seconds=max(3 * timeout, 10.0),
+            )
+        )
+        section = stack.enter_context(
+            watchdog.graceful(stream.stop, budget_s, "property-based phase's share of the budget")
+        )
+        for event in stream:
+            if isinstance(event, events.Interrupted):
+                stopped = stopped or f"{INTERRUPTED}: schemathesis was interrupted"
+            _fold(event, events, tallies, by_check, emit)
+            if isinstance(event, events.NonFatalError):
+                # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
+                errors += 1
+                if " /" in event.label:
+                    unanswered.add(event.label.split(" ", 1)[1])
+                if not first_error:
+                    first_error = f"{event.label}: {event.info.title}: {event.info.message}".strip()
+            elif isinstance(event, events.FatalError):
+                stopped = f"schemathesis stopped: {event.exception}"
+                break
+            elif isinstance(event, events.ScenarioFinished):
+                cases += len(event.recorder.cases)
+                answered.update(
+                    route_of(i.request.uri) for i in event.recorder.interactions.values() if i.response is not None
+                )
+    if watchdog.stopped is not None:
+        stopped = f"{watchdog.stopped.kind}: {watchdog.stopped.reason}"
+    elif section.cut:
+        stopped = f"{BUDGET}: {section.cut}"
+    elapsed = time.monotonic() - started
+    untested = f"{errors} operation run(s) got no usable answer; first: {first_error}" if errors else ""
+    # routes that never answered usably (they stalled, reset, sent garbage): a verdict that covers
+    # only the routes that did answer would pass a target that hangs on all the others
+    silent = sorted((unanswered - answered) | stalls.silent())
+    results = []
+    for rid, req in wanted.items():
+        t = tallies[rid]
+        total = t.passed + t.failed
+        findings = t.findings.ordered()
+        if t.failed:
+            status = Status.FAILED
+            top = findings[0] if findings else None
+            message = f"{t.failed} of {total} generated cases failed"
+            if top is not None:
+                message += f"; {len(findings)} distinct failure(s); most frequent ({top.count}x): {top.message}"
+        elif stopped:
+            # a phase cut short decided nothing it did not fail: "passed so far" is not passed
+            kind, _, why = stopped.partition(": ")
+            status = Status.SKIPPED if kind in (INTERRUPTED, BUDGET) else Status.ERROR
+            message = f"not verified ({kind}): {why}" if status is Status.SKIPPED else stopped
+            if t.passed:
+                message += f" after {t.passed} generated cases checked"
+        elif t.passed and not t.reached:
+            status = Status.SKIPPED
+            message = (
+                f"not verified: none of the {t.passed} generated cases reached an operation "
+                "(every answer was 404), so nothing exercised this check"
+            )
+        elif silent:
+            status = Status.SKIPPED
+            message = (
+                f"not verified: {len(silent)} route(s) never gave a usable answer, so their operations were not "
+                f"checked ({', '.join(silent)}); {t.passed} generated cases checked elsewhere; {untested}"
+            )
+        elif t.passed:
+            status = Status.PASSED
+            message = f"{t.passed} generated cases checked, {t.reached} of them reached their operation (not 404)"
+            if untested:
+                message += f" ({untested})"
+        else:
+            status = Status.ERROR if untested else Status.SKIPPED
+            message = untested or "not verified: no generated case exercised this check against this target"
+        evidence = [findings[0].evidence[-1]] if findings and findings[0].evidence else []
+        results.append(RequirementResult(req, status, message, evidence, elapsed, total, findings))
+    return results, {
+        "schema_cases": cases,
+        "schema_seconds": round(elapsed, 2),
+        "schema_stopped": stopped,
+        "schema_errors": errors,
+        "schema_stalled_routes": stalls.summary(),
+    }
+
+
+class _Routes:
+    """The document path a URL falls under, whatever the method: a stalled route stalls for every
+    method (the coverage stage also sends undocumented ones). The first method, in document order,
+    with an operation whose template matches (the one with the most literal segments) names it;
+    else the URL's own path. It runs for every request, so the templates are split once here."""
+
+    def __init__(self, spec: Spec, base_url: str) -> None:
+        self.base = urlsplit(base_url).path.rstrip("/")
+        self.methods: dict[str, list[tuple[tuple[str | None, ...], str]]] = {}
+        for op in spec.operations():
+            template = tuple(None if s.startswith("{") and s.endswith("}") else s for s in _segments(op.path))
+            self.methods.setdefault(op.method, []).append((template, op.path))
+
+    def __call__(self, url: str) -> str:
+        path = urlsplit(url).path
+        if self.base and path.startswith(self.base):
+            path = path[len(self.base) :] or "/"
+        got = _segments(path)
+        for templates in self.methods.values():
+            best: tuple[int, str] | None = None
+            for template, route in templates:
+                if len(template) != len(got):
+                    continue
+                literal = 0
+                for want, seen in zip(template, got, strict=True):
+                    if want is None:
+                        continue
+                    if want != seen:
+                        break
+                    literal += 1
+                else:
+                    if best is None or literal > best[0]:
+                        best = (literal, route)
+            if best is not None:
+                return best[1]
+            if "{" in path:  # as the first method without a match would name it
+                return path
+        return path
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.strip("/").split("/") if s]
+
+
+@contextmanager
+def _environment_read_once() -> Iterator[None]:
+    """``requests`` reads the environment's proxy settings (and ~/.netrc) again for every request:
+    about a fifth of the phase's HTTP client time (bench/README.md). Within one phase neither
+    changes, and both depend only on the URL's scheme and host, so each is read once per host
+    here; the answers are the ones ``requests`` would get."""
+    import requests.sessions
+
+    sessions: Any = requests.sessions  # the names it looks up per request, replaced for the phase
+    proxies, netrc = sessions.get_environ_proxies, sessions.get_netrc_auth
+
+    @cache
+    def proxies_for(origin: tuple[str, str], no_proxy: str | None) -> dict[str, str]:
+        return dict(proxies(f"{origin[0]}://{origin[1]}/", no_proxy=no_proxy))
+
+    @cache
+    def netrc_for(origin: tuple[str, str]) -> Any:
+        return netrc(f"{origin[0]}://{origin[1]}/")
+
+    def environ_proxies(url: str, no_proxy: str | None = None) -> dict[str, str]:
+        return dict(proxies_for(tuple(urlsplit(url)[:2]), no_proxy))
+
+    def netrc_auth(url: str, raise_errors: bool = False) -> Any:
+        if raise_errors:
+            return netrc(url, raise_errors)
+        return netrc_for(tuple(urlsplit(url)[:2]))
+
+    sessions.get_environ_proxies, sessions.get_netrc_auth = environ_proxies, netrc_auth
+    try:
+        yield
+    finally:
+        sessions.get_environ_proxies, sessions.get_netrc_auth = proxies, netrc
+
+
+def _keep_hypothesis_out_of_cwd() -> None:
+    """Hypothesis keeps caches (unicode tables, constants) under ``./.hypothesis`` by default; the
+    suite must not litter the user's working directory, so they go to the user's cache folder
+    (``HYPOTHESIS_STORAGE_DIRECTORY`` still wins when set)."""
+    import os
+    from pathlib import Path
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        set_hypothesis_home_dir(cache / "agent-conformance" / "hypothesis")
+
+
+def _naming_existing(known: Mapping[str, tuple[str, ...]]) -> Callable[[Any, Any], Any]:
+    """A schemathesis case hook: a valid path parameter the target has a resource for may be drawn
+    as that resource's value instead (Hypothesis chooses, so the seed still decides); random values
+    stay in the mix. Cases whose path is deliberately invalid are left alone."""
+    from hypothesis import strategies as st
+    from schemathesis.core.parameters import ParameterLocation
+    from schemathesis.generation import GenerationMode
+
+    def flatmap_case(context: Any, case: Any) -> Any:
+        names = [n for n in case.path_parameters if known.get(n)]
+        component = case.meta.components.get(ParameterLocation.PATH) if case.meta is not None else None
+        if not names or component is None or component.mode is not GenerationMode.POSITIVE:
+            return st.just(case)
+
+        def name_existing(values: dict[str, str]) -> Any:
+            if values:
+                object.__setattr__(case, "path_parameters", {**case.path_parameters, **values})
+            return case
+
+        choices = st.fixed_dictionaries({}, optional={n: st.sampled_from(known[n]) for n in names})
+        return choices.map(name_existing)
+
+    return flatmap_case
+
+
+def _fold(
+    event: Any, events: Any, tallies: dict[str, _Tally], by_check: dict[str, str], emit: Callable[[Event], None]
+) -> None:
+    """One schemathesis event into the requirements' tallies (and the run's events)."""
+    if isinstance(event, events.PhaseStarted):
+        emit(StageStarted("schema", event.phase.name.value))
+    if not isinstance(event, events.ScenarioFinished):
+        return
+    rec = event.recorder
+    for case_id, nodes in rec.checks.items():
+        checked: list[str] = []
+        failed: list[str] = []
+        undecided = False
+        interaction = rec.interactions.get(case_id)
+        answered = interaction is not None and interaction.response is not None
+        reached = answered and interaction.response.status_code != 404
+        for node in nodes:
+            rid = by_check.get(node.name)
+            if rid is None or rid not in tallies:
+                continue
+            tally = tallies[rid]
+            status = node.status.value
+            checked.append(rid)
+            if status == "success":
+                tally.passed += 1
+                tally.reached += reached
+            elif status == "failure":
+                tally.failed += 1
+                failed.append(rid)
+                if node.failure_info is not None:
+                    _add_finding(tally.findings, rid, rec, case_id, node.failure_info)
+            else:
+                tally.errors += 1
+                undecided = True
+        if checked:
+            emit(_case_finished(event.phase.value, rec, case_id, checked, failed, undecided))
+
+
+def _case_finished(
+    stage: str, rec: Any, case_id: str, checked: list[str], failed: list[str], undecided: bool
+) -> CaseFinished:
+    node = rec.cases.get(case_id)
+    operation = node.value.operation.label if node is not None else rec.label
+    outcome = "failed" if failed else "error" if undecided else "passed"
+    return CaseFinished(stage, operation, outcome, tuple(dict.fromkeys(checked)), tuple(dict.fromkeys(failed)))
+
+
+def _kind(failure: Any) -> str:
+    """schemathesis's failure code and its own grouping key (``ST101:500``); a key that is not a
+    short token (a schema path, an exception origin) is digested, so the key stays one line."""
+    unique = str(getattr(failure, "_unique_key", "") or "")
+    if not unique:
+        return str(failure.code)
+    if re.fullmatch(r"[\w.:/-]{1,40}", unique):
+        return f"{failure.code}:{unique}"
+    return f"{failure.code}:{hashlib.sha1(unique.encode()).hexdigest()[:10]}"
+
+
+def _add_finding(findings: FindingSet, rid: str, rec: Any, case_id: str, info: Any) -> None:
+    failure = info.failure
+    failing = failure.case_id or case_id
+    node = rec.cases.get(failing)
+    operation = failure.operation or (node.value.operation.label if node is not None else rec.label)
+    chain = [step.case_id for step in info.steps if step.case_id != failing] + [failing]
+    evidence = [_exchange(rec.interactions[c]) for c in chain if c in rec.interactions]
+    message = f"{operation}: {failure.title}: {failure.message}".strip()
+    findings.add(rid, operation, _kind(failure), message, evidence)
+
+
+_DEFAULT_EXPECTED = {
+    "not_a_server_error": ("2xx", "3xx", "4xx"),
+    "positive_data_acceptance": ("2xx", "3xx", "401", "403", "404", "409", "429", "5xx"),
+}
+"""schemathesis 4's default ``expected-statuses`` of the checks a protocol may widen."""
+
+
+def _read_form_files_as_text() -> None:
+    """Work around a false "accepted negative data" in schemathesis 4.32.x (found on Agent Protocol's
+    upload). Before it blames a server for accepting a multipart body whose text field was given
+    another type (on the wire every form field is text, so the server read a valid string), it
+    re-validates the fields as sent; the file part's value is a ``Binary``, which jsonschema_rs
+    refuses with an exception, and the exception counts as "invalid". Validating a file part as the
+    string its schema (``type: string, format: binary``) describes gives the intended verdict."""
+    from schemathesis.specs.openapi import checks
+    from schemathesis.transport.serialization import Binary
+
+    original = getattr(checks, "_form_body_is_valid_as_sent", None)
+    if original is None or getattr(original, "files_as_text", False):
+        return
+
+    def valid_as_sent(response: Any, case: Any, media_type: str) -> bool:
+        body = case.body
+        if not isinstance(body, dict) or not any(isinstance(v, Binary) for v in body.values()):
+            return bool(original(response, case, media_type))
+        object.__setattr__(case, "body", {k: str(v) if isinstance(v, Binary) else v for k, v in body.items()})
+        try:
+            return bool(original(response, case, media_type))
+        finally:
+            object.__setattr__(case, "body", body)
+
+    valid_as_sent.files_as_text = True  # type: ignore[attr-defined]
+    checks._form_body_is_valid_as_sent = valid_as_sent

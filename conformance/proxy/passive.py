@@ -1,0 +1,95 @@
+"""Per-protocol passive checks: requirements judged from observed traffic alone.
+
+Each protocol's ``passive`` module (conformance/protocols/<id>/passive.py) defines one ``Checks``
+subclass, ``Passive``, whose ``judges`` names the registered requirement ids it can decide from
+traffic (the suite's own ids where the requirement is the same). The observer calls its hooks for
+every exchange; what it remembers between exchanges (tasks created, steps executed, jobs polled)
+is bounded (``Bounded``).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from specs.documents import Spec
+from specs.schemas import SchemaSet
+
+from ..check.streams import Frame
+from ..run.suites import optional_part
+from .traffic import Observed
+from .verdicts import Verdict
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Bounded(OrderedDict[K, V], Generic[K, V]):
+    """A mapping that forgets its oldest entries beyond ``limit``: a long proxy run stays bounded."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def __setitem__(self, key: K, value: V) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
+@dataclass(slots=True)
+class StreamState:
+    """One stream being forwarded: its frames so far and what the checks note about it."""
+
+    kind: str
+    frames: int = 0
+    last: Frame | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+class Checks:
+    """No passive requirements; subclasses override the hooks they need."""
+
+    judges: tuple[str, ...] = ()
+    settle_s: float = 30.0
+    """How long after its stream (or job) ends a server may keep an agent busy before it counts
+    as stuck (the observer sets it from the proxy's timeout)."""
+
+    def __init__(self, spec: Spec, schemas: SchemaSet, tokens: tuple[str, ...]) -> None:
+        self.spec = spec
+        self.schemas = schemas
+        self.tokens = tokens
+
+    def stream_kind(self, ex: Observed) -> str | None:
+        """``sse`` or ``ndjson`` when the answer is a stream to read frame by frame."""
+        return "sse" if ex.content_type == "text/event-stream" else None
+
+    def on_response(self, ex: Observed, v: Verdict) -> None:
+        """A whole (non-streamed) answer."""
+
+    def on_broken(self, ex: Observed, v: Verdict, reason: str) -> None:
+        """A whole answer that stalled, broke or overflowed after its status and headers."""
+
+    def on_stream_start(self, ex: Observed, v: Verdict, stream: StreamState) -> None:
+        """A stream's status and headers, before any frame."""
+
+    def on_frame(self, ex: Observed, v: Verdict, stream: StreamState, frame: Frame) -> None:
+        """One complete frame, as it was forwarded."""
+
+    def on_stream_end(self, ex: Observed, v: Verdict, stream: StreamState, error: str | None) -> None:
+        """The stream ended: cleanly (``error`` None) or broken, with the reason."""
+
+    def violations_of(self, schema_name: str, value: Any, limit: int = 3) -> str:
+        found = self.schemas.violations({"$ref": f"#/components/schemas/{schema_name}"}, value, limit)
+        return "; ".join(map(str, found))
+
+
+def checks_for(protocol_id: str, spec: Spec, schemas: SchemaSet, tokens: tuple[str, ...]) -> Checks:
+    """The protocol's ``passive`` module's checks (beside its requirements), or none."""
+    module = optional_part(spec.info.suite, "passive")
+    if module is None:
+        return Checks(spec, schemas, tokens)
+    checks: Checks = module.Passive(spec, schemas, tokens)
+    return checks

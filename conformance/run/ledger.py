@@ -1,0 +1,37 @@
+"""What the run has decided so far: every selected requirement starts "not verified (not run)" and
+only a check (or the property-based phase) that finished moves it. When the run is stopped, what
+is still open says why: ``interrupted`` or ``budget``. Nothing unfinished can read passed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..verdicts.requirements import Check
+from ..verdicts.results import RequirementResult, Status
+
+
+class Ledger:
+    def __init__(self, checks: Iterable[Check]) -> None:
+        self._entries: dict[str, RequirementResult] = {
+            c.requirement.id: RequirementResult(c.requirement, Status.SKIPPED, "not verified (not run)") for c in checks
+        }
+        self._decided: set[str] = set()
+
+    def record(self, result: RequirementResult) -> None:
+        self._entries[result.requirement.id] = result
+        self._decided.add(result.requirement.id)
+
+    def decided(self, rid: str) -> bool:
+        return rid in self._decided
+
+    def close(self, kind: str, reason: str, status: Status = Status.SKIPPED) -> None:
+        """Every requirement not decided yet is not verified (or ``status``), with why the run stopped."""
+        word = "not verified" if status is Status.SKIPPED else status.value
+        for rid, entry in self._entries.items():
+            if rid not in self._decided:
+                entry.status = status
+                entry.message = f"{word} ({kind}): {reason}"
+
+    def results(self) -> list[RequirementResult]:
+        """In selection order."""
+        return list(self._entries.values())

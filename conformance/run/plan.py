@@ -1,0 +1,94 @@
+"""A run's plan: everything the phases need, built once from one loaded document.
+
+``plan(options)`` loads the protocol's document (with its profile) once, builds the suite from
+that same document (so the schema requirements registered are those of the document tested),
+selects the requirements (``--level``, ``--only``, ``--skip``, ``--phase``) and groups them by the
+phase that decides them. The phases read the plan; none loads, parses or compiles the document
+again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from weakref import WeakKeyDictionary
+
+from specs.documents import Spec, load
+from specs.schemas import SchemaSet
+
+from ..check.http import Limits
+from ..verdicts.requirements import Check, Requirement
+from .options import RunOptions
+from .suites import ProtocolSuite, suite
+
+PHASE_ORDER = ("schema", "model", "scenario")
+"""The phases that decide requirements, in the order they run (after the preflight)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    options: RunOptions
+    """As given, or, once the target is up, with its base URL and tokens (``at``)."""
+    spec: Spec
+    schemas: SchemaSet
+    """The document's compiled validators, shared by every check of the run."""
+    suite: ProtocolSuite
+    checks: tuple[Check, ...]
+    """The selected requirements' checks, in report order."""
+    limits: Limits
+
+    def phase(self, name: str) -> tuple[Check, ...]:
+        """The selected checks the phase ``name`` decides, in report order."""
+        return tuple(c for c in self.checks if c.requirement.phase == name)
+
+    def requirements(self, name: str) -> tuple[Requirement, ...]:
+        return tuple(c.requirement for c in self.phase(name))
+
+    @property
+    def by_phase(self) -> Mapping[str, tuple[Requirement, ...]]:
+        return {name: self.requirements(name) for name in PHASE_ORDER}
+
+    @property
+    def auth_headers(self) -> dict[str, str]:
+        """The bearer token, when the document declares security (the generated and modelled
+        traffic sends it; scenario checks choose their own credentials)."""
+        token = self.options.token
+        return {"Authorization": f"Bearer {token}"} if token and self.suite.needs_auth else {}
+
+    def at(self, options: RunOptions) -> RunPlan:
+        """The same plan against a started target (its base URL and tokens filled in)."""
+        return replace(self, options=options)
+
+
+def selected(protocol_suite: ProtocolSuite, options: RunOptions) -> list[Check]:
+    checks = [c for c in protocol_suite.registry if options.level.includes(c.requirement.level)]
+    if options.only:
+        checks = [c for c in checks if c.requirement.id.startswith(options.only)]
+    if options.skip:
+        checks = [c for c in checks if not c.requirement.id.startswith(options.skip)]
+    phases = set(options.phases)
+    return [c for c in checks if c.requirement.phase in phases]
+
+
+_schemas: WeakKeyDictionary[Spec, SchemaSet] = WeakKeyDictionary()
+
+
+def schemas_of(spec: Spec) -> SchemaSet:
+    """One SchemaSet per loaded document, so runs in one process (the self-check's, the pytest
+    plugin's, one per requirement) compile each schema once."""
+    found = _schemas.get(spec)
+    if found is None:
+        found = _schemas[spec] = SchemaSet(spec.raw)
+    return found
+
+
+def limits_for(options: RunOptions) -> Limits:
+    return Limits(timeout=options.timeout, stream_seconds=max(3 * options.timeout, 10.0))
+
+
+def plan(options: RunOptions) -> RunPlan:
+    spec = load(options.protocol, options.profile)
+    protocol_suite = suite(options.protocol, options.profile)
+    return RunPlan(
+        options, spec, schemas_of(spec), protocol_suite, tuple(selected(protocol_suite, options)), limits_for(options)
+    )

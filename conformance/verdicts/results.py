@@ -1,0 +1,303 @@
+"""The one results model every report writer is fed from."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from .requirements import Level, Requirement
+
+FORMAT_VERSION = 2
+"""results.json's layout; raised whenever a field changes meaning or is removed."""
+FINDING_KEY = (
+    "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
+    "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
+    "blanked>; stable across runs and versions of this format"
+)
+
+CRASHED = "crashed"
+"""``RunResult.stopped`` of a run whose process died before its result (``parallel.py``)."""
+
+
+# How a check reports what is not a pass (the context's verbs raise them; http raises CheckFailed too).
+
+
+class CheckFailed(AssertionError):
+    """The target violates the requirement; the message says how."""
+
+
+class NotVerified(Exception):
+    """The requirement cannot be decided against this target; the message says why."""
+
+
+class Blocked(Exception):
+    """A setup step owned by requirement ``by`` went so wrong that this check cannot proceed.
+
+    Reported as ``blocked`` (not verified) for every check but ``by``'s own, which fails: one bug,
+    one root failure."""
+
+    def __init__(self, by: str, reason: str) -> None:
+        super().__init__(reason)
+        self.by = by
+
+
+class Status(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    """Not verified against this target; the message says why. Never counts as passed."""
+    ERROR = "error"
+    """The check could not reach a verdict (target unusable, suite bug); counts as not passed."""
+    BLOCKED = "blocked"
+    """Not verified because another requirement's failure left nothing to check (``blocked_by``
+    names it); counts as not verified, so one bug shows as one root failure."""
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One request and its response (or the transport error), as evidence."""
+
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    request_body: str | None
+    status: int | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_body: str | None = None
+    error: str | None = None
+    elapsed_ms: float = 0.0
+    curl: str = ""
+    """The request as a curl command line, rendered from the bytes sent (conformance/check/curl.py)."""
+    request_body_base64: str | None = None
+    """The body as sent, when it is not UTF-8 text (``request_body`` is then only a preview)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Exchange:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+    def record_body(self, raw: bytes | None) -> None:
+        """Keep the exact bytes of a body that a text preview would garble (binary uploads)."""
+        if raw:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.request_body_base64 = base64.b64encode(raw).decode()
+
+    @property
+    def sent_body(self) -> bytes | None:
+        """The request body as sent, when the report holds all of it."""
+        if self.request_body_base64 is not None:
+            return base64.b64decode(self.request_body_base64)
+        if self.request_body is None or self.request_body.endswith(" more characters]"):
+            return None
+        return self.request_body.encode()
+
+
+@dataclass(slots=True)
+class Finding:
+    """One distinct way a requirement failed: one kind of failure on one operation, with how many
+    cases or checks hit it, the first one's evidence and the curl line that replays it.
+
+    ``key`` is stable across runs and suite versions (a baseline may store it):
+    ``<requirement id>|<METHOD /path/template>|<kind>``, where kind is schemathesis's failure code
+    plus its own grouping key (``ST101:500``) in the property-based phase, and ``scenario`` plus a
+    short digest of the message with ids and numbers blanked out in a scenario check."""
+
+    key: str
+    requirement: str
+    operation: str
+    kind: str
+    message: str
+    count: int = 1
+    evidence: list[Exchange] = field(default_factory=list)
+    """Oldest first; the last one decided the failure (its ``curl`` replays it)."""
+
+    @property
+    def deciding(self) -> Exchange | None:
+        return self.evidence[-1] if self.evidence else None
+
+    def to_dict(self) -> dict[str, Any]:
+        deciding = self.deciding
+        return {
+            "key": self.key,
+            "operation": self.operation,
+            "kind": self.kind,
+            "message": self.message,
+            "count": self.count,
+            "curl": deciding.curl if deciding else "",
+            "status": deciding.status if deciding else None,
+            "evidence": [e.to_dict() for e in self.evidence],
+        }
+
+
+@dataclass(slots=True)
+class RequirementResult:
+    requirement: Requirement
+    status: Status
+    message: str = ""
+    evidence: list[Exchange] = field(default_factory=list)
+    duration_s: float = 0.0
+    cases: int = 0
+    """Generated cases behind a schema-phase verdict."""
+    findings: list[Finding] = field(default_factory=list)
+    """Every distinct failure, most frequent first (empty unless failed)."""
+    blocked_by: str | None = None
+    """For ``blocked``: the requirement whose failure left this one nothing to check."""
+    baseline: str = ""
+    """``expected`` (a failure the ``--expected-failures`` file lists: it does not fail the run) or
+    ``stale`` (listed, but it passed: the run fails until the entry is removed); empty otherwise."""
+    baseline_reason: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The status as a reader should see it: ``expected failure`` and ``stale`` included."""
+        return {"expected": "expected failure", "stale": "stale"}.get(self.baseline, self.status.value)
+
+    @property
+    def gates_ok(self) -> bool:
+        """Passes the gate: passed and not stale, or a failure the baseline expects."""
+        return (self.status is Status.PASSED and self.baseline != "stale") or self.baseline == "expected"
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.requirement
+        return {
+            "id": r.id,
+            "level": r.level.value,
+            "statement": r.statement,
+            "ref": r.ref,
+            "phase": r.phase,
+            "depends_on_state": r.depends_on_state or None,
+            "status": self.status.value,
+            "message": self.message,
+            "duration_s": round(self.duration_s, 3),
+            "cases": self.cases,
+            "blocked_by": self.blocked_by,
+            "findings": [f.to_dict() for f in self.findings],
+            "evidence": [e.to_dict() for e in self.evidence],
+            "baseline": {"verdict": self.baseline, "reason": self.baseline_reason} if self.baseline else None,
+        }
+
+
+@dataclass(slots=True)
+class RunResult:
+    protocol: str
+    target: str
+    suite_version: str
+    seed: int
+    level: Level
+    started_at: str
+    finished_at: str = ""
+    duration_s: float = 0.0
+    results: list[RequirementResult] = field(default_factory=list)
+    fatal: str | None = None
+    """Set when the target was unreachable or unusable: the run is a usage/target error (exit 2)."""
+    stats: dict[str, Any] = field(default_factory=dict)
+    base_url: str = ""
+    """The URL the document's paths were appended to (the embedded mock's, when it was started)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """How the run can be reproduced: the document's digest, hash seed, max-examples, profile,
+    budget and the implementation's name and version (``--target-name``/``--target-version``)."""
+    stopped: str | None = None
+    """``interrupted`` or ``budget`` when the run was stopped before every requirement was decided;
+    ``crashed`` when the process running it died before its result (the run fails, whatever it
+    had decided)."""
+    observed_only: bool = False
+    """The proxy's client mode: only what observed traffic broke decides the exit code; a
+    requirement no exchange exercised (not verified) is reported and gates nothing. A run in which
+    nothing gating was exercised at all still fails: it showed nothing."""
+
+    def tally(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for level in Level:
+            counts = {s.value: 0 for s in Status}
+            for res in self.results:
+                if res.requirement.level is level:
+                    counts[res.status.value] += 1
+            out[level.value] = counts
+        return out
+
+    @property
+    def must_passed(self) -> bool:
+        """Every MUST passed. A selection with no MUST (``--only`` a SHOULD) gates on what it ran;
+        an empty one never passes."""
+        gating = self.gating
+        # a check blocked by a failure the baseline expects waits on the same known bug
+        expected = {r.requirement.id for r in self.results if r.baseline == "expected"}
+        return (
+            self.fatal is None
+            and bool(gating)
+            and all(r.gates_ok or (r.status is Status.BLOCKED and r.blocked_by in expected) for r in gating)
+        )
+
+    @property
+    def verdict(self) -> str:
+        """The run in one word for a report's headline: PASS, FAIL or TARGET ERROR."""
+        return "PASS" if self.exit_code == 0 else ("TARGET ERROR" if self.fatal else "FAIL")
+
+    @property
+    def state_dependent(self) -> dict[str, str]:
+        """Requirements of this run whose verdict a second run against the same server may move,
+        with why (see ``Requirement.depends_on_state``)."""
+        return {r.requirement.id: why for r in self.results if (why := r.requirement.depends_on_state)}
+
+    @property
+    def stale(self) -> list[RequirementResult]:
+        """Baseline entries that now pass, at any level: they fail the run so the list shrinks."""
+        return [r for r in self.results if r.baseline == "stale"]
+
+    @property
+    def gating(self) -> list[RequirementResult]:
+        """The results the exit code is decided by: the MUSTs, or all of a selection without one
+        (under ``observed_only``, of those some exchange exercised)."""
+        musts = [r for r in self.results if r.requirement.level is Level.MUST]
+        gating = musts or self.results
+        if self.observed_only:
+            return [r for r in gating if r.status is not Status.SKIPPED]
+        return gating
+
+    @property
+    def exit_rule(self) -> str:
+        """What exit code 0 means for this run, in a sentence a report can print."""
+        if self.observed_only:
+            return "0 means no observed exchange broke a MUST requirement (what traffic never exercised gates nothing)"
+        return "0 means every MUST requirement passed"
+
+    @property
+    def exit_code(self) -> int:
+        if self.stopped == "interrupted":
+            return 130
+        if self.fatal is not None:
+            return 2
+        return 0 if self.must_passed and not self.stale and self.stopped != CRASHED else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "finding_key": FINDING_KEY,
+            "protocol": self.protocol,
+            "target": self.target,
+            "base_url": self.base_url,
+            "suite_version": self.suite_version,
+            "seed": self.seed,
+            **self.meta,
+            "level": self.level.value,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "duration_s": round(self.duration_s, 3),
+            "fatal": self.fatal,
+            "stopped": self.stopped,
+            "exit_code": self.exit_code,
+            "summary": self.tally(),
+            "baseline": {
+                "expected": sum(r.baseline == "expected" for r in self.results),
+                "stale": len(self.stale),
+            },
+            "stats": self.stats,
+            "state_dependent": self.state_dependent,
+            "requirements": [r.to_dict() for r in self.results],
+        }

@@ -1,0 +1,214 @@
+"""Context.memo: shared fixtures, and shared failures that do not make every later check wait again."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.check.context import CheckFailed, Context, NotVerified
+from conformance.check.http import Limits, TargetError
+from conformance.run.options import RunOptions
+from specs.documents import load
+from specs.schemas import SchemaSet
+
+
+@pytest.fixture
+def ctx() -> Context:
+    spec = load("synapse-agent")
+    context = Context(spec, SchemaSet(spec.raw), RunOptions(protocol="synapse-agent", timeout=1.0), Limits(timeout=1.0))
+    yield context
+    context.close()
+
+
+def test_memo_builds_once(ctx: Context) -> None:
+    calls = []
+    assert ctx.memo("k", lambda: calls.append(1) or 7) == 7
+    assert ctx.memo("k", lambda: calls.append(1) or 8) == 7
+    assert calls == [1]
+
+
+@pytest.mark.parametrize(
+    ("error", "later"),
+    [
+        (CheckFailed("the job did not complete"), CheckFailed),
+        (NotVerified("no second user"), NotVerified),
+        (TargetError("stream stalled"), CheckFailed),
+    ],
+)
+def test_memo_remembers_a_failed_setup(ctx: Context, error: Exception, later: type[Exception]) -> None:
+    calls = []
+
+    def broken() -> None:
+        calls.append(1)
+        raise error
+
+    with pytest.raises(type(error), match=f"^{error}$"):
+        ctx.memo("key", broken)
+    with pytest.raises(later, match=f"^shared setup failed earlier in this run: {error}$"):
+        ctx.memo("key", broken)
+    assert calls == [1]
+
+
+def test_suite_bugs_are_not_remembered(ctx: Context) -> None:
+    with pytest.raises(ZeroDivisionError):
+        ctx.memo("key", lambda: 1 / 0)
+    assert ctx.memo("key", lambda: 3) == 3
+
+
+def test_evidence_spans_every_client_of_a_check(ctx: Context) -> None:
+    extra = ctx.new_client()
+    assert ctx.exchanges() == []
+    assert extra in ctx._clients and ctx.client in ctx._clients
+
+
+def test_response_spec_follows_refs_to_shared_responses() -> None:
+    """SGR's 404s are `$ref: '#/components/responses/...'`; a scenario-only run must see their content
+    without the schema phase having run (schemathesis once inlined refs in the shared document)."""
+    spec = load("sgr-agent-core")
+    context = Context(spec, SchemaSet(spec.raw), RunOptions(protocol="sgr-agent-core"), Limits(timeout=1.0))
+    try:
+        assert "$ref" in spec.operation("getAgentState").definition["responses"]["404"]
+        assert "application/json" in context.response_spec("getAgentState", 404)["content"]
+    finally:
+        context.close()
+
+
+# --- setup steps: tolerate what another requirement owns, block when the check cannot proceed --------
+
+
+def _response(ctx: Context, status: int, body: bytes, content_type: str = "application/json") -> object:
+    import httpx
+
+    from conformance.check.http import Response
+    from conformance.verdicts.results import Exchange
+
+    headers = httpx.Headers({"content-type": content_type})
+    return Response(status, headers, body, Exchange("POST", "http://x/", {}, None))
+
+
+def test_a_setup_step_tolerates_another_success_status_and_a_body_off_its_schema(ctx: Context) -> None:
+    created = _response(ctx, 200, b'{"sessionId": "s1", "agentAccessLevel": "NOT_A_LEVEL"}')
+    with ctx.setup("SYN-SESS-001"):
+        body = ctx.conforms(created, "createAgentSession", 201)  # type: ignore[arg-type]
+    assert body["sessionId"] == "s1"
+    with pytest.raises(CheckFailed, match="expected HTTP 201, got 200"):
+        ctx.conforms(created, "createAgentSession", 201)  # type: ignore[arg-type]
+
+
+def test_a_setup_step_that_cannot_proceed_blocks_the_check_by_its_owner(ctx: Context) -> None:
+    from conformance.check.context import Blocked
+
+    refused = _response(ctx, 500, b'{"reason": "down"}')
+    with pytest.raises(Blocked) as caught, ctx.setup("SYN-SESS-001"):
+        ctx.conforms(refused, "createAgentSession", 201)  # type: ignore[arg-type]
+    assert caught.value.by == "SYN-SESS-001" and "expected HTTP 201, got 500" in str(caught.value)
+    with pytest.raises(Blocked, match="stalled"), ctx.setup("SYN-JOB-002"):
+        raise TargetError("stalled")
+
+
+def test_the_checks_own_step_inside_a_setup_stays_strict_and_fails(ctx: Context) -> None:
+    off_schema = _response(ctx, 201, b'{"sessionId": 5}')
+    with pytest.raises(CheckFailed, match="does not match the document"), ctx.setup("SYN-JOB-001"), ctx.setup(None):
+        ctx.conforms(off_schema, "createAgentSession", 201)  # type: ignore[arg-type]
+
+
+def test_judge_false_reads_a_body_whose_form_another_requirement_owns(ctx: Context) -> None:
+    labelled = _response(ctx, 404, b'{"reason": "no such session"}', "text/plain")
+    assert ctx.conforms(labelled, "getAgentSession", 404, judge=False) == {"reason": "no such session"}
+    with pytest.raises(CheckFailed, match="Content-Type 'text/plain'"):
+        ctx.conforms(labelled, "getAgentSession", 404)  # type: ignore[arg-type]
+    with pytest.raises(CheckFailed, match="expected HTTP 403, got 404"):
+        ctx.conforms(labelled, "getAgentSession", 403, judge=False)  # type: ignore[arg-type]
+
+
+def test_a_blocked_check_names_its_blocker_and_the_blocker_itself_fails(ctx: Context) -> None:
+    from conformance.check.context import Blocked
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from conformance.verdicts.results import Status
+
+    def blocked(c: Context) -> None:
+        raise Blocked("SYN-SESS-001", "SYN-SESS-001's step failed: no sessionId")
+
+    def make(rid: str) -> Check:
+        return Check(Requirement(rid, Level.MUST, "s", "r", "synapse-agent"), blocked)
+
+    other = run_check(make("SYN-HIST-001"), ctx)
+    assert other.status is Status.BLOCKED and other.blocked_by == "SYN-SESS-001" and not other.findings
+    assert other.message.startswith("blocked by SYN-SESS-001: ")
+    own = run_check(make("SYN-SESS-001"), ctx)
+    assert own.status is Status.FAILED and own.blocked_by is None and len(own.findings) == 1
+
+
+def test_a_failing_part_is_recorded_and_the_check_goes_on(ctx: Context) -> None:
+    from conformance.check.context import Blocked
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from conformance.verdicts.results import Status
+
+    reached = []
+
+    def three_parts(c: Context) -> None:
+        for n in (1, 2, 3):
+            with c.part(f"part {n}"):
+                c.expect(n == 2, f"value {n} is wrong")
+                reached.append(n)
+        reached.append("end")
+
+    res = run_check(Check(Requirement("SYN-X-001", Level.MUST, "s", "r", "synapse-agent"), three_parts), ctx)
+    assert reached == [2, "end"]
+    assert res.status is Status.FAILED
+    # the same failure in two parts is one finding counted twice (the digest blanks the numbers)
+    assert [(f.message, f.count) for f in res.findings] == [("part 1: value 1 is wrong", 2)]
+
+    def distinct(c: Context) -> None:
+        with c.part():
+            c.fail("no sessionId")
+        with c.part():
+            c.fail("agentAccessLevel missing")
+        c.not_verified("no second user")
+
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    res = run_check(Check(Requirement("SYN-X-002", Level.MUST, "s", "r", "synapse-agent"), distinct), fresh)
+    assert res.status is Status.FAILED and len(res.findings) == 2
+    assert res.message == (
+        "2 distinct failures: (1) no sessionId; (2) agentAccessLevel missing; then not verified: no second user"
+    )
+
+    # inside another requirement's setup a part records nothing: the step's owner blocks the check
+    def in_setup(c: Context) -> None:
+        with c.setup("SYN-SESS-001"), c.part():
+            c.fail("no sessionId")
+
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    with pytest.raises(Blocked):
+        in_setup(fresh)
+    assert fresh.failures == []
+    fresh.close()
+
+
+def test_a_blocked_part_leaves_the_others_judged_and_the_check_blocked(ctx: Context) -> None:
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from conformance.verdicts.results import Status
+
+    def lists(c: Context) -> None:
+        for owner in ("SYN-PAGE-001", None):
+            with c.part(), c.setup(owner):
+                c.fail("the list does not page")  # blocked by its owner, then the check's own failure
+
+    res = run_check(Check(Requirement("SYN-X-003", Level.MUST, "s", "r", "synapse-agent"), lists), ctx)
+    assert res.status is Status.FAILED and res.message == "the list does not page; a part was blocked by SYN-PAGE-001"
+
+    def only_blocked(c: Context) -> None:
+        with c.part(), c.setup("SYN-PAGE-001"):
+            c.fail("the list does not page")
+        with c.part():
+            c.expect(True, "holds")
+
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    res = run_check(Check(Requirement("SYN-X-004", Level.MUST, "s", "r", "synapse-agent"), only_blocked), fresh)
+    assert res.status is Status.BLOCKED and res.blocked_by == "SYN-PAGE-001" and not res.findings
+    # a part blocked by the check's own step is its own failure
+    fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
+    res = run_check(Check(Requirement("SYN-PAGE-001", Level.MUST, "s", "r", "synapse-agent"), only_blocked), fresh)
+    assert res.status is Status.FAILED and len(res.findings) == 1

@@ -1,0 +1,119 @@
+"""The model engine against a toy list server: verdicts, shrunk evidence, muting, the budget."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+
+from conformance.check.http import Client, Limits
+from conformance.check.model import Model, ModelMachine, Session
+from conformance.phases.model.engine import run_model_phase
+from conformance.verdicts.requirements import Level, Requirement
+from conformance.verdicts.results import Status
+from specs.documents import load
+
+LIST = Requirement("TOY-MODEL-001", Level.MUST, "the list holds everything created", "toy", "toy", "model")
+ECHO = Requirement("TOY-MODEL-002", Level.MUST, "a create answer echoes the name", "toy", "toy", "model")
+
+
+def toy_server(
+    keep: int | None = None, echo_breaks_at: int | None = None, gone_after: int | None = None
+) -> httpx.MockTransport:
+    """A list of names; ``keep`` drops the oldest beyond that many, ``echo_breaks_at`` garbles echoes,
+    ``gone_after`` refuses every connection after that many requests."""
+    items: list[str] = ["held-before"]
+    served = [0]
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        served[0] += 1
+        if gone_after is not None and served[0] > gone_after:
+            raise httpx.ConnectError("connection refused", request=request)
+        if request.method == "POST":
+            name = json.loads(request.content)["name"]
+            items.append(name)
+            if keep is not None:
+                del items[:-keep]
+            echoed = name.upper() if echo_breaks_at is not None and len(items) >= echo_breaks_at else name
+            return httpx.Response(200, json={"name": echoed})
+        return httpx.Response(200, json={"items": items})
+
+    return httpx.MockTransport(handle)
+
+
+class ToyModel(ModelMachine):
+    @rule(name=st.sampled_from(["a", "b", "c"]))
+    def create(self, name: str) -> None:
+        answer = self.session.request("POST", "/items", json={"name": name}).json()
+        self.session.check(ECHO.id, answer["name"] == name, f"echoed {answer['name']!r} for {name!r}")
+        self.session.ledger.append(name)
+        listed = self.session.request("GET", "/items").json()["items"]
+        self.session.check(LIST.id, listed == self.session.ledger, f"listed {listed}, created {self.session.ledger}")
+
+
+def prepare(session: Session) -> Any:
+    return list(session.request("GET", "/items").json()["items"])
+
+
+def run(
+    transport: httpx.MockTransport, requirements: list[Requirement], budget: float = 60.0, seed: int = 0
+) -> dict[str, Any]:
+    client = Client("http://toy", Limits(), transport=transport)
+    results, stats = run_model_phase(
+        Model(ToyModel, prepare, steps=6),
+        requirements,
+        client,
+        spec=load("agent-protocol"),
+        seed_value=seed,
+        examples=20,
+        budget_s=budget,
+    )
+    return {"stats": stats, **{r.requirement.id: r for r in results}}
+
+
+def test_a_faithful_server_passes_with_the_comparisons_counted() -> None:
+    out = run(toy_server(), [LIST, ECHO])
+    assert out[LIST.id].status is Status.PASSED and out[LIST.id].cases > 0
+    assert out[ECHO.id].status is Status.PASSED
+
+
+def test_a_list_that_drops_its_oldest_fails_with_a_shrunk_sequence_and_curl_lines() -> None:
+    out = run(toy_server(keep=3), [LIST, ECHO])
+    failed = out[LIST.id]
+    assert failed.status is Status.FAILED
+    # Earlier sequences already filled the server, so one create and its read are the minimal
+    # sequence; the ledger, not the sequence, knows the list must hold everything created before.
+    assert "minimal sequence (2 calls, against a target that also holds what earlier" in failed.message
+    assert failed.message.count("curl -sS -i -X POST") == 1 and '--data-binary \'{"name":"a"}\'' in failed.message
+    assert "created ['held-before', 'a'" in failed.message
+    assert len(failed.evidence) == 2
+    [finding] = failed.findings
+    assert finding.key.startswith("TOY-MODEL-001|GET /items|model:") and finding.deciding is failed.evidence[-1]
+    assert out[ECHO.id].status is Status.PASSED  # muted LIST, looked on, found nothing else
+
+
+def test_after_a_failure_the_run_goes_on_to_find_the_others() -> None:
+    out = run(toy_server(keep=3, echo_breaks_at=2), [LIST, ECHO])
+    assert out[LIST.id].status is Status.FAILED and out[ECHO.id].status is Status.FAILED
+    assert out["stats"]["model_runs"] >= 2
+
+
+def test_the_same_seed_gives_the_same_verdicts_and_evidence() -> None:
+    first, second = (run(toy_server(keep=2), [LIST], seed=3)[LIST.id] for _ in range(2))
+    assert first.message == second.message
+
+
+def test_a_spent_budget_stops_the_phase_without_a_pass_for_what_was_never_compared() -> None:
+    out = run(toy_server(), [LIST], budget=0.0)
+    assert out[LIST.id].status is Status.SKIPPED
+    assert out[LIST.id].message.startswith("not verified (budget): ")
+
+
+def test_a_target_lost_mid_phase_passes_nothing_it_had_not_failed() -> None:
+    out = run(toy_server(gone_after=7), [LIST, ECHO])
+    for rid in (LIST.id, ECHO.id):
+        assert out[rid].status is Status.ERROR and out[rid].cases > 0, out[rid].message  # some comparisons held
+        assert "comparisons held" in out[rid].message

@@ -1,0 +1,80 @@
+"""The schema phase's registration on its own: which generic requirements a document gets."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.phases.schema.engine import _environment_read_once, _Routes
+from conformance.run.schema_requirements import SCHEMA_CHECKS, register_schema_requirements
+from conformance.verdicts.requirements import Level, Registry
+from specs.documents import Spec, load
+
+
+def registered(protocol_id: str, prefix: str) -> dict[str, Level]:
+    """The ids registered for the protocol's document under a prefix of this test's own, so that
+    they plainly come from this registration and not from the protocol's suite."""
+    spec = load(protocol_id)
+    renamed = Spec(replace(spec.info, prefix=prefix), spec.path, spec.raw, spec.profile)
+    registry = Registry(protocol_id)
+    register_schema_requirements(registry, renamed)
+    assert all(c.run is None and c.requirement.phase == "schema" for c in registry)
+    return {c.requirement.id: c.requirement.level for c in registry}
+
+
+def test_auth_enforcement_is_registered_only_for_a_document_that_declares_security() -> None:
+    secured = registered("synapse-agent", "UNITSYN")
+    open_ = registered("agent-protocol", "UNITAP")
+    assert "UNITSYN-SCHEMA-010" in secured and "UNITAP-SCHEMA-010" not in open_
+    applicable = {f"UNITAP-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS if sc.applies(load("agent-protocol"))}
+    assert set(open_) == applicable
+    # every agent-protocol operation documents ``default`` (any status), none a response header,
+    # none a deletion, and the document declares no security: 002, 004, 009 and 010 do not apply
+    assert {rid.rsplit("-", 1)[1] for rid in open_} == {"001", "003", "005", "006", "007", "008"}
+    assert open_["UNITAP-SCHEMA-001"] is Level.MUST  # no 5xx
+
+
+def test_every_registered_schema_requirement_names_a_check_and_the_document() -> None:
+    spec = load("neuro-san")
+    renamed = Spec(replace(spec.info, prefix="UNITNS"), spec.path, spec.raw, spec.profile)
+    registry = Registry("neuro-san")
+    register_schema_requirements(registry, renamed)
+    numbers = {c.requirement.id.rsplit("-", 1)[1] for c in registry}
+    assert numbers <= {sc.number for sc in SCHEMA_CHECKS} and "001" in numbers
+    assert all(c.requirement.ref == f"{spec.info.document} (every operation)" for c in registry)
+
+
+def test_a_route_is_the_template_of_the_first_method_that_has_one() -> None:
+    routes = _Routes(load("agent-protocol"), "http://127.0.0.1:1")
+    assert routes("http://127.0.0.1:1/ap/v1/agent/tasks/abc/steps?page=2") == "/ap/v1/agent/tasks/{task_id}/steps"
+    assert routes("http://127.0.0.1:1/ap/v1/agent/tasks") == "/ap/v1/agent/tasks"
+    assert routes("http://127.0.0.1:1/nowhere/x") == "/nowhere/x"  # undocumented: the path itself
+    synapse = load("synapse-agent")
+    under_base = _Routes(synapse, "http://h:2" + synapse.info.base_path)
+    assert under_base(f"http://h:2{synapse.info.base_path}/agent/session/s1") == "/agent/session/{sessionId}"
+
+
+def test_the_environment_is_read_once_per_host_with_the_answers_requests_gives(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import requests.sessions
+    import requests.utils
+
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,.local")
+    (tmp_path / ".netrc").write_text("machine api.example login u password p\n")
+    monkeypatch.setenv("NETRC", str(tmp_path / ".netrc"))
+    urls = ["http://127.0.0.1:8000/a?x=1", "http://api.example/a", "http://svc.local:9/b", "http://api.example/c"]
+    expected = [(requests.utils.get_environ_proxies(u), requests.utils.get_netrc_auth(u)) for u in urls]
+    sessions: Any = requests.sessions
+    original = sessions.get_environ_proxies
+    with _environment_read_once():
+        assert sessions.get_environ_proxies is not original
+        assert [(sessions.get_environ_proxies(u), sessions.get_netrc_auth(u)) for u in urls] == expected
+        sessions.get_environ_proxies(urls[1])["http"] = "changed"  # a caller's copy: the next answer is intact
+        assert sessions.get_environ_proxies(urls[1]) == expected[1][0]
+    assert sessions.get_environ_proxies is original
+    assert expected[0][0] == {} and expected[1][0] and expected[1][1] == ("u", "p")  # the case is not vacuous
