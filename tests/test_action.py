@@ -194,19 +194,19 @@ def test_the_action_uploads_the_report_dir_and_sets_up_python() -> None:
     assert uses["actions/upload-artifact"]["if"] == "always()"
 
 
-def _readme_block(marker: str) -> Any:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = [b.split("```", 1)[0] for b in readme.split("```yaml\n")[1:]]
+def _ci_page_block(marker: str) -> Any:
+    page = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in page.split("```yaml\n")[1:]]
     [block] = [b for b in blocks if marker in b]
     return yaml.safe_load(block)
 
 
 VENDORED = "tools/agent-conformance"
-"""Where the README's workflows expect the kit inside the user's repository."""
+"""Where the workflows of docs/ci.md expect the kit inside the user's repository."""
 
 
-def test_the_readmes_workflow_runs_the_vendored_kit_and_passes_only_inputs_the_action_has(tmp_path: Path) -> None:
-    workflow = _readme_block("runs-on: ubuntu-latest")
+def test_the_ci_pages_workflow_runs_the_vendored_kit_and_passes_only_inputs_the_action_has(tmp_path: Path) -> None:
+    workflow = _ci_page_block("runs-on: ubuntu-latest")
     checkout, step = workflow["jobs"]["conformance"]["steps"]
     assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["submodules"] is True
     assert step["uses"] == f"./{VENDORED}"  # a local action: no hosting address to fill in
@@ -217,10 +217,10 @@ def test_the_readmes_workflow_runs_the_vendored_kit_and_passes_only_inputs_the_a
     assert yaml.safe_load((tmp_path / step["uses"] / "action.yml").read_text(encoding="utf-8")) == ACTION
 
 
-def test_the_readmes_gitlab_job_is_a_valid_command_line_and_its_junit_is_written_where_it_looks() -> None:
+def test_the_ci_pages_gitlab_job_is_a_valid_command_line_and_its_junit_is_written_where_it_looks() -> None:
     from conformance.cli import parser
 
-    job = _readme_block("image: python:3.11")["conformance"]
+    job = _ci_page_block("image: python:3.11")["conformance"]
     assert job["script"][0] == f"pip install ./{VENDORED}" and job["variables"]["GIT_SUBMODULE_STRATEGY"] == "recursive"
     command = next(line for line in job["script"] if line.startswith("python -m conformance "))
     import shlex

@@ -214,9 +214,9 @@ def test_skip_leaves_requirements_out(tmp_path: Path) -> None:
     assert main(["run", "--protocol", "agent-protocol", "--skip", "AP-NOPE-"]) == 2
 
 
-def test_the_readmes_example_file_is_valid(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    example = readme.split("```toml\n# conformance.toml\n", 1)[1].split("```", 1)[0]
+def test_the_usage_pages_example_file_is_valid(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "usage.md").read_text(encoding="utf-8")
+    example = page.split("```toml\n# conformance.toml\n", 1)[1].split("```", 1)[0]
     write(tmp_path, example)
     write(tmp_path, "expected_failures: []\n", "expected-failures.yaml")
     environ = {"SYNAPSE_TOKEN": "t1", "SYNAPSE_TOKEN_2": "t2"}
