@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
+from ...check.edges import same
 from ...check.http import Response
-from ...check.model import Model, ModelMachine, Session
+from ...check.model import Model, ModelMachine, Session, Violation
 from ...verdicts.requirements import Level, Requirement
-from .requirements import TASKS, registry, same, task_path
+from .requirements import TASKS, registry, task_path
 
 DOC = "agent-protocol/openapi.json"
 PAGE = 100
@@ -362,13 +364,27 @@ class AgentProtocolModel(ModelMachine):
         view = artifact_view(body)
         if view.get("artifact_id"):
             task = self.ledger.tasks[task_id]
+            earlier = task.artifacts.get(view["artifact_id"])
+            if earlier is not None and earlier.data is not None and earlier.data != data:
+                # One answer breaks two requirements: the earlier upload's bytes are no longer served
+                # under its id, and the list cannot hold both uploads. Both are recorded now, whichever
+                # a later draw would have reached first (the machine stops at the raised one).
+                with suppress(Violation):
+                    self.session.check(
+                        SAME_ARTIFACT,
+                        False,
+                        f"task {task_id}: the upload of {name!r} answered artifact_id {view['artifact_id']!r}, the "
+                        f"id of the earlier upload of {earlier.fields.get('file_name')!r} with other bytes: "
+                        "the earlier artifact's bytes are replaced",
+                    )
             self.session.check(
                 LISTS,
-                view["artifact_id"] not in task.artifacts,
+                earlier is None,
                 f"uploadAgentTaskArtifacts answered artifact_id {view['artifact_id']!r}, "
                 "the id of an artifact the task already has",
             )
-            task.artifacts[view["artifact_id"]] = ArtifactModel(view, data)
+            # an id answered again keeps what it was first: the earlier upload's bytes are still its own
+            task.artifacts.setdefault(view["artifact_id"], ArtifactModel(view, data))
         self.verify(task_id, "none")
 
     # the comparisons -----------------------------------------------------------------------------

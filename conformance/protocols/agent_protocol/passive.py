@@ -9,11 +9,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ...check.edges import same
 from ...proxy.document import multipart_fields
 from ...proxy.passive import Bounded, Checks
 from ...proxy.traffic import NotJson, Observed
 from ...proxy.verdicts import Verdict
-from .requirements import artifact_fields, content_disposition, same
+from .requirements import artifact_fields, content_disposition
 
 LISTS = {
     "listAgentTasks": ("tasks", "AP-PAGE-001"),

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
+from ...check import edges
 from ...check.context import Context
+from ...check.edges import difference, same
 from ...check.http import Response
 from ...verdicts.requirements import Level, Registry, operation_ref
 
@@ -63,19 +65,6 @@ def task_path(task_id: str, *rest: str) -> str:
 
 
 # --- comparisons and parsing (unit-tested) -------------------------------------------------------
-
-
-def same(a: Any, b: Any) -> bool:
-    """JSON equality that tells booleans from numbers (Python's ``True == 1`` would hide a change)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
 
 
 _PARAM = re.compile(r';\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
@@ -207,9 +196,7 @@ def run_task(ctx: Context) -> RunTask:
 
 def payload(seed: int, size: int = 4096) -> bytes:
     """Every byte value, NUL and 0xFF runs, a multipart-looking line, then seeded random bytes."""
-    return (
-        bytes(range(256)) + b"\x00" * 16 + b"\xff" * 16 + b"\r\n--boundary--\r\n" + random.Random(seed).randbytes(size)
-    )
+    return edges.binary(seed, size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +236,78 @@ def fetched(ctx: Context, task_id: str, artifact_id: str) -> Response:
         response = download(ctx, task_id, artifact_id)
         ctx.expect_status(response, 200)
     return response
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    edge: edges.Upload
+    response: Response
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeUploads:
+    """The corpus's files (``edges.uploads``), uploaded in order to one task: names, folders, sizes
+    and collisions, judged by every artifact round trip each run."""
+
+    task_id: str
+    sent: tuple[Sent, ...]
+
+
+def edge_uploads(ctx: Context) -> EdgeUploads:
+    def make() -> EdgeUploads:
+        task_id = new_task(ctx, {"input": "keep these files"})["task_id"]
+        sent = tuple(
+            Sent(edge, upload(ctx, task_id, edge.file_name, edge.data, edge.relative_path))
+            for edge in edges.uploads(ctx.options.seed)
+        )
+        return EdgeUploads(task_id, sent)
+
+    return ctx.memo("ap-edge-uploads", make)
+
+
+def edge_artifact(ctx: Context, sent: Sent, earlier: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The artifact an edge upload stored, judged as AP-ARTIFACT-001 judges an upload (another check
+    calls it inside that requirement's setup step); None when the server refused it fairly (a 4xx
+    for a value the document lets it refuse). ``earlier``: artifact ids already answered, each to
+    the edge that got it, so an upload answered with an earlier artifact's id (an overwrite) shows."""
+    edge, response = sent.edge, sent.response
+    ctx.cite(response.exchange)
+    if edge.refusable and 400 <= response.status < 500:
+        return None
+    if 400 <= response.status < 500:
+        ctx.fail(
+            f"{edge.file_name!r} (relative_path {edge.relative_path!r}, {len(edge.data)} bytes) was refused with "
+            f"{response.status}; the document sets no limit that excludes it: {response.text[:200]}"
+        )
+    artifact = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
+    ctx.expect(
+        isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str) and artifact["artifact_id"],
+        f"the upload of {edge.file_name!r} answered no artifact_id: {artifact!r:.200}",
+    )
+    for field, value in (("file_name", edge.file_name), ("relative_path", edge.relative_path)):
+        ctx.expect(same(artifact.get(field), value), f"{field} " + difference(artifact.get(field), value))
+    if earlier is not None:
+        first = earlier.setdefault(artifact["artifact_id"], edge.name)
+        ctx.expect(
+            first == edge.name,
+            f"answered artifact_id {artifact['artifact_id']!r}, the id the upload {first!r} was given: "
+            "an upload replaced an earlier artifact",
+        )
+    return dict(artifact)
+
+
+def accepted_edges(ctx: Context) -> tuple[EdgeUploads, list[tuple[Sent, dict[str, Any]]]]:
+    """Every edge upload the server stored, with its artifact; one AP-ARTIFACT-001 did not accept is
+    left out here (that requirement reports it; a check judging what was stored cannot judge it)."""
+    ups = edge_uploads(ctx)
+    stored = []
+    earlier: dict[str, str] = {}
+    for sent in ups.sent:
+        with ctx.part(sent.edge.name), ctx.setup("AP-ARTIFACT-001"):
+            artifact = edge_artifact(ctx, sent, earlier)
+            if artifact is not None:
+                stored.append((sent, artifact))
+    return ups, stored
 
 
 def expect_bytes(ctx: Context, got: bytes, want: bytes, what: str) -> None:
@@ -342,24 +401,38 @@ ROUND_TRIP_EXTRA: dict[str, Any] = {
     "AP-TASK-002",
     Level.MUST,
     "A task's input and additional_input come back exactly as sent, nested values included, "
-    "in the create answer and from GET /ap/v1/agent/tasks/{task_id}",
+    "in the create answer and from GET /ap/v1/agent/tasks/{task_id}: every text of the edge corpus "
+    "as input (scripts, combining marks, astral characters, escapes, control characters, spaces at "
+    "the ends; the empty, NUL and 64 Ki character ones unless refused with a 4xx), and an "
+    "additional_input holding them all as values and keys with numbers that lose precision elsewhere",
     f"{DOC}#/components/schemas/TaskRequestBody",
 )
 def task_round_trip(ctx: Context) -> None:
-    created = new_task(ctx, {"input": ROUND_TRIP_INPUT, "additional_input": ROUND_TRIP_EXTRA})
-    read = ctx.conforms(ctx.client.get(task_path(created["task_id"])), "getAgentTask", 200)
-    for where, task in (("createAgentTask answer", created), ("getAgentTask answer", read)):
-        with ctx.part():
-            ctx.expect(
-                same(task.get("input"), ROUND_TRIP_INPUT),
-                f"{where}: input {task.get('input')!r} is not the {ROUND_TRIP_INPUT!r} sent",
-            )
-        with ctx.part():
-            ctx.expect(
-                same(task.get("additional_input"), ROUND_TRIP_EXTRA),
-                f"{where}: additional_input {task.get('additional_input')!r} is not the {ROUND_TRIP_EXTRA!r} sent",
-            )
-    ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id")
+    cases: list[tuple[str, Any, Any, bool]] = [
+        ("unicode and quotes", ROUND_TRIP_INPUT, ROUND_TRIP_EXTRA, False),
+        ("the edge corpus's JSON values", "edge values in additional_input", edges.json_values(), False),
+        *((e.name, e.value, {}, e.refusable) for e in edges.TEXTS),
+    ]
+    for name, text, extra, refusable in cases:
+        with ctx.part(name):
+            sent = {"input": text, "additional_input": extra}
+            response = ctx.client.post(TASKS, json=sent)
+            if refused(ctx, response, refusable, "createAgentTask"):
+                continue
+            with ctx.setup("AP-TASK-001"):  # the create's status and form are AP-TASK-001's
+                created = ctx.conforms(response, "createAgentTask", 200)
+                ctx.expect(
+                    isinstance(created, dict) and isinstance(created.get("task_id"), str),
+                    f"the create answered no task_id: {created!r:.200}",
+                )
+            read = ctx.conforms(ctx.client.get(task_path(created["task_id"])), "getAgentTask", 200)
+            ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id")
+            for where, task in (("createAgentTask answer", created), ("getAgentTask answer", read)):
+                for field in ("input", "additional_input"):
+                    ctx.expect(
+                        same(task.get(field), sent[field]),
+                        f"{where}: {field} " + difference(task.get(field), sent[field]),
+                    )
 
 
 # --- errors --------------------------------------------------------------------------------------
@@ -504,22 +577,57 @@ def step_progression(ctx: Context) -> None:
     "AP-STEP-002",
     Level.MUST,
     "A step records the input and additional_input it was executed with, nested values included, "
-    "in the POST answer and when read back by id",
+    "in the POST answer and when read back by id: every text of the edge corpus as a step's input "
+    "(the empty, NUL and 64 Ki character ones unless refused with a 4xx), and the corpus's JSON "
+    "values as an additional_input",
     f"{DOC}#/components/schemas/StepRequestBody",
 )
 def step_round_trip(ctx: Context) -> None:
     run = run_task(ctx)
     for number, (sent, step) in enumerate(zip(run.sent, run.steps, strict=True), 1):
-        read = ctx.conforms(
-            ctx.client.get(task_path(run.task["task_id"], "steps", step["step_id"])), "getAgentTaskStep", 200
-        )
-        for where, got in (("POST answer", step), ("GET by id", read)):
-            for field in ("input", "additional_input"):
-                with ctx.part():
-                    ctx.expect(
-                        same(got.get(field), sent[field]),
-                        f"step {number} ({where}): {field} {got.get(field)!r} is not the {sent[field]!r} sent",
-                    )
+        with ctx.part(f"step {number}"):
+            step_echoes(ctx, run.task["task_id"], sent, step, ctx.conforms)
+    cases = [("the edge corpus's JSON values", "edge values", edges.json_values(), False)]
+    cases += [(e.name, e.value, {}, e.refusable) for e in edges.TEXTS]
+    task_id, finished = "", True
+    for name, text, extra, refusable in cases:
+        with ctx.part(name):
+            if finished:  # past is_last the document says nothing of what a step does: a new task
+                task_id = new_task(ctx, {"input": "steps with edge inputs"})["task_id"]
+            sent = {"input": text, "additional_input": extra}
+            response = ctx.client.post(task_path(task_id, "steps"), json=sent)
+            finished = False
+            if refused(ctx, response, refusable, "executeAgentTaskStep"):
+                continue
+            with ctx.setup("AP-STEP-001"):  # the step answer's status and form are AP-STEP-001's
+                step = ctx.conforms(response, "executeAgentTaskStep", 200)
+                ctx.expect(isinstance(step, dict), f"the step answer is not an object: {step!r:.200}")
+            finished = step.get("is_last") is True
+            step_echoes(ctx, task_id, sent, step, ctx.conforms)
+
+
+def refused(ctx: Context, response: Response, refusable: bool, operation: str) -> bool:
+    """Whether a write of an edge value was refused fairly (a 4xx where the document lets a server
+    refuse it); a 4xx for a value it must accept is the echo's failure."""
+    if not 400 <= response.status < 500:
+        return False
+    ctx.cite(response.exchange)
+    ctx.expect(
+        refusable,
+        f"{operation} refused it with {response.status}, though the document accepts it: {response.text[:200]}",
+    )
+    return True
+
+
+def step_echoes(
+    ctx: Context, task_id: str, sent: dict[str, Any], step: dict[str, Any], conforms: Callable[..., Any]
+) -> None:
+    read = conforms(ctx.client.get(task_path(task_id, "steps", str(step.get("step_id")))), "getAgentTaskStep", 200)
+    for where, got in (("POST answer", step), ("GET by id", read)):
+        for field in ("input", "additional_input"):
+            ctx.expect(
+                same(got.get(field), sent[field]), f"{where}: {field} " + difference(got.get(field), sent[field])
+            )
 
 
 @registry.requirement(
@@ -581,7 +689,11 @@ def get_step(ctx: Context) -> None:
     "AP-ARTIFACT-001",
     Level.MUST,
     "Uploading a multipart file with a relative_path returns an Artifact with an artifact_id, "
-    "the file's name, the relative_path sent and agent_created: false",
+    "the file's name, the relative_path sent and agent_created: false; for every file of the edge "
+    "corpus (UTF-8, decomposed, dot-leading, quoted and 255-byte names, empty, binary and 1 MiB files, "
+    "a name uploaded twice, a file and a folder of one name) too, each with an artifact_id of its own, "
+    "or a 4xx where the document lets a server refuse it (a 255-byte name, a second upload of a name, "
+    "a name that is also a folder)",
     _op(ARTIFACTS_OP, "post"),
 )
 def upload_answer(ctx: Context) -> None:
@@ -593,19 +705,31 @@ def upload_answer(ctx: Context) -> None:
         up.artifact.get("agent_created") is False,
         f"an uploaded artifact must be agent_created: false, got {up.artifact.get('agent_created')!r}",
     )
+    earlier: dict[str, str] = {}
+    for sent in edge_uploads(ctx).sent:
+        with ctx.part(sent.edge.name):
+            edge_artifact(ctx, sent, earlier)
 
 
 @registry.requirement(
     "AP-ARTIFACT-002",
     Level.MUST,
     "Downloading an uploaded artifact answers 200 application/octet-stream with exactly the bytes "
-    "uploaded (NUL, 0xFF and CRLF included)",
+    "uploaded (NUL, 0xFF and CRLF included), for every file of the edge corpus the server stored, "
+    "after all of them were uploaded (an empty and a 1 MiB file, names a file system treats specially, "
+    "two uploads of one name each keeping its own bytes)",
     f"{_op(ARTIFACT_OP, 'get')}/responses/200",
 )
 def download_bytes(ctx: Context) -> None:
     up = uploaded(ctx)
-    data = ctx.conforms(download(ctx, up.task_id, up.artifact["artifact_id"]), "downloadAgentTaskArtifact", 200)
-    expect_bytes(ctx, data, up.data, "downloaded artifact")
+    with ctx.part():
+        data = ctx.conforms(download(ctx, up.task_id, up.artifact["artifact_id"]), "downloadAgentTaskArtifact", 200)
+        expect_bytes(ctx, data, up.data, "downloaded artifact")
+    ups, stored = accepted_edges(ctx)  # downloaded after all of them: a later upload may not replace one
+    for sent, artifact in stored:
+        with ctx.part(sent.edge.name):
+            got = ctx.conforms(download(ctx, ups.task_id, artifact["artifact_id"]), "downloadAgentTaskArtifact", 200)
+            expect_bytes(ctx, got, sent.edge.data, f"the download of {sent.edge.file_name!r}")
 
 
 @registry.requirement(
@@ -624,12 +748,26 @@ def download_disposition(ctx: Context) -> None:
     kind, name = content_disposition(header or "")
     ctx.expect_equal(kind, "attachment", f"Content-Disposition {header!r}: disposition type")
     ctx.expect_equal(name, up.name, f"Content-Disposition {header!r}: file name")
+    ups, stored = accepted_edges(ctx)
+    for sent, artifact in stored:
+        if sent.edge.refusable:
+            continue  # a long or colliding name a server may shorten or rename for the client's disk
+        with ctx.part(sent.edge.name):
+            with ctx.setup("AP-ARTIFACT-002"):
+                response = fetched(ctx, ups.task_id, artifact["artifact_id"])
+            header = response.headers.get("content-disposition") or ""
+            name = content_disposition(header)[1]
+            ctx.expect(
+                name == sent.edge.file_name,
+                f"Content-Disposition {header!r}: the file name " + difference(name, sent.edge.file_name),
+            )
 
 
 @registry.requirement(
     "AP-ARTIFACT-004",
     Level.MUST,
-    "GET .../artifacts lists an uploaded artifact with the fields the upload answered",
+    "GET .../artifacts lists an uploaded artifact with the fields the upload answered, and every file "
+    "of the edge corpus the server stored exactly once, the same way",
     _op(ARTIFACTS_OP, "get"),
 )
 def listed_artifact(ctx: Context) -> None:
@@ -644,6 +782,20 @@ def listed_artifact(ctx: Context) -> None:
         f"listed artifact {artifact_fields(found[0])!r} differs from the upload's answer "
         f"{artifact_fields(up.artifact)!r}",
     )
+    ups, stored = accepted_edges(ctx)
+    listed = all_items(ctx, task_path(ups.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    for sent, artifact in stored:
+        with ctx.part(sent.edge.name):
+            found = [a for a in listed if isinstance(a, dict) and a.get("artifact_id") == artifact["artifact_id"]]
+            ctx.expect(
+                len(found) == 1,
+                f"{sent.edge.file_name!r} ({artifact['artifact_id']}) is listed {len(found)} times "
+                f"among the task's {len(listed)} artifacts",
+            )
+            ctx.expect(
+                same(artifact_fields(found[0]), artifact_fields(artifact)),
+                f"listed as {artifact_fields(found[0])!r}; the upload answered {artifact_fields(artifact)!r}",
+            )
 
 
 @registry.requirement(

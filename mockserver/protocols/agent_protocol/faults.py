@@ -14,6 +14,16 @@ RECENT_INDEX = 16
 """Tasks in the listing index of ap-task-list-recent-16."""
 SUMMARY_CHARS = 40
 """Characters of input kept in the list rows of ap-task-list-input-truncated."""
+TEXT_COLUMN_BYTES = 65535
+"""Bytes of UTF-8 a task's input keeps under ap-task-input-text-column (a MySQL TEXT column)."""
+NEWEST_ARTIFACTS = 8
+"""Artifacts a task's list shows under ap-artifacts-list-newest-8."""
+CHUNK_BYTES = 64 * 1024
+"""Bytes of an upload kept under ap-upload-reads-one-chunk."""
+LISTED_PAGES = 3
+"""Pages a list serves under ap-page-empty-past-3 (an OFFSET cap)."""
+NAME_LIMIT = 200
+"""Bytes of a file name the control ap-upload-long-name-refused accepts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +63,27 @@ class Switches(_Switches):
     upload_traversal_backslashed: bool = False
     upload_traversal_percent_decoded: bool = False
     upload_traversal_unreadable: bool = False
+    # the edge corpus (conformance/edges.py): names, encodings, sizes, collisions
+    upload_name_nfc: bool = False
+    upload_dotfiles_unservable: bool = False
+    upload_same_name_replaces: bool = False
+    upload_folder_collision_500: bool = False
+    upload_empty_refused: bool = False
+    upload_reads_one_chunk: bool = False
+    download_disposition_ascii: bool = False
+    task_input_nfc: bool = False
+    task_input_trimmed: bool = False
+    task_input_text_column: bool = False
+    task_astral_replaced: bool = False
+    step_input_controls_stripped: bool = False
+    big_integers_as_floats: bool = False
+    artifacts_list_newest_8: bool = False
+    page_empty_past_3: bool = False
+    # passing controls: what the document lets a server do with those edges
+    upload_folder_collision_409: bool = False
+    upload_long_name_refused: bool = False
+    upload_same_name_conflict: bool = False
+    long_input_refused: bool = False
 
     @property
     def names_are_paths(self) -> bool:
@@ -248,9 +279,9 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-upload-path-traversal",
-        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads write task/relative_path/file_name to one shared store without checking for '..', "
-        "so a crafted path overwrites another task's artifact",
+        "so a crafted path overwrites another task's artifact (and a second upload of a name its first)",
         operation="uploadAgentTaskArtifacts",
     ),
     # the same hole behind a check that looks only for one spelling of it
@@ -360,10 +391,131 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-artifacts-keyed-by-file-name",
-        ("AP-MODEL-004",),
+        ("AP-ARTIFACT-002", "AP-MODEL-004"),
         "artifact bytes are stored by task, relative_path and file name: downloading an upload gives the bytes "
         "of the latest upload of the same name",
         operation="downloadAgentTaskArtifact",
+    ),
+    # the edge corpus (conformance/edges.py), fed to every round trip each run
+    _fault(
+        "ap-upload-name-nfc",
+        ("AP-ARTIFACT-001",),
+        "file names are stored normalised to NFC: a decomposed (NFD) name comes back composed",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-upload-dotfiles-unservable",
+        ("AP-ARTIFACT-002",),
+        "a dot-leading file name (.env) is stored and listed, but its download answers 404 (a static "
+        "file server that hides dotfiles)",
+        operation="downloadAgentTaskArtifact",
+    ),
+    _fault(
+        "ap-upload-same-name-replaces",
+        ("AP-ARTIFACT-001", "AP-ARTIFACT-002", "AP-MODEL-003", "AP-MODEL-004"),
+        "a second upload of a name to the same folder of a task replaces the first: same artifact_id, the new bytes",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-upload-folder-collision-500",
+        ("AP-ARTIFACT-001",),
+        "an upload whose path collides with a folder (a file named like a folder, or a relative_path through "
+        "a file) crashes with 500, as a server writing files to disk does",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-upload-empty-refused",
+        ("AP-ARTIFACT-001",),
+        "an empty file is refused with 422 (a validator that wants at least one byte)",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-upload-reads-one-chunk",
+        ("AP-ARTIFACT-002",),
+        f"an upload keeps only its first {CHUNK_BYTES // 1024} KiB (one read of the part)",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-download-disposition-ascii",
+        ("AP-ARTIFACT-003",),
+        "Content-Disposition carries only an ASCII filename (non-ASCII characters replaced), no filename*",
+        operation="downloadAgentTaskArtifact",
+    ),
+    _fault(
+        "ap-task-input-nfc",
+        ("AP-TASK-002",),
+        "a task's input is stored normalised to NFC: combining marks are composed",
+        operation="createAgentTask",
+    ),
+    _fault(
+        "ap-task-input-trimmed",
+        ("AP-TASK-002",),
+        "a task's input is stored with the whitespace at its ends trimmed",
+        operation="createAgentTask",
+    ),
+    _fault(
+        "ap-task-input-text-column",
+        ("AP-TASK-002",),
+        f"a task's input is cut to {TEXT_COLUMN_BYTES} bytes of UTF-8 (a TEXT column), silently",
+        operation="createAgentTask",
+    ),
+    _fault(
+        "ap-task-astral-replaced",
+        ("AP-TASK-002",),
+        "characters beyond U+FFFF (emoji) in a task's input and additional_input become '?' (a 3-byte utf8 store)",
+        operation="createAgentTask",
+    ),
+    _fault(
+        "ap-step-input-controls-stripped",
+        ("AP-STEP-002",),
+        "a step's input is stored with its control characters (tab, newline, ...) removed",
+        operation="executeAgentTaskStep",
+    ),
+    _fault(
+        "ap-big-integers-as-floats",
+        ("AP-TASK-002", "AP-STEP-002"),
+        "additional_input numbers are stored as doubles: integers beyond 2^53 lose their last digits",
+        operation="createAgentTask",
+    ),
+    _fault(
+        "ap-artifacts-list-newest-8",
+        ("AP-ARTIFACT-004",),
+        f"a task's artifact list shows only its {NEWEST_ARTIFACTS} newest artifacts, total_items counting them",
+        operation="listAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-page-empty-past-3",
+        ("AP-PAGE-001", "AP-MODEL-003"),
+        f"every list answers pages past the {LISTED_PAGES}rd with no items (an OFFSET cap), the totals unchanged",
+        operation="listAgentTasks",
+    ),
+    _fault(
+        "ap-upload-folder-collision-409",
+        (),
+        "control: an upload whose path collides with a folder is refused with 409 and a message",
+        operation="uploadAgentTaskArtifacts",
+        control=True,
+    ),
+    _fault(
+        "ap-upload-long-name-refused",
+        (),
+        f"control: a file name over {NAME_LIMIT} bytes is refused with 422 and a message",
+        operation="uploadAgentTaskArtifacts",
+        control=True,
+    ),
+    _fault(
+        "ap-upload-same-name-conflict",
+        (),
+        "control: a second upload of a name to the same folder of a task is refused with 409 (the first is kept)",
+        operation="uploadAgentTaskArtifacts",
+        control=True,
+    ),
+    _fault(
+        "ap-long-input-refused",
+        (),
+        "control: a task or step input over 60000 characters is refused with 422",
+        operation="createAgentTask",
+        control=True,
     ),
     _fault(
         "ap-download-stalls",

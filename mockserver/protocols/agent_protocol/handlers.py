@@ -16,6 +16,7 @@ answered as the document says, with an executed step.
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, unquote
@@ -28,8 +29,17 @@ from ...errors import ApiError
 from ...reply import Reply
 from ...streaming import stall
 from ...validation import UploadedFile
-from .faults import RECENT_INDEX, SUMMARY_CHARS, Switches
-from .models import Artifact, Step, Task
+from .faults import (
+    CHUNK_BYTES,
+    LISTED_PAGES,
+    NAME_LIMIT,
+    NEWEST_ARTIFACTS,
+    RECENT_INDEX,
+    SUMMARY_CHARS,
+    TEXT_COLUMN_BYTES,
+    Switches,
+)
+from .models import Artifact, Step, Task, workspace_path
 from .store import Store
 
 INT32_MAX = 2**31 - 1
@@ -82,7 +92,68 @@ def paginate(items: Sequence[T], page: Page, on: Switches) -> tuple[Sequence[T],
         "current_page": page.current,
         "page_size": page.size,
     }
+    if on.page_empty_past_3 and current > LISTED_PAGES:
+        return [], pagination
     return items[start : start + page.size], pagination
+
+
+LONG_INPUT = 60000
+"""Characters of input the control ap-long-input-refused accepts."""
+
+
+def _astral_replaced(value: Any) -> Any:
+    if isinstance(value, str):
+        return "".join("?" if ord(c) > 0xFFFF else c for c in value)
+    if isinstance(value, dict):
+        return {_astral_replaced(k): _astral_replaced(v) for k, v in value.items()}
+    return [_astral_replaced(v) for v in value] if isinstance(value, list) else value
+
+
+def _as_doubles(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _as_doubles(v) for k, v in value.items()}
+    return [_as_doubles(v) for v in value] if isinstance(value, list) else value
+
+
+def stored_input(body: dict[str, Any], on: Switches, step: bool = False) -> dict[str, Any]:
+    """The request body as the edge faults store it (the unfaulted mock stores it verbatim)."""
+    text, extra = body.get("input"), body.get("additional_input", {})
+    if on.long_input_refused and isinstance(text, str) and len(text) > LONG_INPUT:
+        raise ApiError(422, f"Invalid request: body.input: at most {LONG_INPUT} characters")  # a fair limit
+    if isinstance(text, str) and not step:
+        if on.task_input_nfc:
+            text = unicodedata.normalize("NFC", text)
+        if on.task_input_trimmed:
+            text = text.strip()
+        if on.task_input_text_column:
+            text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
+        if on.task_astral_replaced:
+            text, extra = _astral_replaced(text), _astral_replaced(extra)
+    if isinstance(text, str) and step and on.step_input_controls_stripped:
+        text = "".join(c for c in text if unicodedata.category(c) != "Cc")
+    if on.big_integers_as_floats:
+        extra = _as_doubles(extra)
+    return {**body, "input": text, "additional_input": extra}
+
+
+def check_upload(task: Task, name: str, relative_path: str | None, data: bytes, on: Switches) -> bytes:
+    """The edge faults' and controls' view of an upload: the bytes they store, or a refusal."""
+    if on.upload_long_name_refused and len(name.encode()) > NAME_LIMIT:
+        raise ApiError(422, f"The file name is longer than {NAME_LIMIT} bytes")  # a fair limit
+    if on.upload_empty_refused and not data:
+        raise ApiError(422, "The uploaded file is empty")
+    path = workspace_path(task.task_id, relative_path, name)
+    if on.upload_folder_collision_500 or on.upload_folder_collision_409:
+        for other in task.artifacts:
+            if other.workspace_path.startswith(path + "/") or path.startswith(other.workspace_path + "/"):
+                if on.upload_folder_collision_409:
+                    raise ApiError(409, f"{path!r} collides with the stored {other.workspace_path!r}")
+                raise IsADirectoryError(path)  # the fault: rendered as 500
+    if on.upload_same_name_conflict and any(a.workspace_path == path and not a.agent_created for a in task.artifacts):
+        raise ApiError(409, f"An artifact {path!r} exists already")
+    return data[:CHUNK_BYTES] if on.upload_reads_one_chunk else data
 
 
 def check_file_name(name: str) -> str:
@@ -183,6 +254,7 @@ class AgentProtocol(Handlers):
         body = call.body if isinstance(call.body, dict) else {}  # not a dict only under ap-create-accepts-invalid
         if on.create_requires_input and body.get("input") is None:
             raise ApiError(422, "Invalid request: body.input: field required")  # the fault: stricter than the document
+        body = stored_input(body, on)
         additional_input = body.get("additional_input", {})
         if on.task_flattens_additional_input and isinstance(additional_input, dict):
             additional_input = {k: v for k, v in additional_input.items() if not isinstance(v, dict | list)}
@@ -234,7 +306,7 @@ class AgentProtocol(Handlers):
     async def execute_step(self, call: Call) -> Reply:
         on = self.on
         task = self.store.task(call.path["task_id"])
-        body = call.body or {}
+        body = stored_input(call.body or {}, on, step=True)
         if on.step_drops_additional_input:
             # the answer echoes the request, the store keeps nothing of it
             step = self.store.execute_step(task, {**body, "additional_input": {}})
@@ -262,6 +334,8 @@ class AgentProtocol(Handlers):
         artifacts: Sequence[Artifact] = self.task_of(call).artifacts
         if on.artifacts_list_agent_only:
             artifacts = [a for a in artifacts if a.agent_created]
+        if on.artifacts_list_newest_8:
+            artifacts = artifacts[-NEWEST_ARTIFACTS:]
         listed, pagination = paginate(artifacts, page, on)
         if on.artifacts_total_uploads_only:
             pagination["total_items"] = sum(not a.agent_created for a in artifacts)  # the count query's filter
@@ -277,12 +351,28 @@ class AgentProtocol(Handlers):
             return web.Response(status=204)
         upload, relative_path = _form(call.body)
         name = check_file_name(upload.filename)
-        path = disk_path(task.task_id, relative_path, name, self.on) if self.on.names_are_paths else None
-        store.reserve(1, len(upload.data))
-        artifact = store.add_artifact(task, name, relative_path, upload.data, False)
+        on = self.on
+        if on.upload_name_nfc:
+            name = unicodedata.normalize("NFC", name)
+        data = check_upload(task, name, relative_path, upload.data, on)
+        if on.upload_same_name_replaces:
+            same = next(
+                (
+                    a
+                    for a in task.artifacts
+                    if a.workspace_path == workspace_path(task.task_id, relative_path, name) and not a.agent_created
+                ),
+                None,
+            )
+            if same is not None:  # an upsert keyed by the path
+                same.data = data
+                return Reply(same.view())
+        path = disk_path(task.task_id, relative_path, name, on) if on.names_are_paths else None
+        store.reserve(1, len(data))
+        artifact = store.add_artifact(task, name, relative_path, data, False)
         if path is not None:
             artifact.workspace_path = path
-            store.write_through(path, upload.data)  # the names became a path
+            store.write_through(path, data)  # the names became a path
         self.written(task, artifact.artifact_id)
         return Reply(artifact.view())
 
@@ -296,6 +386,8 @@ class AgentProtocol(Handlers):
                 return web.Response(body=b"", content_type="application/octet-stream")
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found in this task")
         self.visible(task, artifact.artifact_id, "Artifact")
+        if on.upload_dotfiles_unservable and artifact.file_name.startswith("."):
+            raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found")
         if on.upload_traversal_unreadable and not artifact.workspace_path.startswith(task.task_id + "/"):
             raise ApiError(500, "refusing to read a path outside the task's folder")  # the fault
         data = artifact.data
@@ -304,6 +396,8 @@ class AgentProtocol(Handlers):
         if on.download_text_mode:
             data = data.decode("utf-8", "replace").encode()
         headers = {} if on.download_no_disposition else {"Content-Disposition": content_disposition(artifact.file_name)}
+        if on.download_disposition_ascii:
+            headers["Content-Disposition"] = headers["Content-Disposition"].split("; filename*=")[0]
         # Octet-stream whatever the Accept header says: the official client asks for JSON here.
         content_type = "application/json" if on.download_json_content_type else "application/octet-stream"
         if on.download_stalls:
