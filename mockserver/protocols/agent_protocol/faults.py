@@ -287,28 +287,28 @@ FAULTS: tuple[Fault, ...] = (
     # the same hole behind a check that looks only for one spelling of it
     _fault(
         "ap-upload-traversal-unreadable",
-        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads follow '..' in their names into a shared folder, but a download refuses (500) a path that left "
         "its task's folder: the other task's artifact is overwritten, the crafted one cannot be read back",
         operation="uploadAgentTaskArtifacts",
     ),
     _fault(
         "ap-upload-traversal-percent-decoded",
-        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads refuse names holding '..' and then percent-decode them, so %2E%2E%2F climbs into another "
         "task's folder",
         operation="uploadAgentTaskArtifacts",
     ),
     _fault(
         "ap-upload-traversal-backslashed",
-        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads refuse names holding '../' and then read backslashes as separators, so '..\\' climbs into "
         "another task's folder",
         operation="uploadAgentTaskArtifacts",
     ),
     _fault(
         "ap-upload-traversal-absolute",
-        ("AP-ARTIFACT-006", "AP-MODEL-004"),
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads strip '../' from their names but keep a leading '/', so an absolute name replaces the task's "
         "folder (a name /dev/null stores nothing)",
         operation="uploadAgentTaskArtifacts",

@@ -386,7 +386,7 @@ class AgentProtocol(Handlers):
                 return web.Response(body=b"", content_type="application/octet-stream")
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found in this task")
         self.visible(task, artifact.artifact_id, "Artifact")
-        if on.upload_dotfiles_unservable and artifact.file_name.startswith("."):
+        if on.upload_dotfiles_unservable and artifact.file_name.replace("\\", "/").rpartition("/")[2].startswith("."):
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found")
         if on.upload_traversal_unreadable and not artifact.workspace_path.startswith(task.task_id + "/"):
             raise ApiError(500, "refusing to read a path outside the task's folder")  # the fault
