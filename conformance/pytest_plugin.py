@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from .run.options import RunOptions
-from .verdicts.results import Exchange, Finding, RequirementResult, RunResult, Status
+from .verdicts.results import RequirementResult, RunResult, Status
 
 _PLANS = pytest.StashKey[dict[str, RunOptions]]()
 _WORKER = pytest.StashKey["_Worker"]()
@@ -277,30 +277,7 @@ def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[s
                 run.fatal = record["fatal"]
                 continue
             data = record["result"]
-            res = RequirementResult(
-                registry[data["id"]],
-                Status(data["status"]),
-                data["message"],
-                [Exchange.from_dict(e) for e in data["evidence"]],
-                data["duration_s"],
-                data["cases"],
-                findings=[
-                    Finding(
-                        f["key"],
-                        data["id"],
-                        f["operation"],
-                        f["kind"],
-                        f["message"],
-                        f["count"],
-                        [Exchange.from_dict(e) for e in f["evidence"]],
-                    )
-                    for f in data.get("findings", [])
-                ],
-                blocked_by=data.get("blocked_by"),
-            )
-            if data.get("baseline"):
-                res.baseline, res.baseline_reason = data["baseline"]["verdict"], data["baseline"]["reason"]
-            run.results.append(res)
+            run.results.append(RequirementResult.from_dict(data, pid, registry[data["id"]]))
         order = list(registry)
         run.results.sort(key=lambda r: order.index(r.requirement.id))
         run.duration_s = sum(r.duration_s for r in run.results)

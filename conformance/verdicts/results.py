@@ -134,6 +134,11 @@ class Finding:
             "evidence": [e.to_dict() for e in self.evidence],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], requirement: str) -> Finding:
+        evidence = [Exchange.from_dict(e) for e in data["evidence"]]
+        return cls(data["key"], requirement, data["operation"], data["kind"], data["message"], data["count"], evidence)
+
 
 @dataclass(slots=True)
 class RequirementResult:
@@ -182,6 +187,29 @@ class RequirementResult:
             "baseline": {"verdict": self.baseline, "reason": self.baseline_reason} if self.baseline else None,
         }
 
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], protocol: str, requirement: Requirement | None = None
+    ) -> RequirementResult:
+        """A result as ``to_dict`` wrote it; the requirement is rebuilt from the record unless the
+        registry's own is given."""
+        if requirement is None:
+            level, state = Level(data["level"]), data.get("depends_on_state") or ""
+            requirement = Requirement(data["id"], level, data["statement"], data["ref"], protocol, data["phase"], state)
+        result = cls(
+            requirement,
+            Status(data["status"]),
+            data["message"],
+            [Exchange.from_dict(e) for e in data["evidence"]],
+            data["duration_s"],
+            data["cases"],
+            findings=[Finding.from_dict(f, data["id"]) for f in data.get("findings", [])],
+            blocked_by=data.get("blocked_by"),
+        )
+        if data.get("baseline"):
+            result.baseline, result.baseline_reason = data["baseline"]["verdict"], data["baseline"]["reason"]
+        return result
+
 
 @dataclass(slots=True)
 class RunResult:
@@ -225,14 +253,15 @@ class RunResult:
     def must_passed(self) -> bool:
         """Every MUST passed. A selection with no MUST (``--only`` a SHOULD) gates on what it ran;
         an empty one never passes."""
-        gating = self.gating
+        return self.fatal is None and bool(self.gating) and not self.failing
+
+    @property
+    def failing(self) -> list[RequirementResult]:
+        """The gating results that fail the run (failed, not verified, an error), what a CI step
+        annotates; stale baseline entries (``stale``) fail it too, at any level."""
         # a check blocked by a failure the baseline expects waits on the same known bug
         expected = {r.requirement.id for r in self.results if r.baseline == "expected"}
-        return (
-            self.fatal is None
-            and bool(gating)
-            and all(r.gates_ok or (r.status is Status.BLOCKED and r.blocked_by in expected) for r in gating)
-        )
+        return [r for r in self.gating if not (r.gates_ok or (r.status is Status.BLOCKED and r.blocked_by in expected))]
 
     @property
     def verdict(self) -> str:
@@ -301,3 +330,53 @@ class RunResult:
             "state_dependent": self.state_dependent,
             "requirements": [r.to_dict() for r in self.results],
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunResult:
+        """A run as results.json records it (``to_dict``): what a CI step or a merge reads back.
+        Keys ``to_dict`` does not write itself are the run's ``meta``, as it flattened them."""
+        protocol = data["protocol"]
+        return cls(
+            protocol=protocol,
+            target=data["target"],
+            suite_version=data["suite_version"],
+            seed=data["seed"],
+            level=Level(data["level"]),
+            started_at=data["started_at"],
+            finished_at=data["finished_at"],
+            duration_s=data["duration_s"],
+            results=[RequirementResult.from_dict(r, protocol) for r in data["requirements"]],
+            fatal=data["fatal"],
+            stats=data.get("stats", {}),
+            base_url=data.get("base_url", ""),
+            meta={k: v for k, v in data.items() if k not in _RUN_KEYS},
+            stopped=data.get("stopped"),
+            observed_only=data.get("observed_only", False),
+        )
+
+
+_RUN_KEYS = frozenset(
+    {
+        "format_version",
+        "finding_key",
+        "protocol",
+        "target",
+        "base_url",
+        "suite_version",
+        "seed",
+        "level",
+        "started_at",
+        "finished_at",
+        "duration_s",
+        "fatal",
+        "stopped",
+        "observed_only",
+        "exit_code",
+        "summary",
+        "baseline",
+        "stats",
+        "state_dependent",
+        "requirements",
+    }
+)
+"""The keys ``RunResult.to_dict`` writes of its own (the rest are ``meta``)."""

@@ -58,3 +58,37 @@ def test_the_tally_counts_every_status_per_level() -> None:
     assert tally["must"] == {"passed": 1, "failed": 0, "skipped": 0, "error": 0, "blocked": 1}
     assert tally["may"]["skipped"] == 1 and sum(tally["should"].values()) == 0
     assert result.to_dict()["summary"] == tally
+
+
+def test_failing_names_what_fails_the_run_and_nothing_else() -> None:
+    results = [
+        RequirementResult(req("X-1"), Status.FAILED, baseline="expected"),
+        RequirementResult(req("X-2"), Status.BLOCKED, blocked_by="X-1"),  # waits on the known bug
+        RequirementResult(req("X-3"), Status.BLOCKED, blocked_by="X-4"),
+        RequirementResult(req("X-4"), Status.FAILED),
+        RequirementResult(req("X-5"), Status.SKIPPED),
+        RequirementResult(req("X-6"), Status.ERROR),
+        RequirementResult(req("X-7"), Status.PASSED),
+        RequirementResult(req("X-8", Level.SHOULD), Status.FAILED),  # a SHOULD gates nothing beside MUSTs
+    ]
+    assert [r.requirement.id for r in run_of(*results).failing] == ["X-3", "X-4", "X-5", "X-6"]
+
+
+def test_a_run_read_back_from_its_record_is_the_run() -> None:
+    from conformance.verdicts.results import Exchange, Finding
+
+    exchange = Exchange("POST", "http://t/ap/v1/agent/tasks", {"a": "b"}, '{"input": "x"}', 500, {}, "oops")
+    finding = Finding("X-1|POST /ap/v1/agent/tasks|ST101:500", "X-1", "POST /ap/v1/agent/tasks", "ST101:500", "boom")
+    finding.evidence.append(exchange)
+    results = [
+        RequirementResult(req("X-1"), Status.FAILED, "boom", [exchange], 0.25, 7, findings=[finding]),
+        RequirementResult(req("X-2", Level.SHOULD), Status.BLOCKED, "blocked by X-1", blocked_by="X-1"),
+        RequirementResult(req("X-3"), Status.PASSED, baseline="stale", baseline_reason="vendor issue 12"),
+    ]
+    run = run_of(*results)
+    run.meta, run.stats, run.stopped = {"hash_seed": "0", "target_name": "My Server"}, {"cases": 7}, "budget"
+    record = run.to_dict()
+    again = RunResult.from_dict(record)
+    assert again.to_dict() == record
+    assert (again.meta, again.failing[0].findings[0].evidence[0].status) == (run.meta, 500)
+    assert again.exit_code == run.exit_code == 1
