@@ -411,7 +411,25 @@ def test_the_workflows_action_steps_pass_on_the_embedded_mock(
         assert done.returncode == 0, done.stdout + done.stderr
 
 
-# --- the README's CI examples --------------------------------------------------------------------
+# --- the documentation's CI examples -------------------------------------------------------------
+
+
+def test_the_docs_pin_the_action_and_the_package_to_this_repository_at_the_release_being_prepared() -> None:
+    import tomllib
+
+    from specs.program import __version__
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    repository = project["urls"]["Source"].removeprefix("https://github.com/")
+    release = "v" + re.sub(r"\.dev\d+$", "", __version__)  # main carries the next release's version
+    for page in (REPO / "README.md", REPO / "docs" / "ci.md"):
+        text = page.read_text(encoding="utf-8")
+        pins = [m for m in re.findall(r"uses: ([\w.-]+/[\w.-]+)@(\S+)", text) if not m[0].startswith("actions/")]
+        pins += re.findall(r"git\+https://github\.com/([\w.-]+/[\w.-]+)@([\w.-]+)", text)
+        assert pins and set(pins) == {(repository, release)}, page.name
+        for block in re.findall(r"```yaml\n(.*?)```", text, flags=re.S):
+            for step in yaml.safe_load(block) if block.lstrip().startswith("- uses:") else []:
+                assert set(step.get("with", {})) <= set(ACTION["inputs"]), page.name
 
 
 def _ci_page_block(marker: str) -> Any:
