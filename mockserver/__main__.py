@@ -26,6 +26,7 @@ from .config import DEFAULT_TOKENS, MockConfig
 from .descriptor import DescriptorError, catalogue, resolve
 from .gate import TOKEN_ENV, GateError, is_loopback
 from .journal import DEFAULT_SIZE
+from .stubs import StubError
 
 
 def _token(value: str) -> tuple[str, str]:
@@ -69,6 +70,12 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     dev.add_argument("--chaos-seed", type=int, help="seed of the chaos draws (default: --seed)")
     dev.add_argument("--fixtures", metavar="FILE", type=Path, help="state to load before serving (YAML or JSON)")
+    dev.add_argument(
+        "--stubs",
+        metavar="FILE",
+        type=Path,
+        help="stubs (answers instead of the handlers') and data stubs, YAML or JSON (GET /__mock/stubs/schema)",
+    )
     dev.add_argument(
         "--journal",
         nargs="?",
@@ -137,7 +144,9 @@ def developer_settings(args: argparse.Namespace, protocols: tuple[str, ...]) -> 
     if args.journal < 0:
         raise UsageError("--journal N needs N >= 0")
     document = _read(args.fixtures, "fixtures") if args.fixtures is not None else None
+    stubs = _read(args.stubs, "stubs") if args.stubs is not None else None
     return {
+        "stubs": stubs,
         "chaos": tuple(rules),
         "chaos_seed": seed,
         "fixtures": document,
@@ -228,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except fixtures.FixtureError as exc:
         print(f"error: fixtures: {exc}", file=sys.stderr)
+        return 2
+    except StubError as exc:
+        print(f"error: stubs ({args.stubs}): {exc}", file=sys.stderr)
         return 2
     if config.access_log:
         handler = logging.StreamHandler(sys.stderr)

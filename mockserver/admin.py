@@ -26,6 +26,8 @@ from .gate import Gate
 from .hooks import Hooks
 from .journal import MAX_SIZE
 from .routing import allowed_methods, templates
+from .stubs import Stub, StubError, Stubs
+from .stubs import schema as stub_schema
 
 ENDPOINTS = """
     GET    /__mock/                         what is here
@@ -41,6 +43,14 @@ ENDPOINTS = """
     PUT    /__mock/chaos                    replace them: {"seed": N, "rules": [...]}
     POST   /__mock/chaos/rules              add one rule
     DELETE /__mock/chaos                    remove every rule
+    GET    /__mock/stubs                    the stubs in force (with their hits) and the data stubs
+    PUT    /__mock/stubs                    replace them all: {"stubs": [...], "data": {...}}
+    DELETE /__mock/stubs                    remove every stub and data stub
+    POST   /__mock/stubs                    add one stub (201)
+    GET    /__mock/stubs/schema             the JSON schema of a stubs document
+    GET    /__mock/stubs/{id}               one stub
+    PUT    /__mock/stubs/{id}               replace one stub, in its place
+    DELETE /__mock/stubs/{id}               remove one stub
 """
 PREFIX = "/__mock"
 MAX_BODY = 1 << 20
@@ -72,7 +82,7 @@ def _guarded(gate: Gate, handler: Handler) -> Callable[[web.Request], Awaitable[
             result = await handler(request)
         except AdminError as exc:
             return _json({"error": str(exc)}, exc.status)
-        except ChaosError as exc:
+        except (ChaosError, StubError) as exc:
             return _json({"error": str(exc)}, 400)
         return result if isinstance(result, web.StreamResponse) else _json(result)
 
@@ -110,9 +120,12 @@ async def read_document(request: web.Request) -> Any:
 
 
 class Admin:
-    def __init__(self, apis: Mapping[str, ProtocolApi], hooks: Hooks, mocks: Mapping[str, MockProtocol]) -> None:
+    def __init__(
+        self, apis: Mapping[str, ProtocolApi], hooks: Hooks, mocks: Mapping[str, MockProtocol], stubs: Stubs
+    ) -> None:
         self.apis = apis
         self.mocks = mocks
+        self.stubs = stubs
         self.hooks = hooks
         self.gate = hooks.gate
         self.operations = {pid: {op.operation_id for op in api.spec.operations()} for pid, api in apis.items()}
@@ -133,6 +146,14 @@ class Admin:
             ("PUT", f"{p}/chaos", self.chaos_replace),
             ("DELETE", f"{p}/chaos", self.chaos_clear),
             ("POST", f"{p}/chaos/rules", self.chaos_add),
+            ("GET", f"{p}/stubs", self.stubs_list),
+            ("PUT", f"{p}/stubs", self.stubs_replace),
+            ("DELETE", f"{p}/stubs", self.stubs_clear),
+            ("POST", f"{p}/stubs", self.stub_add),
+            ("GET", f"{p}/stubs/schema", self.stubs_schema),
+            ("GET", f"{p}/stubs/{{stub_id}}", self.stub_get),
+            ("PUT", f"{p}/stubs/{{stub_id}}", self.stub_replace),
+            ("DELETE", f"{p}/stubs/{{stub_id}}", self.stub_delete),
         ]
         self._routes = [web.route(method, path, _guarded(self.gate, handler)) for method, path, handler in table]
         return self._routes
@@ -191,6 +212,7 @@ class Admin:
         apis = [self.protocol(name)] if name is not None else list(self.apis.values())
         for api in apis:
             api.reset()
+            self.stubs.reset_hits(api.protocol_id)
         return {"reset": [api.protocol_id for api in apis]}
 
     async def fixtures(self, request: web.Request) -> Any:
@@ -260,6 +282,43 @@ class Admin:
         self.hooks.chaos.replace(())
         self.hooks.refresh()
         return self.hooks.chaos.to_json()
+
+    # -- stubs ---------------------------------------------------------------------------------
+    async def stubs_list(self, request: web.Request) -> Any:
+        return self.stubs.view()
+
+    async def stubs_replace(self, request: web.Request) -> Any:
+        self.stubs.load(await read_document(request))
+        return self.stubs.view()
+
+    async def stubs_clear(self, request: web.Request) -> Any:
+        self.stubs.load({})
+        return self.stubs.view()
+
+    async def stub_add(self, request: web.Request) -> Any:
+        stub = self.stubs.add(await read_document(request))
+        return _json(stub.view(), 201)
+
+    async def stubs_schema(self, request: web.Request) -> Any:
+        return stub_schema()
+
+    def _stub(self, request: web.Request) -> Stub:
+        stub = self.stubs.find(request.match_info["stub_id"])
+        if stub is None:
+            raise AdminError(404, f"no stub {request.match_info['stub_id']!r}; see GET {PREFIX}/stubs")
+        return stub
+
+    async def stub_get(self, request: web.Request) -> Any:
+        return self._stub(request).view()
+
+    async def stub_replace(self, request: web.Request) -> Any:
+        stub = self._stub(request)
+        return self.stubs.replace(stub.id, await read_document(request)).view()
+
+    async def stub_delete(self, request: web.Request) -> Any:
+        stub = self._stub(request)
+        self.stubs.delete(stub.id)
+        return {"deleted": stub.id}
 
 
 def _int(query: Mapping[str, str], name: str, low: int, high: int) -> int | None:

@@ -31,6 +31,7 @@ from .config import MockConfig
 from .errors import ApiError
 from .faults import FaultSet
 from .hooks import Hooks
+from .matching import Seen
 from .reply import ErrorRenderer, Reply, json_response
 from .streaming import StreamGate
 from .validation import OperationValidator
@@ -89,6 +90,8 @@ class Handlers:
 
     protocol: ClassVar[str] = ""
     """The protocol id these handlers serve (checked when mounted)."""
+    data: Any = None
+    """The protocol's data stubs (its descriptor's ``stubs`` reads them; stubs.py sets them)."""
 
     def __init__(self, api: ProtocolApi) -> None:
         self.api = api
@@ -127,6 +130,9 @@ class ProtocolApi:
         self.errors = ErrorRenderer(spec.info.error)
         """The protocol's error shape, bound once: ``self.errors.response(ApiError(404))``."""
         self.routes: list[web.RouteDef] = []
+        self.stub_slots: dict[str, list[Any]] = {}
+        """Per operation, the stubs that may answer it, in order (stubs.py fills the lists in place)."""
+        self.handlers: Handlers | None = None
         self.schemas = SchemaSet(spec.raw)
         self._secured_by_default = bool(spec.raw.get("security"))
         self._tokens = [(user, token.encode()) for user, token in config.tokens.items()]
@@ -143,7 +149,7 @@ class ProtocolApi:
             raise KeyError(
                 f"{self.protocol_id}: {handlers.__name__} serves {', '.join(unknown)}, which the document does not have"
             )
-        instance = handlers(self)
+        instance = self.handlers = handlers(self)
         for operation_id, name in marked.items():
             self.operation(operation_id)(getattr(instance, name))
         for (method, path), name in handlers.routes().items():
@@ -202,20 +208,25 @@ class ProtocolApi:
                 return store
         raise LookupError(f"{self.protocol_id} keeps no {kind.__name__}")
 
+    def identify(self, request: web.Request) -> str | None:
+        """The configured user whose token the request carries, if any (for the journal)."""
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return None
+        presented = token.strip().encode("utf-8", "surrogateescape")
+        # aiohttp decodes header bytes that are not UTF-8 as lone surrogates: kept as bytes above
+        found = None
+        for user, expected in self._tokens:  # compare with every token: timing reveals nothing
+            if hmac.compare_digest(presented, expected):
+                found = user
+        return found
+
     def authenticate(self, request: web.Request) -> str:
         if self.faults.disables_auth:
             return next(iter(self.config.tokens), "anonymous")
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() == "bearer" and token:
-            # aiohttp decodes header bytes that are not UTF-8 as lone surrogates: keep them as bytes
-            presented = token.strip().encode("utf-8", "surrogateescape")
-            found = None
-            for user, expected in self._tokens:  # compare with every token: timing reveals nothing
-                if hmac.compare_digest(presented, expected):
-                    found = user
-            if found is not None:
-                return found
+        found = self.identify(request)
+        if found is not None:
+            return found
         raise ApiError(
             401,
             "The provided bearer token is missing or invalid",
@@ -229,6 +240,8 @@ class ProtocolApi:
         skip_body = faults.skips_validation(operation_id)
         mutate = faults.mutation(operation_id)
         reads_body = skip_body or bool(validator.media)  # an operation without a body awaits nothing for it
+        stubs = self.stub_slots.setdefault(operation_id, [])
+        protocol_id = self.protocol_id
 
         async def endpoint(request: web.Request) -> web.StreamResponse:
             try:
@@ -237,7 +250,15 @@ class ProtocolApi:
                 body = None
                 if reads_body:
                     body = await (_raw_json(request) if skip_body else validator.body(request))
-                result = await handler(Call(request, operation_id, path, query, body, user, faults))
+                call = Call(request, operation_id, path, query, body, user, faults)
+                if stubs:  # only an operation a stub names pays more than this test
+                    seen = Seen(protocol_id, operation_id, path, request.query, request.headers, body, user)
+                    for stub in stubs:
+                        answering = stub.answer(seen, call)
+                        if answering is not None:
+                            stubbed: web.StreamResponse = await answering
+                            return stubbed
+                result = await handler(call)
             except web.HTTPRequestEntityTooLarge:  # aiohttp's own cap on the whole body
                 return error_response(ApiError(413, "Request body too large"))
             except (ConnectionResetError, asyncio.CancelledError):
@@ -259,7 +280,7 @@ class ProtocolApi:
 
         if self.hooks is None:
             return endpoint
-        return self.hooks.wrap(self.protocol_id, operation_id, endpoint, error_response)
+        return self.hooks.wrap(self.protocol_id, operation_id, endpoint, error_response, self.identify)
 
 
 def _with_parameters_resolved(document: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:

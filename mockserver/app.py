@@ -26,11 +26,13 @@ from .hooks import Hooks
 from .journal import Journal
 from .routing import allowed_methods, templates
 from .streaming import StreamGate
+from .stubs import Stubs
 
 GATE = web.AppKey("stream_gate", StreamGate)
 CONFIG = web.AppKey("config", MockConfig)
 HOOKS = web.AppKey("hooks", Hooks)
 APIS = web.AppKey("apis", dict[str, ProtocolApi])
+STUBS = web.AppKey("stubs", Stubs)
 
 
 def create_app(config: MockConfig | None = None) -> web.Application:
@@ -56,7 +58,10 @@ def create_app(config: MockConfig | None = None) -> web.Application:
         app.router.add_routes(api.routes)
         fallbacks += fallback_routes(api, config.cors)
     app[APIS] = apis
-    admin = Admin(apis, hooks, mocks)
+    stubs = app[STUBS] = Stubs(apis, {pid: mock.stubs for pid, mock in mocks.items()})
+    if config.stubs is not None:
+        stubs.load(config.stubs)
+    admin = Admin(apis, hooks, mocks, stubs)
     app.router.add_routes(admin.routes())
     app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
     app.router.add_routes(admin.fallback())

@@ -52,6 +52,8 @@ class MockConfig:
     """Answer browsers from any origin, as the real sgr-agent-core does."""
     fixtures: Mapping[str, Any] | None = None
     """A fixtures document (fixtures.py) loaded before the first request."""
+    stubs: Mapping[str, Any] | None = None
+    """A stubs document (stubs.py): answers given instead of the handlers', and data stubs."""
     host: str = "127.0.0.1"
     """The address it listens on: a ``Host`` naming it is answered (gate.py), and a non-loopback
     one needs ``admin_token``."""

@@ -78,6 +78,10 @@ class Exchange:
 
 EXCHANGE = web.RequestKey("mockserver.exchange", Exchange)
 """Request key of the ``Exchange`` the validator and stream writers consult (absent on the hot path)."""
+STUBBED = web.RequestKey("mockserver.stub", str)
+"""Request key: the id of the stub that answered (stubs.py sets it, the journal names it)."""
+Identify = Callable[[web.Request], "str | None"]
+"""Who a request authenticates as (the protocol's configured users), for the journal."""
 
 
 def reset(request: web.Request, hard: bool = True) -> None:
@@ -123,9 +127,10 @@ class Hooks:
         operation_id: str | None,
         serve: Endpoint,
         error_response: Callable[[ApiError], web.Response],
+        identify: Identify | None = None,
     ) -> Endpoint:
         async def hooked(request: web.Request) -> web.StreamResponse:
-            return await self._around(request, protocol_id, operation_id, serve, error_response)
+            return await self._around(request, protocol_id, operation_id, serve, error_response, identify)
 
         browsers = self.browsers
         known_hosts = self.gate.known
@@ -149,9 +154,12 @@ class Hooks:
         operation_id: str | None,
         serve: Endpoint,
         error_response: Callable[[ApiError], web.Response],
+        identify: Identify | None,
     ) -> web.StreamResponse:
         start = time.perf_counter()
         entry = self._entry(request, protocol_id, operation_id) if self.journal.enabled or self.verbose else None
+        if entry is not None and identify is not None:
+            entry.identity = identify(request)
         decision = self.chaos.decide(protocol_id, operation_id) if self.chaos and operation_id else None
         response: web.StreamResponse | None = None
         try:
@@ -203,6 +211,7 @@ class Hooks:
             method=request.method,
             path=request.path,
             query=request.query_string,
+            path_params=dict(request.match_info) if operation_id is not None else {},
             request_headers=redact(request.headers),
             request_body=body,
             request_type=content_type,
@@ -222,6 +231,7 @@ class Hooks:
         status = 0 if reset_on_purpose or response is None else response.status
         if entry is not None:
             entry.status = status
+            entry.stub = request.get(STUBBED)
             entry.latency_ms = elapsed
             if response is not None and not reset_on_purpose:
                 entry.response_headers = dict(response.headers)

@@ -62,6 +62,8 @@ class Entry:
     method: str
     path: str
     query: str
+    path_params: dict[str, str]
+    """The operation's path parameters, by name."""
     request_headers: dict[str, str]
     request_body: Body
     request_type: str
@@ -74,6 +76,10 @@ class Entry:
     latency_ms: float = 0.0
     chaos: list[str] = field(default_factory=list)
     """What chaos rules did to this exchange ("latency 120 ms", "error 429", ...)."""
+    identity: str | None = None
+    """The user the request authenticated as (Synapse: the --token name, never the token)."""
+    stub: str | None = None
+    """The id of the stub that answered, if one did."""
 
     def view(self) -> dict[str, Any]:
         response_type = self.response_headers.get("Content-Type", "")
@@ -85,6 +91,7 @@ class Entry:
             "request": {
                 "method": self.method,
                 "path": self.path,
+                "path_params": self.path_params,
                 "query": self.query,
                 "headers": self.request_headers,
                 "body": self.request_body.view(self.request_type),
@@ -95,6 +102,8 @@ class Entry:
                 "body": self.response_body.view(response_type),
             },
             "latency_ms": round(self.latency_ms, 3),
+            "identity": self.identity,
+            "stub": self.stub,
         }
         if self.frames:
             out["response"]["frames"] = self.frames

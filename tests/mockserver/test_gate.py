@@ -29,7 +29,7 @@ Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 EVIL = "https://evil.example"
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-SAMPLE = {"name": "agent-protocol.json", "protocol": "agent-protocol", "tail": "nothing-here"}
+SAMPLE = {"name": "agent-protocol.json", "protocol": "agent-protocol", "tail": "nothing-here", "stub_id": "s1"}
 """A value for each placeholder of an admin route."""
 
 

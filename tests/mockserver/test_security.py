@@ -345,9 +345,11 @@ def test_isolation_test_catches_a_server_without_it(serve: Serve) -> None:
 
 
 def test_tokens_are_compared_in_constant_time_against_every_token() -> None:
-    """Code-level: ``authenticate`` compares with ``hmac.compare_digest`` only, over every
-    configured token, with no early exit and no ``==``/``in``/lookup on the presented token."""
-    source = textwrap.dedent(inspect.getsource(ProtocolApi.authenticate))
+    """Code-level: ``identify`` (which ``authenticate`` asks) compares with ``hmac.compare_digest``
+    only, over every configured token, with no early exit and no ``==``/``in``/lookup on the
+    presented token."""
+    assert "self.identify(request)" in inspect.getsource(ProtocolApi.authenticate)
+    source = textwrap.dedent(inspect.getsource(ProtocolApi.identify))
     tree = ast.parse(source)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     digests = [c for c in calls if ast.unparse(c.func) == "hmac.compare_digest"]

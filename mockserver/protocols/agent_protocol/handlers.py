@@ -41,6 +41,7 @@ from .faults import (
 )
 from .models import Artifact, Step, Task, workspace_path
 from .store import Store
+from .stubs import Data
 
 INT32_MAX = 2**31 - 1
 """The paging parameters are ``format: int32``; the document's bound, which JSON Schema leaves out."""
@@ -222,11 +223,13 @@ class AgentProtocol(Handlers):
     """The operations on one store of tasks; ``on`` holds the behaviour faults of this run."""
 
     protocol = "agent-protocol"
+    data: Data
 
     def __init__(self, api: ProtocolApi) -> None:
         super().__init__(api)
         self.store = api.stateful(lambda: Store(api.config.limits))
         self.on = Switches.of(api.faults)
+        self.data = Data()
         self.unprojected: dict[str, set[str]] = {}
         """Per task, the ids its latest write created, which reads cannot see under ap-reads-lag-one-write."""
         self.verbatim_listing = api.faults.mutation("listAgentTasks") is None and not (
@@ -258,7 +261,11 @@ class AgentProtocol(Handlers):
         additional_input = body.get("additional_input", {})
         if on.task_flattens_additional_input and isinstance(additional_input, dict):
             additional_input = {k: v for k, v in additional_input.items() if not isinstance(v, dict | list)}
-        task = self.store.create_task(body.get("input"), additional_input)
+        stubbed = self.data.plan_for(body.get("input")) if self.data.plans else None
+        if stubbed is not None:
+            task = self.store.create_task(body.get("input"), additional_input, stubbed.names, stubbed.outputs)
+        else:
+            task = self.store.create_task(body.get("input"), additional_input)
         if on.task_list_cached_at_create:
             task.created_view = task.view()
         self.written(task, task.task_id)

@@ -79,6 +79,8 @@ class Task:
     artifacts: list[Artifact] | tuple[()] = ()
     steps_by_id: dict[str, Step] | None = None
     artifacts_by_id: dict[str, Artifact] | None = None
+    outputs: tuple[str, ...] | None = None
+    """Each planned step's output, where a data stub gave the plan (stubs.py); else computed."""
     created_view: dict[str, Any] | None = None
     """The task as it was created: what the listing cache of ap-task-list-cached-at-create serves."""
     encoded: tuple[tuple[str, int], Any] | None = None

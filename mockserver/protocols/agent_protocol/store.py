@@ -33,9 +33,16 @@ class Store:
         """Check and claim room before any mutation, so a refusal leaves no partial state."""
         self.capacity.reserve(objects, size)
 
-    def create_task(self, task_input: str | None, additional_input: Any) -> Task:
+    def create_task(
+        self,
+        task_input: str | None,
+        additional_input: Any,
+        plan: tuple[str, ...] | None = None,
+        outputs: tuple[str, ...] | None = None,
+    ) -> Task:
+        """A task with the plan its input gets, or the one a data stub gives (names and outputs)."""
         self.reserve(1)
-        task = Task(new_id(), task_input, additional_input, plan_for(task_input))
+        task = Task(new_id(), task_input, additional_input, plan or plan_for(task_input), outputs=outputs)
         self.tasks[task.task_id] = task
         self.order.append(task)
         return task
@@ -72,7 +79,8 @@ class Store:
         planned = index < len(task.plan)
         writes_output = index == len(task.plan) - 1
         step_input = body.get("input")
-        output = step_output(task, index, step_input)
+        stubbed = task.outputs
+        output = stubbed[index] if stubbed is not None and planned else step_output(task, index, step_input)
         data = output.encode()
         self.reserve(2 if writes_output else 1, len(data) if writes_output else 0)
         created = [self.add_artifact(task, OUTPUT_FILE, None, data, True)] if writes_output else []

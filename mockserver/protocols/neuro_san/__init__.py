@@ -1,11 +1,12 @@
 """The reference mock of neuro-san (stateless, so no store and no fixtures): ``models`` (the agent
-networks), ``handlers`` (the operations and the chat stream, a ``Handlers`` class) and ``faults``,
-declared in one descriptor."""
+networks), ``handlers`` (the operations and the chat stream, a ``Handlers`` class), ``faults`` and
+``stubs`` (stubbed networks), declared in one descriptor."""
 
 from ...descriptor import declare
 from .faults import FAULTS, Switches
 from .handlers import NeuroSan
+from .stubs import read
 
-MOCK = declare("neuro-san", handlers=NeuroSan, faults=FAULTS, switches=Switches)
+MOCK = declare("neuro-san", handlers=NeuroSan, faults=FAULTS, switches=Switches, stubs=read)
 
 __all__ = ["FAULTS", "MOCK"]

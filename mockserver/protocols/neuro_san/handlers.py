@@ -30,14 +30,18 @@ from ...reply import Reply
 from ...streaming import NdjsonStream, stall
 from .faults import Switches
 from .models import NETWORKS, Network, Turn
+from .stubs import Data
 
 # The media type of streaming_chat frames; see the module docstring.
 STREAM_CONTENT_TYPE = "application/json"
 CONVERSATION_TYPES = ("HUMAN", "AI")
 
 
-def _network(call: Call, on: Switches) -> Network:
+def _network(call: Call, on: Switches, data: Data) -> Network:
     name = call.path["agent_name"]
+    stubbed = data.networks.get(name) if data.networks else None
+    if stubbed is not None:
+        return stubbed
     if on.unknown_agent_crashes:
         return NETWORKS[name]  # the fault: an unknown name escapes as KeyError, rendered as 500
     network = NETWORKS.get(name)
@@ -147,10 +151,12 @@ class NeuroSan(Handlers):
     """The built-in networks; ``on`` holds the behaviour faults of this run."""
 
     protocol = "neuro-san"
+    data: Data
 
     def __init__(self, api: ProtocolApi) -> None:
         super().__init__(api)
         self.on = Switches.of(api.faults)
+        self.data = Data()
         self.chats: dict[str, int] = {}
         """Chats per network, for the fault that registers a tool node again on every chat."""
 
@@ -162,7 +168,7 @@ class NeuroSan(Handlers):
     async def connectivity(self, call: Call) -> Reply:
         # The official client sends GET with a `{}` JSON body; the document has no body, so it is ignored.
         self.refuse_get_body(call)
-        network = _network(call, self.on)
+        network = _network(call, self.on, self.data)
         body = network.connectivity()
         if self.on.connectivity_grows:
             tool = body["connectivity_info"][-1]
@@ -172,7 +178,7 @@ class NeuroSan(Handlers):
     @operation("AgentService_Function")
     async def function(self, call: Call) -> Reply:
         self.refuse_get_body(call)
-        return Reply(_network(call, self.on).function())
+        return Reply(_network(call, self.on, self.data).function())
 
     @operation("AgentService_StreamingChat")
     async def streaming_chat(self, call: Call) -> web.StreamResponse:
@@ -181,7 +187,7 @@ class NeuroSan(Handlers):
         if on.chat_filter_required and isinstance(call.body, dict) and "chat_filter" not in call.body:
             # the fault: a stricter request check, run before routing, with no default filter
             raise ApiError(400, "Invalid request: chat_filter is required")
-        network = _network(call, on)
+        network = _network(call, on, self.data)
         if not isinstance(call.body, dict):  # only reachable when a fault skips validation
             raise ApiError(400, "Invalid request: the body must be a ChatRequest object")
         frames = _frames(network, call.body, on)  # every error is raised before the stream opens
@@ -206,6 +212,7 @@ class NeuroSan(Handlers):
     # upstream serves it (the official client's concierge list calls it).
     @route("GET", "/api/v1/list")
     async def concierge_list(self, request: web.Request) -> web.Response:
+        networks = {**NETWORKS, **self.data.networks}
         if self.on.list_names_only:
-            return web.json_response({"agents": list(NETWORKS)})
-        return web.json_response({"agents": [n.info() for n in NETWORKS.values()]})
+            return web.json_response({"agents": list(networks)})
+        return web.json_response({"agents": [n.info() for n in networks.values()]})

@@ -31,12 +31,15 @@ class Network:
     parameters: dict[str, Any]
     sample_queries: tuple[str, ...]
     respond: Callable[[str, int], Turn]
+    tools: tuple[str, ...] | None = None
+    """Every tool the front man calls (a stubbed network's); None: the one ``tool``."""
 
     def connectivity(self) -> dict[str, Any]:
+        tools = [self.tool] if self.tools is None else list(self.tools)
         return {
             "connectivity_info": [
-                {"origin": self.front, "tools": [self.tool], "display_as": "llm_agent"},
-                {"origin": self.tool, "tools": [], "display_as": self.tool_display_as},
+                {"origin": self.front, "tools": tools, "display_as": "llm_agent"},
+                *({"origin": tool, "tools": [], "display_as": self.tool_display_as} for tool in tools),
             ],
             "metadata": {
                 "description": self.description,

@@ -6,7 +6,8 @@ from ...descriptor import declare
 from .faults import FAULTS, Switches
 from .fixtures import plan
 from .handlers import SgrAgentCore
+from .stubs import read
 
-MOCK = declare("sgr-agent-core", handlers=SgrAgentCore, faults=FAULTS, switches=Switches, fixtures=plan)
+MOCK = declare("sgr-agent-core", handlers=SgrAgentCore, faults=FAULTS, switches=Switches, fixtures=plan, stubs=read)
 
 __all__ = ["FAULTS", "MOCK"]

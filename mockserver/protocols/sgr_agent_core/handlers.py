@@ -60,6 +60,7 @@ from .models import (
     resume_plan,
 )
 from .store import AgentStore
+from .stubs import Data
 
 SERVICE = "SGR Agent Core API"
 MODEL_CREATED = 1234567890  # upstream's placeholder timestamp
@@ -121,11 +122,13 @@ class SgrAgentCore(Handlers):
     """The agents of one store; ``on`` holds the behaviour faults of this run."""
 
     protocol = "sgr-agent-core"
+    data: Data
 
     def __init__(self, api: ProtocolApi) -> None:
         super().__init__(api)
         self.store = api.stateful(lambda: AgentStore(api.config.limits))
         self.on = Switches.of(api.faults)
+        self.data = Data()
         self.ghosts: dict[str, Agent] = {}
         """The deleted agents the sgr-deleted-agent-listed fault still lists."""
         self.deleted = 0
@@ -177,6 +180,9 @@ class SgrAgentCore(Handlers):
             if self.on.clarification_ignored and call.operation_id == "provideClarification":
                 return await self.stream_notice(call, agent, "Clarification received\n")
             plan = resume_plan(agent, messages)
+            stubbed = self.data.models.get(agent.model) if self.data.models else None
+            if stubbed is not None:
+                plan = stubbed.plan(agent, resumed=True)
             if self.on.task_messages_replaced:
                 agent.task_messages = list(messages)  # the conversation's latest turn overwrote the task
             return await self.stream_run(call, agent, plan, {"X-Agent-ID": agent.agent_id})
@@ -187,7 +193,8 @@ class SgrAgentCore(Handlers):
 
     @operation("listModels")
     async def list_models(self, call: Call) -> Reply:
-        data = [{"id": m, "object": "model", "created": MODEL_CREATED, "owned_by": "sgr-agent-core"} for m in MODELS]
+        names = [*MODELS, *self.data.models]
+        data = [{"id": m, "object": "model", "created": MODEL_CREATED, "owned_by": "sgr-agent-core"} for m in names]
         return Reply({"data": data, "object": "list"})
 
     @operation("createChatCompletion")
@@ -208,10 +215,11 @@ class SgrAgentCore(Handlers):
         waiting = None if on.chat_ignores_waiting_agent else self.store.waiting(model, messages)
         if waiting is not None:
             return await self.resume(call, waiting, messages)
-        if model not in MODELS:
+        stubbed = self.data.models.get(model) if self.data.models and isinstance(model, str) else None
+        if model not in MODELS and stubbed is None:
             if on.unknown_model_404:
                 raise ApiError(404, f"Model '{model}' not found")
-            raise ApiError(400, f"Invalid model '{model}'. Available models: {list(MODELS)}")
+            raise ApiError(400, f"Invalid model '{model}'. Available models: {[*MODELS, *self.data.models]}")
         with self.api.gate:
             agent = self.store.add(model, messages)
             headers = {"X-Agent-ID": agent.agent_id, "X-Agent-Model": model}
@@ -219,7 +227,8 @@ class SgrAgentCore(Handlers):
                 del headers["X-Agent-ID"]
             if on.missing_model_header:
                 del headers["X-Agent-Model"]
-            return await self.stream_run(call, agent, first_plan(agent), headers)
+            plan = stubbed.plan(agent, resumed=False) if stubbed is not None else first_plan(agent)
+            return await self.stream_run(call, agent, plan, headers)
 
     @operation("provideClarification")
     async def provide_clarification(self, call: Call) -> web.StreamResponse:

@@ -26,8 +26,9 @@ from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
 from ...reply import Reply
 from .faults import SESSION_READ_LAG_MS, Switches
-from .models import Job, Session, answer_for, iso
+from .models import Job, Session, iso
 from .store import Store
+from .stubs import Data
 
 CHAT_RESPONSE = "org.sagebionetworks.repo.model.agent.AgentChatResponse"
 
@@ -46,11 +47,13 @@ class SynapseAgent(Handlers):
     """Sessions and jobs of one store; ``on`` holds the behaviour faults of this run."""
 
     protocol = "synapse-agent"
+    data: Data
 
     def __init__(self, api: ProtocolApi) -> None:
         super().__init__(api)
         self.store = api.stateful(lambda: Store(api))
         self.on = Switches.of(api.faults)
+        self.data = Data()
 
     def owned_session(self, call: Call, session_id: str) -> Session:
         on, store = self.on, self.store
@@ -150,7 +153,19 @@ class SynapseAgent(Handlers):
     async def start_chat(self, call: Call) -> Reply:
         user = caller(call)
         session = self.owned_session(call, call.body["sessionId"])
-        job = self.store.start_job(user, session, call.body, stall=self.on.job_never_finishes)
+        stubbed = self.data.outcome(call.body["chatText"], user, session.id) if self.data.jobs else None
+        if stubbed is None:
+            job = self.store.start_job(user, session, call.body, stall=self.on.job_never_finishes)
+        else:
+            job = self.store.start_job(
+                user,
+                session,
+                call.body,
+                self.on.job_never_finishes,
+                stubbed.seconds,
+                stubbed.response_text,
+                stubbed.failure,
+            )
         return Reply({"token": job.id}, status=201)
 
     @operation("getAgentChatResult")
@@ -160,13 +175,15 @@ class SynapseAgent(Handlers):
         moment = now()
         self.settle(job.session)
         if job.done(moment):
+            if job.failure is not None:
+                raise job.failure  # as the real service re-raises a failed job's error
             job.done_polls += 1
             if on.job_reverts_to_processing and job.done_polls % 2 == 0:
                 return Reply(status_body(job, store.user_id(job.owner)), status=202)  # a lagging replica
             answer: dict[str, Any] = {
                 "concreteType": CHAT_RESPONSE,
                 "sessionId": job.session.id,
-                "responseText": answer_for(job.chat_text),
+                "responseText": job.answer,
             }
             if on.job_result_consumed and job.done_polls > 1:
                 del answer["responseText"]  # the result was popped from a queue by the first read

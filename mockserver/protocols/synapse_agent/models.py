@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ...errors import ApiError
+
 CHAT_REQUEST = "org.sagebionetworks.repo.model.agent.AgentChatRequest"
 TRACE_STEPS = (
     (0.0, "Received the request: {text}"),
@@ -71,6 +73,14 @@ class Job:
     etag: str
     done_polls: int = 0
     """Polls answered since the job finished (the poll-race faults count them)."""
+    response: str | None = None
+    """The answer a data stub gives (stubs.py); None: ``answer_for`` its chat text."""
+    failure: ApiError | None = None
+    """The error a data stub makes the job end with: its poll answers it once the job is done."""
+
+    @property
+    def answer(self) -> str:
+        return self.response if self.response is not None else answer_for(self.chat_text)
 
     @property
     def chat_text(self) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from ...api import ProtocolApi
 from ...errors import ApiError
 from ...store import Capacity
-from .models import CHAT_REQUEST, Job, Session, answer_for, iso
+from .models import CHAT_REQUEST, Job, Session, iso
 
 PAGE_SIZE = 10
 """Sessions per list page and interactions per history page."""
@@ -81,9 +81,19 @@ class Store:
         return session
 
     # -- jobs -------------------------------------------------------------------------------
-    def start_job(self, owner: str, session: Session, request: dict[str, Any], stall: bool = False) -> Job:
+    def start_job(
+        self,
+        owner: str,
+        session: Session,
+        request: dict[str, Any],
+        stall: bool = False,
+        seconds: float | None = None,
+        response: str | None = None,
+        failure: ApiError | None = None,
+    ) -> Job:
+        """A chat job; ``seconds``, ``response`` and ``failure`` are what a data stub decides."""
         self._reserve()
-        duration = STALLED_JOB_SECONDS if stall else self.config.job_seconds
+        duration = STALLED_JOB_SECONDS if stall else seconds if seconds is not None else self.config.job_seconds
         job = Job(
             str(next(self._job_ids)),
             owner,
@@ -93,6 +103,8 @@ class Store:
             asyncio.get_running_loop().time(),
             duration,
             self.etag(),
+            response=response,
+            failure=failure,
         )
         self.jobs[job.id] = job
         session.pending.append(job)
@@ -114,12 +126,19 @@ class Store:
         ``duplicate`` and ``drop`` are the history faults: each interaction twice, or only the
         latest one kept.
         """
-        while session.pending and session.pending[0].done(now):
-            job = session.pending.pop(0)
+        finished = [job for job in session.pending if job.done(now)]
+        if not finished:
+            return
+        # in completion order: a job a data stub made quicker may finish before an earlier one
+        finished.sort(key=lambda job: job.started_at + job.duration)
+        session.pending = [job for job in session.pending if not job.done(now)]
+        for job in finished:
+            if job.failure is not None:
+                continue  # a failed job answered no question
             interaction = {
                 "requestText": job.chat_text,
                 "requestTimestamp": iso(job.started_ms),
-                "responseText": answer_for(job.chat_text),
+                "responseText": job.answer,
                 "responseTimestamp": iso(job.started_ms + int(job.duration * 1000)),
             }
             if swap_times:  # the fault: the two columns written in each other's place
