@@ -273,7 +273,8 @@ def test_catalogue_entries_are_well_formed() -> None:
     for name, fault in catalogue().items():
         assert fault.name == name and name
         assert fault.protocol in PROTOCOLS, name
-        assert fault.breaks and all(b.split("-", 1)[0] in {"AP", "NS", "SGR", "SYN"} for b in fault.breaks), name
+        assert bool(fault.breaks) != fault.control, name  # a passing control breaks nothing
+        assert all(b.split("-", 1)[0] in {"AP", "NS", "SGR", "SYN"} for b in fault.breaks), name
         assert fault.description, name
 
 
@@ -388,7 +389,9 @@ def test_cli_lists_faults() -> None:
     names = sorted(catalogue())
     assert len(lines) == len(names)
     assert [line.split()[0] for line in lines] == names
-    assert all(" breaks " in line for line in lines)
+    controls = {f.name for f in catalogue().values() if f.control}
+    assert all(" breaks " in line for line in lines if line.split()[0] not in controls)
+    assert all(" control: must pass" in line for line in lines if line.split()[0] in controls)
 
 
 def test_cli_unknown_fault_exits_2_before_serving() -> None:
