@@ -177,3 +177,6 @@ class Model:
     """Reads what the target holds before the run and returns the initial ledger."""
     steps: int = 8
     """Calls per sequence (Hypothesis' stateful_step_count)."""
+    requirements: tuple[Requirement, ...] = ()
+    """The requirements it decides (phase ``model``), added to the protocol's suite beside its
+    scenario requirements."""

@@ -9,16 +9,14 @@ only a proxy sees a client's traffic).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from email.parser import BytesParser
-from email.policy import HTTP
 from typing import Any
 
 from specs.documents import PROTOCOLS, Operation, Spec
 from specs.schemas import SchemaSet
 
+from ..check.passive import Verdict
+from ..check.traffic import NotJson, Observed, multipart_fields
 from ..verdicts.requirements import Level, Registry, Requirement
-from .traffic import NotJson, Observed
-from .verdicts import Verdict
 
 CLIENT_REGISTRIES: dict[str, Registry] = {}
 
@@ -37,6 +35,7 @@ def client_registry(protocol_id: str) -> Registry:
                 f"{info.document} (every operation)",
                 protocol_id,
                 phase="proxy",
+                from_traffic=True,
             ),
             None,
         )
@@ -56,10 +55,6 @@ def _coerce(raw: str, schema: Mapping[str, Any]) -> Any:
     if kind == "boolean" and raw.lower() in ("true", "false"):
         return raw.lower() == "true"
     return raw
-
-
-JUDGED = ("001", "002", "003", "004", "005", "006", "007", "010")
-"""The generic requirements one exchange can decide; 008/009 need a sequence (passive modules)."""
 
 
 class DocumentJudge:
@@ -249,23 +244,3 @@ class DocumentJudge:
         elif schema is not None:
             found = self.schemas.violations(schema, body, limit=3)
             self._record(verdict, "005", not found, f"{op_id} {status} body: " + "; ".join(map(str, found)))
-
-
-def multipart_fields(ex: Observed) -> dict[str, tuple[str | None, bytes]] | None:
-    """A multipart/form-data body's fields: name -> (file name, bytes); None when it does not parse."""
-    header = ex.request_headers.get("content-type", "")
-    try:
-        message = BytesParser(policy=HTTP).parsebytes(
-            b"Content-Type: " + header.encode("latin-1") + b"\r\n\r\n" + ex.request_body
-        )
-    except (UnicodeEncodeError, ValueError):
-        return None
-    if not message.is_multipart():
-        return None
-    fields: dict[str, tuple[str | None, bytes]] = {}
-    for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        if isinstance(name, str):
-            payload = part.get_payload(decode=True)
-            fields[name] = (part.get_filename(), payload if isinstance(payload, bytes) else b"")
-    return fields

@@ -17,7 +17,7 @@ from typing import Any
 from specs import har
 
 from .. import __version__
-from .traffic import Observed
+from ..check.traffic import Observed
 
 MAX_ENTRIES = 1000
 MAX_BODY = 64 << 10

@@ -15,16 +15,15 @@ from typing import TYPE_CHECKING
 from specs.documents import load
 from specs.schemas import SchemaSet
 
+from ..check.passive import Checks, StreamState, Verdict
 from ..check.streams import FrameError, NdjsonReader, SseReader
+from ..check.traffic import Observed, Routes
 from ..run.suites import suite
 from ..verdicts.baseline import Entry
 from ..verdicts.findings import FindingSet, digest
 from ..verdicts.requirements import Level, Requirement
 from ..verdicts.results import Exchange
-from .document import JUDGED, DocumentJudge, client_registry
-from .passive import Checks, StreamState, checks_for
-from .traffic import Observed, Routes
-from .verdicts import Verdict
+from .document import DocumentJudge, client_registry
 
 if TYPE_CHECKING:
     from .har import Recorder
@@ -117,14 +116,11 @@ class Observer:
             protocol_suite.streaming_operations,
             tokens,
         )
-        self.checks: Checks = checks_for(protocol_id, self.spec, self.schemas, tokens)
+        judge = protocol_suite.passive or Checks
+        self.checks: Checks = judge(self.spec, self.schemas, tokens)
         self.checks.settle_s = settle_s
-        unknown = set(self.checks.judges) - known
-        if unknown:
-            raise ValueError(f"{protocol_id}: passive checks judge unregistered requirements {sorted(unknown)}")
-        prefix = self.spec.info.prefix
-        self.judged = ({f"{prefix}-SCHEMA-{n}" for n in JUDGED} & known) | {self.document.client_id}
-        self.judged |= set(self.checks.judges)
+        self.judged = {r.id for r in registered if r.from_traffic}
+        """What traffic can decide; the rest are reported not observed (only ``run`` decides them)."""
         self.tallies = {r.id: Tally(r) for r in self.requirements}
         self.routes = Routes(self.spec)
         self.exchanges = 0

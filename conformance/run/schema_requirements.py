@@ -6,7 +6,7 @@ phases, because a protocol's suite holds them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from specs.documents import Spec
@@ -25,6 +25,10 @@ class SchemaCheck:
     applies: Callable[[Spec], bool] = lambda spec: True
     depends_on_state: str = ""
     """Why a real server's own state can move this verdict between same-seed runs (Requirement's)."""
+    from_traffic: bool = True
+    """One exchange decides it, so the proxy's document judge does; a check that needs a sequence
+    is decided from traffic only by a protocol whose passive judge follows it (its descriptor's
+    ``schema_from_traffic``)."""
 
 
 SCHEMA_CHECKS = (
@@ -76,6 +80,7 @@ SCHEMA_CHECKS = (
         "ensure_resource_availability",
         "A resource the server reports created can be read back (stateful phase)",
         something_created_is_read_back,
+        from_traffic=False,
     ),
     SchemaCheck(
         "009",
@@ -83,6 +88,7 @@ SCHEMA_CHECKS = (
         "use_after_free",
         "A deleted resource is no longer served (stateful phase)",
         lambda spec: any(op.method == "delete" for op in spec.operations()),
+        from_traffic=False,
     ),
     SchemaCheck(
         "010",
@@ -94,7 +100,9 @@ SCHEMA_CHECKS = (
 )
 
 
-def register_schema_requirements(registry: Registry, spec: Spec) -> None:
+def register_schema_requirements(registry: Registry, spec: Spec, from_traffic: Collection[str] = ()) -> None:
+    """The generic requirements ``spec`` gets; ``from_traffic`` names the sequence checks the
+    protocol's passive judge decides from traffic as well."""
     prefix = spec.info.prefix
     for sc in SCHEMA_CHECKS:
         if sc.applies(spec):
@@ -107,6 +115,7 @@ def register_schema_requirements(registry: Registry, spec: Spec) -> None:
                     spec.info.id,
                     phase="schema",
                     depends_on_state=sc.depends_on_state,
+                    from_traffic=sc.from_traffic or sc.check in from_traffic,
                 ),
                 None,
             )

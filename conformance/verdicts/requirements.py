@@ -45,6 +45,9 @@ class Requirement:
     server held before the run, how long its work takes); empty when the seed decides it. Reported,
     so a reader knows which verdicts a second run may move (against the embedded mock, which
     starts empty every run, none do)."""
+    from_traffic: bool = False
+    """The validation proxy decides it from live traffic too (the protocol's passive judge, or the
+    document judge for a generic schema requirement); else only ``conformance run`` can."""
 
 
 CheckFn = Callable[[Any], None]
@@ -74,12 +77,22 @@ class Registry:
         self._checks[requirement.id] = Check(requirement, run)
 
     def requirement(
-        self, rid: str, level: Level, statement: str, ref: str, depends_on_state: str = ""
+        self,
+        rid: str,
+        level: Level,
+        statement: str,
+        ref: str,
+        depends_on_state: str = "",
+        *,
+        from_traffic: bool = False,
     ) -> Callable[[F], F]:
         """Decorator: ``@suite.requirement("AP-TASK-001", Level.MUST, "...", ref="...")``."""
 
         def register(run: F) -> F:
-            self.add(Requirement(rid, level, statement, ref, self.protocol, depends_on_state=depends_on_state), run)
+            requirement = Requirement(
+                rid, level, statement, ref, self.protocol, depends_on_state=depends_on_state, from_traffic=from_traffic
+            )
+            self.add(requirement, run)
             return run
 
         return register

@@ -28,7 +28,7 @@ from ...check.edges import same
 from ...check.http import Response
 from ...check.model import Model, ModelMachine, Session, Violation
 from ...verdicts.requirements import Level, Requirement
-from .requirements import TASKS, registry, task_path
+from .requirements import TASKS, task_path
 
 DOC = "agent-protocol/openapi.json"
 PAGE = 100
@@ -589,7 +589,4 @@ class AgentProtocolModel(ModelMachine):
                 )
 
 
-MODEL = Model(AgentProtocolModel, prepare, steps=10)
-
-for _requirement in REQUIREMENTS:
-    registry.add(_requirement, None)
+MODEL = Model(AgentProtocolModel, prepare, steps=10, requirements=REQUIREMENTS)

@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...check.edges import same
-from ...proxy.document import multipart_fields
-from ...proxy.passive import Bounded, Checks
-from ...proxy.traffic import NotJson, Observed
-from ...proxy.verdicts import Verdict
+from ...check.passive import Bounded, Checks, Verdict
+from ...check.traffic import NotJson, Observed, multipart_fields
 from .requirements import artifact_fields, content_disposition
 
 LISTS = {
@@ -56,29 +54,6 @@ def _echo(v: Verdict, rid: str, got: Any, sent: dict[str, Any], where: str) -> N
 
 
 class Passive(Checks):
-    judges = (
-        "AP-TASK-001",
-        "AP-TASK-002",
-        "AP-STEP-001",
-        "AP-STEP-002",
-        "AP-STEP-003",
-        "AP-STEP-004",
-        "AP-ERR-001",
-        "AP-ERR-002",
-        "AP-ERR-003",
-        "AP-ERR-004",
-        "AP-ARTIFACT-001",
-        "AP-ARTIFACT-002",
-        "AP-ARTIFACT-003",
-        "AP-ARTIFACT-004",
-        "AP-ARTIFACT-005",
-        "AP-PAGE-001",
-        "AP-PAGE-002",
-        "AP-PAGE-003",
-        "AP-PAGE-004",
-        "AP-SCHEMA-008",
-    )
-
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.tasks: Bounded[str, dict[str, Any]] = Bounded()

@@ -379,6 +379,7 @@ def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[A
     Level.MUST,
     "POST /ap/v1/agent/tasks creates a task and returns it with a task_id",
     _op(TASK_OPS, "post"),
+    from_traffic=True,
 )
 def create_task(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.post(TASKS, json={"input": "write hello"}), "createAgentTask", 200)
@@ -406,6 +407,7 @@ ROUND_TRIP_EXTRA: dict[str, Any] = {
     "the ends; the empty, NUL and 64 Ki character ones unless refused with a 4xx), and an "
     "additional_input holding them all as values and keys with numbers that lose precision elsewhere",
     f"{DOC}#/components/schemas/TaskRequestBody",
+    from_traffic=True,
 )
 def task_round_trip(ctx: Context) -> None:
     cases: list[tuple[str, Any, Any, bool]] = [
@@ -443,6 +445,7 @@ def task_round_trip(ctx: Context) -> None:
     Level.MUST,
     'Every task-scoped operation answers an unknown task_id with 404 and a {"message": string} body',
     f"{DOC}#/components/responses/NotFound",
+    from_traffic=True,
 )
 def unknown_task(ctx: Context) -> None:
     missing = str(uuid.uuid4())
@@ -468,6 +471,7 @@ def unknown_task(ctx: Context) -> None:
     'GET .../steps/{step_id} answers 404 with a {"message"} body for an unknown step id, '
     "for another task's step and under an unknown task",
     f"{_op(STEP_OP, 'get')}/responses/404",
+    from_traffic=True,
 )
 def unknown_step(ctx: Context) -> None:
     run = run_task(ctx)
@@ -492,6 +496,7 @@ def unknown_step(ctx: Context) -> None:
     'GET .../artifacts/{artifact_id} answers 404 with a {"message"} body for an unknown '
     "artifact id, for another task's artifact and under an unknown task",
     f"{_op(ARTIFACT_OP, 'get')}/responses/404",
+    from_traffic=True,
 )
 def unknown_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
@@ -524,6 +529,7 @@ INVALID_BODIES = (
     "POST tasks and POST steps answer 422 with a JSON object body to a body that is not an object, "
     "has wrongly typed fields or is not JSON; a refused step POST executes no step",
     f"{DOC}#/components/responses/UnprocessableEntity",
+    from_traffic=True,
 )
 def invalid_bodies(ctx: Context) -> None:
     for what, content in INVALID_BODIES:
@@ -557,6 +563,7 @@ def invalid_bodies(ctx: Context) -> None:
     f"Each POST .../steps executes a new step of the task (fresh step_id) and one reports "
     f"is_last: true within {STEP_BOUND} POSTs",
     f"{DOC}#/components/schemas/Step/allOf/1/properties/is_last",
+    from_traffic=True,
 )
 def step_progression(ctx: Context) -> None:
     run = run_task(ctx)
@@ -581,6 +588,7 @@ def step_progression(ctx: Context) -> None:
     "(the empty, NUL and 64 Ki character ones unless refused with a 4xx), and the corpus's JSON "
     "values as an additional_input",
     f"{DOC}#/components/schemas/StepRequestBody",
+    from_traffic=True,
 )
 def step_round_trip(ctx: Context) -> None:
     run = run_task(ctx)
@@ -636,6 +644,7 @@ def step_echoes(
     "GET .../steps lists exactly the executed steps: every step_id once, none missing, none extra, "
     "with the same task_id, input, additional_input and is_last",
     _op(STEPS_OP, "get"),
+    from_traffic=True,
 )
 def listed_steps(ctx: Context) -> None:
     run = run_task(ctx)
@@ -663,6 +672,7 @@ def listed_steps(ctx: Context) -> None:
     Level.MUST,
     "GET .../steps/{step_id} returns the step that was executed (all of it, once completed)",
     _op(STEP_OP, "get"),
+    from_traffic=True,
 )
 def get_step(ctx: Context) -> None:
     run = run_task(ctx)
@@ -695,6 +705,7 @@ def get_step(ctx: Context) -> None:
     "or a 4xx where the document lets a server refuse it (a 255-byte name, a second upload of a name, "
     "a name that is also a folder)",
     _op(ARTIFACTS_OP, "post"),
+    from_traffic=True,
 )
 def upload_answer(ctx: Context) -> None:
     up = uploaded(ctx)
@@ -719,6 +730,7 @@ def upload_answer(ctx: Context) -> None:
     "after all of them were uploaded (an empty and a 1 MiB file, names a file system treats specially, "
     "two uploads of one name each keeping its own bytes)",
     f"{_op(ARTIFACT_OP, 'get')}/responses/200",
+    from_traffic=True,
 )
 def download_bytes(ctx: Context) -> None:
     up = uploaded(ctx)
@@ -738,6 +750,7 @@ def download_bytes(ctx: Context) -> None:
     "A download carries Content-Disposition: attachment with the artifact's file name",
     "UPSTREAM-FACTS: Agent Protocol v1, 'download returns the stored bytes as "
     "application/octet-stream with a Content-Disposition attachment filename'",
+    from_traffic=True,
 )
 def download_disposition(ctx: Context) -> None:
     up = uploaded(ctx)
@@ -769,6 +782,7 @@ def download_disposition(ctx: Context) -> None:
     "GET .../artifacts lists an uploaded artifact with the fields the upload answered, and every file "
     "of the edge corpus the server stored exactly once, the same way",
     _op(ARTIFACTS_OP, "get"),
+    from_traffic=True,
 )
 def listed_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
@@ -803,6 +817,7 @@ def listed_artifact(ctx: Context) -> None:
     Level.SHOULD,
     "GET /ap/v1/agent/tasks/{task_id} includes an uploaded artifact in the task's artifacts",
     f"{DOC}#/components/schemas/Task/allOf/1/properties/artifacts",
+    from_traffic=True,
 )
 def task_lists_artifact(ctx: Context) -> None:
     # SHOULD: the document calls these "artifacts that the task has produced"; an upload was given
@@ -917,6 +932,7 @@ def traversal(ctx: Context) -> None:
     "every task exactly once",
     _op(TASK_OPS, "get"),
     depends_on_state=WHOLE_TASK_LIST,
+    from_traffic=True,
 )
 def task_pages(ctx: Context) -> None:
     # Walking all tasks assumes no one else creates tasks on the target meanwhile.
@@ -942,6 +958,7 @@ def task_pages(ctx: Context) -> None:
     "GET .../steps pages by the same arithmetic: ceil(total_items / page_size) pages, full pages "
     "but the last, each executed step exactly once",
     _op(STEPS_OP, "get"),
+    from_traffic=True,
 )
 def step_pages(ctx: Context) -> None:
     run = run_task(ctx)
@@ -961,6 +978,7 @@ def step_pages(ctx: Context) -> None:
     "GET .../artifacts pages by the same arithmetic: ceil(total_items / page_size) pages, full "
     "pages but the last, each artifact exactly once",
     _op(ARTIFACTS_OP, "get"),
+    from_traffic=True,
 )
 def artifact_pages(ctx: Context) -> None:
     task = new_task(ctx, {"input": "five files"})
@@ -988,6 +1006,7 @@ def artifact_pages(ctx: Context) -> None:
     "A current_page beyond the last page answers 200 with no items and the same total_items and total_pages",
     PAGINATION,
     depends_on_state=WHOLE_TASK_LIST,
+    from_traffic=True,
 )
 def beyond_last_page(ctx: Context) -> None:
     # SHOULD: the document does not say what lies past the end; listAgentTasks documents no 404,

@@ -34,7 +34,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import rpc_code_problems
 from ...verdicts.requirements import Level, Requirement
-from .requirements import ANSWER, INVALID_CHAT_BODIES, UNKNOWN_AGENT, WELL_KNOWN_AGENT, chat_request, registry
+from .requirements import ANSWER, INVALID_CHAT_BODIES, UNKNOWN_AGENT, WELL_KNOWN_AGENT, chat_request
 
 DOC = "neuro-san/openapi.yaml"
 PROTOCOL = "neuro-san"
@@ -348,7 +348,4 @@ class NeuroSanModel(ModelMachine):
         return len(self.ledger.conversations) - 1
 
 
-MODEL = Model(NeuroSanModel, prepare, steps=6)
-
-for _requirement in REQUIREMENTS:
-    registry.add(_requirement, None)
+MODEL = Model(NeuroSanModel, prepare, steps=6, requirements=REQUIREMENTS)

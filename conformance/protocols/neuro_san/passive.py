@@ -6,28 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...check.passive import Checks, StreamState, Verdict
 from ...check.streams import Frame
-from ...proxy.passive import Checks, StreamState
-from ...proxy.traffic import Observed
-from ...proxy.verdicts import Verdict
+from ...check.traffic import Observed
 from .requirements import ANSWER, STREAM_MEDIA_TYPES, is_status
 
 CHAT = "AgentService_StreamingChat"
 
 
 class Passive(Checks):
-    judges = (
-        "NS-CONN-001",
-        "NS-FUNC-001",
-        "NS-ERR-002",
-        "NS-STREAM-001",
-        "NS-STREAM-002",
-        "NS-STREAM-003",
-        "NS-CTX-001",
-        "NS-FILTER-001",
-        "NS-FILTER-002",
-    )
-
     def stream_kind(self, ex: Observed) -> str | None:
         return "ndjson" if ex.operation_id == CHAT else None
 

@@ -210,6 +210,7 @@ def expect_status_body(ctx: Context, response: Response, operation_id: str, what
     Level.MUST,
     "GET /api/v1/{agent_name}/connectivity answers 200 with a ConnectivityResponse whose entries name their origin",
     CONNECTIVITY,
+    from_traffic=True,
 )
 def connectivity(ctx: Context) -> None:
     # The schema requires nothing; an entry without the node it describes ("origin") describes nothing.
@@ -227,6 +228,7 @@ def connectivity(ctx: Context) -> None:
     Level.MUST,
     "GET /api/v1/{agent_name}/function answers 200 with a FunctionResponse carrying a Function object",
     FUNCTION,
+    from_traffic=True,
 )
 def function(ctx: Context) -> None:
     name = agent(ctx)
@@ -288,6 +290,7 @@ def unknown_agent_is_an_error(ctx: Context) -> None:
     Level.MUST,
     "Error answers for an unknown agent carry a Status body (integer code, string message) on all three routes",
     f"{DOC}#/components/schemas/Status",
+    from_traffic=True,
 )
 def unknown_agent_status_body(ctx: Context) -> None:
     checked = 0
@@ -340,6 +343,7 @@ def invalid_chat_request(ctx: Context) -> None:
     "streaming_chat streams whole JSON objects one line each (several per line tolerated), each a ChatResponse "
     "carrying a response message",
     f"{CHAT}/description",
+    from_traffic=True,
 )
 def stream_framing(ctx: Context) -> None:
     # MAXIMAL, so that every kind of message the agent produces is framed and validated.
@@ -352,6 +356,7 @@ def stream_framing(ctx: Context) -> None:
     Level.MUST,
     "The stream ends with the answer: an AGENT_FRAMEWORK message with non-empty text, with or without MAXIMAL",
     f"{CHAT}/description",
+    from_traffic=True,
 )
 def stream_ends_with_answer(ctx: Context) -> None:
     name = agent(ctx)
@@ -366,6 +371,7 @@ def stream_ends_with_answer(ctx: Context) -> None:
     Level.MUST,
     "The stream is labelled application/json (the document) or application/json-lines (the upstream server)",
     f"{FACTS}: the real server labels it `application/json-lines` (the seed document declares application/json)",
+    from_traffic=True,
 )
 def stream_content_type(ctx: Context) -> None:
     body = chat_request("Hello! Please answer briefly.")
@@ -386,6 +392,7 @@ def stream_content_type(ctx: Context) -> None:
     Level.MUST,
     "The final AGENT_FRAMEWORK message carries a chat_context: a ChatContext with at least one chat history",
     f"{CHAT}/description",
+    from_traffic=True,
 )
 def final_carries_context(ctx: Context) -> None:
     last = final_answer(ctx, chat(ctx, agent(ctx), "Hello! Please answer briefly."), "without chat_filter")
@@ -442,6 +449,7 @@ def context_continues(ctx: Context) -> None:
     Level.SHOULD,
     "With chat_filter MINIMAL the stream carries only the answer: AGENT_FRAMEWORK messages with a chat_context",
     f"{FACTS}: MINIMAL sends only the final one",
+    from_traffic=True,
 )
 def minimal_filter(ctx: Context) -> None:
     transcript = chat(ctx, agent(ctx), "Hello! Please answer briefly.", "MINIMAL")
@@ -455,6 +463,7 @@ def minimal_filter(ctx: Context) -> None:
     Level.SHOULD,
     "With chat_filter MAXIMAL the stream carries intermediate messages before the final answer",
     f"{FACTS}: With chat_filter MAXIMAL the stream also carries intermediate messages",
+    from_traffic=True,
 )
 def maximal_filter(ctx: Context) -> None:
     # SHOULD: the document names MAXIMAL but defines no messages; upstream streams the agents' work.

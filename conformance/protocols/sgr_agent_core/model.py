@@ -28,7 +28,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import Window, datetime_problems, epoch_problems
 from ...verdicts.requirements import Level, Requirement
-from .requirements import ANSWER, CHAT, DEFAULT_MODEL, DONE, PROVOKE, TASK, registry
+from .requirements import ANSWER, CHAT, DEFAULT_MODEL, DONE, PROVOKE, TASK
 
 DOC = "sgr-agent-core/openapi.yaml"
 PROTOCOL = "sgr-agent-core"
@@ -343,7 +343,4 @@ class SgrModel(ModelMachine):
         self.session.check(STATES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
 
 
-MODEL = Model(SgrModel, prepare, steps=6)
-
-for _requirement in REQUIREMENTS:
-    registry.add(_requirement, None)
+MODEL = Model(SgrModel, prepare, steps=6, requirements=REQUIREMENTS)

@@ -10,10 +10,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...check.passive import Bounded, Checks, StreamState, Verdict
 from ...check.streams import Frame
-from ...proxy.passive import Bounded, Checks, StreamState
-from ...proxy.traffic import Observed
-from ...proxy.verdicts import Verdict
+from ...check.traffic import Observed
 from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, finish_reason
 
 STREAMING = ("createChatCompletion", "provideClarification")
@@ -35,27 +34,6 @@ def _detail(body: Any) -> bool:
 
 
 class Passive(Checks):
-    judges = (
-        "SGR-SVC-001",
-        "SGR-MODEL-001",
-        "SGR-STREAM-001",
-        "SGR-STREAM-002",
-        "SGR-STREAM-003",
-        "SGR-STREAM-004",
-        "SGR-STREAM-005",
-        "SGR-STREAM-006",
-        "SGR-STREAM-007",
-        "SGR-AGENT-001",
-        "SGR-AGENT-002",
-        "SGR-AGENT-003",
-        "SGR-AGENT-004",
-        "SGR-ERR-001",
-        "SGR-ERR-002",
-        "SGR-ERR-003",
-        "SGR-ERR-004",
-        "SGR-SCHEMA-009",
-    )
-
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.models: set[str] = set()

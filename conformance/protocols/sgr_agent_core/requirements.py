@@ -231,6 +231,7 @@ def expect_detail(ctx: Context, body: Any, what: str) -> None:
     Level.MUST,
     'GET /health answers 200 with status "healthy" and the service name',
     ref("/paths/~1health/get"),
+    from_traffic=True,
 )
 def health(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.get("/health"), "health", 200)
@@ -243,6 +244,7 @@ def health(ctx: Context) -> None:
     Level.MUST,
     'GET /v1/models answers object "list" whose data are model objects (object "model")',
     ref("/paths/~1v1~1models/get"),
+    from_traffic=True,
 )
 def models(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.get("/v1/models"), "listModels", 200)
@@ -266,6 +268,7 @@ def models(ctx: Context) -> None:
     Level.MUST,
     "A chat completion answers 200 with Content-Type text/event-stream and Cache-Control no-cache",
     ref("/components/responses/ChatCompletionStream"),
+    from_traffic=True,
 )
 def stream_headers(ctx: Context) -> None:
     rec = research(ctx).rec
@@ -279,6 +282,7 @@ def stream_headers(ctx: Context) -> None:
     Level.MUST,
     "A new chat's stream carries X-Agent-ID {agent_name}_{uuid}, agent_name the requested model",
     ref("/components/headers/X-Agent-ID"),
+    from_traffic=True,
 )
 def stream_agent_id(ctx: Context) -> None:
     found = research(ctx)
@@ -292,6 +296,7 @@ def stream_agent_id(ctx: Context) -> None:
     Level.SHOULD,
     "A new chat's stream carries X-Agent-Model: the requested model",
     "seed 001: POST /v1/chat/completions, response headers",
+    from_traffic=True,
 )
 def stream_agent_model(ctx: Context) -> None:
     found = research(ctx)
@@ -304,6 +309,7 @@ def stream_agent_model(ctx: Context) -> None:
     Level.MUST,
     "Each event of a chat stream, as it arrives, is data: JSON valid as a chat.completion.chunk",
     ref("/components/schemas/ChatCompletionStreamEvent"),
+    from_traffic=True,
 )
 def stream_chunks(ctx: Context) -> None:
     rec = research(ctx).rec
@@ -323,6 +329,7 @@ def stream_chunks(ctx: Context) -> None:
     Level.MUST,
     "Every chunk's model is the agent id, the one X-Agent-ID names",
     "UPSTREAM-FACTS: SGR Agent Core, 'its model is the agent id'",
+    from_traffic=True,
 )
 def stream_model_is_agent(ctx: Context) -> None:
     rec = research(ctx).rec
@@ -340,6 +347,7 @@ def stream_model_is_agent(ctx: Context) -> None:
     Level.MUST,
     'The last chunk of a stream has finish_reason "stop"',
     ref("/components/responses/ChatCompletionStream"),
+    from_traffic=True,
 )
 def stream_finish(ctx: Context) -> None:
     rec = research(ctx).rec
@@ -355,6 +363,7 @@ def stream_finish(ctx: Context) -> None:
     Level.MUST,
     "A stream ends, within the time bound, with data: [DONE] as its last event",
     ref("/components/responses/ChatCompletionStream"),
+    from_traffic=True,
 )
 def stream_done(ctx: Context) -> None:
     expect_complete(ctx, research(ctx).rec, owner=None)
@@ -368,6 +377,7 @@ def stream_done(ctx: Context) -> None:
     Level.MUST,
     "The agent a chat created is listed by GET /agents with its task messages; total counts the list",
     ref("/paths/~1agents/get"),
+    from_traffic=True,
 )
 def agent_listed(ctx: Context) -> None:
     # the list's form is SGR-SCHEMA-005's subject: other clients' agents are listed too
@@ -385,6 +395,7 @@ def agent_listed(ctx: Context) -> None:
     Level.MUST,
     "GET /agents/{id}/state answers every documented field, the task messages as they were sent",
     ref("/paths/~1agents~1{agent_id}~1state/get"),
+    from_traffic=True,
 )
 def agent_state(ctx: Context) -> None:
     found = research(ctx)
@@ -399,6 +410,7 @@ def agent_state(ctx: Context) -> None:
     Level.MUST,
     "After its stream ends, the agent reaches state completed with a non-empty execution_result",
     ref("/components/schemas/AgentStateResponse"),
+    from_traffic=True,
 )
 def agent_completes(ctx: Context) -> None:
     found = research(ctx)
@@ -417,6 +429,7 @@ def agent_completes(ctx: Context) -> None:
     Level.MUST,
     "DELETE /agents/{id} answers {agent_id, deleted: true, final_state}; then 404 and unlisted",
     ref("/paths/~1agents~1{agent_id}/delete"),
+    from_traffic=True,
 )
 def agent_deleted(ctx: Context) -> None:
     rec = record(ctx, CHAT, {"model": chat_model(ctx), "messages": [user(TASK)], "stream": True})
@@ -442,6 +455,7 @@ def agent_deleted(ctx: Context) -> None:
     Level.MUST,
     'A chat with an unknown model answers 400 {"detail": string}',
     ref("/paths/~1v1~1chat~1completions/post/responses/400"),
+    from_traffic=True,
 )
 def err_unknown_model(ctx: Context) -> None:
     model = f"no_such_model_{uuid.uuid4().hex[:8]}"
@@ -454,6 +468,7 @@ def err_unknown_model(ctx: Context) -> None:
     Level.MUST,
     'A chat completion with stream=false answers 501 {"detail": string}',
     ref("/paths/~1v1~1chat~1completions/post/responses/501"),
+    from_traffic=True,
 )
 def err_not_streaming(ctx: Context) -> None:
     response = ctx.client.post(CHAT, json={"model": chat_model(ctx), "messages": [user(TASK)], "stream": False})
@@ -465,6 +480,7 @@ def err_not_streaming(ctx: Context) -> None:
     Level.MUST,
     'An unknown agent id answers 404 {"detail": string} on state, provide_clarification and delete',
     ref("/components/responses/AgentNotFound"),
+    from_traffic=True,
 )
 def err_unknown_agent(ctx: Context) -> None:
     agent_id = f"{chat_model(ctx)}_{uuid.uuid4()}"
@@ -486,6 +502,7 @@ def err_unknown_agent(ctx: Context) -> None:
     Level.MUST,
     'An invalid request body answers 422 {"detail": [{type, loc, msg}, ...]} with loc in the body',
     ref("/components/responses/BodyValidationFailed"),
+    from_traffic=True,
 )
 def err_invalid_body(ctx: Context) -> None:
     model = chat_model(ctx)

@@ -26,7 +26,7 @@ from ...check.http import Response
 from ...check.model import Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
 from ...verdicts.requirements import Level, Requirement
-from .requirements import CHAT_START, LEVELS, SESSION, SESSIONS_LIST, registry
+from .requirements import CHAT_START, LEVELS, SESSION, SESSIONS_LIST
 
 DOC = "synapse-agent/openapi.yaml"
 PROTOCOL = "synapse-agent"
@@ -535,7 +535,4 @@ class SynapseModel(ModelMachine):
         self.session.check(HISTORY, not problems, "; ".join(problems[:3]))
 
 
-MODEL = Model(SynapseModel, prepare, steps=8)
-
-for _requirement in REQUIREMENTS:
-    registry.add(_requirement, None)
+MODEL = Model(SynapseModel, prepare, steps=8, requirements=REQUIREMENTS)

@@ -8,9 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ...proxy.passive import Bounded, Checks
-from ...proxy.traffic import Observed
-from ...proxy.verdicts import Verdict
+from ...check.passive import Bounded, Checks, Verdict
+from ...check.traffic import Observed
 
 SESSION_OPS = ("getAgentSession", "updateAgentSession", "getSessionHistory", "startAgentChat")
 JOB_OPS = ("getAgentChatResult", "getTraceEvents")
@@ -29,21 +28,6 @@ def _error(body: Any) -> bool:
 
 
 class Passive(Checks):
-    judges = (
-        "SYN-SESS-001",
-        "SYN-SESS-002",
-        "SYN-JOB-001",
-        "SYN-JOB-002",
-        "SYN-JOB-003",
-        "SYN-AUTH-001",
-        "SYN-AUTH-002",
-        "SYN-AUTH-003",
-        "SYN-OWN-001",
-        "SYN-OWN-002",
-        "SYN-OWN-003",
-        "SYN-ERR-001",
-    )
-
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.sessions: Bounded[str, tuple[str, str]] = Bounded()

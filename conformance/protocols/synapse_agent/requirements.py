@@ -280,6 +280,7 @@ def _timestamp(value: Any) -> datetime | None:
     "POST /agent/session answers 201 with an AgentSession carrying a sessionId and the requested "
     "agentAccessLevel, and GET /agent/session/{sessionId} returns that session",
     ref=_ref("/agent/session", "post", "/responses/201"),
+    from_traffic=True,
 )
 def session_created_and_readable(ctx: Context) -> None:
     seen: set[str] = set()
@@ -301,6 +302,7 @@ def session_created_and_readable(ctx: Context) -> None:
     "PUT /agent/session/{sessionId} changes the session's agentAccessLevel: the answer and later "
     "reads show the new level",
     ref=_ref("/agent/session/{sessionId}", "put"),
+    from_traffic=True,
 )
 def session_update(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
@@ -457,6 +459,7 @@ def history_newest_first(ctx: Context) -> None:
     Level.MUST,
     "POST /agent/chat/async/start answers 201 with an AsyncJobId whose token is a new string of digits",
     ref=_ref("/agent/chat/async/start", "post", "/responses/201"),
+    from_traffic=True,
 )
 def job_started(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
@@ -479,6 +482,7 @@ def job_started(ctx: Context) -> None:
     "A chat job completes within the bound (3 x --timeout) and GET /agent/chat/async/get/{jobId} then "
     "answers 2xx with an AgentChatResponse for the job's session with a responseText",
     ref=_ref("/agent/chat/async/get/{jobId}", "get"),
+    from_traffic=True,
 )
 def job_completes(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
@@ -496,6 +500,7 @@ def job_completes(ctx: Context) -> None:
     ref=_ref("/agent/chat/async/get/{jobId}", "get", "/responses/202"),
     depends_on_state="needs a job still running at its first poll: how long the server's jobs take decides "
     "whether the 202 form is seen (not verified) or judged",
+    from_traffic=True,
 )
 def job_processing(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
@@ -620,6 +625,7 @@ def _rejects(ctx: Context, auth: str) -> None:
     Level.MUST,
     "Every operation answers 401 with an ErrorResponse when no Authorization header is sent",
     ref=f"{DOC}#/components/responses/Unauthorized",
+    from_traffic=True,
 )
 def auth_missing(ctx: Context) -> None:
     _rejects(ctx, "")
@@ -630,6 +636,7 @@ def auth_missing(ctx: Context) -> None:
     Level.MUST,
     "Every operation answers 401 with an ErrorResponse for an invalid bearer token",
     ref=f"{DOC}#/components/responses/Unauthorized",
+    from_traffic=True,
 )
 def auth_invalid(ctx: Context) -> None:
     _rejects(ctx, f"invalid-{uuid.uuid4().hex}")
@@ -640,6 +647,7 @@ def auth_invalid(ctx: Context) -> None:
     Level.SHOULD,
     "401 answers carry a WWW-Authenticate Bearer challenge",
     ref=f"{DOC}#/components/responses/Unauthorized/headers; {FACTS}: a bad token gives 401 with WWW-Authenticate",
+    from_traffic=True,
 )
 def auth_challenge(ctx: Context) -> None:
     fixture = _fixture(ctx)
@@ -673,6 +681,7 @@ def auth_challenge(ctx: Context) -> None:
     "Another user's session answers 403 with an ErrorResponse to GET, PUT, its history and a chat "
     "start (at the start or at its job's result, as upstream), and the PUT changes nothing",
     ref=f"{DOC}#/components/responses/Forbidden; {FACTS}: 403 for another user's session or job",
+    from_traffic=True,
 )
 def own_session(ctx: Context) -> None:
     other = _second_user(ctx)
@@ -724,6 +733,7 @@ def own_session(ctx: Context) -> None:
     Level.MUST,
     "Another user's chat job answers 403 with an ErrorResponse to its result and its trace",
     ref=f"{DOC}#/components/responses/Forbidden; {FACTS}: 403 for another user's session or job",
+    from_traffic=True,
 )
 def own_job(ctx: Context) -> None:
     other = _second_user(ctx)
@@ -747,6 +757,7 @@ def own_job(ctx: Context) -> None:
     Level.MUST,
     "POST /agent/sessions/list never shows another user's sessions",
     ref=_ref("/agent/sessions/list", "post", "/description"),
+    from_traffic=True,
 )
 def own_list(ctx: Context) -> None:
     other = _second_user(ctx)
@@ -767,6 +778,7 @@ def own_list(ctx: Context) -> None:
     "An unknown session (GET, PUT, history, chat start: at the start or at its job's result) or job "
     "(result, trace) answers 404 with an ErrorResponse",
     ref=f"{DOC}#/components/responses/NotFound",
+    from_traffic=True,
 )
 def not_found(ctx: Context) -> None:
     sid = str(uuid.uuid4())

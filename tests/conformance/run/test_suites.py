@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-import importlib
 from dataclasses import replace
 
 import pytest
 
+from conformance.run.descriptor import discover
 from conformance.run.schema_requirements import SCHEMA_CHECKS
 from conformance.run.suites import ProtocolSuite, all_suites, build, suite, unique_ids
 from conformance.verdicts.requirements import Level, Registry, Requirement
@@ -24,18 +24,21 @@ def test_the_schema_requirements_registered_are_those_of_the_document_built_from
     secured = copy.deepcopy(spec.raw)
     secured["security"] = [{"bearer": []}]
     secured.setdefault("components", {})["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
-    declared = importlib.import_module("conformance.protocols.agent_protocol.requirements").registry
-    before = [c.requirement.id for c in declared]
+    declared = discover("agent-protocol")
+    assert declared.model is not None
+    scenario = [c.requirement.id for c in declared.registry]
+    before = scenario + [r.id for r in declared.model.requirements]
 
     plain, profiled = suite("agent-protocol"), build(Spec(spec.info, spec.path, secured, "secured"))
 
     assert "AP-SCHEMA-010" in schema_ids(profiled) and "AP-SCHEMA-010" not in schema_ids(plain)
     assert profiled.needs_auth and not plain.needs_auth
     assert schema_ids(plain) == {f"AP-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS if sc.applies(spec)}
-    # the rest is the protocol's own declaration, in the same order, and nothing shared was changed
+    # the rest is the protocol's own declaration (its scenarios, then what its model decides), in the
+    # same order, and nothing shared was changed: no module adds to another's registry
     assert [c.requirement.id for c in profiled.registry if c.requirement.phase != "schema"] == before
-    assert [c.requirement.id for c in declared] == before
-    assert not any(c.requirement.phase == "schema" for c in declared)
+    assert [c.requirement.id for c in declared.registry] == scenario
+    assert all(c.requirement.phase == "scenario" for c in declared.registry)
 
 
 def test_a_suite_is_built_once_per_document_and_profile() -> None:

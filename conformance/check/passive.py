@@ -1,10 +1,10 @@
-"""Per-protocol passive checks: requirements judged from observed traffic alone.
+"""The passive-check kit: what a protocol's judge of observed traffic is written with.
 
 Each protocol's ``passive`` module (conformance/protocols/<id>/passive.py) defines one ``Checks``
-subclass, ``Passive``, whose ``judges`` names the registered requirement ids it can decide from
-traffic (the suite's own ids where the requirement is the same). The observer calls its hooks for
-every exchange; what it remembers between exchanges (tasks created, steps executed, jobs polled)
-is bounded (``Bounded``).
+subclass, named by its descriptor; the requirements it decides are those registered with
+``from_traffic=True``. The proxy's observer calls its hooks for every exchange (``Observed``,
+check/traffic.py) and each records on a ``Verdict`` what the exchange held or broke; what it
+remembers between exchanges (tasks created, steps executed, jobs polled) is bounded (``Bounded``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from typing import Any, Generic, TypeVar
 from specs.documents import Spec
 from specs.schemas import SchemaSet
 
-from ..check.streams import Frame
-from ..run.suites import optional_part
+from .streams import Frame
 from .traffic import Observed
-from .verdicts import Verdict
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -52,7 +50,6 @@ class StreamState:
 class Checks:
     """No passive requirements; subclasses override the hooks they need."""
 
-    judges: tuple[str, ...] = ()
     settle_s: float = 30.0
     """How long after its stream (or job) ends a server may keep an agent busy before it counts
     as stuck (the observer sets it from the proxy's timeout)."""
@@ -86,10 +83,27 @@ class Checks:
         return "; ".join(map(str, found))
 
 
-def checks_for(protocol_id: str, spec: Spec, schemas: SchemaSet, tokens: tuple[str, ...]) -> Checks:
-    """The protocol's ``passive`` module's checks (beside its requirements), or none."""
-    module = optional_part(spec.info.suite, "passive")
-    if module is None:
-        return Checks(spec, schemas, tokens)
-    checks: Checks = module.Passive(spec, schemas, tokens)
-    return checks
+class Verdict:
+    """Per exchange: requirement id -> None (exercised and held) or the first reason it broke."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, str | None] = {}
+
+    def ok(self, rid: str) -> None:
+        self.results.setdefault(rid, None)
+
+    def fail(self, rid: str, reason: str) -> None:
+        if self.results.get(rid) is None:
+            self.results[rid] = reason
+
+    def check(self, rid: str, condition: object, reason: str) -> bool:
+        """Exercised: held when ``condition`` is true, else broken with ``reason``."""
+        if condition:
+            self.ok(rid)
+        else:
+            self.fail(rid, reason)
+        return bool(condition)
+
+    @property
+    def violations(self) -> dict[str, str]:
+        return {rid: reason for rid, reason in self.results.items() if reason is not None}

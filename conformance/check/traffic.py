@@ -1,4 +1,4 @@
-"""One exchange as the proxy saw it, and which document operation it is."""
+"""One exchange as the proxy saw it (what a passive check judges), and which document operation it is."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
 from typing import Any
 from urllib.parse import quote
 
 from specs.documents import Operation, Spec
 
-from ..check.curl import curl_command
-from ..check.http import _preview
 from ..verdicts.results import Exchange
+from .curl import curl_command
+from .http import _preview
 
 _NOT_PARSED = object()
 
@@ -177,3 +179,23 @@ class Routes:
                 if found:
                     return op, {n: unquote(v) for n, v in zip(names, found.groups(), strict=True)}
         return None
+
+
+def multipart_fields(ex: Observed) -> dict[str, tuple[str | None, bytes]] | None:
+    """A multipart/form-data body's fields: name -> (file name, bytes); None when it does not parse."""
+    header = ex.request_headers.get("content-type", "")
+    try:
+        message = BytesParser(policy=HTTP).parsebytes(
+            b"Content-Type: " + header.encode("latin-1") + b"\r\n\r\n" + ex.request_body
+        )
+    except (UnicodeEncodeError, ValueError):
+        return None
+    if not message.is_multipart():
+        return None
+    fields: dict[str, tuple[str | None, bytes]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if isinstance(name, str):
+            payload = part.get_payload(decode=True)
+            fields[name] = (part.get_filename(), payload if isinstance(payload, bytes) else b"")
+    return fields
