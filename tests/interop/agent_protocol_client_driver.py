@@ -104,6 +104,14 @@ async def latency(api: Any, delay: str) -> dict[str, Any]:
     return {"step": d(step), "patient_s": patient_s, "impatient": impatient, "listed": d(steps)}
 
 
+async def stubbed(api: Any, task_input: str) -> dict[str, Any]:
+    """A task run to its last step (a plan a data stub gives), and a task only a stub knows."""
+    task = await api.create_agent_task(task_request_body=apc.TaskRequestBody(input=task_input))
+    steps = await run_steps(api, task.task_id)
+    known = await api.get_agent_task(task_id="stubbed-task")
+    return {"steps": d(steps), "known": d(known), "missing": await refusal(api.get_agent_task(task_id="other"))}
+
+
 async def sdk_traffic(api: Any, _: str) -> dict[str, Any]:
     """Ordinary application traffic; the errors the client itself met, by type."""
     body = apc.TaskRequestBody(input="write hello", additional_input={"mode": "test"})
@@ -128,6 +136,7 @@ SCENARIOS: dict[str, Scenario] = {
     "missing": missing,
     "latency": latency,
     "sdk-traffic": sdk_traffic,
+    "stubbed": stubbed,
 }
 
 

@@ -99,3 +99,36 @@ def test_client_gets_404_for_unknown_ids(serve: Serve) -> None:
         got = drive("missing", server.url)
     assert got["task"]["status"] == 404 and '"message"' in got["task"]["body"]
     assert got["artifact"]["status"] == 404
+
+
+STUBS = {
+    "stubs": [
+        {
+            "request": {"protocol": "agent-protocol", "operation": "getAgentTask", "path": {"task_id": "stubbed-task"}},
+            "response": {
+                "body": {"task_id": "stubbed-task", "input": "known", "additional_input": {}, "artifacts": []}
+            },
+        }
+    ],
+    "data": {
+        "agent-protocol": {
+            "plans": [
+                {
+                    "input": {"contains": "five"},
+                    "steps": [{"name": f"Part {n}", "output": f"out {n}"} for n in range(5)],
+                }
+            ]
+        }
+    },
+}
+
+
+def test_the_client_sees_exactly_what_stubs_say(serve: Serve) -> None:
+    """A data stub's step plan and an operation stub (docs/mock.md, stubs), through the official client."""
+    with serve(protocols=("agent-protocol",), stubs=STUBS) as server:
+        got = drive("stubbed", server.url, "in five steps")
+    assert [(s["name"], s["output"], s["is_last"]) for s in got["steps"]] == [
+        (f"Part {n}", f"out {n}", n == 4) for n in range(5)
+    ]
+    assert got["known"] == STUBS["stubs"][0]["response"]["body"]
+    assert got["missing"]["status"] == 404

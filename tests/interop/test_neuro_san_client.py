@@ -29,18 +29,24 @@ DRIVER = Path(__file__).with_name("neuro_san_client_driver.py")
 FIRST, SECOND = "6 * 7", "2 + 3"  # the driver's two turns
 
 
-@pytest.fixture(scope="module")
-def driven() -> Iterator[dict[str, Any]]:
+def drive(config: MockConfig) -> dict[str, Any]:
+    """The driver's calls against a mock of ``config`` (skips where the client's venv cannot be had)."""
     try:
         python = neuro_san_python()
     except PeerUnavailable as exc:
         pytest.skip(skip_reason(exc))
-    with EmbeddedServer(MockConfig(protocols=("neuro-san",))) as server:
+    with EmbeddedServer(config) as server:
         done = subprocess.run(
             [str(python), str(DRIVER), str(server.port)], capture_output=True, text=True, timeout=120, check=False
         )
     assert done.returncode == 0, done.stderr[-3000:]
-    yield json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def driven() -> Iterator[dict[str, Any]]:
+    yield drive(MockConfig(protocols=("neuro-san",)))
 
 
 @pytest.fixture(params=sorted(NETWORKS))
@@ -83,3 +89,31 @@ def test_async_session_streams(network: tuple[str, dict[str, Any]]) -> None:
 
 def test_unknown_agent_reads_as_a_status(driven: dict[str, Any]) -> None:
     assert driven["unknown_function"]["code"] == 5  # NOT_FOUND, the client hands the Status back as is
+
+
+WEATHER = {
+    "name": "weather_bot",
+    "description": "I forecast the weather.",
+    "front": "Forecaster",
+    "tools": ["almanac", "radar"],
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    "answers": ["Sunny.", "Rain later."],
+}
+
+
+def test_the_client_sees_exactly_what_a_stubbed_network_says() -> None:
+    """A data stub (docs/mock.md, stubs) makes an agent network the client lists, reads and chats with."""
+    got = drive(MockConfig(protocols=("neuro-san",), stubs={"data": {"neuro-san": {"networks": [WEATHER]}}}))
+    assert "weather_bot" in [a["agent_name"] for a in got["list"]["agents"]]
+    network = got["agents"]["weather_bot"]
+    assert network["connectivity"]["connectivity_info"] == [
+        {"origin": "Forecaster", "tools": ["almanac", "radar"], "display_as": "llm_agent"},
+        {"origin": "almanac", "tools": [], "display_as": "llm_agent"},
+        {"origin": "radar", "tools": [], "display_as": "llm_agent"},
+    ]
+    assert network["function"] == {
+        "function": {"description": WEATHER["description"], "parameters": WEATHER["parameters"]}
+    }
+    assert [m["text"] for m in network["minimal"]] == ["Sunny."]
+    assert network["maximal_continued"][-1]["text"] == "Rain later."  # the second turn, through the context
+    assert [m["text"] for m in network["async_minimal"]] == ["Sunny."]

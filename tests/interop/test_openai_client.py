@@ -100,3 +100,50 @@ def test_non_streaming_is_not_implemented(client: Any) -> None:
         client.chat.completions.create(model="sgr_agent", messages=[user(TASK)], stream=False)
     assert caught.value.status_code == 501
     assert caught.value.body == {"detail": "Only streaming responses are supported. Set 'stream=true'"}
+
+
+def _chunk(content: str | None, finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion.chunk",
+        "created": 1737979200,
+        "model": "sgr_agent_stub",
+        "choices": [{"index": 0, "delta": {} if content is None else {"content": content}, "finish_reason": finish}],
+    }
+
+
+STREAM_STUB = {
+    "request": {
+        "protocol": "sgr-agent-core",
+        "operation": "createChatCompletion",
+        "body": [{"pointer": "/messages/0/content", "contains": "owls"}],
+    },
+    "times": 1,
+    "response": {
+        "headers": {"X-Agent-ID": "sgr_agent_stub"},
+        "stream": {"frames": [{"data": _chunk("Owls ")}, {"data": _chunk("hoot.")}, {"data": _chunk(None, "stop")}]},
+    },
+}
+
+
+def test_the_client_sees_exactly_what_a_stub_streams() -> None:
+    """An operation stub (docs/mock.md, stubs): the next chat about owls streams these chunks, once."""
+    stubs = {
+        "stubs": [STREAM_STUB],
+        "data": {"sgr-agent-core": {"models": [{"name": "owl_expert", "reply": "Hoot.\n"}]}},
+    }
+    with (
+        EmbeddedServer(MockConfig(protocols=("sgr-agent-core",), stubs=stubs)) as server,
+        openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=10) as api,
+    ):
+        raw = api.chat.completions.with_raw_response.create(model="sgr_agent", messages=[user("owls?")], stream=True)
+        assert raw.headers["X-Agent-ID"] == "sgr_agent_stub"
+        chunks = list(raw.parse())
+        seen = [(c.id, c.created, c.model, c.choices[0].delta.content, c.choices[0].finish_reason) for c in chunks]
+        stub = ("chatcmpl-stub", 1737979200, "sgr_agent_stub")
+        assert seen == [(*stub, "Owls ", None), (*stub, "hoot.", None), (*stub, None, "stop")]
+        _, agent, _ = read(api.chat.completions.create(model="sgr_agent", messages=[user("owls?")], stream=True))
+        assert agent.startswith("sgr_agent_") and agent != "sgr_agent_stub"  # times: 1, then the mock's own
+        assert "owl_expert" in [m.id for m in api.models.list().data]  # a data stub: a model and its reply
+        said, expert, reasons = read(api.chat.completions.create(model="owl_expert", messages=[user("x")], stream=True))
+        assert said == "Hoot.\n" and expert.startswith("owl_expert_") and reasons[-1] == "stop"

@@ -102,3 +102,28 @@ def test_agent_starts_a_session_for_its_first_prompt(url: str, tmp_path: Path) -
     assert agent.current_session is not None
     assert agent.current_session.agent_registration_id is None
     assert [p.prompt for p in agent.get_chat_history() or []] == ["Hello"]
+
+
+JOBS = {
+    "jobs": [
+        # 400, not a 5xx: synapseclient retries those for minutes before it gives up
+        {"chatText": {"contains": "fail"}, "seconds": 0.1, "failure": {"status": 400, "reason": "The agent failed"}},
+        {"chatText": "Budget?", "identity": "alice", "seconds": 0.1, "responseText": "The budget is fine."},
+    ]
+}
+
+
+def test_the_client_sees_exactly_the_job_outcomes_stubs_say(tmp_path: Path) -> None:
+    """Data stubs (docs/mock.md, stubs): one chat's job fails, another's answer is given."""
+    stubs = {"data": {"synapse-agent": JOBS}}
+    with EmbeddedServer(MockConfig(protocols=("synapse-agent",), job_seconds=0.2, stubs=stubs)) as server:
+        alice = login(server.url, "alice-token", tmp_path)
+        session = AgentSession().start(synapse_client=alice)
+        with pytest.raises(SynapseHTTPError, match="The agent failed") as failed:
+            session.prompt(prompt="please fail", synapse_client=alice)
+        assert "400" in str(failed.value)
+        answered = session.prompt(prompt="Budget?", synapse_client=alice)
+        assert answered.response == "The budget is fine."
+        bob = login(server.url, "bob-token", tmp_path)
+        other = AgentSession().start(synapse_client=bob).prompt(prompt="Budget?", synapse_client=bob)
+        assert other.response == answer_for("Budget?")  # the rule names alice
