@@ -124,6 +124,12 @@ def fresh(tmp_path_factory: pytest.TempPathFactory, built: Built) -> Path:
     return venv
 
 
+def reinstall(venv: Path, artifact: Path) -> None:
+    """The kit alone, from ``artifact``, over whatever install of it the venv had."""
+    pip = (venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check")
+    ok(run(*pip, "--force-reinstall", "--no-deps", artifact))
+
+
 INSTALLS = ("wheel", "sdist", "path")
 """The wheel; the sdist (built into a wheel by pip, with an isolated build); the non-editable
 install of a checkout's path, as the Action does (``pip install "$GITHUB_ACTION_PATH"``)."""
@@ -135,19 +141,7 @@ def test_installed_the_console_scripts_and_the_plugin_work_from_an_empty_folder(
 ) -> None:
     artifact = {"wheel": built.wheel, "sdist": built.sdist, "path": built.source}[kind]
     python, bin_dir = fresh / "bin" / "python", fresh / "bin"
-    ok(
-        run(
-            python,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--force-reinstall",
-            "--no-deps",
-            artifact,
-        )
-    )
+    reinstall(fresh, artifact)
     ok(run(python, "-m", "pip", "check"))
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -208,20 +202,7 @@ def assert_the_mock_serves(script: Path, cwd: Path) -> None:
 def test_a_run_of_every_protocol_from_the_installed_wheel_passes_against_the_embedded_mock(
     built: Built, fresh: Path, tmp_path: Path
 ) -> None:
-    python = fresh / "bin" / "python"
-    ok(
-        run(
-            python,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--force-reinstall",
-            "--no-deps",
-            built.wheel,
-        )
-    )
+    reinstall(fresh, built.wheel)
     done = run(
         fresh / "bin" / "agent-conformance", "run", "--protocol", "all",
         # enough cases that a generated NeuroSan chat names the discovered agent (fewer may
