@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,18 +42,27 @@ if str(ROOT) not in sys.path:  # run as a file: make the repository's packages i
 
 from conformance.phases.schema.engine import _read_form_files_as_text  # noqa: E402
 from mockserver import MockConfig  # noqa: E402
+from mockserver.config import DEFAULT_TOKENS  # noqa: E402
 from mockserver.embedded import EmbeddedServer  # noqa: E402
 from specs.documents import PROTOCOLS, load  # noqa: E402
 
-TOKEN_HEADERS = {"synapse-agent": {"Authorization": "Bearer alice-token"}}
-"""The fuzzer calls Synapse as alice; requests the coverage phase sends without it are 401s."""
-NAMED_VALUES: dict[str, dict[str, tuple[str, ...]]] = {
-    "neuro-san": {"path.agent_name": ("hello_world", "math_guy", "music_nerd_pro")},
-    "sgr-agent-core": {"body.model": ("sgr_agent", "sgr_tool_calling_agent", "tool_calling_agent")},
-}
-"""Names the document types as free strings but the mock only knows a few of: drawn from these
-half the time, so generated requests reach the handlers (and their streams) as well as the 404/400
-for unknown names."""
+
+def token_headers(protocol: str) -> dict[str, str]:
+    """A protocol whose document declares auth is called as the mock's first default user (the
+    requests the coverage phase sends without it are 401s)."""
+    if not load(protocol).raw.get("security"):
+        return {}
+    return {"Authorization": f"Bearer {next(iter(DEFAULT_TOKENS.values()))}"}
+
+
+def named_values(protocol: str) -> Mapping[str, tuple[str, ...]]:
+    """Names the document types as free strings but the mock only knows a few of (the protocol's
+    test facts, tests/facts.py): drawn from these half the time, so generated requests reach the
+    handlers (and their streams) as well as the 404/400 for unknown names."""
+    from tests.facts import facts
+
+    return facts(protocol).named_values
+
 
 LEAK_MARKERS = (
     "Traceback (most recent call last)",
@@ -72,7 +81,9 @@ MAX_SAMPLES = 5
 
 
 def shape_problem(protocol: str, status: int, content_type: str, body: bytes) -> str | None:
-    """Why a 4xx body is not the protocol's error shape, or None when it is."""
+    """Why a 4xx body is not the protocol's error shape, as its manifest declares it (the body's
+    template: ``$message`` a string, ``$code`` an integer, other values as written; the details,
+    where the manifest puts some, a list), or None when it is."""
     if not content_type.split(";")[0].strip().lower().endswith("json"):
         return f"Content-Type {content_type!r} is not JSON"
     try:
@@ -81,14 +92,21 @@ def shape_problem(protocol: str, status: int, content_type: str, body: bytes) ->
         return "body is not JSON"
     if not isinstance(data, dict):
         return f"body is a JSON {type(data).__name__}, not an object"
-    if protocol == "agent-protocol":
-        ok = isinstance(data.get("message"), str)
-    elif protocol == "neuro-san":
-        ok = type(data.get("code")) is int and isinstance(data.get("message"), str)
-    elif protocol == "sgr-agent-core":
-        ok = set(data) == {"detail"} and isinstance(data["detail"], str | list)
-    else:
-        ok = isinstance(data.get("concreteType"), str) and isinstance(data.get("reason"), str)
+    shape = PROTOCOLS[protocol].error
+    allowed = set(shape.body) | ({shape.details} if shape.details else set())
+    ok = set(shape.body) <= set(data) <= allowed
+    for key, template in shape.body.items() if ok else ():
+        value = data[key]
+        if template == "$message":
+            ok = isinstance(value, str) or (key == shape.details and isinstance(value, list))
+        elif template == "$code":
+            ok = type(value) is int
+        else:
+            ok = value == template
+        if not ok:
+            break
+    if ok and shape.details and shape.details not in shape.body and shape.details in data:
+        ok = isinstance(data[shape.details], list)
     return None if ok else f"body {json.dumps(data)[:120]} is not the protocol's error shape"
 
 
@@ -284,13 +302,13 @@ def fuzz_protocol(
         config: dict[str, Any] = {
             "seed": seed,
             "request-timeout": timeout,
-            "headers": TOKEN_HEADERS.get(protocol, {}),
+            "headers": token_headers(protocol),
             "generation": {"max-examples": max_examples, "mode": "all"},
             "phases": {"stateful": {"enabled": True}},
             "checks": checks,
             "suppress-health-check": ["all"],
         }
-        named = NAMED_VALUES.get(protocol, {})
+        named = named_values(protocol)
         if named:
             config["dictionaries"] = {key.replace(".", "-"): {"values": list(values)} for key, values in named.items()}
             config["parameters"] = {key: {"dictionary": key.replace(".", "-"), "probability": 0.5} for key in named}

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -63,3 +64,39 @@ def test_selfcheck_catches_every_toy_fault(site: Path, tmp_path: Path) -> None:
     done = run(site, tmp_path, "selfcheck", "--protocol", "toy", "--report-dir", str(tmp_path / "sc"))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "2 of 2 faults caught" in done.stdout
+
+
+GENERIC = {
+    "tests/mockserver/test_fuzz.py": 1,
+    "tests/mockserver/test_limits.py": 1,
+    "tests/mockserver/test_chaos.py": 3,
+    "tests/mockserver/test_fixtures.py": 1,
+    "tests/conformance/run/test_applicability.py": 1,
+    "tests/specs/test_errors.py": 5,
+}
+"""The generic tests that loop over every discovered protocol, and how many of their cases the toy
+protocol gets (read from its test facts, tests/fixtures/toy_protocol/facts.py; no table names it)."""
+
+
+def test_the_generic_tests_cover_the_toy_protocol_without_naming_it(site: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(FIXTURES), str(REPO)])
+    report = tmp_path / "junit.xml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *GENERIC, "-k", "toy", "-p", "no:cacheprovider", "-q", f"--junitxml={report}"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    cases = ElementTree.parse(report).getroot().iter("testcase")
+    ran: dict[str, int] = {}
+    for case in cases:
+        assert "toy" in case.get("name", ""), case.get("name")
+        assert not list(case), f"{case.get('name')}: {[child.tag for child in case]}"  # no failure, error or skip
+        module = case.get("classname", "").replace(".", "/") + ".py"
+        ran[module] = ran.get(module, 0) + 1
+    assert ran == GENERIC

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,9 @@ import pytest
 
 from mockserver import EmbeddedServer
 from mockserver.chaos import MAX_RULES, STREAMED, Chaos, ChaosError, Rule, error_frame, load_document, parse_cli
+from scripts.fuzz_mock import shape_problem
 from specs.documents import read_manifest
+from tests.facts import facts, mocked, stream_of, streamed
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 OPS = {
@@ -115,23 +117,15 @@ def test_rule_count_is_bounded() -> None:
         load_document({"rules": [{"error": 500}] * (MAX_RULES + 1)}, OPS)
 
 
-@pytest.mark.parametrize(
-    ("protocol", "method", "path", "body", "shape"),
-    [
-        ("agent-protocol", "GET", "/ap/v1/agent/tasks", None, "message"),
-        ("neuro-san", "GET", "/api/v1/hello_world/connectivity", None, "code"),
-        ("sgr-agent-core", "GET", "/health", None, "detail"),
-        ("synapse-agent", "POST", "/repo/v1/agent/sessions/list", {}, "reason"),
-    ],
-)
+@pytest.mark.parametrize("protocol", mocked())
 @pytest.mark.parametrize("status", [429, 503, 500])
-def test_errors_in_the_protocols_own_shape(
-    serve: Serve, protocol: str, method: str, path: str, body: Any, shape: str, status: int
-) -> None:
+def test_errors_in_the_protocols_own_shape(serve: Serve, protocol: str, status: int) -> None:
+    call = facts(protocol).served
     with serve(protocols=(protocol,), chaos=({"error": status},)) as server, httpx.Client(base_url=server.url) as c:
-        answer = c.request(method, path, json=body, headers=AUTH)
+        answer = c.request(call.method, call.path, json=call.json, headers=call.headers)
         assert answer.status_code == status
-        assert shape in answer.json()
+        problem = shape_problem(protocol, status, answer.headers.get("content-type", ""), answer.content)
+        assert problem is None, problem
         assert ("Retry-After" in answer.headers) == (status in (429, 503))
 
 
@@ -158,26 +152,60 @@ def test_connection_reset(serve: Serve) -> None:
         assert c.get("/ap/v1/agent/tasks").status_code == 200  # the server keeps serving
 
 
-def test_stream_cut_after_n_frames(serve: Serve) -> None:
+def frames(answer: httpx.Response, kind: str) -> Iterator[Any]:
+    """Each frame as it is read: its JSON (an SSE ``data:`` line, or an NDJSON line), SSE's
+    ``[DONE]`` as it is."""
+    for line in answer.iter_lines():
+        if not line or line.startswith(":"):
+            continue
+        yield line if kind == "sse" and line == "data: [DONE]" else json.loads(line.removeprefix("data: "))
+
+
+@pytest.mark.parametrize("protocol", streamed())
+def test_stream_cut_after_n_frames(serve: Serve, protocol: str) -> None:
+    stream = stream_of(protocol)
+    read: list[Any] = []
     with (
-        serve(protocols=("sgr-agent-core",), chaos=({"protocol": "sgr-agent-core", "cut_after": 2},)) as server,
+        serve(protocols=(protocol,), chaos=({"protocol": protocol, "cut_after": 2},)) as server,
         httpx.Client(base_url=server.url) as c,
+        pytest.raises(httpx.RemoteProtocolError),
+        c.stream("POST", stream.call.path, json=stream.call.json, headers=stream.call.headers) as r,
     ):
-        frames: list[str] = []
-        with pytest.raises(httpx.RemoteProtocolError), c.stream("POST", "/v1/chat/completions", json=CHAT) as r:
-            assert r.status_code == 200
-            frames.extend(line for line in r.iter_lines() if line)
-        assert len(frames) == 2 and "[DONE]" not in frames[-1]
+        assert r.status_code == 200
+        for frame in frames(r, stream.kind):
+            read.append(frame)
+    assert len(read) == 2 and "data: [DONE]" not in read
 
 
-def test_error_frame_inside_a_200_stream(serve: Serve) -> None:
-    rule = {"protocol": "sgr-agent-core", "error_frame_after": 1}
-    with serve(protocols=("sgr-agent-core",), chaos=(rule,)) as server, httpx.Client(base_url=server.url) as c:
-        with c.stream("POST", "/v1/chat/completions", json=CHAT) as r:
+def like(template: Any, value: Any) -> bool:
+    """``value`` has the template's shape, any string where the template has ``MESSAGE``."""
+    if template == MESSAGE:
+        return isinstance(value, str)
+    if isinstance(template, dict):
+        return (
+            isinstance(value, dict)
+            and set(value) == set(template)
+            and all(like(template[k], value[k]) for k in template)
+        )
+    if isinstance(template, list):
+        return isinstance(value, list) and len(value) == len(template) and all(map(like, template, value))
+    return bool(template == value)
+
+
+MESSAGE = "\x00message"
+
+
+@pytest.mark.parametrize("protocol", streamed())
+def test_error_frame_inside_a_200_stream(serve: Serve, protocol: str) -> None:
+    """The protocol's own in-band error (its manifest's stream_error) after the first frame, then the end."""
+    stream = stream_of(protocol)
+    rule = {"protocol": protocol, "error_frame_after": 1}
+    with serve(protocols=(protocol,), chaos=(rule,)) as server, httpx.Client(base_url=server.url) as c:
+        with c.stream("POST", stream.call.path, json=stream.call.json, headers=stream.call.headers) as r:
             assert r.status_code == 200
-            frames = [line for line in r.iter_lines() if line]
-        assert len(frames) == 2
-        assert json.loads(frames[1].removeprefix("data: "))["error"]["type"] == "server_error"
+            read = list(frames(r, stream.kind))
+        assert len(read) == 2
+        assert like(error_frame(protocol, MESSAGE), read[1]), read[1]
 
 
 def test_neuro_san_error_frame_and_drip(serve: Serve) -> None:

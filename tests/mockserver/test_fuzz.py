@@ -13,7 +13,8 @@ import pytest
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from scripts.fuzz_mock import fuzz_protocol, leak_problem, mock_self_fuzz_guard, shape_problem
-from specs.documents import PROTOCOLS, load
+from specs.documents import load
+from tests.facts import mocked
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +31,7 @@ def mock_root() -> Iterator[str]:
         yield server.url
 
 
-@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize("protocol", mocked())
 def test_no_5xx_no_leak_and_every_rejection_in_the_protocols_shape(protocol: str, mock_root: str) -> None:
     result = fuzz_protocol(protocol, mock_root, max_examples=MAX_EXAMPLES, seed=1, budget_s=BUDGET_S)
     # how far one budget gets depends on the machine's speed; what is covered must not
@@ -48,7 +49,7 @@ def test_no_5xx_no_leak_and_every_rejection_in_the_protocols_shape(protocol: str
     assert result.transport_errors == 0, report
     # it really ran: every operation, valid and invalid data (2xx and 4xx), coverage and fuzzing
     assert set(result.operations) == set(labels), report
-    assert result.requests >= 100, report
+    assert result.requests >= min(100, 25 * len(labels)), report  # a small document has fewer cases to send
     assert result.statuses.get("2xx", 0) > 0 and result.statuses.get("4xx", 0) > 0, report
     assert {"coverage", "fuzzing"} <= set(result.phases), report
 

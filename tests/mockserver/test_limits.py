@@ -12,7 +12,7 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,6 +23,7 @@ from aiohttp import web
 from mockserver import Limits, MockConfig, create_app
 from mockserver.app import GATE
 from scripts.fuzz_mock import leak_problem, shape_problem
+from tests.facts import facts, mocked, stream_of, streamed
 
 ALICE = {"Authorization": "Bearer alice-token"}
 SGR_CHAT = "/v1/chat/completions"
@@ -76,31 +77,21 @@ async def refused(response: aiohttp.ClientResponse, protocol: str, status: int) 
 async def serves_others(http: aiohttp.ClientSession) -> None:
     """A request of every protocol still answers, on fresh connections."""
     async with aiohttp.ClientSession(http._base_url) as fresh:
-        for method, path, body, headers in (
-            ("GET", "/ap/v1/agent/tasks", None, {}),
-            ("GET", "/api/v1/hello_world/connectivity", None, {}),
-            ("GET", "/health", None, {}),
-            ("POST", "/repo/v1/agent/sessions/list", {}, ALICE),
-        ):
-            async with fresh.request(method, path, json=body, headers=headers) as response:
-                assert response.status == 200, (path, await response.text())
+        for protocol in mocked():
+            call = facts(protocol).served
+            async with fresh.request(call.method, call.path, json=call.json, headers=call.headers) as response:
+                assert 200 <= response.status < 300, (call.path, await response.text())
 
 
 # -- body and upload size ------------------------------------------------------------------------
 
-JSON_POSTS = {
-    "agent-protocol": ("/ap/v1/agent/tasks", {}),
-    "neuro-san": (NS_CHAT, {}),
-    "sgr-agent-core": (SGR_CHAT, {}),
-    "synapse-agent": ("/repo/v1/agent/session", ALICE),
-}
 
-
-@pytest.mark.parametrize("protocol", sorted(JSON_POSTS))
+@pytest.mark.parametrize("protocol", mocked())
 def test_oversized_json_is_413_in_shape_and_others_are_served(protocol: str) -> None:
     async def test() -> None:
         async with serving(limits=Limits(max_json_bytes=2000)) as (url, _), aiohttp.ClientSession(url) as http:
-            path, headers = JSON_POSTS[protocol]
+            post = facts(protocol).json_post
+            path, headers = post.path, post.headers
             body = json.dumps({"pad": "x" * 5000}).encode()
             for chunked in (False, True):  # announced by Content-Length, or discovered while reading
                 data: Any = body
@@ -224,7 +215,7 @@ def test_full_artifact_storage_answers_507() -> None:
 
 
 async def open_stream(
-    url: str, path: str, body: dict[str, Any], receive_buffer: int = 0
+    url: str, path: str, body: Any, receive_buffer: int = 0, headers: Mapping[str, str] | None = None
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A raw HTTP/1.1 streaming request whose status line and headers have been read;
     ``receive_buffer`` shrinks the client socket's kernel buffer (a slow reader fills it fast)."""
@@ -236,8 +227,9 @@ async def open_stream(
     await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
     reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 16)
     payload = json.dumps(body).encode()
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     writer.write(
-        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n{extra}"
         f"Content-Length: {len(payload)}\r\n\r\n".encode()
         + payload
     )
@@ -270,35 +262,24 @@ def test_streams_beyond_the_limit_get_503_with_retry_after_and_others_are_served
     run(test)
 
 
-STREAMS = {
-    "sgr-agent-core": (SGR_CHAT, sgr_body("research the history of tidal power plants")),
-    "neuro-san": (NS_CHAT, ns_body()),
-}
-
-
 def handler_tasks() -> set[asyncio.Task[Any]]:
     return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
 
 
-STALL_FAULTS = {"sgr-agent-core": "sgr-stall-mid-stream", "neuro-san": "ns-stream-stall"}
-
-
-@pytest.mark.parametrize("protocol", sorted(STREAMS))
+@pytest.mark.parametrize("protocol", streamed())
 @pytest.mark.parametrize("stalled", [False, True], ids=["streaming", "stalled"])
 def test_a_client_leaving_mid_stream_releases_its_slot_and_task(protocol: str, stalled: bool) -> None:
     """Frames 0.2 s apart, or (the stall faults) no frame for an hour: either way the handler ends
     and gives its slot back soon after the client has gone."""
 
     async def test() -> None:
-        faults = (STALL_FAULTS[protocol],) if stalled else ()
+        stream = stream_of(protocol)
+        faults = (stream.stall_fault,) if stalled else ()
         async with serving(stream_delay=0.2, faults=faults) as (url, app):
             before = handler_tasks()
-            path, body = STREAMS[protocol]
-            reader, writer = await open_stream(url, path, body)
-            # the frames sent before a stall (SGR stalls before its third, NeuroSan after its first)
-            marker, wanted = (b"data: ", 2) if protocol == "sgr-agent-core" else (b'{"response"', 1)
-            received = b""
-            while received.count(marker) < wanted:
+            reader, writer = await open_stream(url, stream.call.path, stream.call.json, headers=stream.call.headers)
+            received = b""  # the frames sent before a stall
+            while received.count(stream.first_frame) < stream.before_stall:
                 received += await asyncio.wait_for(reader.read(4096), 5)
             if stalled:
                 await asyncio.sleep(0.5)  # well inside the stall: nothing more is coming
@@ -307,10 +288,8 @@ def test_a_client_leaving_mid_stream_releases_its_slot_and_task(protocol: str, s
             await writer.wait_closed()
             await eventually(lambda: app[GATE].open == 0, "the stream slot is released")
             await eventually(lambda: not (handler_tasks() - before), "the handler's task has ended")
-            if protocol == "sgr-agent-core":
-                async with aiohttp.ClientSession(url) as http, http.get("/agents") as r:
-                    states = [a["state"] for a in (await r.json())["agents"]]
-                assert states == ["cancelled"]  # its work was abandoned, not left running
+            if stream.abandoned is not None:
+                await stream.abandoned(url)  # its work was abandoned, not left running
 
     run(test)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from scripts.fuzz_mock import shape_problem
 from specs.documents import PROTOCOLS, ErrorShape, protocol
 
 DETAILS = [{"type": "missing", "loc": ["body", "input"], "msg": "field required", "input": None}]
@@ -51,3 +53,14 @@ def test_a_rendered_body_is_a_fresh_object() -> None:
     first = shape.render(422, "a", DETAILS)
     first["errors"].clear()
     assert shape.render(422, "a", DETAILS)["errors"] == DETAILS
+
+
+@pytest.mark.parametrize("protocol_id", sorted(PROTOCOLS))
+@pytest.mark.parametrize("status", [400, 401, 404, 422, 503])
+def test_every_rendered_error_is_in_the_shape_the_generic_checks_expect(protocol_id: str, status: int) -> None:
+    """What the mock and the proxy render from a manifest is what the fuzzer, the limits and the chaos
+    tests accept as that protocol's error shape: one reading of the manifest, any protocol."""
+    info = protocol(protocol_id)
+    for details in ([], DETAILS):
+        body = info.error.render(status, "m", details)
+        assert shape_problem(protocol_id, status, "application/json", json.dumps(body).encode()) is None, body

@@ -13,23 +13,15 @@ from conformance.run.applicability import (
     something_created_is_read_back,
 )
 from conformance.run.suites import suite
-from specs.documents import Spec, load
-
-EXPECTED = {
-    # AP and NeuroSan document `default` on every operation; they declare no response headers;
-    # NeuroSan is stateless, SGR reads agents under a path its creating POST is not a prefix of,
-    # and schemathesis never starts a stateful scenario from Synapse's createAgentSession.
-    "agent-protocol": {"001", "003", "005", "006", "007", "008"},
-    "neuro-san": {"001", "003", "005", "006", "007"},
-    "sgr-agent-core": {"001", "002", "003", "004", "005", "006", "007", "009"},
-    "synapse-agent": {"001", "002", "003", "005", "006", "007", "010"},
-}
+from specs.documents import PROTOCOLS, Spec, load
+from tests.facts import facts
 
 
-@pytest.mark.parametrize("pid", sorted(EXPECTED))
+@pytest.mark.parametrize("pid", sorted(PROTOCOLS))
 def test_registered_schema_requirements(pid: str) -> None:
+    """Each protocol's test facts say which generic requirements its document gets, and why."""
     got = {c.requirement.id.rsplit("-", 1)[1] for c in suite(pid).registry if c.requirement.phase == "schema"}
-    assert got == EXPECTED[pid]
+    assert got == facts(pid).schema_requirements
 
 
 def _edited(pid: str, edit: Any) -> Spec:
