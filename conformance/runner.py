@@ -21,6 +21,7 @@ from specs.documents import protocol
 
 from . import __version__
 from .phases import PHASES, Phase, RunState, TargetUnusable
+from .run.budget import Budget
 from .run.events import (
     Emitter,
     EventHandler,
@@ -114,7 +115,7 @@ def run(
     """Run the selected requirements, telling ``handlers`` each step (see ``events``). ``memo``
     keeps the checks' shared setup across runs against the same target (the pytest plugin runs
     one requirement at a time); ``phases`` are the steps run, in order (``phases.PHASES``)."""
-    started = time.monotonic()  # the budget covers the whole run, loading the suite included
+    budget = Budget(options.budget_s)  # the whole run, loading the suite included
     emit = Emitter(handlers)
     the_plan = plan(options)
     result = _new_result(the_plan)
@@ -122,20 +123,20 @@ def run(
     with Watchdog() as watchdog:
         try:
             with (
-                watchdog.deadline(options.budget_s, "run's time budget", started),
+                watchdog.deadline(budget.seconds, "run's time budget", budget.started),
                 target(options) as opts,
             ):
                 result.base_url = opts.base_url
                 if not options.base_url:
                     result.target = f"embedded reference mock ({opts.base_url})"
-                state = RunState(result, ledger, watchdog, emit, {} if memo is None else memo, started)
+                state = RunState(result, ledger, watchdog, emit, budget, {} if memo is None else memo)
                 run_phases(the_plan.at(opts), state, phases)
         except RunStopped as stop:
             result.stopped = stop.kind
             ledger.close(stop.kind, f"{stop.reason} before this requirement was decided")
     if result.stopped is None and any(r.message.startswith(f"not verified ({BUDGET})") for r in ledger.results()):
         result.stopped = BUDGET  # a phase's share of the budget ran out: the run did not decide everything
-    return _finish(result, ledger, started, emit)
+    return _finish(result, ledger, budget.started, emit)
 
 
 def not_run(options: RunOptions, handlers: Iterable[EventHandler], kind: str, reason: str) -> RunResult:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..run.budget import Budget
 from ..run.events import Event
 from ..run.ledger import Ledger
 from ..run.plan import RunPlan
@@ -32,10 +32,10 @@ class RunState:
     ledger: Ledger
     watchdog: Watchdog
     emit: Callable[[Event], None]
+    budget: Budget
+    """The run's time budget (the runner's): each phase that bounds itself takes its share here."""
     memo: dict[str, object] = field(default_factory=dict)
     """The checks' shared setup (kept across runs against one target by the pytest plugin)."""
-    started: float = field(default_factory=time.monotonic)
-    """When the run started (``time.monotonic()``): the budget covers the whole run."""
 
 
 class Phase(Protocol):

@@ -3,7 +3,6 @@ and ``protocols/<id>/model.py``), deciding its requirements together."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 
 from ...check.http import Client
@@ -46,8 +45,7 @@ class ModelPhase:
                 spec=plan.spec,
                 seed_value=opts.seed,
                 examples=model_sequences(opts.max_examples),
-                # half of what is left of the run's budget: the scenarios get the rest
-                budget_s=max(opts.budget_s - (time.monotonic() - state.started), 0.0) / 2,
+                budget_s=state.budget.model_based(),
             )
         finally:
             client.close()

@@ -21,14 +21,17 @@ from urllib.parse import urlsplit
 
 from specs.documents import Spec
 
+from ...check.context import Context
 from ...check.curl import curl_command
 from ...check.http import _preview
 from ...run.events import CaseFinished, Event, StageStarted
+from ...run.plan import RunPlan
 from ...run.schema_requirements import SCHEMA_CHECKS
-from ...run.watchdog import BUDGET, INTERRUPTED, Watchdog
+from ...run.watchdog import BUDGET, INTERRUPTED
 from ...verdicts.findings import FindingSet
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import Exchange, RequirementResult, Status
+from ..base import RunState
 from .stalls import StallLedger, stall_guard
 
 
@@ -110,25 +113,29 @@ def schemathesis_config(
     return config
 
 
-def run_schema_phase(
-    spec: Spec,
-    base_url: str,
-    requirements: list[Requirement],
-    *,
-    seed: int,
-    max_examples: int,
-    timeout: float,
-    budget_s: float,
-    headers: dict[str, str],
-    skip_body_checks_for: tuple[str, ...] = (),
-    stream_media_types: tuple[str, ...] = (),
-    expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
-    emit: Callable[[Event], None] = lambda _: None,
-    watchdog: Watchdog | None = None,
-    max_body_bytes: int = 8 << 20,
-    known_path_values: Mapping[str, tuple[str, ...]] | None = None,
-) -> tuple[list[RequirementResult], dict[str, Any]]:
+def known_path_values(plan: RunPlan, state: RunState) -> Mapping[str, tuple[str, ...]]:
+    """The protocol's path values that name resources existing on the target (its descriptor's
+    ``known_path_values``, asked through a check's Context), or none."""
+    ask = plan.suite.known_path_values
+    if ask is None:
+        return {}
+    setup = Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo)
+    try:
+        return ask(setup)
+    finally:
+        setup.close()
+
+
+def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementResult], dict[str, Any]]:
+    """The plan's schema requirements decided by one schemathesis run against its target, within
+    the property-based phase's share of the run's budget."""
     from schemathesis.engine import events, from_schema
+
+    spec, options, protocol_suite = plan.spec, plan.options, plan.suite
+    base_url, timeout, emit, watchdog = options.base_url, options.timeout, state.emit, state.watchdog
+    requirements = list(plan.requirements("schema"))
+    skip_body_checks_for = protocol_suite.streaming_operations
+    known = known_path_values(plan, state)
 
     _keep_hypothesis_out_of_cwd()
 
@@ -139,20 +146,20 @@ def run_schema_phase(
     config = schemathesis_config(
         spec,
         requirements,
-        seed=seed,
-        max_examples=max_examples,
+        seed=options.seed,
+        max_examples=options.max_examples,
         timeout=timeout,
-        headers=headers,
+        headers=plan.auth_headers,
         skip_body_checks_for=skip_body_checks_for,
-        expected_statuses=expected_statuses,
+        expected_statuses=protocol_suite.schema_expected_statuses,
     )
     # a stream labelled as its protocol's servers label it (NeuroSan's application/json-lines) is
     # the documented stream, not an undocumented content type
-    aliases = {op_id: stream_media_types for op_id in skip_body_checks_for}
+    aliases = {op_id: protocol_suite.stream_media_types for op_id in skip_body_checks_for}
     schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases)
     schema.config.update(base_url=base_url.rstrip("/"))
-    if known_path_values:
-        schema.hooks.register_hook_with_name(_naming_existing(known_path_values), "flatmap_case")
+    if known:
+        schema.hooks.register_hook_with_name(_naming_existing(known), "flatmap_case")
 
     tallies = {rid: _Tally() for rid in wanted}
     started = time.monotonic()
@@ -166,8 +173,6 @@ def run_schema_phase(
     route_of = _Routes(spec, base_url)
     stream = from_schema(schema).execute()
     with ExitStack() as stack:
-        if watchdog is None:  # called on its own, not from a run that has one
-            watchdog = stack.enter_context(Watchdog())
         stack.enter_context(_environment_read_once())
         stack.enter_context(
             stall_guard(
@@ -175,12 +180,12 @@ def run_schema_phase(
                 stalls,
                 watchdog,
                 timeout=timeout,
-                max_bytes=max_body_bytes,
+                max_bytes=plan.limits.max_body_bytes,
                 stream_seconds=max(3 * timeout, 10.0),
             )
         )
         section = stack.enter_context(
-            watchdog.graceful(stream.stop, budget_s, "property-based phase's share of the budget")
+            watchdog.graceful(stream.stop, state.budget.property_based(), "property-based phase's share of the budget")
         )
         for event in stream:
             if isinstance(event, events.Interrupted):

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
-from ...check.context import Context
 from ...run.events import RequirementStarted
 from ...run.plan import RunPlan
 from ...verdicts.requirements import Requirement
@@ -25,30 +24,6 @@ class SchemaPhase:
         requirements = self.requirements(plan)
         for n, req in enumerate(requirements, 1):
             state.emit(RequirementStarted(req, n, len(requirements)))
-        opts, protocol_suite = plan.options, plan.suite
-        known: Mapping[str, tuple[str, ...]] = {}
-        if protocol_suite.known_path_values is not None:
-            setup = Context(plan.spec, plan.schemas, opts, plan.limits, state.memo)
-            try:
-                known = protocol_suite.known_path_values(setup)
-            finally:
-                setup.close()
-        results, stats = run_schema_phase(
-            plan.spec,
-            opts.base_url,
-            list(requirements),
-            seed=opts.seed,
-            max_examples=opts.max_examples,
-            timeout=opts.timeout,
-            budget_s=opts.budget_s / 2,
-            headers=plan.auth_headers,
-            skip_body_checks_for=protocol_suite.streaming_operations,
-            stream_media_types=protocol_suite.stream_media_types,
-            expected_statuses=protocol_suite.schema_expected_statuses,
-            emit=state.emit,
-            watchdog=state.watchdog,
-            max_body_bytes=plan.limits.max_body_bytes,
-            known_path_values=known,
-        )
+        results, stats = run_schema_phase(plan, state)
         state.result.stats.update(stats)
         return results
