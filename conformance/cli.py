@@ -16,8 +16,10 @@ from specs.documents import PROTOCOLS, SpecError, load
 
 from . import __version__, config
 from .proxy import cli as proxy_cli
+from .run.depth import DEPTHS
 from .run.events import EventHandler
 from .run.options import RunOptions
+from .run.shards import Shard
 from .usage import UsageError, check_report_dir
 from .verdicts import baseline
 from .verdicts.requirements import Level
@@ -53,7 +55,12 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     run.add_argument("--second-token", help="a second user's token, for ownership (403) requirements")
     run.add_argument("--report-dir", type=Path, help="default reports/<protocol>-<timestamp>/")
     run.add_argument("--seed", type=int, help="default 0")
-    run.add_argument("--max-examples", type=int, help="generated cases per operation and phase (default 10)")
+    run.add_argument(
+        "--depth",
+        choices=list(DEPTHS),
+        help="a named campaign: cases per operation, model sequences and budget (default: default; docs/usage.md)",
+    )
+    run.add_argument("--max-examples", type=int, help="generated cases per operation and phase (default: the depth's)")
     run.add_argument("--timeout", type=float, help="seconds per connect/read/exchange (default 10)")
     run.add_argument(
         "--level",
@@ -61,7 +68,24 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
         help="run requirements of this level and stricter (exit code still gates on MUST)",
     )
     run.add_argument("--profile", help="a document profile, e.g. 'upstream' for neuro-san's /api/v1/list")
-    run.add_argument("--budget", type=float, help="whole-run time budget per protocol, seconds (default 600)")
+    run.add_argument("--budget", type=float, help="whole-run time budget per protocol, seconds (default: the depth's)")
+    run.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="K/N",
+        help="run shard K of N of each protocol's work (merge the N report dirs with 'merge')",
+    )
+    run.add_argument(
+        "--example-db",
+        metavar="DIR|redis://HOST:PORT/N",
+        help="keep and replay Hypothesis examples there (shared by runs, runners and shards)",
+    )
+    run.add_argument(
+        "--example-db-readonly",
+        action="store_true",
+        default=None,
+        help="replay from --example-db but write nothing to it (pull requests)",
+    )
     run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
     run.add_argument("--phase", action="append", choices=["schema", "model", "scenario"], help="limit to a phase")
@@ -91,6 +115,11 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
         metavar="FILE",
         help="YAML baseline of known failures: listed ones do not fail the run, listed ones that pass do (stale)",
     )
+    joined = sub.add_parser("merge", help="merge the reports of a campaign's shards (--shard K/N) into one run's")
+    joined.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="each shard's --report-dir")
+    joined.add_argument(
+        "-o", "--report-dir", type=Path, help="where the merged reports go (default reports/merged-<timestamp>/)"
+    )
     base = sub.add_parser("baseline", help="write an --expected-failures file from a run's results.json")
     base.add_argument("report_dir", type=Path, metavar="REPORT_DIR")
     base.add_argument("-o", "--output", default="expected-failures.yaml", help="file to write ('-': stdout)")
@@ -117,6 +146,13 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     again.add_argument("--second-token", help="a second user's token for re-run scenarios")
     again.add_argument("--timeout", type=float, default=10.0)
     return p
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--shard ")) from None
 
 
 def _stderr_line(line: str) -> None:
@@ -183,7 +219,11 @@ def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "second-token": args.second_token,
         "level": args.level,
         "seed": args.seed,
+        "depth": args.depth,
         "max-examples": args.max_examples,
+        "shard": args.shard,
+        "example-db": args.example_db,
+        "example-db-readonly": args.example_db_readonly,
         "timeout": args.timeout,
         "budget": args.budget,
         "only": tuple(args.only) if args.only else None,
@@ -284,6 +324,36 @@ def _one_by_one(
         if result.stopped == "interrupted":
             interrupted_by = options.protocol
         yield result
+
+
+def merge_command(args: argparse.Namespace) -> int:
+    from .merge import check_campaign, load, merge
+    from .reporting import write_reports
+
+    found = load(args.reports)
+    runs = []
+    for pid in sorted(found):
+        count = check_campaign(found[pid])
+        runs.append((merge(found[pid]), count))
+    root = args.report_dir or Path("reports") / f"merged-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    check_report_dir(root)
+    worst = EXIT_OK
+    for run, count in runs:
+        directory = root / run.protocol if len(runs) > 1 else root
+        write_reports(run, directory)
+        tally = run.tally()["must"]
+        print(
+            f"{run.protocol}: {_VERDICT.get(run.exit_code, 'FAIL')} - {count} shards merged; MUST {tally['passed']} "
+            f"passed, {tally['failed']} failed, {tally['skipped']} not verified, {tally['error']} errors; "
+            f"reports in {directory}",
+            flush=True,
+        )
+        worst = max(worst, run.exit_code)
+    if len(runs) > 1:
+        from .reporting.combined import write_combined
+
+        write_combined([r for r, _ in runs], root, {r.protocol: r.protocol for r, _ in runs})
+    return worst
 
 
 def replay_command(args: argparse.Namespace) -> int:
@@ -387,6 +457,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "proxy": proxy_cli.command,
             "baseline": baseline_command,
             "replay": replay_command,
+            "merge": merge_command,
         }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit

@@ -30,8 +30,11 @@ from typing import Any
 from specs.documents import PROTOCOLS
 
 from .configfile import find
+from .run.depth import DEFAULT, DEPTHS
+from .run.exampledb import ExampleDb
 from .run.options import RunOptions
 from .run.plan import selected
+from .run.shards import WHOLE, Shard
 from .run.suites import all_suites, suite
 from .usage import UsageError, check_jobs, plan_runs
 from .verdicts import baseline
@@ -79,6 +82,21 @@ def _choice(*choices: str) -> Callable[[Any], str]:
     return check
 
 
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("true or false")
+    return value
+
+
+def _shard(value: Any) -> Shard:
+    if isinstance(value, Shard):
+        return value
+    try:
+        return Shard.parse(_text(value))
+    except ValueError:
+        raise TypeError("K/N with 1 <= K <= N, e.g. 2/4") from None
+
+
 def _phases(value: Any) -> tuple[str, ...]:
     words = _words(value)
     if not set(words) <= set(PHASES):
@@ -106,9 +124,13 @@ KEYS = {
         Key("second-token", _text),
         Key("level", _choice(*(lv.value for lv in Level)), "may"),
         Key("seed", _int, 0),
-        Key("max-examples", _int, 10),
+        Key("depth", _choice(*DEPTHS), DEFAULT.name),
+        Key("max-examples", _int),  # default: the depth's
         Key("timeout", _number, 10.0),
-        Key("budget", _number, 600.0),
+        Key("budget", _number),  # default: the depth's
+        Key("shard", _shard, WHOLE),
+        Key("example-db", _text, path=True),
+        Key("example-db-readonly", _flag, False),
         Key("only", _words, ()),
         Key("skip", _words, ()),
         Key("phase", _phases, PHASES),
@@ -122,6 +144,7 @@ KEYS = {
 
 ENV_PREFIX = "CONFORMANCE_"
 _LIST_KEYS = {"only", "skip", "phase"}
+_FLAGS = {"example-db-readonly"}
 _NUMERIC = {"jobs": int, "seed": int, "max-examples": int, "timeout": float, "budget": float}
 
 
@@ -204,7 +227,7 @@ def _section(
             parsed = key.parse(value)
         except TypeError as exc:
             raise ConfigError(f"{label}: must be {exc} (got {raw!r})") from None
-        if key.path and parsed:
+        if key.path and parsed and "://" not in parsed:  # a URL (redis://) is no file
             parsed = str((path.parent / parsed).resolve()) if not Path(parsed).is_absolute() else parsed
         out[name] = parsed
     return out
@@ -224,6 +247,10 @@ def from_env(environ: Mapping[str, str]) -> dict[str, Any]:
                 value = [w.strip() for w in raw.split(",") if w.strip()]
             elif name in _NUMERIC:
                 value = _NUMERIC[name](raw)
+            elif name in _FLAGS:
+                value = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}.get(
+                    raw.strip().lower(), raw
+                )
         except ValueError:
             kind = "an integer" if _NUMERIC[name] is int else "a number"
             raise ConfigError(f"{var}={raw!r}: must be {kind}") from None
@@ -335,23 +362,30 @@ def run_plans(settings: Mapping[str, Settings]) -> list[RunOptions]:
         if several and s["only"] and not only:
             continue  # none of its requirements is asked for
         profile = s["profile"] if s["profile"] in PROTOCOLS[pid].profiles else None
+        depth = DEPTHS[s["depth"]]
         options = RunOptions(
             protocol=pid,
             base_url=s["base-url"] or "",
             token=s["token"],
             second_token=s["second-token"],
             seed=s["seed"],
-            max_examples=s["max-examples"],
+            max_examples=s["max-examples"] if s["max-examples"] is not None else depth.max_examples,
             timeout=s["timeout"],
             level=Level(s["level"]),
             profile=profile,
-            budget_s=s["budget"],
+            budget_s=s["budget"] if s["budget"] is not None else depth.budget_s,
             only=only,
             skip=skip,
             phases=tuple(s["phase"]),
             expected_failures=expected_failures(s["expected-failures"], baselines),
             target_name=s["target-name"],
             target_version=s["target-version"],
+            depth=depth.name,
+            # an explicit --max-examples without a depth keeps its own count of sequences
+            model_sequences=depth.model_sequences if s.given("depth") or not s.given("max-examples") else None,
+            model_step_factor=depth.model_step_factor,
+            shard=s["shard"],
+            example_db=ExampleDb(s["example-db"], s["example-db-readonly"]) if s["example-db"] else None,
         )
         if several and not selected(suite(pid, options.profile), options):
             continue

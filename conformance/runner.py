@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +32,7 @@ from .run.events import (
     RunFinished,
     RunStarted,
 )
+from .run.exampledb import namespace, open_database
 from .run.ledger import Ledger
 from .run.options import RunOptions
 from .run.plan import RunPlan, plan
@@ -76,6 +77,40 @@ def run_metadata(the_plan: RunPlan) -> dict[str, Any]:
         "only": list(options.only),
         "target_name": options.target_name,
         "target_version": options.target_version,
+        "depth": options.depth,
+        "model_sequences": options.sequences,
+        "model_step_factor": options.model_step_factor,
+        "example_db": options.example_db.describe() if options.example_db else None,
+        **({"shard": str(options.shard)} if not options.shard.whole else {}),
+    }
+
+
+def campaign(the_plan: RunPlan) -> dict[str, Any]:
+    """What every shard of one campaign must share, so that their merge is one run's verdicts:
+    the suite, the document, the seeds and every option that changes what is tested or how it is
+    judged (``conformance merge`` names the first that differs)."""
+    spec, options = the_plan.spec, the_plan.options
+    return {
+        "suite_version": __version__,
+        "protocol": options.protocol,
+        "profile": spec.profile,
+        "document_sha256": spec.digest,
+        "seed": options.seed,
+        "hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
+        "shards": options.shard.count,
+        "level": options.level.value,
+        "phases": list(options.phases),
+        "only": list(options.only),
+        "skip": list(options.skip),
+        "depth": options.depth,
+        "max_examples": options.max_examples,
+        "model_sequences": options.sequences,
+        "model_step_factor": options.model_step_factor,
+        "timeout": options.timeout,
+        "budget_s": options.budget_s,
+        "target_name": options.target_name,
+        "target_version": options.target_version,
+        "expected_failures": [asdict(e) for e in options.expected_failures],
     }
 
 
@@ -130,13 +165,33 @@ def run(
                 if not options.base_url:
                     result.target = f"embedded reference mock ({opts.base_url})"
                 state = RunState(result, ledger, watchdog, emit, budget, {} if memo is None else memo)
-                run_phases(the_plan.at(opts), state, phases)
+                state.database = example_database(the_plan)
+                try:
+                    run_phases(the_plan.at(opts), state, phases)
+                finally:
+                    if not options.shard.whole:
+                        result.shard = {
+                            "shard": str(options.shard),
+                            "campaign": campaign(the_plan),
+                            "units": [u.name for u in the_plan.units],
+                            "tallies": state.tallies,
+                        }
         except RunStopped as stop:
             result.stopped = stop.kind
             ledger.close(stop.kind, f"{stop.reason} before this requirement was decided")
     if result.stopped is None and any(r.message.startswith(f"not verified ({BUDGET})") for r in ledger.results()):
         result.stopped = BUDGET  # a phase's share of the budget ran out: the run did not decide everything
     return _finish(result, ledger, budget.started, emit)
+
+
+def example_database(the_plan: RunPlan) -> Any:
+    """The run's Hypothesis example database (``--example-db``), its keys under this suite
+    version's and document's namespace; None when none is asked for."""
+    options, spec = the_plan.options, the_plan.spec
+    if options.example_db is None:
+        return None
+    prefix = namespace(__version__, options.protocol, spec.profile, spec.digest)
+    return open_database(options.example_db, prefix)
 
 
 def not_run(options: RunOptions, handlers: Iterable[EventHandler], kind: str, reason: str) -> RunResult:

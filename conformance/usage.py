@@ -15,6 +15,7 @@ import httpx
 
 from specs.documents import PROTOCOLS, load
 
+from .run.exampledb import ExampleDbError, open_database
 from .run.options import RunOptions
 from .run.plan import selected
 from .run.suites import suite
@@ -98,6 +99,11 @@ def plan_runs(protocols: list[str], options: RunOptions, *, base_url_given: bool
         raise UsageError(f"--budget must be a positive number of seconds (got {options.budget_s:g})")
     check_token("--token", options.token)
     check_token("--second-token", options.second_token)
+    if options.example_db is not None:  # refused now, not once the target is up
+        try:
+            open_database(options.example_db, b"")
+        except ExampleDbError as exc:
+            raise UsageError(str(exc)) from None
     for prefix in options.only:
         if not any(c.requirement.id.startswith(prefix) for pid in protocols for c in suite(pid).registry):
             where = protocols[0] if len(protocols) == 1 else "any protocol"

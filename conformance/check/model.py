@@ -82,6 +82,9 @@ class Session:
         self.calls: list[Call] = []
         self.examples = 0
         self.requests = 0
+        self.first_failure: int | None = None
+        """Sequences begun before the first violation of the run (the read of what the target
+        held not counted)."""
 
     def begin_example(self) -> None:
         self.calls = []
@@ -151,6 +154,8 @@ class Session:
             return  # already reported; muted so the run can look for the others
         text = message() if callable(message) else message
         self.found[rid] = Found(text, list(self.calls))  # the final (shrunk) replay overwrites
+        if self.first_failure is None:
+            self.first_failure = self.examples - 1
         raise Violation(rid, text)
 
     def cannot_compare(self, rid: str, why: str) -> None:

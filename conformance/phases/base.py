@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..run.budget import Budget
 from ..run.events import Event
@@ -36,6 +36,11 @@ class RunState:
     """The run's time budget (the runner's): each phase that bounds itself takes its share here."""
     memo: dict[str, object] = field(default_factory=dict)
     """The checks' shared setup (kept across runs against one target by the pytest plugin)."""
+    database: Any = None
+    """The Hypothesis example database (``--example-db``, run/exampledb.py), or None: keep nothing."""
+    tallies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What each phase that decides requirements together counted (its ``to_dict``), for a shard's
+    report: ``conformance merge`` decides the campaign's verdicts from all of them."""
 
 
 class Phase(Protocol):

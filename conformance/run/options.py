@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from ..verdicts.baseline import Entry
 from ..verdicts.requirements import Level
+from .depth import model_sequences
+from .exampledb import ExampleDb
+from .shards import WHOLE, Shard
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,3 +35,17 @@ class RunOptions:
     target_name: str = ""
     target_version: str = ""
     """The implementation under test, as the vendor names it (reported, never interpreted)."""
+    depth: str = "default"
+    """The named campaign (``run/depth.py``) the sizes below came from, unless given explicitly."""
+    model_sequences: int | None = None
+    """Sequences of the model-based phase; None: ``depth.model_sequences(max_examples)``."""
+    model_step_factor: int = 1
+    shard: Shard = WHOLE
+    """This runner's share of the work (``--shard K/N``, ``run/shards.py``)."""
+    example_db: ExampleDb | None = None
+    """Where Hypothesis keeps and replays examples (``--example-db``); None keeps nothing."""
+
+    @property
+    def sequences(self) -> int:
+        """The model-based phase's sequences, as given or derived from ``max_examples``."""
+        return self.model_sequences if self.model_sequences is not None else model_sequences(self.max_examples)

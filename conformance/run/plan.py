@@ -3,8 +3,8 @@
 ``plan(options)`` loads the protocol's document (with its profile) once, builds the suite from
 that same document (so the schema requirements registered are those of the document tested),
 selects the requirements (``--level``, ``--only``, ``--skip``, ``--phase``) and groups them by the
-phase that decides them. The phases read the plan; none loads, parses or compiles the document
-again.
+phase that decides them, and cuts their work into units (``shards.py``), of which a ``--shard``
+keeps its own. The phases read the plan; none loads, parses or compiles the document again.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from specs.schemas import SchemaSet
 from ..check.http import Limits
 from ..verdicts.requirements import Check, Requirement
 from .options import RunOptions
+from .shards import Unit, keys, mine, model_units, scenario_units, schema_units
 from .suites import ProtocolSuite, suite
 
 PHASE_ORDER = ("schema", "model", "scenario")
@@ -36,6 +37,11 @@ class RunPlan:
     checks: tuple[Check, ...]
     """The selected requirements' checks, in report order."""
     limits: Limits
+    units: tuple[Unit, ...] = ()
+    """This run's share of the work (all of it unless ``--shard``): ``units_of`` a phase."""
+
+    def units_of(self, phase: str) -> list[str]:
+        return keys(self.units, phase)
 
     def phase(self, name: str) -> tuple[Check, ...]:
         """The selected checks the phase ``name`` decides, in report order."""
@@ -86,9 +92,25 @@ def limits_for(options: RunOptions) -> Limits:
     return Limits(timeout=options.timeout, stream_seconds=max(3 * options.timeout, 10.0))
 
 
+def work(spec: Spec, protocol_suite: ProtocolSuite, options: RunOptions, checks: list[Check]) -> list[Unit]:
+    """The units of the selected requirements' work (shards.py), the same for every shard."""
+    phases = {c.requirement.phase for c in checks}
+    units: list[Unit] = []
+    if "schema" in phases:
+        units += schema_units(spec, options.max_examples)
+    if "model" in phases and protocol_suite.model is not None:
+        units += model_units(options.sequences, protocol_suite.model.steps * options.model_step_factor)
+    units += scenario_units(c.requirement.id for c in checks if c.requirement.phase == "scenario")
+    return units
+
+
 def plan(options: RunOptions) -> RunPlan:
     spec = load(options.protocol, options.profile)
     protocol_suite = suite(options.protocol, options.profile)
-    return RunPlan(
-        options, spec, schemas_of(spec), protocol_suite, tuple(selected(protocol_suite, options)), limits_for(options)
-    )
+    checks = selected(protocol_suite, options)
+    units = mine(work(spec, protocol_suite, options, checks), options.shard)
+    if not options.shard.whole:  # a shard decides the scenarios dealt to it, and the phases it has units of
+        has = {u.phase for u in units}
+        scenarios = set(keys(units, "scenario"))
+        checks = [c for c in checks if c.requirement.phase in has - {"scenario"} or c.requirement.id in scenarios]
+    return RunPlan(options, spec, schemas_of(spec), protocol_suite, tuple(checks), limits_for(options), tuple(units))

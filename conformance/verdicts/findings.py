@@ -92,6 +92,19 @@ class FindingSet:
         else:
             self._by_key[key] = Finding(key, rid, operation, kind, message, 1, list(evidence))
 
+    def absorb(self, finding: Finding) -> None:
+        """Another share's finding (a shard's, a sequence range's): counted in when its key is
+        known, kept with its evidence when it is new."""
+        found = self._by_key.get(finding.key)
+        if found is not None:
+            found.count += finding.count
+        else:
+            self._by_key[finding.key] = finding
+
+    def seen(self) -> list[Finding]:
+        """In the order first seen."""
+        return list(self._by_key.values())
+
     def __len__(self) -> int:
         return len(self._by_key)
 

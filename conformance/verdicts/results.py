@@ -234,6 +234,9 @@ class RunResult:
     """``interrupted`` or ``budget`` when the run was stopped before every requirement was decided;
     ``crashed`` when the process running it died before its result (the run fails, whatever it
     had decided)."""
+    shard: dict[str, Any] | None = None
+    """A shard's share (``--shard K/N``, N > 1): which units it ran, what its phases counted and the
+    options every shard of one campaign must share; what ``conformance merge`` folds."""
     observed_only: bool = False
     """The proxy's client mode: only what observed traffic broke decides the exit code; a
     requirement no exchange exercised (not verified) is reported and gates nothing. A run in which
@@ -302,6 +305,9 @@ class RunResult:
             return 130
         if self.fatal is not None:
             return 2
+        if self.shard is not None:  # a share: what it failed fails it; the merge decides the rest
+            failed = any(r.status in (Status.FAILED, Status.ERROR) and not r.gates_ok for r in self.gating)
+            return 1 if failed or self.stale or self.stopped == CRASHED else 0
         return 0 if self.must_passed and not self.stale and self.stopped != CRASHED else 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -329,6 +335,7 @@ class RunResult:
             "stats": self.stats,
             "state_dependent": self.state_dependent,
             "requirements": [r.to_dict() for r in self.results],
+            **({"shard": self.shard} if self.shard is not None else {}),
         }
 
     @classmethod

@@ -18,6 +18,7 @@ others (bounded by the requirements left and the time budget).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,9 @@ from specs.documents import Spec
 
 from ...check.http import Client, TargetError
 from ...check.model import Call, Found, Model, OutOfTime, Session, Violation
-from ...verdicts.findings import digest, operation_of
+from ...run.exampledb import keeping
+from ...run.shards import chunk_seed
+from ...verdicts.findings import FindingSet, digest, operation_of
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import Exchange, Finding, RequirementResult, Status
 
@@ -67,24 +70,88 @@ def describe_sequence(calls: list[Call]) -> str:
 
 
 @dataclass(slots=True)
-class PhaseStats:
+class ModelTally:
+    """What the phase found and counted, by requirement and for the phase: the facts its verdicts
+    are decided from. Each range of sequences (a unit, run/shards.py) looks for every requirement
+    afresh; the tallies of the ranges, run here or by other shards, add up (``absorb``)."""
+
+    compared: dict[str, int]
+    found: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Requirement id -> the first range's failure: message, evidence and findings (each range's,
+    by key, counted in)."""
+    unverifiable: dict[str, str] = field(default_factory=dict)
     runs: int = 0
-    examples: int = 0
-    calls: int = 0
+    sequences: int = 0
+    requests: int = 0
     seconds: float = 0.0
     stopped: str = ""
     out_of_time: bool = False
     """The budget cut the phase short: what it had not failed yet is not verified, never passed."""
-    notes: list[str] = field(default_factory=list)
+    fatal: str = ""
+    first_failure: int | None = None
+    """Sequences begun up to the first failure (shrinking's replays not counted): what an example
+    database that replays a failure first makes small."""
+
+    @classmethod
+    def empty(cls, requirement_ids: Iterable[str]) -> ModelTally:
+        return cls(dict.fromkeys(requirement_ids, 0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "compared": self.compared,
+            "found": self.found,
+            "unverifiable": self.unverifiable,
+            "runs": self.runs,
+            "sequences": self.sequences,
+            "requests": self.requests,
+            "seconds": round(self.seconds, 3),
+            "stopped": self.stopped,
+            "out_of_time": self.out_of_time,
+            "fatal": self.fatal,
+            "first_failure": self.first_failure,
+        }
+
+    def absorb(self, data: dict[str, Any]) -> None:
+        """Add a later range's tally (or another shard's, as ``to_dict`` wrote it)."""
+        for rid, n in data["compared"].items():
+            self.compared[rid] = self.compared.get(rid, 0) + n
+        for rid, failure in data["found"].items():
+            mine = self.found.setdefault(rid, {**failure, "findings": []})
+            found = FindingSet()
+            for f in [*mine["findings"], *failure["findings"]]:
+                found.absorb(Finding.from_dict(f, rid))
+            mine["findings"] = [f.to_dict() for f in found.seen()]
+        for rid, why in data["unverifiable"].items():
+            self.unverifiable.setdefault(rid, why)
+        self.runs += data["runs"]
+        self.sequences += data["sequences"]
+        self.requests += data["requests"]
+        self.seconds = max(self.seconds, data["seconds"])  # shards run side by side
+        self.stopped = self.stopped or data["stopped"]
+        self.out_of_time = self.out_of_time or data["out_of_time"]
+        self.fatal = self.fatal or data["fatal"]
+        if self.first_failure is None:
+            self.first_failure = data["first_failure"]
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "model_runs": self.runs,
+            "model_sequences": self.sequences,
+            "model_requests": self.requests,
+            "model_seconds": round(self.seconds, 2),
+            "model_stopped": self.stopped or self.fatal,
+            "model_first_failure": self.first_failure,
+        }
 
 
-def _settings(examples: int, steps: int) -> settings:
+def _settings(examples: int, steps: int, database: Any) -> settings:
     return settings(
         max_examples=examples,
         stateful_step_count=steps,
         deadline=None,
-        database=None,  # one seed, one verdict: nothing carried over from earlier runs
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        # one seed, one verdict: nothing carried over from earlier runs, unless --example-db asks
+        database=database,
+        phases=(Phase.explicit, *((Phase.reuse,) if database is not None else ()), Phase.generate, Phase.shrink),
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
         verbosity=Verbosity.quiet,
@@ -99,30 +166,57 @@ def run_model_phase(
     *,
     spec: Spec,
     seed_value: int,
-    examples: int,
+    ranges: list[tuple[int, int]],
     budget_s: float,
-) -> tuple[list[RequirementResult], dict[str, Any]]:
+    step_factor: int = 1,
+    database: Any = None,
+) -> tuple[list[RequirementResult], ModelTally]:
+    """The phase over ``ranges`` of sequences ((first, count) each: this shard's units, or all of
+    them), every range looking for every requirement, its own seed drawn from ``seed_value`` and
+    its first sequence (``shards.chunk_seed``). Returns the verdicts and the tally behind them."""
     started = time.monotonic()
     session = Session(client, requirements, started + budget_s)
-    stats = PhaseStats()
-    fatal = ""
+    tally = ModelTally.empty(r.id for r in requirements)
     try:
         session.begin_example()
         session.ledger = model.prepare(session)
     except (TargetError, Violation) as exc:
-        fatal = f"could not read what the target holds before the run: {exc}"
+        tally.fatal = f"could not read what the target holds before the run: {exc}"
     except OutOfTime:
-        stats.stopped = f"time budget of {budget_s:g} s for the model phase ran out"
-        stats.out_of_time = True
-    while not fatal and not stats.out_of_time and session.active:
-        # Hypothesis digests each machine's source to key its example database (none here); for a
-        # class made at run time inspect parses this whole module to learn it has no source, 27 %
-        # of a model run's CPU. A module name with no file makes that lookup fail at once.
+        tally.stopped = f"time budget of {budget_s:g} s for the model phase ran out"
+        tally.out_of_time = True
+    for first, count in ranges:
+        if tally.fatal or tally.out_of_time:
+            break
+        tally.absorb(_run_range(model, session, spec, chunk_seed(seed_value, first), count, step_factor, database))
+        tally.stopped = tally.stopped.replace("{budget}", f"{budget_s:g}")
+        if tally.stopped and not tally.out_of_time:
+            break  # the target misbehaved, or a failure named nothing: the phase is not trusted further
+    tally.seconds = time.monotonic() - started
+    tally.sequences, tally.requests = session.examples, session.requests
+    tally.first_failure = session.first_failure
+    return model_verdicts(requirements, tally), tally
+
+
+def _run_range(
+    model: Model, session: Session, spec: Spec, seed_value: int, count: int, step_factor: int, database: Any
+) -> dict[str, Any]:
+    """One range of sequences, looking for every requirement: the tally of it alone."""
+    session.active = set(session.requirements)
+    session.found = {}
+    compared_before = dict(session.compared)
+    part = ModelTally.empty(session.requirements)
+    runs = 0
+    while session.active:
+        # Hypothesis digests each machine's source to key its example database; for a class made
+        # at run time inspect parses this whole module to learn it has no source, 27 % of a model
+        # run's CPU. A module name with no file makes that lookup fail at once.
         machine = type(model.machine.__name__, (model.machine,), {"session": session, "__module__": _RUNTIME})
-        seed(seed_value + stats.runs)(machine)
-        stats.runs += 1
+        seed(seed_value + runs)(machine)
+        runs += 1
         try:
-            run_state_machine_as_test(machine, settings=_settings(examples, model.steps))
+            db = database if runs == 1 else keeping(database)  # a muted requirement's saved failure stays
+            run_state_machine_as_test(machine, settings=_settings(count, model.steps * step_factor, db))
             break  # no violation of any requirement still looked for
         except Violation as exc:
             session.active.discard(exc.rid)
@@ -131,26 +225,35 @@ def run_model_phase(
             # sequence seen is still evidence; mute what it found and go on
             fresh = [rid for rid in session.found if rid in session.active]
             if not fresh:
-                stats.stopped = "a failure did not reproduce and named no requirement"
+                part.stopped = "a failure did not reproduce and named no requirement"
                 break
             session.active.difference_update(fresh)
         except OutOfTime:
-            stats.stopped = f"time budget of {budget_s:g} s for the model phase ran out"
-            stats.out_of_time = True
+            part.stopped = "time budget of {budget} s for the model phase ran out"
+            part.out_of_time = True
             session.active.difference_update(session.found)
             break
         except TargetError as exc:
-            stats.stopped = f"the target misbehaved: {exc}"
+            part.stopped = f"the target misbehaved: {exc}"
             break
-    stats.seconds = time.monotonic() - started
-    stats.examples = session.examples
-    return _verdicts(session, requirements, stats, fatal, spec, client.base_url), {
-        "model_runs": stats.runs,
-        "model_sequences": stats.examples,
-        "model_requests": session.requests,
-        "model_seconds": round(stats.seconds, 2),
-        "model_stopped": stats.stopped or fatal,
-    }
+    part.runs = runs
+    part.compared = {rid: n - compared_before.get(rid, 0) for rid, n in session.compared.items()}
+    part.unverifiable = dict(session.unverifiable)
+    base_url = session.client.base_url
+    for rid, found in session.found.items():
+        evidence = [found.calls[n].exchange for n in shown(found.calls)]
+        message = (
+            f"{found.message}\nminimal sequence ({len(found.calls)} calls, against a target that "
+            f"also holds what earlier sequences created):\n{describe_sequence(found.calls)}"
+        )
+        part.found[rid] = {
+            "message": message,
+            "evidence": [e.to_dict() for e in evidence],
+            "findings": [_finding(spec, base_url, rid, found, evidence).to_dict()],
+        }
+    out = part.to_dict()
+    out["seconds"] = 0.0  # the phase times itself whole
+    return out
 
 
 def _finding(spec: Spec, base_url: str, rid: str, found: Found, evidence: list[Exchange]) -> Finding:
@@ -162,42 +265,33 @@ def _finding(spec: Spec, base_url: str, rid: str, found: Found, evidence: list[E
     return Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, found.message, 1, evidence)
 
 
-def _verdicts(
-    session: Session, requirements: list[Requirement], stats: PhaseStats, fatal: str, spec: Spec, base_url: str
-) -> list[RequirementResult]:
+def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> list[RequirementResult]:
+    """Each requirement's verdict from what the phase (or all the shards' phases) found and counted."""
     results = []
+    fatal, stopped, seconds = tally.fatal, tally.stopped, tally.seconds
     for req in requirements:
-        finding = session.found.get(req.id)
-        compared = session.compared[req.id]
-        if finding is not None:
-            message = (
-                f"{finding.message}\nminimal sequence ({len(finding.calls)} calls, against a target that "
-                f"also holds what earlier sequences created):\n{describe_sequence(finding.calls)}"
-            )
-            evidence = [finding.calls[n].exchange for n in shown(finding.calls)]
+        failure = tally.found.get(req.id)
+        compared = tally.compared.get(req.id, 0)
+        if failure is not None:
+            findings = [Finding.from_dict(f, req.id) for f in failure["findings"]]
+            evidence = [Exchange.from_dict(e) for e in failure["evidence"]]
             results.append(
                 RequirementResult(
-                    req,
-                    Status.FAILED,
-                    message,
-                    evidence,
-                    stats.seconds,
-                    compared,
-                    findings=[_finding(spec, base_url, req.id, finding, evidence)],
+                    req, Status.FAILED, failure["message"], evidence, seconds, compared, findings=findings
                 )
             )
-        elif stats.out_of_time and not fatal:
-            message = f"not verified (budget): the {stats.stopped} after {compared} comparisons held"
-            results.append(RequirementResult(req, Status.SKIPPED, message, [], stats.seconds, compared))
-        elif fatal or stats.stopped:
+        elif tally.out_of_time and not fatal:
+            message = f"not verified (budget): the {stopped} after {compared} comparisons held"
+            results.append(RequirementResult(req, Status.SKIPPED, message, [], seconds, compared))
+        elif fatal or stopped:
             # a phase cut short decided nothing it had not failed yet, whatever it compared first
-            message = fatal or f"{stats.stopped}, after {compared} comparisons held"
-            results.append(RequirementResult(req, Status.ERROR, message, [], stats.seconds, compared))
+            message = fatal or f"{stopped}, after {compared} comparisons held"
+            results.append(RequirementResult(req, Status.ERROR, message, [], seconds, compared))
         elif compared == 0:
-            why = session.unverifiable.get(req.id, "no sequence reached a comparison of this requirement")
-            results.append(RequirementResult(req, Status.SKIPPED, f"not verified: {why}", [], stats.seconds, 0))
+            why = tally.unverifiable.get(req.id, "no sequence reached a comparison of this requirement")
+            results.append(RequirementResult(req, Status.SKIPPED, f"not verified: {why}", [], seconds, 0))
         else:
-            note = f"; not compared where {session.unverifiable[req.id]}" if req.id in session.unverifiable else ""
-            message = f"{compared} comparisons over {stats.examples} sequences held{note}"
-            results.append(RequirementResult(req, Status.PASSED, message, [], stats.seconds, compared))
+            note = f"; not compared where {tally.unverifiable[req.id]}" if req.id in tally.unverifiable else ""
+            message = f"{compared} comparisons over {tally.sequences} sequences held{note}"
+            results.append(RequirementResult(req, Status.PASSED, message, [], seconds, compared))
     return results

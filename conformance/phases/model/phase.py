@@ -8,17 +8,11 @@ from collections.abc import Iterable
 from ...check.http import Client
 from ...run.events import RequirementStarted
 from ...run.plan import RunPlan
+from ...run.shards import chunk_of
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import RequirementResult
 from ..base import RunState
 from .engine import run_model_phase
-
-
-def model_sequences(max_examples: int) -> int:
-    """Sequences of the model-based phase: half of ``--max-examples``, at least 5. Each sequence is
-    a few dozen calls, so the default run (10) costs what the self-check's runs (5) cost, which
-    are the runs shown to catch every fault of the catalogue."""
-    return max(5, max_examples // 2)
 
 
 class ModelPhase:
@@ -38,16 +32,19 @@ class ModelPhase:
         opts = plan.options
         client = Client(opts.base_url, plan.limits, headers=plan.auth_headers)
         try:
-            results, stats = run_model_phase(
+            results, tally = run_model_phase(
                 model,
                 list(requirements),
                 client,
                 spec=plan.spec,
                 seed_value=opts.seed,
-                examples=model_sequences(opts.max_examples),
+                ranges=[chunk_of(u) for u in plan.units if u.phase == self.name],
                 budget_s=state.budget.model_based(),
+                step_factor=opts.model_step_factor,
+                database=state.database,
             )
         finally:
             client.close()
-        state.result.stats.update(stats)
+        state.result.stats.update(tally.stats())
+        state.tallies[self.name] = tally.to_dict()
         return results

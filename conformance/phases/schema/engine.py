@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,12 +25,14 @@ from ...check.context import Context
 from ...check.curl import curl_command
 from ...check.http import _preview
 from ...run.events import CaseFinished, Event, StageStarted
+from ...run.exampledb import hypothesis_default
 from ...run.plan import RunPlan
 from ...run.schema_requirements import SCHEMA_CHECKS
+from ...run.shards import SCHEMA_STAGES, STATEFUL
 from ...run.watchdog import BUDGET, INTERRUPTED
 from ...verdicts.findings import FindingSet
 from ...verdicts.requirements import Requirement
-from ...verdicts.results import Exchange, RequirementResult, Status
+from ...verdicts.results import Exchange, Finding, RequirementResult, Status
 from ..base import RunState
 from .stalls import StallLedger, stall_guard
 
@@ -43,6 +45,86 @@ class _Tally:
     reached: int = 0
     """Passed cases whose answer came from the operation itself (not a 404 for a path it does not know)."""
     findings: FindingSet = field(default_factory=FindingSet)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "reached": self.reached,
+            "findings": [f.to_dict() for f in self.findings.seen()],
+        }
+
+    def absorb(self, data: Mapping[str, Any]) -> None:
+        self.passed += data["passed"]
+        self.failed += data["failed"]
+        self.errors += data["errors"]
+        self.reached += data["reached"]
+        for f in data["findings"]:
+            self.findings.absorb(Finding.from_dict(f, f["key"].split("|", 1)[0]))
+
+
+@dataclass
+class SchemaTally:
+    """What the phase counted, by requirement and for the phase: the facts its verdicts are decided
+    from. Shards' tallies add up (``absorb``) to the tally of the run that did all their units."""
+
+    requirements: dict[str, _Tally]
+    cases: int = 0
+    seconds: float = 0.0
+    stopped: str = ""
+    errors: int = 0
+    first_error: str = ""
+    unanswered: set[str] = field(default_factory=set)
+    """Routes a transport failure hit."""
+    answered: set[str] = field(default_factory=set)
+    """Routes that gave some case a usable answer."""
+    stall_silent: set[str] = field(default_factory=set)
+    stalls: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, requirement_ids: Iterable[str]) -> SchemaTally:
+        return cls({rid: _Tally() for rid in requirement_ids})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "requirements": {rid: t.to_dict() for rid, t in self.requirements.items()},
+            "cases": self.cases,
+            "seconds": round(self.seconds, 3),
+            "stopped": self.stopped,
+            "errors": self.errors,
+            "first_error": self.first_error,
+            "unanswered": sorted(self.unanswered),
+            "answered": sorted(self.answered),
+            "stall_silent": sorted(self.stall_silent),
+            "stalls": self.stalls,
+        }
+
+    def absorb(self, data: Mapping[str, Any]) -> None:
+        """Add another share's tally (a shard's, as ``to_dict`` wrote it)."""
+        for rid, tally in data["requirements"].items():
+            self.requirements.setdefault(rid, _Tally()).absorb(tally)
+        self.cases += data["cases"]
+        self.seconds = max(self.seconds, data["seconds"])  # shards run side by side
+        self.stopped = self.stopped or data["stopped"]
+        self.errors += data["errors"]
+        self.first_error = self.first_error or data["first_error"]
+        self.unanswered.update(data["unanswered"])
+        self.answered.update(data["answered"])
+        self.stall_silent.update(data["stall_silent"])
+        for route, counts in data["stalls"].items():
+            mine = self.stalls.setdefault(route, {"stalls": 0, "cases_not_sent": 0})
+            for k, v in counts.items():
+                mine[k] = mine.get(k, 0) + v
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "schema_cases": self.cases,
+            "schema_seconds": round(self.seconds, 2),
+            "schema_stopped": self.stopped,
+            "schema_errors": self.errors,
+            "schema_stalled_routes": self.stalls,
+        }
 
 
 def _exchange(interaction: Any) -> Exchange:
@@ -69,6 +151,8 @@ def schemathesis_config(
     headers: dict[str, str],
     skip_body_checks_for: tuple[str, ...] = (),
     expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+    units: Collection[str] | None = None,
+    keep_examples: bool = False,
 ) -> dict[str, Any]:
     """The phase's schemathesis configuration (the keys of ``schemathesis.toml``). A function of its
     own so that the schemathesis CLI can be run on exactly the same settings (bench/suite_throughput)."""
@@ -87,10 +171,11 @@ def schemathesis_config(
         "seed": seed,
         "request-timeout": timeout,
         "headers": headers,
-        # No example database: the same seed against the same target must give the same verdicts,
-        # whatever earlier runs left in ./.hypothesis.
-        "generation": {"max-examples": max_examples, "mode": "all", "database": "none"},
-        "phases": {"stateful": {"enabled": True}},
+        # No example database unless one is asked for (``keep_examples``: then Hypothesis's default
+        # profile holds it, run/exampledb.py): the same seed against the same target must give the
+        # same verdicts, whatever earlier runs left in ./.hypothesis.
+        "generation": {"max-examples": max_examples, "mode": "all", **({} if keep_examples else {"database": "none"})},
+        "phases": {"stateful": {"enabled": units is None or STATEFUL in units}},
         "checks": checks,
         # explore past a failing check: a second bug on the same operation is a finding too
         "continue-on-failure": True,
@@ -106,10 +191,20 @@ def schemathesis_config(
         for check_name, statuses in extra.items():
             defaults = _DEFAULT_EXPECTED[check_name]
             per_operation.setdefault(op_id, {})[check_name] = {"expected-statuses": [*defaults, *statuses]}
-    if per_operation:
-        config["operations"] = [
-            {"include-operation-id": op_id, "checks": op_checks} for op_id, op_checks in per_operation.items()
-        ]
+    stages: dict[str, dict[str, Any]] = {}
+    if units is not None:  # a shard: each operation's stages that are its units (run/shards.py)
+        for op in spec.operations():
+            stages[op.operation_id] = {stage: {"enabled": f"{stage} {op.label}" in units} for stage in SCHEMA_STAGES}
+    config["operations"] = [
+        {
+            "include-operation-id": op_id,
+            **({"checks": per_operation[op_id]} if op_id in per_operation else {}),
+            **({"phases": stages[op_id]} if op_id in stages else {}),
+        }
+        for op_id in dict.fromkeys([*per_operation, *stages])
+    ]
+    if not config["operations"]:
+        del config["operations"]
     return config
 
 
@@ -126,9 +221,12 @@ def known_path_values(plan: RunPlan, state: RunState) -> Mapping[str, tuple[str,
         setup.close()
 
 
-def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementResult], dict[str, Any]]:
+def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementResult], SchemaTally]:
     """The plan's schema requirements decided by one schemathesis run against its target, within
-    the property-based phase's share of the run's budget."""
+    the property-based phase's share of the run's budget: over the plan's units of the phase (a
+    shard's; all of them otherwise), replaying and keeping examples in the run's example database
+    when it has one (run/exampledb.py). Returns the verdicts and the tally they were decided from
+    (what a shard reports for ``merge``)."""
     from schemathesis.engine import events, from_schema
 
     spec, options, protocol_suite = plan.spec, plan.options, plan.suite
@@ -152,6 +250,8 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
         headers=plan.auth_headers,
         skip_body_checks_for=skip_body_checks_for,
         expected_statuses=protocol_suite.schema_expected_statuses,
+        units=None if plan.options.shard.whole else plan.units_of("schema"),
+        keep_examples=state.database is not None,
     )
     # a stream labelled as its protocol's servers label it (NeuroSan's application/json-lines) is
     # the documented stream, not an undocumented content type
@@ -161,19 +261,14 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     if known:
         schema.hooks.register_hook_with_name(_naming_existing(known), "flatmap_case")
 
-    tallies = {rid: _Tally() for rid in wanted}
+    tally = SchemaTally.empty(wanted)
     started = time.monotonic()
-    cases = 0
-    stopped = ""
-    errors = 0
-    first_error = ""
-    unanswered: set[str] = set()  # routes a transport failure hit
-    answered: set[str] = set()  # routes that gave some case a usable answer
     stalls = StallLedger()
     route_of = _Routes(spec, base_url)
     stream = from_schema(schema).execute()
     with ExitStack() as stack:
         stack.enter_context(_environment_read_once())
+        stack.enter_context(hypothesis_default(state.database))
         stack.enter_context(
             stall_guard(
                 route_of,
@@ -189,35 +284,42 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
         )
         for event in stream:
             if isinstance(event, events.Interrupted):
-                stopped = stopped or f"{INTERRUPTED}: schemathesis was interrupted"
-            _fold(event, events, tallies, by_check, emit)
+                tally.stopped = tally.stopped or f"{INTERRUPTED}: schemathesis was interrupted"
+            _fold(event, events, tally.requirements, by_check, emit)
             if isinstance(event, events.NonFatalError):
                 # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
-                errors += 1
+                tally.errors += 1
                 if " /" in event.label:
-                    unanswered.add(event.label.split(" ", 1)[1])
-                if not first_error:
-                    first_error = f"{event.label}: {event.info.title}: {event.info.message}".strip()
+                    tally.unanswered.add(event.label.split(" ", 1)[1])
+                if not tally.first_error:
+                    tally.first_error = f"{event.label}: {event.info.title}: {event.info.message}".strip()
             elif isinstance(event, events.FatalError):
-                stopped = f"schemathesis stopped: {event.exception}"
+                tally.stopped = f"schemathesis stopped: {event.exception}"
                 break
             elif isinstance(event, events.ScenarioFinished):
-                cases += len(event.recorder.cases)
-                answered.update(
+                tally.cases += len(event.recorder.cases)
+                tally.answered.update(
                     route_of(i.request.uri) for i in event.recorder.interactions.values() if i.response is not None
                 )
     if watchdog.stopped is not None:
-        stopped = f"{watchdog.stopped.kind}: {watchdog.stopped.reason}"
+        tally.stopped = f"{watchdog.stopped.kind}: {watchdog.stopped.reason}"
     elif section.cut:
-        stopped = f"{BUDGET}: {section.cut}"
-    elapsed = time.monotonic() - started
-    untested = f"{errors} operation run(s) got no usable answer; first: {first_error}" if errors else ""
+        tally.stopped = f"{BUDGET}: {section.cut}"
+    tally.seconds = time.monotonic() - started
+    tally.stall_silent, tally.stalls = stalls.silent(), stalls.summary()
+    return schema_verdicts(requirements, tally), tally
+
+
+def schema_verdicts(requirements: Iterable[Requirement], tally: SchemaTally) -> list[RequirementResult]:
+    """Each requirement's verdict from what the phase (or all the shards' phases) counted."""
+    stopped, errors = tally.stopped, tally.errors
+    untested = f"{errors} operation run(s) got no usable answer; first: {tally.first_error}" if errors else ""
     # routes that never answered usably (they stalled, reset, sent garbage): a verdict that covers
     # only the routes that did answer would pass a target that hangs on all the others
-    silent = sorted((unanswered - answered) | stalls.silent())
+    silent = sorted((tally.unanswered - tally.answered) | tally.stall_silent)
     results = []
-    for rid, req in wanted.items():
-        t = tallies[rid]
+    for req in requirements:
+        t = tally.requirements.get(req.id, _Tally())
         total = t.passed + t.failed
         findings = t.findings.ordered()
         if t.failed:
@@ -254,14 +356,8 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
             status = Status.ERROR if untested else Status.SKIPPED
             message = untested or "not verified: no generated case exercised this check against this target"
         evidence = [findings[0].evidence[-1]] if findings and findings[0].evidence else []
-        results.append(RequirementResult(req, status, message, evidence, elapsed, total, findings))
-    return results, {
-        "schema_cases": cases,
-        "schema_seconds": round(elapsed, 2),
-        "schema_stopped": stopped,
-        "schema_errors": errors,
-        "schema_stalled_routes": stalls.summary(),
-    }
+        results.append(RequirementResult(req, status, message, evidence, tally.seconds, total, findings))
+    return results
 
 
 class _Routes:

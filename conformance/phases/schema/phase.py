@@ -24,6 +24,7 @@ class SchemaPhase:
         requirements = self.requirements(plan)
         for n, req in enumerate(requirements, 1):
             state.emit(RequirementStarted(req, n, len(requirements)))
-        results, stats = run_schema_phase(plan, state)
-        state.result.stats.update(stats)
+        results, tally = run_schema_phase(plan, state)
+        state.result.stats.update(tally.stats())
+        state.tallies[self.name] = tally.to_dict()
         return results

@@ -62,16 +62,16 @@ def run(
     transport: httpx.MockTransport, requirements: list[Requirement], budget: float = 60.0, seed: int = 0
 ) -> dict[str, Any]:
     client = Client("http://toy", Limits(), transport=transport)
-    results, stats = run_model_phase(
+    results, tally = run_model_phase(
         Model(ToyModel, prepare, steps=6),
         requirements,
         client,
         spec=load("agent-protocol"),
         seed_value=seed,
-        examples=20,
+        ranges=[(0, 20)],
         budget_s=budget,
     )
-    return {"stats": stats, **{r.requirement.id: r for r in results}}
+    return {"stats": tally.stats(), **{r.requirement.id: r for r in results}}
 
 
 def test_a_faithful_server_passes_with_the_comparisons_counted() -> None:
@@ -91,7 +91,7 @@ def test_a_list_that_drops_its_oldest_fails_with_a_shrunk_sequence_and_curl_line
     assert "created ['held-before', 'a'" in failed.message
     assert len(failed.evidence) == 2
     [finding] = failed.findings
-    assert finding.key.startswith("TOY-MODEL-001|GET /items|model:") and finding.deciding is failed.evidence[-1]
+    assert finding.key.startswith("TOY-MODEL-001|GET /items|model:") and finding.deciding == failed.evidence[-1]
     assert out[ECHO.id].status is Status.PASSED  # muted LIST, looked on, found nothing else
 
 
