@@ -444,7 +444,7 @@ VENDORED = "tools/agent-conformance"
 
 
 def test_the_ci_pages_workflow_runs_the_vendored_kit_and_passes_only_inputs_the_action_has(tmp_path: Path) -> None:
-    workflow = _ci_page_block("runs-on: ubuntu-latest")
+    workflow = _ci_page_block("  conformance:\n    runs-on: ubuntu-latest")
     checkout, step = workflow["jobs"]["conformance"]["steps"]
     assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["submodules"] is True
     assert step["uses"] == f"./{VENDORED}"  # a local action: no hosting address to fill in
@@ -458,7 +458,7 @@ def test_the_ci_pages_workflow_runs_the_vendored_kit_and_passes_only_inputs_the_
 def test_the_ci_pages_gitlab_job_is_a_valid_command_line_and_its_junit_is_written_where_it_looks() -> None:
     from conformance.cli import parser
 
-    job = _ci_page_block("image: python:3.11")["conformance"]
+    job = _ci_page_block("conformance:\n  image: python:3.11")["conformance"]
     assert job["script"][0] == f"pip install ./{VENDORED}" and job["variables"]["GIT_SUBMODULE_STRATEGY"] == "recursive"
     command = next(line for line in job["script"] if line.startswith("python -m conformance "))
     import shlex
