@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .configfile import find
+from .pytest_rewrite import unrewritten
 
 if TYPE_CHECKING:
     from .verdicts.results import RunResult
@@ -73,8 +74,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for level in LEVELS:
         config.addinivalue_line("markers", f"{level}: a conformance requirement of level {level.upper()}")
     if active(config):
+        with unrewritten():
+            plugin = import_module(".pytest_plugin", __package__)
         # registered inside pytest_configure, its own pytest_configure is called next (a historic hook)
-        config.pluginmanager.register(import_module(".pytest_plugin", __package__), SESSION_PLUGIN)
+        config.pluginmanager.register(plugin, SESSION_PLUGIN)
 
 
 @pytest.fixture(scope="session")

@@ -11,16 +11,22 @@ Settings resolve as for the CLI (``config.py``): ``--conformance-*`` options, th
 
 Each process (the only one, or each pytest-xdist worker) starts the target once per protocol
 (the embedded mock when no base URL is given) and shares the checks' setup memo across the
-requirements it is given; a requirement is decided when its item runs. The schema requirements of
-a protocol are decided together by one property-based run, so under xdist they form one group
-(scheduled to one worker), and so do its model-phase requirements. Every item's verdict travels
-back in its report, and the controlling process merges them into one report per protocol (``--conformance-report-dir``).
+requirements it is given; a requirement is decided when its item runs. Under pytest-xdist with
+local workers (``-n N``) the work is spread as ``--shard`` spreads it: worker k runs shard k/N of
+each protocol (``_Shards``) and every item reports the shards' merge. With remote workers
+(``--tx ssh=...``, no shared folder) a protocol's schema requirements, decided together by one
+property-based run, form one group (scheduled to one worker), and so do its model-phase ones.
+Every item's verdict travels back in its report, and the controlling process merges them into one
+report per protocol (``--conformance-report-dir``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+import time
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -28,13 +34,18 @@ from typing import Any
 
 import pytest
 
+from .pytest_rewrite import unrewritten
 from .run.options import RunOptions
+from .run.shards import Shard
 from .verdicts.results import RequirementResult, RunResult, Status
 
 _PLANS = pytest.StashKey[dict[str, RunOptions]]()
 _WORKER = pytest.StashKey["_Worker"]()
 _MERGER = pytest.StashKey["_Merger"]()
 _PROPERTY = "conformance_result"
+_SHARES = pytest.StashKey[Path]()
+_SHARES_INPUT = "conformance_shares"
+_SHARDS = pytest.StashKey["_Shards"]()
 
 
 def _cli(config: pytest.Config) -> dict[str, Any]:
@@ -61,10 +72,31 @@ def _cli(config: pytest.Config) -> dict[str, Any]:
 
 def pytest_configure(config: pytest.Config) -> None:
     """The CLI's usage validation, as a pytest usage error (exit 4, one line) before collection."""
-    plans(config)
+    with unrewritten():
+        plans(config)
     if not hasattr(config, "workerinput"):  # workers' verdicts travel back in their reports
         config.stash[_MERGER] = _Merger()
         config.pluginmanager.register(config.stash[_MERGER], "conformance-merger")
+        if _local_workers(config):  # the workers' shards meet in a folder of this machine
+            config.stash[_SHARES] = Path(tempfile.mkdtemp(prefix="conformance-shards-"))
+
+
+def _local_workers(config: pytest.Config) -> bool:
+    """pytest-xdist's ``-n N`` workers on this machine (``--tx`` may name remote ones, which share
+    no folder with the others: they keep the requirement-by-requirement mode)."""
+    if not config.pluginmanager.hasplugin("xdist") or config.getoption("dist", "no") == "no":
+        return False
+    specs = [str(t) for t in config.getoption("tx", None) or []]  # -n N is N "popen" specs
+    return bool(specs) and all(t.split("//")[0] == "popen" and "chdir=" not in t for t in specs)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Each local worker learns where the shards' reports meet (it knows its index and the count
+    of workers from xdist's own ``workerid`` and ``workercount``)."""
+    shares = node.config.stash.get(_SHARES, None)
+    if shares is not None:
+        node.workerinput[_SHARES_INPUT] = str(shares)
 
 
 def plans(config: pytest.Config) -> dict[str, RunOptions]:
@@ -103,9 +135,11 @@ def _distributed(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's plain load scheduling, except that an ``@group`` suffix keeps a protocol's schema
-    requirements on one worker (one property-based run decides them all)."""
-    if config.getoption("dist") != "load":
+    """xdist's plain load scheduling, except that, with workers that share no folder, an ``@group``
+    suffix keeps a protocol's schema requirements on one worker (one property-based run decides
+    them all). Local workers each run a shard of all the work instead (``_Shards``): any worker
+    may then report any item."""
+    if config.getoption("dist") != "load" or _SHARES in config.stash:
         return None
     from xdist.scheduler import LoadGroupScheduling
 
@@ -148,15 +182,108 @@ class _Worker:
         self.stack.close()
 
 
+class _Shards:
+    """Under local pytest-xdist workers, the plugin spreads work as ``--shard`` does: worker k of N
+    runs shard k/N of every protocol's selected work (its units, run/shards.py) once, against its
+    own target, and writes the shard's report where all the workers' meet; an item's verdict is
+    that of the N shards merged (merge.py), as ``conformance merge`` would decide it. So ``-n N``
+    splits the property-based and model-based phases too, which one worker used to run whole.
+    A worker with no item left runs its shard at the end of its session, so none waits forever."""
+
+    def __init__(self, plans: dict[str, RunOptions], index: int, count: int, folder: Path) -> None:
+        self.plans, self.shard, self.folder = plans, Shard(index, count), folder
+        self.selected: dict[str, tuple[str, ...]] = {}
+        self.done = False
+        self.merged: dict[str, RunResult] = {}
+
+    def select(self, items: list[pytest.Item]) -> None:
+        """The requirements the session kept (after -m/-k): every worker collects the same."""
+        for item in items:
+            if isinstance(item, RequirementItem):
+                self.selected.setdefault(item.protocol, ())
+                self.selected[item.protocol] += (item.requirement_id,)
+
+    def _path(self, pid: str, index: int) -> Path:
+        return self.folder / pid / f"shard-{index}" / "results.json"
+
+    def run_mine(self) -> None:
+        """This worker's shard of every protocol with a selected requirement (once)."""
+        if self.done:
+            return
+        self.done = True
+        from .reporting.json import render_json
+        from .run.plan import plan
+        from .runner import run
+
+        for pid, options in self.plans.items():
+            wanted = self.selected.get(pid)
+            if not wanted:
+                continue
+            every = {c.requirement.id for c in plan(options).checks}
+            only = options.only if set(wanted) == every else tuple(sorted(wanted))
+            result = run(replace(options, shard=self.shard, only=only))
+            path = self._path(pid, self.shard.index)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(".partial")
+            partial.write_text(render_json(result), encoding="utf-8")
+            partial.replace(path)  # whole or absent: the others never read half a report
+
+    def decide(self, pid: str) -> RunResult:
+        """The protocol's run, merged from every worker's shard (waiting for the others'), cached."""
+        if pid in self.merged:
+            return self.merged[pid]
+        self.run_mine()
+        from .merge import ShardReport, check_campaign, merge
+
+        paths = [self._path(pid, k) for k in range(1, self.shard.count + 1)]
+        deadline = time.monotonic() + self.plans[pid].budget_s + 300
+        while not all(p.is_file() for p in paths):
+            if time.monotonic() > deadline:
+                missing = [f"{k}/{self.shard.count}" for k, p in enumerate(paths, 1) if not p.is_file()]
+                raise RequirementFailed(f"no report of shard(s) {', '.join(missing)} in time: did a worker die?")
+            time.sleep(0.2)
+        reports = [ShardReport(p, json.loads(p.read_text(encoding="utf-8"))) for p in paths]
+        check_campaign(reports)
+        self.merged[pid] = merge(reports)
+        return self.merged[pid]
+
+
 def _worker(config: pytest.Config) -> _Worker:
     if _WORKER not in config.stash:
         config.stash[_WORKER] = _Worker(plans(config))
     return config.stash[_WORKER]
 
 
+def _shards(config: pytest.Config) -> _Shards | None:
+    """This worker's share when the session spreads shards (``_Shards``), else None."""
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    if _SHARES_INPUT not in workerinput:
+        return None
+    if _SHARDS not in config.stash:
+        index = int(str(workerinput["workerid"]).removeprefix("gw")) + 1
+        count = int(workerinput["workercount"])
+        config.stash[_SHARDS] = _Shards(plans(config), index, count, Path(workerinput[_SHARES_INPUT]))
+    return config.stash[_SHARDS]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    shards = _shards(session.config)
+    if shards is not None:
+        shards.select(session.items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shards = _shards(session.config)
+    if shards is not None and not session.config.option.collectonly:
+        shards.run_mine()  # a worker that got no item still runs its share: the others wait for it
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _WORKER in config.stash:
         config.stash[_WORKER].close()
+    shares = config.stash.get(_SHARES, None)
+    if shares is not None:
+        shutil.rmtree(shares, ignore_errors=True)
 
 
 class RequirementItem(pytest.Item):
@@ -171,7 +298,12 @@ class RequirementItem(pytest.Item):
         self.phase = phase
 
     def runtest(self) -> None:
-        run = _worker(self.config).decide(self.protocol, self.requirement_id, self.phase)
+        shards = _shards(self.config)
+        with unrewritten():  # the run imports schemathesis and hypothesis: no test module among them
+            if shards is not None:
+                run = shards.decide(self.protocol)
+            else:
+                run = _worker(self.config).decide(self.protocol, self.requirement_id, self.phase)
         if run.fatal:
             self.user_properties.append(
                 (_PROPERTY, json.dumps({"protocol": self.protocol, "fatal": run.fatal, "target": run.target}))
@@ -187,6 +319,9 @@ class RequirementItem(pytest.Item):
                                 "protocol": self.protocol,
                                 "target": run.target,
                                 "result": res.to_dict(),
+                                # how the work behind it was done: the cases, and the shards merged
+                                "stats": run.stats,
+                                "merged_from": run.meta.get("merged_from", []),
                             }
                         ),
                     )
@@ -217,10 +352,11 @@ class RequirementFailed(Exception):
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    from .run.plan import plan
+    with unrewritten():
+        from .run.plan import plan
 
     chosen = plans(config)
-    several, grouped = len(chosen) > 1, _distributed(config)
+    several, grouped = len(chosen) > 1, _distributed(config) and _shards(config) is None
     for pid, options in chosen.items():
         for check in plan(options).checks:
             r = check.requirement
@@ -278,6 +414,9 @@ def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[s
                 continue
             data = record["result"]
             run.results.append(RequirementResult.from_dict(data, pid, registry[data["id"]]))
+            run.stats.update(record.get("stats", {}))
+            if record.get("merged_from"):
+                run.meta["merged_from"] = record["merged_from"]
         order = list(registry)
         run.results.sort(key=lambda r: order.index(r.requirement.id))
         run.duration_s = sum(r.duration_s for r in run.results)

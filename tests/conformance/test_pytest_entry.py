@@ -19,7 +19,14 @@ from conformance.pytest_entry import LEVELS
 from conformance.verdicts.requirements import Level
 
 HEAVY = ("httpx", "aiohttp", "schemathesis", "hypothesis", "yaml", "openapi_core", "conformance.pytest_plugin")
-OURS = {"conformance", "conformance.configfile", "conformance.pytest_entry", "specs", "specs.program"}
+OURS = {
+    "conformance",
+    "conformance.configfile",
+    "conformance.pytest_entry",
+    "conformance.pytest_rewrite",
+    "specs",
+    "specs.program",
+}
 """Every module the entry point may add to a session that does not ask for a run."""
 
 THEIRS = ("-p", "no:schemathesis", "-p", "no:hypothesispytest")

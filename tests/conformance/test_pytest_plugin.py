@@ -124,7 +124,7 @@ def test_two_xdist_workers_give_the_verdicts_of_one_process(
     context_dropping_mock: str, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PYTHONHASHSEED", "0")  # both sides draw the same generated cases
-    verdicts = {}
+    verdicts, cases = {}, {}
     for workers in ("0", "2"):
         out = pytester.path / f"reports-{workers}"
         result = pytester.runpytest_subprocess(
@@ -142,17 +142,16 @@ def test_two_xdist_workers_give_the_verdicts_of_one_process(
             str(out),
             "-v",
         )
+        data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        cases[workers] = data["stats"]["schema_cases"]
         if workers == "2":
             lines = "\n".join(result.stdout.lines)
             assert "[gw0]" in lines and "[gw1]" in lines  # both workers took requirements
-            # one worker runs the property-based phase once, for all its requirements
-            schema_workers = {
-                line.split()[0] for line in result.stdout.lines if line.startswith("[gw") and "NS-SCHEMA-" in line
-            }
-            assert len(schema_workers) == 1, lines
-        data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+            # each worker ran its shard of the work (--shard's deal), the property-based phase too
+            assert sorted(m.split()[0] for m in data["merged_from"]) == ["1/2", "2/2"]
         verdicts[workers] = {r["id"]: r["status"] for r in data["requirements"]}
         assert set(verdicts[workers]) == {c.requirement.id for c in suite("neuro-san").registry}
         assert data["exit_code"] == 1 and result.ret == pytest.ExitCode.TESTS_FAILED
     assert verdicts["2"] == verdicts["0"]
+    assert cases["2"] == cases["0"]  # the shards together sent the one process's cases
     assert verdicts["0"]["NS-CTX-001"] == "failed"  # the fault is seen in both
