@@ -138,13 +138,24 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     req.add_argument("--format", choices=["text", "json"], default="text")
-    again = sub.add_parser("replay", help="re-send a report's failing requests and say whether each still fails")
+    again = sub.add_parser(
+        "replay",
+        help="run each finding's calls from a fresh state again: reproduced, not reproduced or inconclusive",
+    )
     again.add_argument("report", type=Path, metavar="REPORT_DIR|results.json")
     again.add_argument("--id", action="append", default=[], metavar="ID_PREFIX", help="only these requirements")
     again.add_argument("--base-url", default="", help="send to this target instead of the recorded one")
-    again.add_argument("--token", help="bearer token for re-run scenarios")
-    again.add_argument("--second-token", help="a second user's token for re-run scenarios")
     again.add_argument("--timeout", type=float, default=10.0)
+    check_report = sub.add_parser(
+        "verify",
+        help="re-check a report's certificate (nothing edited, same documents); with --base-url, run it again",
+    )
+    check_report.add_argument("report", type=Path, metavar="REPORT_DIR|results.json")
+    check_report.add_argument(
+        "--base-url", default="", help="run the suite again as recorded against this URL and compare every verdict"
+    )
+    check_report.add_argument("--token", help="bearer token for the re-run (synapse-agent)")
+    check_report.add_argument("--second-token", help="a second user's token for the re-run")
     return p
 
 
@@ -357,18 +368,11 @@ def merge_command(args: argparse.Namespace) -> int:
 
 
 def replay_command(args: argparse.Namespace) -> int:
-    from .replay import FIXED, ReplayError, load_report, replay
+    from .replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ReplayError, load_report, replay
 
     try:
         report = load_report(args.report)
-        outcomes = replay(
-            report,
-            only=args.id,
-            base_url=args.base_url,
-            token=args.token,
-            second_token=args.second_token,
-            timeout=args.timeout,
-        )
+        outcomes = replay(report, only=args.id, base_url=args.base_url, timeout=args.timeout)
     except ReplayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -377,11 +381,42 @@ def replay_command(args: argparse.Namespace) -> int:
         print(f"nothing to replay: the report records no failure{which}")
         return EXIT_OK
     for o in outcomes:
-        status = f"HTTP {o.recorded_status} -> {o.status if o.status is not None else 'none'}"
-        print(f"{o.verdict.upper():12} {o.key}  ({status}){': ' + o.detail[:300] if o.detail else ''}")
-    fixed = sum(o.verdict == FIXED for o in outcomes)
-    print(f"replay: {len(outcomes) - fixed} of {len(outcomes)} findings still fail")
-    return EXIT_OK if fixed == len(outcomes) else EXIT_FAILED
+        status = f"HTTP {o.status if o.status is not None else 'none'}, recorded {o.recorded_status}"
+        print(f"{o.verdict.upper():15} {o.key}  ({status}){': ' + o.detail[:300] if o.detail else ''}")
+    counts = {v: sum(o.verdict == v for o in outcomes) for v in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)}
+    print(
+        f"replay: {len(outcomes)} findings: {counts[REPRODUCED]} reproduced, {counts[NOT_REPRODUCED]} not reproduced, "
+        f"{counts[INCONCLUSIVE]} inconclusive"
+    )
+    # 0 only when no finding came back and every one could tell (inconclusive is not fixed)
+    return EXIT_OK if counts[NOT_REPRODUCED] == len(outcomes) else EXIT_FAILED
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    from .verify import VerifyError, check_files, rerun
+
+    try:
+        checked = check_files(args.report)
+        for note in checked.notes:
+            print(f"ok: {note}")
+        for problem in checked.problems:
+            print(f"EDITED: {problem}")
+        if checked.problems:
+            print(f"verify: {len(checked.problems)} problem(s): the report is not the one that was certified")
+            return EXIT_FAILED
+        if not args.base_url:
+            print("verify: the report is intact")
+            return EXIT_OK
+        changed, total = rerun(args.report, args.base_url, args.token, args.second_token)
+    except VerifyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for line in changed:
+        print(f"CHANGED: {line}")
+    print(
+        f"verify: {total - len(changed)}/{total} verdicts reproduced" + (f"; {len(changed)} changed" if changed else "")
+    )
+    return EXIT_OK if not changed else EXIT_FAILED
 
 
 def requirements_command(args: argparse.Namespace) -> int:
@@ -458,6 +493,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "baseline": baseline_command,
             "replay": replay_command,
             "merge": merge_command,
+            "verify": verify_command,
         }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit

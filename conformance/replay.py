@@ -1,18 +1,26 @@
-"""``conformance replay REPORT``: re-send a report's failing requests and say whether each still fails.
+"""``conformance replay REPORT``: run each finding's reproduction against a target and say, per
+finding, **reproduced**, **not reproduced** or **inconclusive**.
 
-The way a vendor checks a fix. A property-based finding is replayed by re-sending its recorded
-requests (the chain that led to it, then the failing one) exactly as they were sent and judging
-the answer again by the finding's requirement: a 5xx, an undocumented status or content type, a
-body off its schema; for the rest (invalid input accepted, valid input refused, a stateful
-check), by the status the report recorded. A scenario finding is replayed by running its
-requirement's whole scenario again, since its verdict depends on the exchanges it makes.
+A finding carries the calls that reproduce it from a fresh state (``sequence.py``). Replay sends
+them in order, each id taken from today's answers where the recorded one was, and judges:
+
+- a setup call (a write, or a call whose answer gives a later one its id) that does not answer as
+  it did (a 2xx that is now a 4xx), or an id that cannot be found in today's answer: **inconclusive**;
+  the finding's own call never ran as recorded, so its answer cannot say anything;
+- the deciding answer is the recorded one (its status, and its body with today's ids named and
+  what every run makes anew blanked; for a property-based finding, the requirement judged again on
+  the answer: still a 5xx, still undocumented, still off its schema): **reproduced**;
+- otherwise **not reproduced**, unless a call sent a value an earlier run's answer gave that no
+  call of today's made (an id from the old run) and got 404 or 410: then **inconclusive**, since
+  the server may simply no longer hold it. Replay never calls a finding fixed on an answer that
+  cannot tell.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +29,14 @@ import httpx
 from specs.documents import Spec, load
 from specs.schemas import SchemaSet
 
-from .run.options import RunOptions
+from .check.script import compared, expected, observed, outside_state
 from .verdicts.findings import operation_of
-from .verdicts.results import Exchange, Status
+from .verdicts.reproduction import Reproduction, fill, find, template, unknown_ids
+from .verdicts.results import Capture, Exchange
 
-STILL_FAILS, FIXED, UNREACHABLE = "still fails", "fixed", "no answer"
-
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 _OWN_HEADERS = frozenset({"host", "content-length", "connection", "transfer-encoding"})
+_GONE = (404, 410)
 
 
 class ReplayError(Exception):
@@ -68,34 +77,18 @@ def load_report(path: Path) -> dict[str, Any]:
     return data
 
 
-def rebase(url: str, recorded_base: str, base_url: str) -> str:
-    if base_url and recorded_base and url.startswith(recorded_base.rstrip("/")):
-        return base_url.rstrip("/") + url[len(recorded_base.rstrip("/")) :]
-    return url
-
-
-def resend(client: httpx.Client, exchange: Exchange, recorded_base: str, base_url: str) -> httpx.Response:
-    """The recorded request again, its headers and body as sent (a body that was cut short in
-    the report cannot be resent faithfully and is refused)."""
-    body = exchange.sent_body
-    if body is None and exchange.request_body is not None:
-        raise ReplayError(f"{exchange.method} {exchange.url}: the report holds only the start of its body")
-    headers = {k: v for k, v in exchange.request_headers.items() if k.lower() not in _OWN_HEADERS}
-    url = rebase(exchange.url, recorded_base, base_url)
-    return client.request(exchange.method, url, headers=headers, content=body)
-
-
 def judge_schema(
     spec: Spec, schemas: SchemaSet, rid: str, exchange: Exchange, resp: httpx.Response, recorded_base: str
-) -> str:
-    """Why the answer still breaks requirement ``rid`` ("" when it no longer does)."""
+) -> str | None:
+    """Why the answer still breaks generic schema requirement ``rid`` ("" when it no longer does;
+    None when this requirement is not judged from one answer: the recorded answer decides)."""
     number = rid.rsplit("-", 1)[-1]
     if number == "001":
         return f"HTTP {resp.status_code}" if resp.status_code >= 500 else ""
     label = operation_of(spec, recorded_base, exchange.method, exchange.url)
     op = next((o for o in spec.operations() if o.label == label), None)
     if op is None or number not in ("002", "003", "005"):
-        return f"HTTP {resp.status_code}, as recorded" if resp.status_code == exchange.status else ""
+        return None
     responses = op.definition.get("responses", {})
     code = str(resp.status_code)
     documented = next((responses[k] for k in (code, f"{code[0]}XX", "default") if k in responses), None)
@@ -115,14 +108,19 @@ def judge_schema(
     return "; ".join(map(str, problems[:3]))
 
 
+def reproduction_of(finding: dict[str, Any]) -> Reproduction:
+    """A recorded finding's calls and captures. A report of format 2 kept only the last few calls
+    and no captures: every server-made value it sends is the old run's."""
+    steps = [Exchange.from_dict(e) for e in finding.get("evidence") or []]
+    captures = [Capture.from_dict(c) for c in finding.get("captures") or []]
+    baked = [str(v) for v in finding.get("baked") or []]
+    if "captures" not in finding:
+        baked = sorted(unknown_ids(steps, captures))
+    return Reproduction(steps, captures, baked)
+
+
 def replay(
-    report: dict[str, Any],
-    *,
-    only: Iterable[str] = (),
-    base_url: str = "",
-    token: str | None = None,
-    second_token: str | None = None,
-    timeout: float = 10.0,
+    report: dict[str, Any], *, only: Iterable[str] = (), base_url: str = "", timeout: float = 10.0
 ) -> list[Replayed]:
     protocol = str(report.get("protocol"))
     spec_meta = report.get("spec") or {}
@@ -139,84 +137,127 @@ def replay(
             rid = str(req.get("id"))
             if prefixes and not rid.startswith(prefixes):
                 continue
-            findings = req.get("findings") or []
-            if not findings:
-                continue
-            if req.get("phase") != "schema":  # a scenario's (or model's) verdict needs its whole run
-                out += _rerun(report, rid, str(req.get("phase")), findings, target, token, second_token, timeout)
-                continue
-            for finding in findings:
-                out.append(_resend_finding(client, spec, schemas, rid, finding, recorded_base, target))
+            for finding in req.get("findings") or []:
+                key = str(finding.get("key"))
+                rep = reproduction_of(finding)
+                rep.state_dependent = bool(req.get("depends_on_state"))
+                if not rep.steps:
+                    out.append(Replayed(key, rid, None, None, INCONCLUSIVE, "the finding records no call"))
+                    continue
+                judge = _schema_judge(spec, schemas, rid, recorded_base) if req.get("phase") == "schema" else None
+                out.append(_replay_one(client, rep, key, rid, recorded_base, target, judge))
     return out
 
 
-def _resend_finding(
-    client: httpx.Client,
-    spec: Spec,
-    schemas: SchemaSet,
-    rid: str,
-    finding: dict[str, Any],
-    recorded_base: str,
-    target: str,
+Judge = Any  # Callable[[Exchange, httpx.Response], str | None]
+
+
+def _schema_judge(spec: Spec, schemas: SchemaSet, rid: str, recorded_base: str) -> Judge:
+    def judge(exchange: Exchange, resp: httpx.Response) -> str | None:
+        return judge_schema(spec, schemas, rid, exchange, resp, recorded_base)
+
+    return judge
+
+
+def _replay_one(
+    client: httpx.Client, rep: Reproduction, key: str, rid: str, recorded_base: str, target: str, judge: Judge
 ) -> Replayed:
-    chain = [Exchange.from_dict(e) for e in finding.get("evidence") or []]
-    key = str(finding.get("key"))
-    if not chain:
-        return Replayed(key, rid, None, None, UNREACHABLE, "the finding records no request")
-    deciding = chain[-1]
-    try:
-        for step in chain[:-1]:
-            resend(client, step, recorded_base, target)
-        resp = resend(client, deciding, recorded_base, target)
-    except (httpx.HTTPError, ReplayError) as exc:
-        return Replayed(key, rid, deciding.status, None, UNREACHABLE, f"{type(exc).__name__}: {exc}")
-    why = judge_schema(spec, schemas, rid, deciding, resp, recorded_base)
-    return Replayed(key, rid, deciding.status, resp.status_code, STILL_FAILS if why else FIXED, why)
+    deciding = rep.steps[-1]
+    recorded_status = deciding.status
+    values: dict[str, str] = {}
+    base = recorded_base.rstrip("/")
+    judged = compared(rep)
+    sent_baked: list[str] = []
+    differ: list[str] = []
+    for index, ex in enumerate(rep.steps):
+        relative = bool(base) and ex.url.startswith(base)
+        url = (target.rstrip("/") if relative else "") + fill(
+            template(ex.url[len(base) :] if relative else ex.url, rep.captures, index), values
+        )
+        raw = ex.sent_body
+        if raw is None and ex.request_body is not None:
+            why = f"call {index + 1}: the report kept only the start of its body"
+            return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
+        body = fill(template(raw.decode("latin-1"), rep.captures, index), values).encode("latin-1") if raw else None
+        headers = {k: v for k, v in ex.request_headers.items() if k.lower() not in _OWN_HEADERS}
+        sent_baked += [v for v in rep.baked if v in url or (body and v.encode() in body)]
+        try:
+            resp = client.request(ex.method, url, headers=headers, content=body)
+        except httpx.HTTPError as exc:
+            if index == len(rep.steps) - 1 and ex.error:  # the recorded failure: no whole answer came
+                why = f"no whole answer again ({type(exc).__name__}), as recorded: {ex.error}"
+                return Replayed(key, rid, recorded_status, None, REPRODUCED, why)
+            why = f"call {index + 1}: no answer ({type(exc).__name__}: {exc})"
+            return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
+        last = index == len(rep.steps) - 1
+        if not last and index in judged and not _same_class(resp.status_code, ex.status):
+            call = f"setup call {index + 1} ({ex.method} {_path(url)})"
+            why = f"{call} answered {resp.status_code}, recorded {ex.status}" + _gone(sent_baked, resp.status_code)
+            return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
+        for capture in (c for c in rep.captures if c.step == index):
+            found = find(capture, resp.text, resp.headers.multi_items())
+            if not found:
+                why = f"answer {index + 1} carries no {capture.key} to take {capture.name} from"
+                return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
+            values[capture.name] = found
+        if index in judged:
+            seen = observed(rep, index, resp.status_code, resp.headers.multi_items(), resp.content, values)
+            if seen != expected(rep, index):
+                differ.append(
+                    f"call {index + 1} ({ex.method} {_path(url)}): {_first_difference(expected(rep, index), seen)}"
+                )
+        if last:
+            return _verdict(rep, key, rid, deciding, resp, differ, sent_baked, judge)
+    raise AssertionError("unreachable: the last call returns")
 
 
-def _rerun(
-    report: dict[str, Any],
+def _first_difference(want: str, got: str) -> str:
+    for a, b in zip(want.split("\n"), got.split("\n"), strict=False):
+        if a != b:
+            return f"recorded {a[:120]!r}, now {b[:120]!r}"
+    return "recorded and new answers differ in length"
+
+
+def _verdict(
+    rep: Reproduction,
+    key: str,
     rid: str,
-    phase: str,
-    findings: list[dict[str, Any]],
-    target: str,
-    token: str | None,
-    second_token: str | None,
-    timeout: float,
-) -> list[Replayed]:
-    """The requirement's scenario (or model sequences) once more; each recorded finding still fails
-    while the new run finds it again (its key), and is fixed when the run passes or no longer
-    meets it."""
-    from .runner import run
+    deciding: Exchange,
+    resp: httpx.Response,
+    differ: list[str],
+    sent_baked: list[str],
+    judge: Judge,
+) -> Replayed:
+    now = resp.status_code
+    why = judge(deciding, resp) if judge is not None else None
+    if why:  # the requirement judged again on today's answer: still broken
+        return Replayed(key, rid, deciding.status, now, REPRODUCED, why)
+    if why is None and not differ:
+        return Replayed(key, rid, deciding.status, now, REPRODUCED, "the answers are the recorded ones")
+    detail = "; ".join(differ) if why is None else f"the requirement holds on this answer (HTTP {now})"
+    if sent_baked and now in _GONE:
+        return Replayed(key, rid, deciding.status, now, INCONCLUSIVE, detail + _gone(sent_baked, now))
+    if why is None and outside_state(rep):
+        detail += (
+            "; the recorded answers also showed objects these calls did not make, so another state answers otherwise"
+        )
+        return Replayed(key, rid, deciding.status, now, INCONCLUSIVE, detail)
+    return Replayed(key, rid, deciding.status, now, NOT_REPRODUCED, detail)
 
-    options = RunOptions(
-        protocol=str(report["protocol"]),
-        base_url=target,
-        token=token,
-        second_token=second_token,
-        seed=int(report.get("seed") or 0),
-        timeout=timeout,
-        profile=(report.get("spec") or {}).get("profile"),
-        phases=(phase,),
-    )
-    result = run(replace(options, only=(rid,)))
-    res = next((r for r in result.results if r.requirement.id == rid), None)
-    keys = [(str(f.get("key")), f.get("status")) for f in findings]
-    if result.fatal or res is None:
-        return [Replayed(key, rid, recorded, None, UNREACHABLE, result.fatal or "not run") for key, recorded in keys]
-    last = res.evidence[-1].status if res.evidence else None
-    if res.status is Status.PASSED:
-        return [Replayed(key, rid, recorded, last, FIXED, "the scenario passed") for key, recorded in keys]
-    if res.status is not Status.FAILED:
-        return [Replayed(key, rid, recorded, last, res.status.value, res.message) for key, recorded in keys]
-    found = {f.key: f for f in res.findings}
-    out = []
-    for key, recorded in keys:
-        again = found.get(key)
-        if again is not None:
-            status = again.deciding.status if again.deciding else last
-            out.append(Replayed(key, rid, recorded, status, STILL_FAILS, again.message))
-        else:
-            why = f"not met again; the scenario still fails: {res.message}"
-            out.append(Replayed(key, rid, recorded, last, FIXED, why))
-    return out
+
+def _gone(baked: list[str], status: int) -> str:
+    if not baked or status not in _GONE:
+        return ""
+    return f"; it sent {', '.join(dict.fromkeys(baked))} from the recorded run, which this server may no longer hold"
+
+
+def _same_class(now: int, recorded: int | None) -> bool:
+    """A setup call answered as it must for the calls after it: a success still a success (a write
+    the recording saw refused made nothing, so whatever it answers now is compared, not required)."""
+    return recorded is not None and (recorded >= 400 or now // 100 == recorded // 100)
+
+
+def _path(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path

@@ -75,6 +75,8 @@ def run_metadata(the_plan: RunPlan) -> dict[str, Any]:
         "budget_s": options.budget_s,
         "phases": list(options.phases),
         "only": list(options.only),
+        "skip": list(options.skip),
+        "timeout": options.timeout,
         "target_name": options.target_name,
         "target_version": options.target_version,
         "depth": options.depth,

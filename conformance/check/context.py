@@ -16,6 +16,7 @@ from typing import Any, NoReturn, Protocol, TypeVar
 from specs.documents import Spec
 from specs.schemas import SchemaSet
 
+from ..verdicts.findings import operation_named, operation_of
 from ..verdicts.results import Blocked as Blocked  # the verdict exceptions, re-exported: checks raise them from here
 from ..verdicts.results import CheckFailed as CheckFailed
 from ..verdicts.results import Exchange
@@ -145,11 +146,27 @@ class Context:
         try:
             yield
         except CheckFailed as exc:
-            made = self.exchanges()[mark:]
-            self.failures.append((f"{label}: {exc}" if label else str(exc), made[-3:] or self.exchanges()[-1:]))
+            message = f"{label}: {exc}" if label else str(exc)
+            # every call so far, up to the one whose answer broke the rule: the part's last call, or
+            # for a part that judged an earlier answer, the latest call of the operation it names
+            self.failures.append((message, self.exchanges()[: self.deciding(message, mark) + 1]))
         except Blocked as exc:  # this part cannot be judged; the others still can
-            made = self.exchanges()[mark:]
-            self.blocks.append((exc, made[-3:] or self.exchanges()[-1:]))
+            self.blocks.append((exc, self.exchanges()[: self.deciding(str(exc), mark) + 1]))
+
+    def deciding(self, message: str, mark: int = 0) -> int:
+        """Index (in ``exchanges()``) of the call whose answer a failure message judges: the last
+        call made since ``mark``; when none was, the latest call of the operation the message
+        names first (``createAgentTask answer: ...`` judged the create, not the read after it)."""
+        made = self.exchanges()
+        if len(made) > mark or not made:
+            return len(made) - 1
+        named = operation_named(self.spec, message)
+        if named is not None:
+            for n in range(len(made) - 1, -1, -1):
+                ex = made[n]
+                if operation_of(self.spec, self.base_url, ex.method, ex.url) == named:
+                    return n
+        return len(made) - 1
 
     # verdicts -----------------------------------------------------------------------------
     def fail(self, message: str) -> NoReturn:
@@ -192,16 +209,23 @@ class Context:
 
         A failed setup is remembered too: later checks fail (or are not verified) at once with
         the original reason, instead of each waiting out the same stall again."""
+        calls = f"{key}\0calls"
         if key not in self.memo_store:
+            mark = len(self.exchanges())
             try:
                 self.memo_store[key] = factory()
             except (CheckFailed, NotVerified, TargetError, Blocked) as exc:
                 self.memo_store[key] = _Failed(exc, tuple(self.exchanges()[-3:]))
                 raise
+            # the calls that made it: part of every later check's evidence, so a finding on the
+            # fixture's objects replays from a fresh state (the create before the read)
+            self.memo_store[calls] = tuple(self.exchanges()[mark:])
         value = self.memo_store[key]
         if isinstance(value, _Failed):
             self._inherited = list(value.evidence)
             raise value.again()
+        for exchange in self.memo_store.get(calls, ()):
+            self.cite(exchange)
         return value  # type: ignore[no-any-return]
 
     # the document -------------------------------------------------------------------------

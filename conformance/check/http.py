@@ -188,6 +188,7 @@ class Client:
                 ) from None
             body = b"".join(chunks)
         exchange.response_body = _preview(body)
+        exchange.record_answer(body)
         return Response(resp.status_code, resp.headers, body, exchange)
 
     @contextmanager
@@ -269,12 +270,17 @@ class StreamingResponse:
                 size += len(chunk)
                 if len(self._transcript) < EVIDENCE_BODY_CHARS:
                     self._transcript.extend(chunk[: EVIDENCE_BODY_CHARS - len(self._transcript)])
-                self._exchange.response_body = _preview(bytes(self._transcript))
+                kept = _preview(bytes(self._transcript)) or ""
+                # a transcript cut short says so, as a whole answer's preview does (replay compares its start)
+                self._exchange.response_body = kept + (
+                    f"... [{size - len(self._transcript)} more characters]" if size > len(self._transcript) else ""
+                )
                 if size > self._limits.max_body_bytes:
                     raise TargetError(f"stream exceeds {self._limits.max_body_bytes} bytes")
                 if time.monotonic() > self._deadline:
                     raise TargetError(f"stream still open after {self._limits.stream_seconds:g} s")
                 yield chunk
+            self._exchange.stream_ended = True
         except httpx.ReadTimeout:
             raise TargetError(f"stream stalled: nothing received for {self._limits.timeout:g} s") from None
         except httpx.HTTPError as exc:

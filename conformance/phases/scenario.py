@@ -63,13 +63,14 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     # ended the check: one finding each
     own = [(str(b), made) for b, made in ctx.blocks if b.by == rid]
     others = [b for b, _ in ctx.blocks if b.by != rid]
-    failures = [*ctx.failures, *own, *([(message, list(evidence))] if status is Status.FAILED else [])]
+    ended = log[: ctx.deciding(message, len(log)) + 1]  # the calls up to the one the message judged
+    failures = [*ctx.failures, *own, *([(message, ended)] if status is Status.FAILED else [])]
     findings = scenario_findings(ctx.spec, ctx.base_url, rid, failures)
     if ctx.failures or own:  # a part failed: the requirement fails, whatever ended the check after it
         rest = "" if status in (Status.PASSED, Status.FAILED) else f"; then {message}"
         rest += f"; a part was blocked by {others[0].by}" if others else ""
         status, message, blocked_by = Status.FAILED, summary(findings) + rest, None
-        evidence = findings[0].evidence
+        evidence = findings[0].evidence[-3:]
     elif others and status is Status.PASSED:  # what could be judged held; a part could not be
         status, message, blocked_by = Status.BLOCKED, f"blocked by {others[0].by}: {others[0]}", others[0].by
     if status is not Status.FAILED:

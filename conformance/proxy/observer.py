@@ -252,7 +252,7 @@ class Observer:
                 tally.failing.append(evidence)
             if len(tally.findings) < MAX_FINDINGS:
                 operation = ex.operation.label if ex.operation else f"{ex.method} {ex.path}"
-                tally.findings.add(rid, operation, f"proxy:{digest(reason)}", reason, [evidence])
+                tally.findings.add(rid, operation, f"proxy:{digest(reason)}", reason, [evidence], fresh=False)
             self.console(f"{rid} {ex.label}: {reason}")
         if self.recorder is not None:
             results = flight.verdict.results.items()

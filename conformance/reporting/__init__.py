@@ -9,6 +9,8 @@ from pathlib import Path
 from ..run.events import Event, RunFinished
 from ..verdicts.results import RunResult
 from .badge import render_badge
+from .certificate import digests_of
+from .document import render_document
 from .html import render_html
 from .json import render_json
 from .junit import render_junit
@@ -20,16 +22,44 @@ WRITERS: dict[str, Callable[[RunResult], str]] = {
     "report.html": render_html,
     "summary.md": render_markdown,
     "badge.svg": render_badge,
+    "document.html": render_document,
 }
 
 
 def write_reports(run: RunResult, directory: Path) -> list[Path]:
+    """Every report; results.json last, carrying the digest of each other file and its own."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, render in WRITERS.items():
-        path = directory / name
-        path.write_text(render(run), encoding="utf-8")
-        written.append(path)
+        if name != "results.json":
+            path = directory / name
+            path.write_text(render(run), encoding="utf-8")
+            written.append(path)
+    written += write_scripts(run, directory)
+    names = [p.relative_to(directory).as_posix() for p in written]
+    results = directory / "results.json"
+    results.write_text(render_json(run, digests_of(directory, names)), encoding="utf-8")
+    return [results, *written]
+
+
+SCRIPTS = "reproduce"
+"""The folder of a report that holds each finding's script (``reproduce/AP-TASK-002-1.sh``)."""
+
+
+def write_scripts(run: RunResult, directory: Path) -> list[Path]:
+    """Each finding's reproduction as a runnable ``sh`` script."""
+    from ..check.script import script_name, script_of
+
+    written = []
+    for res in run.results:
+        for n, finding in enumerate(res.findings, 1):
+            text = script_of(finding, run.base_url, state_dependent=bool(res.requirement.depends_on_state))
+            if text:
+                path = directory / SCRIPTS / script_name(finding, n)
+                path.parent.mkdir(exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+                path.chmod(0o755)
+                written.append(path)
     return written
 
 
@@ -49,12 +79,15 @@ class ReportFiles:
 
 
 __all__ = [
+    "SCRIPTS",
     "WRITERS",
     "ReportFiles",
     "render_badge",
+    "render_document",
     "render_html",
     "render_json",
     "render_junit",
     "render_markdown",
     "write_reports",
+    "write_scripts",
 ]

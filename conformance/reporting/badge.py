@@ -32,16 +32,19 @@ def render_badge(run: RunResult) -> str:
         c = tally[level]
         return f"{c['passed']}/{sum(c.values())}"
 
-    label = escape(run.protocol)
-    summary = f"{reached} \u00b7 MUST {counts('must')} \u00b7 SHOULD {counts('should')}"
+    named = run.product if run.product != run.target else ""
+    label_text = f"{named} \u00b7 {run.protocol}" if named else run.protocol
+    label = escape(label_text)
+    # the colour says the level reached; the words say the counts behind it
+    summary = f"MUST {counts('must')} \u00b7 SHOULD {counts('should')}"
     value = "target error" if reached == "error" else summary
     # widths from character counts: monospace-ish estimate, so the text never spills
-    left, right = 10 + 7 * len(run.protocol), 10 + 7 * len(value)
+    left, right = 10 + 7 * len(label_text), 10 + 7 * len(value)
     width = left + right
     colour = COLOURS.get(reached, COLOURS["none"])
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" '
-        f'aria-label="{label}: {escape(value)}"><title>{label}: {escape(value)}</title>'
+        f'aria-label="{label}: {escape(value)}"><title>{label}: {escape(value)} (level reached: {reached})</title>'
         f'<rect width="{left}" height="20" fill="#555"/><rect x="{left}" width="{right}" height="20" fill="{colour}"/>'
         f'<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
         f'<text x="{left / 2}" y="14" text-anchor="middle">{label}</text>'

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 
+from ..check.script import script_name, script_of
 from ..verdicts.results import Exchange, RequirementResult, RunResult, Status
 
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#1d1d1f;padding:0 1em}
+body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1600px;color:#1d1d1f;padding:0 1.5em}
 h1{font-size:1.6em;margin-bottom:.2em} .meta{color:#555}
 .verdict{display:inline-block;padding:.2em .7em;border-radius:4px;color:#fff;font-weight:600}
 .v-pass{background:#1a7f37}.v-fail{background:#cf222e}.v-error{background:#8250df}
@@ -21,7 +23,13 @@ th{background:#f6f8fa}
 details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap;
 overflow-wrap:anywhere}
 code{font-size:.95em;overflow-wrap:anywhere} table.reqs{table-layout:fixed} td{overflow-wrap:anywhere}
-table.reqs col.id{width:10em} table.reqs col.lvl{width:5em} table.reqs col.res{width:7em}
+table.reqs col.id{width:10em} table.reqs col.lvl{width:5.5em} table.reqs col.res{width:8em}
+table.reqs td:nth-child(-n+3){overflow-wrap:normal;white-space:nowrap}
+.scroll{overflow-x:auto} table.tally td,table.tally th{overflow-wrap:normal;white-space:nowrap}
+@media (max-width:700px){body{padding:0 .5em}
+table.reqs,table.reqs tbody,table.reqs tr,table.reqs td{display:block;width:auto}
+table.reqs colgroup,table.reqs tr:first-child{display:none} table.reqs tr{border-bottom:2px solid #ddd;padding:.4em 0}
+table.reqs td{border:0;padding:.15em .3em} table.reqs td:nth-child(-n+3){display:inline-block;white-space:nowrap}}
 .filters label{margin-right:1em;white-space:nowrap}
 .roots li{margin:.3em 0}
 @media print{.filters{display:none} body{max-width:none;margin:0} pre{max-height:none}
@@ -40,9 +48,24 @@ def _filter_css() -> str:
 
 
 def _filters() -> str:
-    boxes = [f"<label><input type='checkbox' id='f-{s}' checked> {s}</label>" for s in STATUSES]
+    words = {"skipped": "not verified"}  # the page says what every other report says
+    boxes = [f"<label><input type='checkbox' id='f-{s}' checked> {words.get(s, s)}</label>" for s in STATUSES]
     boxes += [f"<label><input type='checkbox' id='f-{lv}' checked> {lv.upper()}</label>" for lv in LEVELS]
     return "<p class='filters'>Show: " + "".join(boxes) + "</p>"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Text a page can show: control characters (a binary body's bytes, ANSI escapes) written as
+    ``\\xNN``, never as raw bytes; tabs and line breaks stay."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def t(text: str) -> str:
+    """Escaped and visible: the one way text from a run reaches the page."""
+    return escape(visible(text))
 
 
 def readable(body: str) -> str:
@@ -57,27 +80,39 @@ def _exchange(ex: Exchange) -> str:
     req_headers = "\n".join(f"{k}: {v}" for k, v in ex.request_headers.items())
     resp_headers = "\n".join(f"{k}: {v}" for k, v in ex.response_headers.items())
     outcome = f"HTTP {ex.status}" if ex.status is not None else "no response"
-    parts = [f"<pre>{escape(ex.method)} {escape(ex.url)}\n{escape(req_headers)}"]
+    parts = [f"<pre>{t(ex.method)} {t(ex.url)}\n{t(req_headers)}"]
     if ex.request_body:
-        parts.append(f"\n\n{escape(readable(ex.request_body))}")
-    parts.append(f"</pre><pre>{outcome} ({ex.elapsed_ms:g} ms)\n{escape(resp_headers)}")
+        parts.append(f"\n\n{t(readable(ex.request_body))}")
+    parts.append(f"</pre><pre>{outcome} ({ex.elapsed_ms:g} ms)\n{t(resp_headers)}")
     if ex.response_body:
-        parts.append(f"\n\n{escape(readable(ex.response_body))}")
+        parts.append(f"\n\n{t(readable(ex.response_body))}")
     if ex.error:
-        parts.append(f"\n\nerror: {escape(ex.error)}")
+        parts.append(f"\n\nerror: {t(ex.error)}")
     parts.append("</pre>")
     return "".join(parts)
 
 
-def _row(res: RequirementResult) -> str:
+def _ref(ref: str) -> str:
+    """A reference into a document as a link to that section of the document the suite ships
+    (``document.html`` beside the report, one anchor per JSON pointer); any other reference as text."""
+    doc, hash_, pointer = ref.partition("#")
+    if hash_ and pointer.startswith("/") and "/" in doc and " " not in doc:
+        return f"<a href='document.html#{escape(pointer, quote=True)}'>{t(ref)}</a>"
+    return t(ref)
+
+
+def _row(res: RequirementResult, base_url: str) -> str:
     r = res.requirement
     evidence = "".join(_exchange(ex) for ex in res.evidence)
-    detail = escape(res.message)
-    for f in res.findings:
-        curl = f.deciding.curl if f.deciding else ""
+    detail = t(res.message)
+    for n, f in enumerate(res.findings, 1):
+        script = script_of(f, base_url, state_dependent=bool(r.depends_on_state))
+        calls = f"{len(f.evidence)} call{'s' if len(f.evidence) != 1 else ''}"
         detail += (
-            f"<details><summary>{f.count}&times; {escape(f.operation)}: {escape(f.message[:200])}</summary>"
-            f"<pre>{escape(curl)}</pre></details>"
+            f"<details><summary>{f.count}&times; {escape(f.operation)}: {t(f.message[:200])}</summary>"
+            f"<p>Reproduce from a fresh state ({calls}, the last one's answer broke the rule): "
+            f"<code>sh reproduce/{escape(script_name(f, n))} [BASE_URL]</code></p>"
+            f"<pre>{t(script)}</pre></details>"
         )
     if evidence:  # collapsed: the page leads with verdicts, the exchanges are a click away
         detail += f"<details><summary>evidence</summary>{evidence}</details>"
@@ -92,7 +127,7 @@ def _row(res: RequirementResult) -> str:
             else ""
         )
         + "</td>"
-        f"<td>{escape(r.statement)}<br><small>{escape(r.ref)}</small></td><td>{detail}</td></tr>"
+        f"<td>{t(r.statement)}<br><small>{_ref(r.ref)}</small></td><td>{detail}</td></tr>"
     )
 
 
@@ -109,7 +144,7 @@ def _roots(run: RunResult) -> str:
         kinds = f"{len(res.findings)} distinct failure(s)" if res.findings else ""
         items.append(
             f"<li><a href='#{escape(res.requirement.id)}'><code>{escape(res.requirement.id)}</code></a> "
-            f"{res.requirement.level.value.upper()}: {escape(res.message[:200])} <small>{kinds}</small>{also}</li>"
+            f"{res.requirement.level.value.upper()}: {t(res.message[:200])} <small>{kinds}</small>{also}</li>"
         )
     return f"<h2>Root failures ({len(failed)})</h2><ul class='roots'>{''.join(items)}</ul>"
 
@@ -118,7 +153,7 @@ def _state_dependent(run: RunResult) -> str:
     if not run.state_dependent:
         return ""
     items = "".join(
-        f"<li><a href='#{escape(rid)}'><code>{escape(rid)}</code></a>: {escape(why)}</li>"
+        f"<li><a href='#{escape(rid)}'><code>{escape(rid)}</code></a>: {t(why)}</li>"
         for rid, why in run.state_dependent.items()
     )
     return (
@@ -137,24 +172,27 @@ def render_html(run: RunResult) -> str:
     )
     failing = [r for r in run.results if r.status is not Status.PASSED or r.baseline]
     ordered = failing + [r for r in run.results if r not in failing]
-    fatal = f"<p class='s-error'>{escape(run.fatal)}</p>" if run.fatal else ""
+    fatal = f"<p class='s-error'>{t(run.fatal)}</p>" if run.fatal else ""
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Conformance: {escape(run.protocol)}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Conformance: {t(run.product)} - {escape(run.protocol)}</title>
 <style>{STYLE}{_filter_css()}</style></head><body>
-<h1>Conformance report: {escape(run.protocol)}
+<h1>{t(run.product)}: {escape(run.protocol)} conformance
 <span class="verdict {klass}">{verdict}</span></h1>
-<p class="meta">Target <code>{escape(run.target)}</code> &middot; suite {escape(run.suite_version)}
+<p class="meta">Implementation <strong>{t(run.product)}</strong> &middot; target <code>{t(run.target)}</code>
+&middot; suite {escape(run.suite_version)}
 &middot; seed {run.seed} &middot; level {run.level.value} &middot; {run.duration_s:.1f} s
 &middot; started {escape(run.started_at)}</p>
 {fatal}
-<table><tr><th>level</th><th>passed</th><th>failed</th><th>blocked</th><th>not verified</th><th>error</th></tr>
-{tally}</table>
+<div class="scroll"><table class="tally"><tr><th>level</th><th>passed</th><th>failed</th><th>blocked</th>
+<th>not verified</th><th>error</th></tr>
+{tally}</table></div>
 <p>Exit code {run.exit_code}: {escape(run.exit_rule)}.</p>
 {_roots(run)}
 {_state_dependent(run)}
 {_filters()}
 <table class="reqs"><colgroup><col class="id"><col class="lvl"><col class="res"><col><col></colgroup>
 <tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>
-{"".join(_row(r) for r in ordered)}
+{"".join(_row(r, run.base_url) for r in ordered)}
 </table></body></html>
 """

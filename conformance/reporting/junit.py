@@ -38,6 +38,9 @@ def render_junit(run: RunResult) -> str:
     props = ET.SubElement(suite, "properties")
     for key, value in (
         ("target", run.target),
+        ("implementation", run.product),
+        ("target_name", str(run.meta.get("target_name") or "")),
+        ("target_version", str(run.meta.get("target_version") or "")),
         ("seed", str(run.seed)),
         ("suite_version", run.suite_version),
         ("exit_code", str(run.exit_code)),

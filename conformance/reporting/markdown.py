@@ -24,19 +24,21 @@ def _cell(text: str, limit: int = 200) -> str:
 def render_markdown(run: RunResult) -> str:
     target = run.target.replace("`", "'")
     verdict = run.verdict
+    product = _cell(run.product.replace("`", "'"), 200)
     lines = [
         f"# Conformance: {run.protocol} - {verdict}",
         "",
-        f"Target: `{target}` | suite {run.suite_version} | seed {run.seed} | level {run.level.value} "
-        f"| {run.duration_s:.1f} s",
+        f"Implementation: **{product}** | target `{target}` | suite {run.suite_version} | seed {run.seed} "
+        f"| level {run.level.value} | {run.duration_s:.1f} s",
         "",
     ]
     if run.fatal:
         lines += [f"> {_cell(run.fatal, 2000)}", ""]
-    lines += ["| level | passed | failed | not verified | error |", "|---|---|---|---|---|"]
+    lines += ["| level | passed | failed | blocked | not verified | error |", "|---|---|---|---|---|---|"]
     for level, counts in run.tally().items():
         lines.append(
-            f"| {level.upper()} | {counts['passed']} | {counts['failed']} | {counts['skipped']} | {counts['error']} |"
+            f"| {level.upper()} | {counts['passed']} | {counts['failed']} | {counts['blocked']} "
+            f"| {counts['skipped']} | {counts['error']} |"
         )
     lines += ["", "| id | level | result | statement | detail |", "|---|---|---|---|---|"]
     for res in run.results:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from specs.documents import Spec
 
+from .reproduction import reproduction, unknown_ids
 from .results import Exchange, Finding
 
 _VARIABLE = re.compile(
@@ -57,16 +58,27 @@ def operation_of(spec: Spec, base_url: str, method: str, url: str) -> str:
     return best[1] if best else f"{method.upper()} {path}"
 
 
+def operation_named(spec: Spec, message: str) -> str | None:
+    """The label of the operation a message names first by its operationId, if any."""
+    ids = {op.operation_id: op.label for op in spec.operations() if op.operation_id}
+    first = min(
+        ((hit.start(), label) for oid, label in ids.items() if (hit := re.search(rf"\b{re.escape(oid)}\b", message))),
+        default=None,
+    )
+    return first[1] if first else None
+
+
 def scenario_findings(
     spec: Spec, base_url: str, rid: str, failures: Iterable[tuple[str, list[Exchange]]]
 ) -> list[Finding]:
     """A scenario check's failures (each part's, and the one that ended it) as distinct findings,
-    each keyed by the operation of the exchange that decided it and a digest of its message."""
+    each keyed by the operation of the exchange that decided it (the last of the calls handed
+    over) and a digest of its message, with the calls that reproduce it from a fresh state."""
     found = FindingSet()
-    for message, evidence in failures:
-        last = evidence[-1] if evidence else None
+    for message, calls in failures:
+        last = calls[-1] if calls else None
         operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
-        found.add(rid, operation, f"scenario:{digest(message)}", message, evidence)
+        found.add(rid, operation, f"scenario:{digest(message)}", message, calls)
     return found.ordered()
 
 
@@ -78,19 +90,36 @@ def summary(findings: list[Finding]) -> str:
     return f"{len(findings)} distinct failures: " + "; ".join(parts)
 
 
+def reproducing(finding: Finding, calls: list[Exchange]) -> Finding:
+    """``finding`` with the calls among ``calls`` that reproduce it (the last one decided it)."""
+    if calls:
+        rep = reproduction(calls, len(calls) - 1)
+        finding.evidence, finding.captures, finding.baked = rep.steps, rep.captures, rep.baked
+    return finding
+
+
 class FindingSet:
     """Findings of one requirement, by key, in the order first seen."""
 
     def __init__(self) -> None:
         self._by_key: dict[str, Finding] = {}
 
-    def add(self, rid: str, operation: str, kind: str, message: str, evidence: Iterable[Exchange]) -> None:
+    def add(
+        self, rid: str, operation: str, kind: str, message: str, calls: Iterable[Exchange], *, fresh: bool = True
+    ) -> None:
+        """A failure; ``calls`` are those made up to the deciding one (the last), of which the
+        finding keeps the ones the failure depends on (``reproduction.reproduction``). ``fresh=False``:
+        the calls did not start from a fresh state (traffic a proxy saw), so the ids they send may
+        be from before them."""
         key = f"{rid}|{operation}|{kind}"
         found = self._by_key.get(key)
         if found is not None:
             found.count += 1
         else:
-            self._by_key[key] = Finding(key, rid, operation, kind, message, 1, list(evidence))
+            finding = reproducing(Finding(key, rid, operation, kind, message, 1), list(calls))
+            if not fresh:
+                finding.baked = sorted(set(finding.baked) | unknown_ids(finding.evidence, finding.captures))
+            self._by_key[key] = finding
 
     def absorb(self, finding: Finding) -> None:
         """Another share's finding (a shard's, a sequence range's): counted in when its key is

@@ -7,10 +7,12 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .cksum import cksum
 from .requirements import Level, Requirement
 
-FORMAT_VERSION = 2
-"""results.json's layout; raised whenever a field changes meaning or is removed."""
+FORMAT_VERSION = 3
+"""results.json's layout; raised whenever a field changes meaning or is removed (3: a finding's
+evidence is the sequence that reproduces it from a fresh state, with its captures)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
     "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
@@ -72,6 +74,12 @@ class Exchange:
     """The request as a curl command line, rendered from the bytes sent (conformance/check/curl.py)."""
     request_body_base64: str | None = None
     """The body as sent, when it is not UTF-8 text (``request_body`` is then only a preview)."""
+    stream_ended: bool = False
+    """A streamed answer read to its end (the server closed it): its transcript is the whole answer,
+    not only the part a check read before it decided."""
+    response_cksum: str | None = None
+    """``CRC SIZE`` of an answer that is not UTF-8 text, as POSIX ``cksum`` prints it: the
+    preview cannot show such a body, so a replay compares it by this (``cksum.py``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,6 +96,15 @@ class Exchange:
             except UnicodeDecodeError:
                 self.request_body_base64 = base64.b64encode(raw).decode()
 
+    def record_answer(self, raw: bytes) -> None:
+        """Keep what identifies an answer that a text preview would garble (binary downloads)."""
+        try:
+            lossy = "\ufffd" in raw.decode("utf-8")  # a replacement character: bytes a decoder garbled
+        except UnicodeDecodeError:
+            lossy = True
+        if lossy:
+            self.response_cksum = cksum(raw)
+
     @property
     def sent_body(self) -> bytes | None:
         """The request body as sent, when the report holds all of it."""
@@ -96,6 +113,30 @@ class Exchange:
         if self.request_body is None or self.request_body.endswith(" more characters]"):
             return None
         return self.request_body.encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """A value a later call of a finding's reproduction sends, taken from an earlier answer
+    (``reproduction.py`` finds them and renders the script that captures them)."""
+
+    name: str
+    """The shell variable that holds it (``TASK_ID``)."""
+    step: int
+    """Index of the call (in the finding's evidence) whose answer holds it."""
+    source: str
+    """``body``: the ``nth`` JSON string member named ``key``; ``header``: the header ``key``."""
+    key: str
+    nth: int
+    value: str
+    """The value the recorded run got."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Capture:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
 
 
 @dataclass(slots=True)
@@ -115,7 +156,12 @@ class Finding:
     message: str
     count: int = 1
     evidence: list[Exchange] = field(default_factory=list)
-    """Oldest first; the last one decided the failure (its ``curl`` replays it)."""
+    """The calls that reproduce it from a fresh state, oldest first: each call the failure depends
+    on (the create, the write, then the read); the last one's answer broke the rule."""
+    captures: list[Capture] = field(default_factory=list)
+    """Values a call sends that an earlier call's answer gave (ids): a replay takes today's."""
+    baked: list[str] = field(default_factory=list)
+    """Server-made values the calls send that no kept answer gives: a replay must send the old ones."""
 
     @property
     def deciding(self) -> Exchange | None:
@@ -132,12 +178,24 @@ class Finding:
             "curl": deciding.curl if deciding else "",
             "status": deciding.status if deciding else None,
             "evidence": [e.to_dict() for e in self.evidence],
+            "captures": [c.to_dict() for c in self.captures],
+            "baked": self.baked,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], requirement: str) -> Finding:
         evidence = [Exchange.from_dict(e) for e in data["evidence"]]
-        return cls(data["key"], requirement, data["operation"], data["kind"], data["message"], data["count"], evidence)
+        return cls(
+            data["key"],
+            requirement,
+            data["operation"],
+            data["kind"],
+            data["message"],
+            data["count"],
+            evidence,
+            [Capture.from_dict(c) for c in data.get("captures") or []],
+            [str(v) for v in data.get("baked") or []],
+        )
 
 
 @dataclass(slots=True)
@@ -265,6 +323,13 @@ class RunResult:
         # a check blocked by a failure the baseline expects waits on the same known bug
         expected = {r.requirement.id for r in self.results if r.baseline == "expected"}
         return [r for r in self.gating if not (r.gates_ok or (r.status is Status.BLOCKED and r.blocked_by in expected))]
+
+    @property
+    def product(self) -> str:
+        """The implementation under test as the vendor named it (``--target-name``/``--target-version``),
+        or its URL when it was not named."""
+        named = " ".join(str(self.meta.get(k) or "") for k in ("target_name", "target_version")).strip()
+        return named or self.target
 
     @property
     def verdict(self) -> str:

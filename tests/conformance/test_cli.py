@@ -12,7 +12,7 @@ import pytest
 from conformance.cli import main
 from tests.hostile import closed_port_url
 
-REPORT_FILES = ["badge.svg", "junit.xml", "report.html", "results.json", "summary.md"]
+REPORT_FILES = ["badge.svg", "document.html", "junit.xml", "report.html", "results.json", "summary.md"]
 
 ID_LINE = re.compile(
     r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|model|scenario|proxy)\s+\S"

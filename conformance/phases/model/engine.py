@@ -32,7 +32,7 @@ from ...check.http import Client, TargetError
 from ...check.model import Call, Found, Model, OutOfTime, Session, Violation
 from ...run.exampledb import keeping
 from ...run.shards import chunk_seed
-from ...verdicts.findings import FindingSet, digest, operation_of
+from ...verdicts.findings import FindingSet, digest, operation_of, reproducing
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import Exchange, Finding, RequirementResult, Status
 
@@ -249,20 +249,22 @@ def _run_range(
         part.found[rid] = {
             "message": message,
             "evidence": [e.to_dict() for e in evidence],
-            "findings": [_finding(spec, base_url, rid, found, evidence).to_dict()],
+            "findings": [_finding(spec, base_url, rid, found).to_dict()],
         }
     out = part.to_dict()
     out["seconds"] = 0.0  # the phase times itself whole
     return out
 
 
-def _finding(spec: Spec, base_url: str, rid: str, found: Found, evidence: list[Exchange]) -> Finding:
+def _finding(spec: Spec, base_url: str, rid: str, found: Found) -> Finding:
     """One distinct failure per requirement (the machine stops at the first), keyed like a scenario's:
-    the operation of the read that showed it, and a digest of the message without its ids."""
-    last = evidence[-1] if evidence else None
+    the operation of the read that showed it, and a digest of the message without its ids; its
+    evidence is the minimal sequence's calls that the failing read depends on."""
+    calls = [c.exchange for c in found.calls]
+    last = calls[-1] if calls else None
     operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
     kind = f"model:{digest(found.message)}"
-    return Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, found.message, 1, evidence)
+    return reproducing(Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, found.message, 1), calls)
 
 
 def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> list[RequirementResult]:

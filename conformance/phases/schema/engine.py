@@ -137,6 +137,7 @@ def _exchange(interaction: Any) -> Exchange:
         exchange.status = resp.status_code
         exchange.response_headers = {k: ", ".join(v) for k, v in dict(resp.headers).items()}
         exchange.response_body = _preview(resp.content)
+        exchange.record_answer(resp.content or b"")
         exchange.elapsed_ms = round(resp.elapsed * 1000, 1)
     return exchange
 
@@ -540,10 +541,27 @@ def _add_finding(findings: FindingSet, rid: str, rec: Any, case_id: str, info: A
     failing = failure.case_id or case_id
     node = rec.cases.get(failing)
     operation = failure.operation or (node.value.operation.label if node is not None else rec.label)
-    chain = [step.case_id for step in info.steps if step.case_id != failing] + [failing]
+    chain: list[str] = []
+    # each step with the cases it descends from (the create a stateful step's id was linked from),
+    # so the finding replays from a fresh state; the failing case last
+    for step in [*(s.case_id for s in info.steps if s.case_id != failing), failing]:
+        for case in _lineage(rec, step):
+            if case not in chain and case != failing:
+                chain.append(case)
+    chain.append(failing)
     evidence = [_exchange(rec.interactions[c]) for c in chain if c in rec.interactions]
     message = f"{operation}: {failure.title}: {failure.message}".strip()
-    findings.add(rid, operation, _kind(failure), message, evidence)
+    # a stateful step may name an object an earlier scenario made: its ids' origin is not known
+    findings.add(rid, operation, _kind(failure), message, evidence, fresh=False)
+
+
+def _lineage(rec: Any, case_id: str) -> list[str]:
+    """``case_id`` and the cases it was derived from, the first ancestor first."""
+    out: list[str] = []
+    while case_id and case_id not in out and case_id in rec.cases:
+        out.append(case_id)
+        case_id = rec.cases[case_id].parent_id
+    return out[::-1]
 
 
 _DEFAULT_EXPECTED = {

@@ -14,7 +14,7 @@ from conformance.verdicts.results import Status
 
 from .conftest import ProxyFactory
 
-REPORT_FILES = ["badge.svg", "junit.xml", "report.html", "results.json", "summary.md"]
+REPORT_FILES = ["badge.svg", "document.html", "junit.xml", "report.html", "results.json", "summary.md"]
 
 
 def test_answers_reach_the_client_byte_for_byte(through_proxy: ProxyFactory, tmp_path: Path) -> None:

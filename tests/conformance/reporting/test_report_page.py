@@ -44,7 +44,14 @@ def _run() -> RunResult:
         [ex],
     )
     run = RunResult("agent-protocol", "http://127.0.0.1:9", "1", 0, Level.MAY, "2026-01-01T00:00:00+00:00")
-    run.results = [RequirementResult(req, Status.FAILED, "3 of 9 generated cases failed", [ex], findings=[finding])]
+    run.meta = {"target_name": "Acme Agents", "target_version": "2.4.1"}
+    binary = Exchange("GET", "http://127.0.0.1:9/x", {}, None, 200, {"content-type": "application/octet-stream"})
+    binary.response_body = bytes(range(32)).decode("latin-1") + "\x1b[31mred\x7f"
+    should = Requirement("AP-STEP-003", Level.SHOULD, "A step list pages", "doc", "ap")
+    run.results = [
+        RequirementResult(req, Status.FAILED, "3 of 9 generated cases failed", [ex], findings=[finding]),
+        RequirementResult(should, Status.BLOCKED, "blocked by AP-SCHEMA-001: \x00\x07", [binary]),
+    ]
     return run
 
 
@@ -87,3 +94,56 @@ def test_the_page_fits_1280_px_keeps_evidence_collapsed_and_shows_characters(tmp
     assert int(scroll) <= int(client) == 1280  # nothing overflows sideways
     assert open_details == "0"  # evidence collapsed by default
     assert characters == "true"  # \u00e9 in the server's JSON is shown as é
+
+
+def test_the_page_names_the_product_and_holds_no_raw_control_byte() -> None:
+    page = render_html(_run())
+    assert "Acme Agents 2.4.1" in page
+    raw = [hex(ord(c)) for c in page if (ord(c) < 0x20 and c not in "\n\t\r") or 0x7F <= ord(c) <= 0x9F]
+    assert raw == [], raw
+    assert "\\x1b[31mred\\x7f" in page  # shown escaped, as text
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_at_desktop_and_phone_widths_nothing_overflows_and_level_words_stay_whole(tmp_path: Path, width: int) -> None:
+    """SHOULD must never wrap to SHOUL/D; a screenshot of each width is kept for a person to look at."""
+    (tmp_path / "report.html").write_text(render_html(_run()), encoding="utf-8")
+    (tmp_path / "harness.html").write_text(
+        "<!doctype html><html><head><title>pending</title></head><body style='margin:0'>"
+        f"<iframe id='r' src='report.html' style='width:{width}px;height:900px;border:0'></iframe><script>"
+        "document.getElementById('r').onload=function(){var d=this.contentDocument;"
+        "var broken=[].filter.call(d.querySelectorAll('table.reqs td:nth-child(2)'),function(c){"
+        "var r=document.createRange();r.selectNodeContents(c);return r.getClientRects().length>1}).length;"
+        "document.title=[d.documentElement.scrollWidth,d.documentElement.clientWidth,broken].join(',')};"
+        "</script></body></html>",
+        encoding="utf-8",
+    )
+    assert CHROMIUM is not None
+    common = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--allow-file-access-from-files",
+        "--virtual-time-budget=5000",
+    ]
+    done = subprocess.run(
+        [*common, "--dump-dom", (tmp_path / "harness.html").as_uri()], capture_output=True, text=True, timeout=120
+    )
+    title = re.search(r"<title>([^<]*)</title>", done.stdout)
+    assert title is not None, done.stderr[-2000:]
+    scroll, client, broken = map(int, title.group(1).split(","))
+    assert scroll <= client and width - 20 <= client <= width  # nothing overflows (a scrollbar takes its part)
+    assert broken == 0  # each level word on one line
+    shot = tmp_path / f"report-{width}.png"
+    subprocess.run(
+        [*common, f"--window-size={width},900", f"--screenshot={shot}", (tmp_path / "report.html").as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.is_file() and shot.stat().st_size > 1000

@@ -184,7 +184,15 @@ def test_junit_counts_and_parses_with_hostile_bytes() -> None:
     assert "POST http://127.0.0.1:9/ap/v1/agent/tasks -> 500" in failure.text
     assert '<script>alert("pwned")</script>' in failure.text  # escaped in XML, intact once parsed
     props = {p.get("name"): p.get("value") for p in root.findall("properties/property")}
-    assert props == {"target": "http://127.0.0.1:9", "seed": "42", "suite_version": "9.9.9", "exit_code": "1"}
+    assert props == {
+        "target": "http://127.0.0.1:9",
+        "implementation": "http://127.0.0.1:9",  # not named: the implementation is its URL
+        "target_name": "",
+        "target_version": "",
+        "seed": "42",
+        "suite_version": "9.9.9",
+        "exit_code": "1",
+    }
 
 
 def test_junit_fatal_is_an_extra_error_case_and_counted() -> None:
@@ -274,8 +282,8 @@ def test_summary_markdown_table() -> None:
     md = render_markdown(make_run())
     lines = md.splitlines()
     assert lines[0] == "# Conformance: agent-protocol - FAIL"
-    assert "| level | passed | failed | not verified | error |" in lines
-    assert "| MUST | 1 | 1 | 0 | 1 |" in lines
+    assert "| level | passed | failed | blocked | not verified | error |" in lines
+    assert "| MUST | 1 | 1 | 0 | 0 | 1 |" in lines
     assert "| id | level | result | statement | detail |" in lines
     rows = [ln for ln in lines if ln.startswith("| T-")]
     assert len(rows) == 5
@@ -300,8 +308,8 @@ def test_summary_markdown_fatal_is_one_quoted_line() -> None:
 def test_write_reports_writes_every_format(tmp_path: Path) -> None:
     target = tmp_path / "nested" / "dir"
     written = write_reports(make_run(), target)
-    names = ["badge.svg", "junit.xml", "report.html", "results.json", "summary.md"]
-    assert sorted(p.name for p in written) == sorted(WRITERS) == names
+    names = ["badge.svg", "document.html", "junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(p.name for p in written if p.parent == target) == sorted(WRITERS) == names
     assert json.loads((target / "results.json").read_text(encoding="utf-8"))["seed"] == 42
     ET.parse(target / "junit.xml")
     assert "T-FAIL-001" in (target / "report.html").read_text(encoding="utf-8")
@@ -318,7 +326,7 @@ def test_the_badge_names_the_level_reached_and_the_must_and_should_counts() -> N
     assert level_reached(run) == "none"  # a MUST failed
     svg = ET.fromstring(render_badge(run))
     title = svg.find("{http://www.w3.org/2000/svg}title")
-    assert title is not None and title.text == "agent-protocol: none \u00b7 MUST 1/3 \u00b7 SHOULD 0/1"
+    assert title is not None and title.text == "agent-protocol: MUST 1/3 \u00b7 SHOULD 0/1 (level reached: none)"
     run.results = [r for r in run.results if r.status is Status.PASSED]
     assert level_reached(run) == "MUST"  # every MUST passed; no SHOULD in the run, so not reached
     run.results.append(RequirementResult(req("T-S-001", Level.SHOULD), Status.PASSED))
@@ -360,6 +368,10 @@ def test_report_files_are_written_when_a_run_finishes_and_only_then(tmp_path: Pa
     assert not (tmp_path / run.protocol).exists() and handler.written == []
     handler.handle(RunFinished(run))
     folder = tmp_path / run.protocol
-    assert sorted(p.name for p in folder.iterdir()) == sorted(WRITERS)
-    assert (folder / "results.json").read_text(encoding="utf-8") == WRITERS["results.json"](run)
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == sorted(WRITERS)
+    report = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    assert report["requirements"] == json.loads(WRITERS["results.json"](run))["requirements"]
+    assert sorted(report["certificate"]["files"]) == sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != "results.json"
+    )
     assert handler.written == [(run, folder)]

@@ -1,0 +1,136 @@
+"""``conformance verify REPORT_DIR [--base-url URL]``: re-check a report's certificate.
+
+Without ``--base-url``: results.json is the file its digest was made of (any byte edited shows),
+every other report file listed in its certificate is unchanged, and each document it names has the
+digest of the document this suite holds (a report made against another or an edited contract
+shows). With ``--base-url``: the suite runs again as recorded (protocol, profile, seed, options;
+the hash seed too, since it steers which cases are drawn) against that URL, and each verdict is
+compared with the recorded one: ``31/31 verdicts reproduced``, or the ones that changed, named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specs.documents import SpecError, load
+
+from .reporting.certificate import file_digest, intact
+
+
+class VerifyError(Exception):
+    """The folder holds no report verify can read."""
+
+
+@dataclass
+class Checked:
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def read(directory: Path) -> tuple[bytes, dict[str, Any]]:
+    file = directory / "results.json" if directory.is_dir() else directory
+    try:
+        data = file.read_bytes()
+        report = json.loads(data)
+    except (OSError, ValueError) as exc:
+        raise VerifyError(f"cannot read {file}: {exc}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("certificate"), dict):
+        raise VerifyError(f"{file} carries no certificate (a report of an older suite, or not a report)")
+    return data, report
+
+
+def check_files(directory: Path) -> Checked:
+    """The certificate's digests against the bytes: results.json, each report file, each document."""
+    folder = directory if directory.is_dir() else directory.parent
+    out = Checked()
+    file = directory / "results.json" if directory.is_dir() else directory
+    try:
+        data, report = read(directory)
+    except VerifyError:
+        if file.is_file() and intact(file.read_bytes())[1]:  # it held a digest: an edit broke the JSON
+            out.problems.append("results.json was edited: it is no longer the JSON its digest was made of")
+            return out
+        raise
+    cert = report["certificate"]
+    ok, digest = intact(data)
+    if ok:
+        out.notes.append(f"results.json intact ({digest})")
+    else:
+        out.problems.append("results.json was edited: its bytes are not the ones its digest was made of")
+    for name, recorded in sorted((cert.get("files") or {}).items()):
+        path = folder / name
+        if not path.is_file():
+            out.problems.append(f"{name} is missing")
+        elif file_digest(path.read_bytes()) != recorded:
+            out.problems.append(f"{name} was edited (its digest is not the recorded one)")
+    if cert.get("files"):
+        out.notes.append(f"{len(cert['files'])} report files checked")
+    profile = (cert.get("options") or {}).get("profile")
+    for document, recorded in sorted((cert.get("documents") or {}).items()):
+        try:
+            now = "sha256:" + load(str(report.get("protocol")), profile).digest
+        except SpecError as exc:
+            out.problems.append(f"{document}: this suite cannot load it ({exc})")
+            continue
+        if now != recorded:
+            out.problems.append(f"{document} changed: the report was made against {recorded}, this suite holds {now}")
+        else:
+            out.notes.append(f"{document} is the document this suite holds ({now})")
+    if report.get("suite_version") != _version():
+        out.notes.append(f"the report was made by suite {report.get('suite_version')}, this is {_version()}")
+    return out
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def rerun(directory: Path, base_url: str, token: str | None, second_token: str | None) -> tuple[list[str], int]:
+    """The suite again as recorded against ``base_url``: the verdicts that changed, and how many
+    were compared."""
+    from .run.options import RunOptions
+    from .runner import run
+    from .verdicts.requirements import Level
+
+    _, report = read(directory)
+    cert = report["certificate"]
+    options = cert.get("options") or {}
+    hash_seed = cert.get("hash_seed")
+    if hash_seed not in (None, "random") and os.environ.get("PYTHONHASHSEED") != str(hash_seed):
+        raise VerifyError(
+            f"the report was made with PYTHONHASHSEED={hash_seed}; run verify with that hash seed "
+            f"(the command sets 0 unless told otherwise: PYTHONHASHSEED={hash_seed} python -m conformance verify ...)"
+        )
+    result = run(
+        RunOptions(
+            protocol=str(report["protocol"]),
+            base_url=base_url,
+            token=token,
+            second_token=second_token,
+            seed=int(cert.get("seed") or 0),
+            max_examples=int(options.get("max_examples") or 10),
+            timeout=float(options.get("timeout") or 10.0),
+            level=Level(options.get("level") or "may"),
+            profile=options.get("profile"),
+            budget_s=float(options.get("budget_s") or 600.0),
+            phases=tuple(options.get("phases") or ("schema", "model", "scenario")),
+            only=tuple(options.get("only") or ()),
+            skip=tuple(options.get("skip") or ()),
+        )
+    )
+    recorded = {r["id"]: r["status"] for r in report.get("requirements") or []}
+    now = {r.requirement.id: r.status.value for r in result.results}
+    changed = [
+        f"{rid}: {recorded.get(rid, 'absent')} -> {now.get(rid, 'absent')}"
+        for rid in sorted(set(recorded) | set(now))
+        if recorded.get(rid) != now.get(rid)
+    ]
+    if result.fatal:
+        changed.insert(0, f"the run could not test the target: {result.fatal}")
+    return changed, len(recorded)
