@@ -75,6 +75,8 @@ class Outcome:
     seconds: float
     unexpected: tuple[str, ...] = ()
     """Requirements reported failed that the fault does not declare, with the failure."""
+    blocked: tuple[str, ...] = ()
+    """Requirements reported blocked (by one the fault broke), sorted: what else its verdicts were."""
 
     @property
     def caught(self) -> bool:
@@ -89,6 +91,7 @@ class Outcome:
             "caught": self.caught,
             "missed": list(self.missed),
             "unexpected": list(self.unexpected),
+            "blocked": list(self.blocked),
             "exit_code": self.exit_code,
             "seconds": round(self.seconds, 2),
         }
@@ -111,7 +114,10 @@ def judge(fault: Fault, result: RunResult, seconds: float) -> Outcome:
         for r in result.results
         if r.status is Status.FAILED and r.requirement.id not in fault.breaks
     )
-    return Outcome(fault.name, fault.protocol, fault.breaks, tuple(missed), result.exit_code, seconds, unexpected)
+    blocked = tuple(sorted(r.requirement.id for r in result.results if r.status is Status.BLOCKED))
+    return Outcome(
+        fault.name, fault.protocol, fault.breaks, tuple(missed), result.exit_code, seconds, unexpected, blocked
+    )
 
 
 def check_fault(fault: Fault, exact: bool = True) -> Outcome:

@@ -1,14 +1,19 @@
 """The broken-server catalogue: the suite must catch every named fault of the mock, and every
 registered requirement must be broken by at least one fault (a generic schema requirement no
-server could fail against a document is not registered for it: see conformance/applicability.py)."""
+server could fail against a document is not registered for it: see conformance/run/applicability.py).
+The verdicts of each fault's run beyond its declared failures (the exit code, what was blocked) are
+compared with the ones recorded on seed 0 (snapshots/selfcheck-seed0.json), so a change that moves
+any of them, a restructuring meant to change nothing above all, shows."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,6 +55,28 @@ def test_every_requirement_is_broken_by_some_fault(pid: str) -> None:
     assert registered - covered == set(), "requirements no fault breaks"
 
 
+SNAPSHOT = Path(__file__).parent / "snapshots" / "selfcheck-seed0.json"
+UPDATE = "CONFORMANCE_SNAPSHOT_UPDATE"
+
+
+def snapshot(fault: str, verdicts: dict[str, Any]) -> dict[str, Any] | None:
+    """The verdicts recorded for ``fault`` (seed 0) beyond the declared failures: the exit code and
+    which requirements were blocked. With ``CONFORMANCE_SNAPSHOT_UPDATE=1`` the ones seen are
+    recorded instead (one file, locked: workers of a parallel session write it in turn); a fault
+    not recorded yet fails, so the file cannot fall behind the catalogue."""
+    SNAPSHOT.parent.mkdir(exist_ok=True)
+    with SNAPSHOT.open("a+", encoding="utf-8") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+        file.seek(0)
+        recorded: dict[str, Any] = json.loads(file.read() or "{}")
+        if os.environ.get(UPDATE) == "1":
+            recorded[fault] = verdicts
+            file.seek(0)
+            file.truncate()
+            file.write(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
+    return recorded.get(fault)
+
+
 class Catalogue:
     """The faults' outcomes, checked ahead in worker processes (one per core) in test order, so
     the exact check of the whole catalogue costs its CPU time spread over the cores; under
@@ -88,6 +115,11 @@ def test_exactly_the_declared_requirements_fail(name: str, faults_checked: Catal
     outcome = faults_checked.outcome(name)
     assert not outcome.missed, f"{name} missed: {', '.join(outcome.missed)}"
     assert not outcome.unexpected, f"{name} also failed: {', '.join(outcome.unexpected)}"
+    recorded = snapshot(name, {"exit_code": outcome.exit_code, "blocked": list(outcome.blocked)})
+    assert recorded == {"exit_code": outcome.exit_code, "blocked": list(outcome.blocked)}, (
+        f"{name}: the verdicts moved from the recorded ones ({SNAPSHOT.name}); if the change means it, "
+        f"record them again with {UPDATE}=1"
+    )
 
 
 @pytest.mark.slow  # a selfcheck run through the CLI
