@@ -1,6 +1,4 @@
-"""sgr-agent-core, the suite's side, declared in one descriptor (``SUITE``): ``requirements`` (requirements
-and scenario checks), ``model`` (the model-based phase and the requirements it decides),
-``passive`` (what the proxy judges from live traffic)."""
+"""sgr-agent-core's suite side: its requirements, its model of agents and their streams, its judge of traffic."""
 
 from ...run.descriptor import declare
 from .model import MODEL

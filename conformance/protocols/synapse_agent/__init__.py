@@ -1,6 +1,4 @@
-"""synapse-agent, the suite's side, declared in one descriptor (``SUITE``): ``requirements`` (requirements
-and scenario checks), ``model`` (the model-based phase and the requirements it decides),
-``passive`` (what the proxy judges from live traffic)."""
+"""synapse-agent's suite side: its requirements, its model of sessions and chat jobs, its judge of traffic."""
 
 from ...run.descriptor import declare
 from .model import MODEL
