@@ -14,13 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
 from aiohttp import web
 
 from specs.documents import PROTOCOLS, SpecError, load
 from specs.program import __version__, program_name
 
 from . import fixtures
-from .app import create_app
+from .api import ProtocolApi
+from .app import APIS, RECORDER, create_app
 from .chaos import ChaosError, load_document, parse_cli
 from .config import DEFAULT_TOKENS, MockConfig
 from .descriptor import DescriptorError, catalogue, resolve
@@ -70,6 +72,18 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     dev.add_argument("--chaos-seed", type=int, help="seed of the chaos draws (default: --seed)")
     dev.add_argument("--fixtures", metavar="FILE", type=Path, help="state to load before serving (YAML or JSON)")
+    dev.add_argument(
+        "--record",
+        metavar="URL",
+        help="forward every request to the real server at URL (its root) and record the exchanges as stubs",
+    )
+    dev.add_argument(
+        "--record-to",
+        metavar="FILE",
+        type=Path,
+        default=Path("recorded-stubs.yaml"),
+        help="where --record writes the stubs when the mock stops (default recorded-stubs.yaml; serve it with --stubs)",
+    )
     dev.add_argument(
         "--stubs",
         metavar="FILE",
@@ -145,7 +159,13 @@ def developer_settings(args: argparse.Namespace, protocols: tuple[str, ...]) -> 
         raise UsageError("--journal N needs N >= 0")
     document = _read(args.fixtures, "fixtures") if args.fixtures is not None else None
     stubs = _read(args.stubs, "stubs") if args.stubs is not None else None
+    if args.record is not None:
+        if not args.record.startswith(("http://", "https://")):
+            raise UsageError(f"--record needs the real server's URL (http:// or https://), got {args.record!r}")
+        if args.fault or document is not None or stubs is not None:
+            raise UsageError("--record forwards every request to the real server: no --fault, --fixtures or --stubs")
     return {
+        "record": args.record,
         "stubs": stubs,
         "chaos": tuple(rules),
         "chaos_seed": seed,
@@ -161,8 +181,11 @@ class CannotListen(Exception):
     """The server could not bind its address; a usage error, not a crash."""
 
 
-async def serve(config: MockConfig, host: str, port: int, app: web.Application | None = None) -> None:
-    runner = web.AppRunner(app or create_app(config), access_log=None)
+async def serve(
+    config: MockConfig, host: str, port: int, app: web.Application | None = None, record_to: Path | None = None
+) -> None:
+    app = app or create_app(config)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     # The stores grow to hundreds of thousands of objects: move what start-up built out of the
     # collector's sight and collect the young generation less often, or full collections over the
@@ -180,6 +203,8 @@ async def serve(config: MockConfig, host: str, port: int, app: web.Application |
     sockets = getattr(server, "sockets", None) or []
     bound = sockets[0].getsockname()[1] if sockets else port
     print(f"mockserver listening on http://{host}:{bound} ({', '.join(config.protocols)})", flush=True)
+    if config.record:
+        print(f"recording {config.record} to {record_to} (written when the mock stops)", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -187,6 +212,11 @@ async def serve(config: MockConfig, host: str, port: int, app: web.Application |
     try:
         await stop.wait()
     finally:
+        if RECORDER in app and record_to is not None:
+            apis: dict[str, ProtocolApi] = app[APIS]
+            document = app[RECORDER].document(apis)
+            record_to.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            print(f"wrote {len(document['stubs'])} recorded exchange(s) to {record_to}", flush=True)
         await runner.cleanup()
 
 
@@ -251,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     if made_up:
         print(f"admin token (made up; choose one with --admin-token or {TOKEN_ENV}): {admin_token}", flush=True)
     try:
-        asyncio.run(serve(config, args.host, args.port, app))
+        asyncio.run(serve(config, args.host, args.port, app, args.record_to))
     except CannotListen as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

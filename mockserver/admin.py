@@ -25,6 +25,7 @@ from .descriptor import MockProtocol
 from .gate import Gate
 from .hooks import Hooks
 from .journal import MAX_SIZE
+from .record import Recorder
 from .routing import allowed_methods, templates
 from .stubs import Stub, StubError, Stubs
 from .stubs import schema as stub_schema
@@ -51,12 +52,13 @@ ENDPOINTS = """
     GET    /__mock/stubs/{id}               one stub
     PUT    /__mock/stubs/{id}               replace one stub, in its place
     DELETE /__mock/stubs/{id}               remove one stub
+    GET    /__mock/recording                what --record URL saw so far, as a stubs document
 """
 PREFIX = "/__mock"
 MAX_BODY = 1 << 20
 """Largest admin request body (a fixtures document included): 1 MiB."""
-MAX_LIMIT = 1000
-"""Most journal entries one GET returns."""
+MAX_LIMIT = MAX_SIZE
+"""Most journal entries one GET returns (all a journal can hold)."""
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 
 
@@ -121,8 +123,14 @@ async def read_document(request: web.Request) -> Any:
 
 class Admin:
     def __init__(
-        self, apis: Mapping[str, ProtocolApi], hooks: Hooks, mocks: Mapping[str, MockProtocol], stubs: Stubs
+        self,
+        apis: Mapping[str, ProtocolApi],
+        hooks: Hooks,
+        mocks: Mapping[str, MockProtocol],
+        stubs: Stubs,
+        recorder: Recorder | None = None,
     ) -> None:
+        self.recorder = recorder
         self.apis = apis
         self.mocks = mocks
         self.stubs = stubs
@@ -154,6 +162,7 @@ class Admin:
             ("GET", f"{p}/stubs/{{stub_id}}", self.stub_get),
             ("PUT", f"{p}/stubs/{{stub_id}}", self.stub_replace),
             ("DELETE", f"{p}/stubs/{{stub_id}}", self.stub_delete),
+            ("GET", f"{p}/recording", self.recording),
         ]
         self._routes = [web.route(method, path, _guarded(self.gate, handler)) for method, path, handler in table]
         return self._routes
@@ -319,6 +328,11 @@ class Admin:
         stub = self._stub(request)
         self.stubs.delete(stub.id)
         return {"deleted": stub.id}
+
+    async def recording(self, request: web.Request) -> Any:
+        if self.recorder is None:
+            raise AdminError(409, "this mock is not recording: start it with --record URL")
+        return self.recorder.document(self.apis)
 
 
 def _int(query: Mapping[str, str], name: str, low: int, high: int) -> int | None:

@@ -31,7 +31,7 @@ from .config import MockConfig
 from .errors import ApiError
 from .faults import FaultSet
 from .hooks import Hooks
-from .matching import Seen
+from .matching import MISSING, Seen
 from .reply import ErrorRenderer, Reply, json_response
 from .streaming import StreamGate
 from .validation import OperationValidator
@@ -132,6 +132,8 @@ class ProtocolApi:
         self.routes: list[web.RouteDef] = []
         self.stub_slots: dict[str, list[Any]] = {}
         """Per operation, the stubs that may answer it, in order (stubs.py fills the lists in place)."""
+        self.early_stub_slots: dict[str, list[Any]] = {}
+        """Per operation, the stubs matched before authentication and validation (a recording's)."""
         self.handlers: Handlers | None = None
         self.schemas = SchemaSet(spec.raw)
         self._secured_by_default = bool(spec.raw.get("security"))
@@ -155,6 +157,17 @@ class ProtocolApi:
         for (method, path), name in handlers.routes().items():
             self.route(method, path, getattr(instance, name))
         return instance
+
+    def forward(self, endpoint_for: Callable[[str | None], Endpoint], handlers: type[Handlers]) -> None:
+        """Every operation of the document, and every route of ``handlers``, served by the endpoint
+        ``endpoint_for(operation_id)`` gives (record.py: each forwarded to a real server), behind the hooks."""
+        for op in self.spec.operations():
+            endpoint = endpoint_for(op.operation_id)
+            if self.hooks is not None:
+                endpoint = self.hooks.wrap(self.protocol_id, op.operation_id, endpoint, self.errors.response)
+            self.routes.append(web.route(op.method.upper(), self.base_path + op.path, endpoint))
+        for method, path in handlers.routes():
+            self.route(method, path, endpoint_for(None))
 
     def operation(self, operation_id: str) -> Callable[[Handler], Handler]:
         op = self.spec.operation(operation_id)
@@ -241,15 +254,22 @@ class ProtocolApi:
         mutate = faults.mutation(operation_id)
         reads_body = skip_body or bool(validator.media)  # an operation without a body awaits nothing for it
         stubs = self.stub_slots.setdefault(operation_id, [])
+        early = self.early_stub_slots.setdefault(operation_id, [])
         protocol_id = self.protocol_id
 
         async def endpoint(request: web.Request) -> web.StreamResponse:
+            preread = None
+            if early:  # stubs that answer the request as it came (a recording's): one test when there are none
+                found = await _early_stub(request, early, protocol_id, operation_id, faults)
+                if isinstance(found, web.StreamResponse):
+                    return found
+                preread = found
             try:
                 user = self.authenticate(request) if secured else None
                 path, query = validator.parameters(request)
                 body = None
                 if reads_body:
-                    body = await (_raw_json(request) if skip_body else validator.body(request))
+                    body = await (_raw_json(request, preread) if skip_body else validator.body(request, preread))
                 call = Call(request, operation_id, path, query, body, user, faults)
                 if stubs:  # only an operation a stub names pays more than this test
                     seen = Seen(protocol_id, operation_id, path, request.query, request.headers, body, user)
@@ -291,9 +311,36 @@ def _with_parameters_resolved(document: Mapping[str, Any], node: Mapping[str, An
     return {**node, "parameters": [resolve_ref(document, p) for p in params]}
 
 
-async def _raw_json(request: web.Request) -> Any:
+async def _raw_json(request: web.Request, preread: bytes | None = None) -> Any:
     """Body without validation (the accept-invalid-input faults); never fails."""
     try:
+        if preread is not None:
+            return json.loads(preread) if preread else None
         return json.loads(await request.read()) if request.body_exists else None
     except (ValueError, RecursionError):
         return None
+
+
+async def _early_stub(
+    request: web.Request, early: list[Any], protocol_id: str, operation_id: str, faults: FaultSet
+) -> web.StreamResponse | bytes | None:
+    """The answer of the first stub matched before validation that takes the request; else the body
+    bytes it read to match (None if none read them), which validation then takes instead."""
+    preread = None
+    body = MISSING
+    if request.body_exists and any(stub.matcher.body for stub in early):
+        preread = await request.read()  # bounded by the application's client_max_size
+        try:  # read as the recorder read it (lenient: a recording holds what the server was sent)
+            body = json.loads(preread) if preread else None
+        except (ValueError, RecursionError):
+            body = MISSING  # not JSON: no body predicate holds
+    elif not request.body_exists:
+        body = None
+    call = Call(request, operation_id, dict(request.match_info), {}, None if body is MISSING else body, None, faults)
+    seen = Seen(protocol_id, operation_id, call.path, request.query, request.headers, body, None)
+    for stub in early:
+        answering = stub.answer(seen, call)
+        if answering is not None:
+            answer: web.StreamResponse = await answering
+            return answer
+    return preread

@@ -9,13 +9,15 @@ every route checks the request's ``Host`` first, and the admin API its origin an
 
 from __future__ import annotations
 
+import functools
+
 from aiohttp import web
 
 from specs.documents import load
 
 from . import cors, fixtures
 from .admin import Admin
-from .api import ProtocolApi
+from .api import Endpoint, ProtocolApi
 from .chaos import Chaos, load_document
 from .config import MockConfig
 from .descriptor import descriptors, resolve
@@ -24,6 +26,7 @@ from .faults import FaultSet
 from .gate import Gate
 from .hooks import Hooks
 from .journal import Journal
+from .record import Recorder
 from .routing import allowed_methods, templates
 from .streaming import StreamGate
 from .stubs import Stubs
@@ -33,10 +36,14 @@ CONFIG = web.AppKey("config", MockConfig)
 HOOKS = web.AppKey("hooks", Hooks)
 APIS = web.AppKey("apis", dict[str, ProtocolApi])
 STUBS = web.AppKey("stubs", Stubs)
+RECORDER = web.AppKey("recorder", Recorder)
 
 
 def create_app(config: MockConfig | None = None) -> web.Application:
     config = config or MockConfig()
+    recorder = Recorder(config.record) if config.record else None
+    if recorder is not None and (config.faults or config.fixtures or config.stubs):
+        raise ValueError("recording forwards every request to the real server: no faults, fixtures or stubs with it")
     faults: FaultSet = resolve(config.faults) if config.faults else FaultSet()
     mocks = descriptors(config.protocols)
     specs = {pid: load(pid) for pid in config.protocols}
@@ -54,14 +61,20 @@ def create_app(config: MockConfig | None = None) -> web.Application:
     fallbacks: list[web.RouteDef] = []
     for pid, spec in specs.items():
         api = apis[pid] = ProtocolApi(spec, config, faults, streams, hooks)
-        api.mount(mocks[pid].handlers)
+        if recorder is None:
+            api.mount(mocks[pid].handlers)
+        else:
+            api.forward(functools.partial(recorder.endpoint, api), mocks[pid].handlers)
         app.router.add_routes(api.routes)
-        fallbacks += fallback_routes(api, config.cors)
+        fallbacks += fallback_routes(api, config.cors, recorder.endpoint(api, None) if recorder else None)
     app[APIS] = apis
     stubs = app[STUBS] = Stubs(apis, {pid: mock.stubs for pid, mock in mocks.items()})
     if config.stubs is not None:
         stubs.load(config.stubs)
-    admin = Admin(apis, hooks, mocks, stubs)
+    if recorder is not None:
+        app[RECORDER] = recorder
+        app.on_cleanup.append(recorder.close)
+    admin = Admin(apis, hooks, mocks, stubs, recorder)
     app.router.add_routes(admin.routes())
     app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
     app.router.add_routes(admin.fallback())
@@ -70,8 +83,9 @@ def create_app(config: MockConfig | None = None) -> web.Application:
     return app
 
 
-def fallback_routes(api: ProtocolApi, answer_cors: bool = False) -> list[web.RouteDef]:
-    """Catch-alls under each first path segment the protocol owns, answering in its shape."""
+def fallback_routes(api: ProtocolApi, answer_cors: bool = False, forward: Endpoint | None = None) -> list[web.RouteDef]:
+    """Catch-alls under each first path segment the protocol owns, answering in its shape (or,
+    when recording, forwarded like everything else)."""
     routes = api.routes
     compiled = templates(routes)
     error_response = api.errors.response
@@ -86,7 +100,8 @@ def fallback_routes(api: ProtocolApi, answer_cors: bool = False) -> list[web.Rou
             error = ApiError(404, "Not Found")
         return error_response(error)
 
-    fallback = serve if api.hooks is None else api.hooks.wrap(api.protocol_id, None, serve, error_response)
+    inner = serve if forward is None else forward
+    fallback = inner if api.hooks is None else api.hooks.wrap(api.protocol_id, None, inner, error_response)
     segments = sorted({r.path.strip("/").split("/", 1)[0] for r in routes})
     return [
         web.route("*", path, fallback) for segment in segments for path in (f"/{segment}", f"/{segment}/{{tail:.*}}")

@@ -54,6 +54,8 @@ class MockConfig:
     """A fixtures document (fixtures.py) loaded before the first request."""
     stubs: Mapping[str, Any] | None = None
     """A stubs document (stubs.py): answers given instead of the handlers', and data stubs."""
+    record: str | None = None
+    """A real server's root URL: every request is forwarded there and recorded as stubs (record.py)."""
     host: str = "127.0.0.1"
     """The address it listens on: a ``Host`` naming it is answered (gate.py), and a non-loopback
     one needs ``admin_token``."""

@@ -32,6 +32,8 @@ test for them.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import uuid
 from collections.abc import Awaitable, Mapping
@@ -49,12 +51,17 @@ from .fixtures import FixtureError
 from .hooks import STUBBED
 from .jsonio import dumps
 from .matching import MatchError, RequestMatcher, Seen, parse_matcher
-from .streaming import NdjsonStream, SseStream
+from .streaming import NdjsonStream, SseStream, stall
 
 SCHEMA_FILE = Path(__file__).with_name("stubs.schema.json")
-MAX_STUBS = 1000
+MAX_STUBS = 20_000
+"""A recording of a whole suite run holds a stub per exchange (a thousand or more)."""
+MAX_MESSAGE = 300
+"""Characters of a schema error's message shown (it may quote the whole offending value)."""
 MAX_FRAMES = 10_000
 MAX_DELAY = 60.0
+STALL_SECONDS = 300.0
+"""Longest a stalling stub stream holds its connection when the client stays (bounded, as every wait)."""
 
 
 class StubError(ValueError):
@@ -81,7 +88,8 @@ def check_schema(root: str, document: Any, definition: str | None = None) -> Non
     by its path: ``stubs[2].response.status: 99 is less than the minimum of 100``."""
     validator = _validator() if definition is None else _definition_validator(definition)
     for error in validator.iter_errors(document):
-        raise StubError(f"{_where(root, error.instance_path)}: {error.message}")
+        message = error.message if len(error.message) <= MAX_MESSAGE else error.message[:MAX_MESSAGE] + "..."
+        raise StubError(f"{_where(root, error.instance_path)}: {message}")
 
 
 @cache
@@ -107,18 +115,31 @@ class Answer:
     """``sse`` or ``ndjson``; None: by the document's media type."""
     done: bool = True
     """SSE only: end with ``data: [DONE]``."""
+    stall: bool = False
+    """After the frames, send nothing more and keep the stream open until the client leaves
+    (bounded by STALL_SECONDS): a stream that never ends, as a recording saw it."""
     error: ApiError | None = None
     delay: float = 0.0
     invalid: bool = False
+    raw: bytes | None = None
+    """``body_base64``: bytes sent as they are."""
 
 
 class Stub:
     """One stub: a matcher, an answer, how many calls it may answer, and how many it did."""
 
     def __init__(
-        self, stub_id: str, matcher: RequestMatcher, answer: Answer, times: int | None, api: ProtocolApi, raw: Any
+        self,
+        stub_id: str,
+        matcher: RequestMatcher,
+        answer: Answer,
+        times: int | None,
+        api: ProtocolApi,
+        raw: Any,
+        before_validation: bool = False,
     ) -> None:
         self.id = stub_id
+        self.before_validation = before_validation
         self.matcher = matcher
         self.answer_spec = answer
         self.times = times
@@ -157,6 +178,8 @@ class Stub:
             return await self._stream(call, spec, spec.frames)
         content_type = spec.content_type or "application/json"
         headers = {"Content-Type": content_type, **spec.headers}
+        if spec.raw is not None:
+            return web.Response(body=spec.raw, status=spec.status, headers=headers)
         if not spec.has_body:
             return web.Response(status=spec.status, headers=headers)
         data = spec.body.encode() if isinstance(spec.body, str) and not _is_json(content_type) else dumps(spec.body)
@@ -180,6 +203,9 @@ class Stub:
                     if frame.delay:
                         await asyncio.sleep(frame.delay)
                     await stream.send(frame.data)
+                if spec.stall:
+                    await stall(STALL_SECONDS, call.request)
+                    return response
                 if sse and spec.done:
                     assert isinstance(stream, SseStream)
                     await stream.done()
@@ -222,17 +248,28 @@ def parse_stub(where: str, raw: Any, apis: Mapping[str, ProtocolApi]) -> Stub:
     except MatchError as exc:
         raise StubError(str(exc)) from None
     assert matcher.protocol is not None and matcher.operation is not None  # the schema requires both
+    early = bool(raw.get("before_validation", False))
     api = apis[matcher.protocol]
+    if early and matcher.identity is not None:  # the caller is known only once authenticated
+        raise StubError(f"{where}.request.identity: a stub matched before validation matches no identity")
+    if early and matcher.body and not json_operation(api, matcher.operation):
+        raise StubError(f"{where}.request.body: before validation, only a JSON body can be matched")
     answer = _parse_answer(f"{where}.response", raw["response"], api, matcher.operation)
     stub_id = str(raw.get("id") or uuid.uuid4().hex)
     view = {k: v for k, v in raw.items() if k != "id"}
-    return Stub(stub_id, matcher, answer, raw.get("times"), api, view)
+    return Stub(stub_id, matcher, answer, raw.get("times"), api, view, early)
+
+
+def json_operation(api: ProtocolApi, operation_id: str) -> bool:
+    """Whether the operation takes a body, and only as JSON."""
+    content = (api.spec.resolve(api.spec.operation(operation_id).definition.get("requestBody") or {})).get("content")
+    return bool(content) and all(_is_json(media) for media in content)
 
 
 def _parse_answer(where: str, raw: Mapping[str, Any], api: ProtocolApi, operation_id: str) -> Answer:
-    given = [part for part in ("body", "stream", "error") if part in raw]
+    given = [part for part in ("body", "body_base64", "stream", "error") if part in raw]
     if len(given) > 1:
-        raise StubError(f"{where}: give one of body, stream, error, not {' and '.join(given)}")
+        raise StubError(f"{where}: give one of body, body_base64, stream, error, not {' and '.join(given)}")
     if "error" in raw and "status" in raw:
         raise StubError(f"{where}.status: an error answer takes its status from error.status")
     headers = {str(k): str(v) for k, v in (raw.get("headers") or {}).items()}
@@ -258,12 +295,21 @@ def _parse_answer(where: str, raw: Mapping[str, Any], api: ProtocolApi, operatio
             frames=frames,
             stream_format=form,
             done=bool(stream.get("done", True)),
+            stall=bool(stream.get("stall", False)),
             delay=delay,
             invalid=invalid,
         )
         if not invalid:
             _check_answer(where, api, operation_id, status, content_type, None, frames)
         return answer
+    if "body_base64" in raw:
+        try:
+            data = base64.b64decode(raw["body_base64"], validate=True)
+        except (binascii.Error, ValueError):
+            raise StubError(f"{where}.body_base64: not base64") from None
+        if not invalid:
+            _check_answer(where, api, operation_id, status, content_type, None, None)
+        return Answer(status, headers, content_type, delay=delay, invalid=invalid, raw=data)
     has_body = "body" in raw
     answer = Answer(status, headers, content_type, raw.get("body"), has_body, delay=delay, invalid=invalid)
     if not invalid:
@@ -456,10 +502,12 @@ class Stubs:
                 stub.hits = 0
 
     def _publish(self) -> None:
-        """Fill each operation's list in place: the endpoints hold these very lists."""
-        wanted: dict[tuple[str, str], list[Stub]] = {}
+        """Fill each operation's lists in place: the endpoints hold these very lists."""
+        wanted: dict[tuple[str, str, bool], list[Stub]] = {}
         for stub in self.order:
-            wanted.setdefault((stub.protocol, stub.operation), []).append(stub)
+            wanted.setdefault((stub.protocol, stub.operation, stub.before_validation), []).append(stub)
         for pid, api in self.apis.items():
             for operation_id, slot in api.stub_slots.items():
-                slot[:] = wanted.get((pid, operation_id), [])
+                slot[:] = wanted.get((pid, operation_id, False), [])
+            for operation_id, slot in api.early_stub_slots.items():
+                slot[:] = wanted.get((pid, operation_id, True), [])

@@ -262,7 +262,9 @@ class OperationValidator:
             raise self._invalid(problems)
         return path, query
 
-    async def body(self, request: web.Request) -> Any:
+    async def body(self, request: web.Request, preread: bytes | None = None) -> Any:
+        """The request's body, valid; ``preread``: the bytes a stub matched before validation has
+        already read (stubs.py), which the stream no longer holds."""
         if not self.media:
             return None
         if not request.body_exists:
@@ -285,7 +287,9 @@ class OperationValidator:
         length = request.content_length
         if length is not None and length > self.max_json_bytes:
             raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
-        raw = await self._read_capped(request, length)
+        if preread is not None and len(preread) > self.max_json_bytes:
+            raise ApiError(413, f"Request body exceeds the limit of {self.max_json_bytes} bytes")
+        raw = preread if preread is not None else await self._read_capped(request, length)
         exchange = request.get(EXCHANGE)
         if exchange is not None:  # the journal watches this request (hooks.py)
             exchange.read(raw)

@@ -112,6 +112,26 @@ async def stubbed(api: Any, task_input: str) -> dict[str, Any]:
     return {"steps": d(steps), "known": d(known), "missing": await refusal(api.get_agent_task(task_id="other"))}
 
 
+async def session(api: Any, _: str) -> dict[str, Any]:
+    """An application's calls on any server: a task run to its last step, read back whole."""
+    task = await api.create_agent_task(task_request_body=apc.TaskRequestBody(input="write hello"))
+    steps = await run_steps(api, task.task_id)
+    listed = await api.list_agent_task_steps(task_id=task.task_id)
+    again = await api.get_agent_task(task_id=task.task_id)  # its artifacts (the SDK's list is a bare array)
+    downloads = [
+        bytes(await api.download_agent_task_artifact(task_id=task.task_id, artifact_id=a.artifact_id)).decode("latin-1")
+        for a in again.artifacts
+    ]
+    return {
+        "task": d(task),
+        "steps": d(steps),
+        "listed": d(listed),
+        "downloads": downloads,
+        "again": d(again),
+        "missing": await refusal(api.get_agent_task(task_id="no-such-task")),
+    }
+
+
 async def sdk_traffic(api: Any, _: str) -> dict[str, Any]:
     """Ordinary application traffic; the errors the client itself met, by type."""
     body = apc.TaskRequestBody(input="write hello", additional_input={"mode": "test"})
@@ -137,6 +157,7 @@ SCENARIOS: dict[str, Scenario] = {
     "latency": latency,
     "sdk-traffic": sdk_traffic,
     "stubbed": stubbed,
+    "session": session,
 }
 
 

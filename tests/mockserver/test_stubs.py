@@ -183,7 +183,7 @@ REFUSED = [
     ({"request": {"operation": "createAgentTask"}, "response": {}}, 'stubs[0].request: "protocol" is a required'),
     (
         stub("createAgentTask", {"body": TASK, "error": {"status": 422}}),
-        "stubs[0].response: give one of body, stream, error, not body and error",
+        "stubs[0].response: give one of body, body_base64, stream, error, not body and error",
     ),
     (stub("createAgentTask", {"body": TASK}, body=[{"pointer": "/a", "matches": "("}]), "stubs[0].request.body[0]"),
 ]
