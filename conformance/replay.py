@@ -200,7 +200,11 @@ def _replay_one(
                 why = f"answer {index + 1} carries no {capture.key} to take {capture.name} from"
                 return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
             values[capture.name] = found
-        if index in judged:
+        if last and ex.error:  # the recorded failure was that no whole answer came; one came
+            differ.append(
+                f"call {index + 1}: a whole answer came (HTTP {resp.status_code}); the recorded call got none"
+            )
+        elif index in judged:
             seen = observed(rep, index, resp.status_code, resp.headers.multi_items(), resp.content, values)
             if seen != expected(rep, index):
                 differ.append(

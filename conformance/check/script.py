@@ -293,6 +293,7 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
         call = f'{prefix}{" ".join(opts)} > "$D/{n}.code"'
         if last and ex.error:  # the recorded failure is that no whole answer came: still none is the same
             lines.append(f'{call} || {{ echo "REPRODUCED: no whole answer within $MAX_TIME s, as recorded"; exit 0; }}')
+            lines.append(f'DIFFER="$DIFFER {n}"; echo "{n}. a whole answer came; the recorded call got none"')
         else:
             lines.append(f'{call} || inconclusive "call {n} got no whole answer within $MAX_TIME s"')
         if index in judged and not last:
