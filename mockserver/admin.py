@@ -19,15 +19,19 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from specs.har import archive
+from specs.program import __version__
+
 from .api import ProtocolApi
 from .chaos import ChaosError, Rule, load_document
 from .descriptor import MockProtocol
 from .gate import Gate
 from .hooks import Hooks
-from .journal import MAX_SIZE
+from .journal import MAX_SIZE, Entry, har_exchange
+from .matching import MatchError, parse_matcher
 from .record import Recorder
 from .routing import allowed_methods, templates
-from .stubs import Stub, StubError, Stubs
+from .stubs import Stub, StubError, Stubs, check_schema, operations_of
 from .stubs import schema as stub_schema
 
 ENDPOINTS = """
@@ -40,6 +44,9 @@ ENDPOINTS = """
     GET    /__mock/journal                  recent exchanges, newest first (?protocol=&operation=&status=&limit=)
     PUT    /__mock/journal                  {"size": N}: keep the last N exchanges (0 turns it off)
     DELETE /__mock/journal                  forget the recorded exchanges
+    GET    /__mock/journal.har              the journal as HAR 1.2 (oldest first), for HAR viewers
+    POST   /__mock/requests/count           how many journalled requests match: {"count": N}
+    POST   /__mock/requests/find            the journalled requests that match, newest first
     GET    /__mock/chaos                    the chaos rules in force
     PUT    /__mock/chaos                    replace them: {"seed": N, "rules": [...]}
     POST   /__mock/chaos/rules              add one rule
@@ -150,6 +157,9 @@ class Admin:
             ("GET", f"{p}/journal", self.journal),
             ("PUT", f"{p}/journal", self.journal_size),
             ("DELETE", f"{p}/journal", self.journal_clear),
+            ("GET", f"{p}/journal.har", self.journal_har),
+            ("POST", f"{p}/requests/count", self.requests_count),
+            ("POST", f"{p}/requests/find", self.requests_find),
             ("GET", f"{p}/chaos", self.chaos),
             ("PUT", f"{p}/chaos", self.chaos_replace),
             ("DELETE", f"{p}/chaos", self.chaos_clear),
@@ -235,12 +245,7 @@ class Admin:
 
     async def journal(self, request: web.Request) -> Any:
         journal = self.hooks.journal
-        if not journal.enabled:
-            raise AdminError(
-                409,
-                f"the journal is off: start the mock with --journal, or PUT {PREFIX}/journal "
-                '{"size": N} to keep the last N exchanges',
-            )
+        self._journal_on()
         query = request.query
         unknown = sorted(set(query) - {"protocol", "operation", "status", "limit"})
         if unknown:
@@ -255,6 +260,47 @@ class Admin:
         limit = _int(query, "limit", 1, MAX_LIMIT)
         entries = journal.find(protocol, operation, status, limit if limit is not None else MAX_LIMIT)
         return {"size": journal.size, "total": len(journal.entries), "entries": [e.view() for e in entries]}
+
+    def _journal_on(self) -> None:
+        if not self.hooks.journal.enabled:
+            raise AdminError(
+                409,
+                f"the journal is off: start the mock with --journal, or PUT {PREFIX}/journal "
+                '{"size": N} to keep the last N exchanges',
+            )
+
+    async def journal_har(self, request: web.Request) -> Any:
+        self._journal_on()
+        origin = f"{request.scheme}://{request.host}"
+        entries = list(self.hooks.journal.entries)
+        return archive(
+            (har_exchange(origin, e) for e in entries),
+            "agent-mock",
+            __version__,
+            f"the mock's journal: the last {self.hooks.journal.size} exchanges at most; credentials redacted",
+        )
+
+    async def _matching(self, request: web.Request) -> list[Entry]:
+        """The journalled requests the body's predicates hold for (the stub matcher's), newest first."""
+        self._journal_on()
+        raw = await read_document(request)
+        check_schema("request", raw, "request")
+        try:
+            matcher = parse_matcher("request", raw, operations_of(self.apis))
+        except MatchError as exc:
+            raise AdminError(400, str(exc)) from None
+        return [e for e in reversed(self.hooks.journal.entries) if matcher.matches(e.seen())]
+
+    async def requests_count(self, request: web.Request) -> Any:
+        found = await self._matching(request)
+        return {
+            "count": len(found),
+            "journal": {"size": self.hooks.journal.size, "entries": len(self.hooks.journal.entries)},
+        }
+
+    async def requests_find(self, request: web.Request) -> Any:
+        found = await self._matching(request)
+        return {"requests": [e.view() for e in found]}
 
     async def journal_size(self, request: web.Request) -> Any:
         document = await read_document(request)

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import base64
 import itertools
+import json
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
+
+from specs import har
+
+from .matching import MISSING, Seen
 
 MAX_SIZE = 2_000
 """Most entries a journal may be asked to keep."""
@@ -80,6 +86,18 @@ class Entry:
     """The user the request authenticated as (Synapse: the --token name, never the token)."""
     stub: str | None = None
     """The id of the stub that answered, if one did."""
+
+    def seen(self) -> Seen:
+        """The request as the verify API's predicates see it (a body kept only in part is no JSON)."""
+        body: Any = None
+        if self.request_body.size:
+            data = bytes(self.request_body.kept)
+            try:
+                body = json.loads(data) if self.request_body.size == len(data) else MISSING
+            except (ValueError, RecursionError):
+                body = MISSING
+        query = dict(parse_qsl(self.query, keep_blank_values=True))
+        return Seen(self.protocol, self.operation, self.path_params, query, self.request_headers, body, self.identity)
 
     def view(self) -> dict[str, Any]:
         response_type = self.response_headers.get("Content-Type", "")
@@ -166,3 +184,30 @@ class Journal:
         if status is not None:
             found = (e for e in found if e.status == status)
         return list(itertools.islice(found, limit))
+
+
+def har_exchange(origin: str, entry: Entry) -> har.Exchange:
+    """One journal entry as HAR's exchange (specs/har.py); ``origin`` is the mock's own."""
+    url = origin + entry.path + (f"?{entry.query}" if entry.query else "")
+    request_body = bytes(entry.request_body.kept)
+    response_body = bytes(entry.response_body.kept)
+    extra: dict[str, Any] = {"_protocol": entry.protocol, "_operation": entry.operation, "_id": entry.id}
+    for name, value in (("_identity", entry.identity), ("_stub", entry.stub), ("_chaos", entry.chaos)):
+        if value:
+            extra[name] = value
+    if entry.frames:
+        extra["_frames"] = entry.frames
+    return har.Exchange(
+        started=entry.at,
+        method=entry.method,
+        url=url,
+        request_headers=har.redacted(entry.request_headers.items()),
+        request_body=request_body,
+        status=entry.status,
+        response_headers=har.redacted(entry.response_headers.items()),
+        response_body=response_body,
+        time_ms=entry.latency_ms,
+        request_size=entry.request_body.size if entry.request_body.size > len(request_body) else None,
+        response_size=entry.response_body.size if entry.response_body.size > len(response_body) else None,
+        extra=extra,
+    )

@@ -225,7 +225,7 @@ def _is_json(media: str) -> bool:
 # -- reading a document -------------------------------------------------------------------------
 
 
-def _operations(apis: Mapping[str, ProtocolApi]) -> dict[str, dict[str, set[str]]]:
+def operations_of(apis: Mapping[str, ProtocolApi]) -> dict[str, dict[str, set[str]]]:
     """Per served protocol, each operation and its path parameter names."""
     out: dict[str, dict[str, set[str]]] = {}
     for pid, api in apis.items():
@@ -244,7 +244,7 @@ def _operations(apis: Mapping[str, ProtocolApi]) -> dict[str, dict[str, set[str]
 def parse_stub(where: str, raw: Any, apis: Mapping[str, ProtocolApi]) -> Stub:
     check_schema(where, raw, "stub")
     try:
-        matcher = parse_matcher(f"{where}.request", raw["request"], _operations(apis))
+        matcher = parse_matcher(f"{where}.request", raw["request"], operations_of(apis))
     except MatchError as exc:
         raise StubError(str(exc)) from None
     assert matcher.protocol is not None and matcher.operation is not None  # the schema requires both
