@@ -15,7 +15,7 @@ from aiohttp import web
 
 from specs.documents import load
 
-from . import cors, fixtures
+from . import cors, fixtures, landing
 from .admin import Admin
 from .api import Endpoint, ProtocolApi
 from .chaos import Chaos, load_document
@@ -76,6 +76,7 @@ def create_app(config: MockConfig | None = None) -> web.Application:
         app.on_cleanup.append(recorder.close)
     admin = Admin(apis, hooks, mocks, stubs, recorder)
     app.router.add_routes(admin.routes())
+    app.router.add_routes(landing.routes(apis, gate))
     app.router.add_routes(fallbacks)  # after every protocol's own routes: resolution is in order
     app.router.add_routes(admin.fallback())
     if config.fixtures is not None:
