@@ -23,7 +23,7 @@ from .run.shards import Shard
 from .usage import UsageError, check_report_dir
 from .verdicts import baseline
 from .verdicts.requirements import Level
-from .verdicts.results import RunResult
+from .verdicts.results import RunResult, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _VERDICT = {EXIT_OK: "PASS", EXIT_INTERRUPTED: "INTERRUPTED"}
@@ -275,10 +275,12 @@ def _run_protocols(
             directory = reports.written[-1][1]
             tally = result.tally()
             must = tally["must"]
+            advice = sum(r.status is Status.ADVICE for r in result.results)
             print(
                 f"{pid}: {_VERDICT.get(result.exit_code, 'FAIL')} - MUST {must['passed']} passed, "
                 f"{must['failed']} failed, {must['skipped']} not verified, {must['error']} errors; "
-                f"{sum(sum(c.values()) for c in tally.values())} requirements in {result.duration_s:.1f} s; "
+                + (f"{advice} advice (practice, not the document); " if advice else "")
+                + f"{len(result.results)} requirements in {result.duration_s:.1f} s; "
                 + (
                     f"{sum(r.baseline == 'expected' for r in result.results)} expected failures, "
                     f"{len(result.stale)} stale; "
@@ -433,7 +435,7 @@ def requirements_command(args: argparse.Namespace) -> int:
             if args.format == "json":
                 listed.append(describe(r, spec))
             else:
-                print(f"{r.id:18} {r.level.value.upper():6} {r.phase:8} {r.statement}  [{r.ref}]")
+                print(f"{r.id:18} {r.level.value.upper():6} {r.authority.value:8} {r.phase:8} {r.statement}  [{r.ref}]")
     if args.format == "json":
         print(json.dumps(listed, indent=2, ensure_ascii=False))
     return EXIT_OK

@@ -86,6 +86,7 @@ _STYLE = {
     "error": "bold magenta",
     "skipped": "yellow",
     "blocked": "yellow",
+    "advice": "blue",
     "expected failure": "cyan",
     "stale": "bold red",
 }

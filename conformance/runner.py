@@ -39,7 +39,7 @@ from .run.plan import RunPlan, plan
 from .run.targets import embedded
 from .run.watchdog import BUDGET, RunStopped, Watchdog
 from .verdicts.baseline import judge
-from .verdicts.results import RequirementResult, RunResult, Status
+from .verdicts.results import RequirementResult, RunResult, Status, settle, unblock
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
 
@@ -130,6 +130,7 @@ def run_phases(the_plan: RunPlan, state: RunState, phases: Iterable[Phase] = PHA
         started = time.monotonic()
         try:
             for n, res in enumerate(phase.run(the_plan, state), 1):
+                unblock(settle(res), state.ledger.verdicts())
                 judge(res, options.expected_failures)
                 state.ledger.record(res)
                 emit(RequirementFinished(res, n, len(requirements)))
@@ -256,6 +257,7 @@ def _started(the_plan: RunPlan, result: RunResult) -> RunStarted:
 
 
 def _finish(result: RunResult, ledger: Ledger, started: float, emit: Emitter) -> RunResult:
+    ledger.settle_blocks()
     result.results = ledger.results()
     result.duration_s = time.monotonic() - started
     result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")

@@ -5,7 +5,9 @@ A fault is caught when the requirements reported failed are exactly those it dec
 blocked, not failed), and the run's exit code is 1 whenever one of those is a MUST. Every
 requirement of the protocol runs, so a failure the fault does not declare is seen too.
 A passing control (a fault-like variant the document allows, declaring no requirement) is caught
-when nothing fails and the run exits 0.
+when nothing fails and the run exits 0. A fault that does otherwise than real servers where the
+document is silent declares the practice requirements it ``advises`` on: they must be reported
+advice, never failed (and advice on any other is a miss too).
 ``python -m conformance selfcheck`` runs the whole catalogue (or one protocol's) and writes
 ``catalogue.md`` and ``catalogue.json``.
 """
@@ -41,7 +43,8 @@ def fault_options(
     from .run.suites import suite
 
     exact = exact or not fault.breaks  # a control must pass everything
-    wanted = {c.requirement.phase for c in suite(fault.protocol).registry if exact or c.requirement.id in fault.breaks}
+    declared = (*fault.breaks, *fault.advises)
+    wanted = {c.requirement.phase for c in suite(fault.protocol).registry if exact or c.requirement.id in declared}
     phases = tuple(phase for phase in ("schema", "model", "scenario") if phase in wanted)
     return RunOptions(
         protocol=fault.protocol,
@@ -51,7 +54,7 @@ def fault_options(
         seed=seed,
         max_examples=5,
         timeout=timeout,
-        only=() if exact else fault.breaks,
+        only=() if exact else declared,
         phases=phases,
         # a whole run against a hanging fault waits out every stalled exchange
         budget_s=900.0 if exact else 240.0,
@@ -74,9 +77,11 @@ class Outcome:
     exit_code: int
     seconds: float
     unexpected: tuple[str, ...] = ()
-    """Requirements reported failed that the fault does not declare, with the failure."""
+    """Requirements reported failed (or advice) that the fault does not declare, with the message."""
     blocked: tuple[str, ...] = ()
     """Requirements reported blocked (by one the fault broke), sorted: what else its verdicts were."""
+    advises: tuple[str, ...] = ()
+    """Practice requirements the fault must be reported advice on."""
 
     @property
     def caught(self) -> bool:
@@ -88,6 +93,7 @@ class Outcome:
             "fault": self.fault,
             "protocol": self.protocol,
             "breaks": list(self.breaks),
+            "advises": list(self.advises),
             "caught": self.caught,
             "missed": list(self.missed),
             "unexpected": list(self.unexpected),
@@ -101,8 +107,8 @@ def judge(fault: Fault, result: RunResult, seconds: float) -> Outcome:
     statuses = {r.requirement.id: r for r in result.results}
     missed = [
         f"{rid} ({statuses[rid].status.value if rid in statuses else 'not run'})"
-        for rid in fault.breaks
-        if rid not in statuses or statuses[rid].status is not Status.FAILED
+        for rid, want in [*((b, Status.FAILED) for b in fault.breaks), *((a, Status.ADVICE) for a in fault.advises)]
+        if rid not in statuses or statuses[rid].status is not want
     ]
     must = any(rid in statuses and statuses[rid].requirement.level is Level.MUST for rid in fault.breaks)
     if must and result.exit_code != 1:
@@ -110,13 +116,22 @@ def judge(fault: Fault, result: RunResult, seconds: float) -> Outcome:
     if not fault.breaks and result.exit_code != 0:
         missed.append(f"exit code {result.exit_code}, expected 0 (a passing control)")
     unexpected = tuple(
-        f"{r.requirement.id} ({r.message[:160]})"
+        f"{r.requirement.id} ({r.status.value}: {r.message[:160]})"
         for r in result.results
-        if r.status is Status.FAILED and r.requirement.id not in fault.breaks
+        if (r.status is Status.FAILED and r.requirement.id not in fault.breaks)
+        or (r.status is Status.ADVICE and r.requirement.id not in fault.advises)
     )
     blocked = tuple(sorted(r.requirement.id for r in result.results if r.status is Status.BLOCKED))
     return Outcome(
-        fault.name, fault.protocol, fault.breaks, tuple(missed), result.exit_code, seconds, unexpected, blocked
+        fault.name,
+        fault.protocol,
+        fault.breaks,
+        tuple(missed),
+        result.exit_code,
+        seconds,
+        unexpected,
+        blocked,
+        fault.advises,
     )
 
 
@@ -195,6 +210,8 @@ def render_catalogue(outcomes: list[Outcome]) -> str:
             )
         )
         breaks = ", ".join(o.breaks) or "nothing (a passing control)"
+        if o.advises:
+            breaks += f"; advice on {', '.join(o.advises)}"
         lines.append(f"| `{o.fault}` | {breaks} | {verdict} |")
     return "\n".join(lines) + "\n"
 

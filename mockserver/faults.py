@@ -37,6 +37,9 @@ class Fault:
     control: bool = False
     """A passing control: a fault-like variant the document allows (a fair refusal, another fair
     choice), which breaks nothing; selfcheck requires that no requirement fails against it."""
+    advises: tuple[str, ...] = ()
+    """Practice requirements (observed upstream behaviour, not the document) this fault does
+    otherwise than real servers: a correct suite reports them advice, never failed."""
 
     def __post_init__(self) -> None:
         if self.control == bool(self.breaks):

@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import __version__
 from ..reporting import write_reports
 from ..verdicts import baseline
-from ..verdicts.results import RequirementResult, RunResult, Status
+from ..verdicts.results import RequirementResult, RunResult, Status, settle
 from .observer import Observer, Tally
 
 
@@ -52,7 +52,7 @@ def run_result(observer: Observer) -> RunResult:
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         duration_s=time.monotonic() - observer.started,
     )
-    result.results = [_result(observer.tallies[r.id], r.id in observer.judged) for r in observer.requirements]
+    result.results = [settle(_result(observer.tallies[r.id], r.id in observer.judged)) for r in observer.requirements]
     selection = observer.selection
     for res in result.results:
         baseline.judge(res, selection.expected_failures)

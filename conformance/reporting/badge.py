@@ -12,12 +12,13 @@ COLOURS = {"MAY": "#1a7f37", "SHOULD": "#2da44e", "MUST": "#9a6700", "none": "#c
 
 def level_reached(run: RunResult) -> str:
     """The strictest-first prefix of levels whose requirements all passed: MUST, then SHOULD,
-    then MAY (a level with no requirement in the run does not count as reached)."""
+    then MAY (a level with no requirement in the run does not count as reached). Only what the
+    document fixes counts: practice requirements give advice, not a level."""
     if run.fatal is not None:
         return "error"
     reached = "none"
     for level in Level:
-        mine = [r for r in run.results if r.requirement.level is level]
+        mine = [r for r in run.document if r.requirement.level is level]
         if not mine or any(r.status is not Status.PASSED for r in mine):
             break
         reached = level.value.upper()

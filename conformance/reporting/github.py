@@ -30,7 +30,13 @@ SUMMARY_LIMIT = 1024 * 1024
 MESSAGE_LIMIT = 1000
 """Characters of a requirement's message in its annotation (the whole message is in the reports)."""
 
-STATE = {Status.FAILED: "failed", Status.SKIPPED: "not verified", Status.ERROR: "error", Status.BLOCKED: "blocked"}
+STATE = {
+    Status.FAILED: "failed",
+    Status.SKIPPED: "not verified",
+    Status.ERROR: "error",
+    Status.BLOCKED: "blocked",
+    Status.ADVICE: "advice",
+}
 
 
 def data(text: str) -> str:

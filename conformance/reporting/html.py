@@ -19,7 +19,7 @@ th,td{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-a
 th{background:#f6f8fa}
 .s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-skipped{color:#9a6700}.s-error{color:#8250df;font-weight:600}
 .s-expected{color:#9a6700}.s-stale{color:#cf222e;font-weight:600}
-.s-blocked{color:#9a6700}
+.s-blocked{color:#9a6700}.s-advice{color:#0969da}
 details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap;
 overflow-wrap:anywhere}
 code{font-size:.95em;overflow-wrap:anywhere} table.reqs{table-layout:fixed} td{overflow-wrap:anywhere}
@@ -133,7 +133,7 @@ def _row(res: RequirementResult, base_url: str) -> str:
 
 def _roots(run: RunResult) -> str:
     """Failures grouped by root cause: each failed requirement with the ones its failure blocked."""
-    failed = [r for r in run.results if r.status is Status.FAILED]
+    failed = [r for r in run.document if r.status is Status.FAILED]
     if not failed:
         return ""
     items = []
@@ -162,6 +162,21 @@ def _state_dependent(run: RunResult) -> str:
     )
 
 
+def _advice(run: RunResult) -> str:
+    """Practice requirements, apart from the verdicts: what real servers do where the document is silent."""
+    if not run.practice:
+        return ""
+    counts = run.advice_tally()
+    rows = "".join(_row(r, run.base_url) for r in sorted(run.practice, key=lambda r: r.status is Status.PASSED))
+    return (
+        "<h2 id='advice'>Advice: practice, not the document</h2>"
+        "<p>What real servers and clients are observed to do where the document is silent. Not following it "
+        f"never fails a run: {counts['passed']} followed, {counts['advice']} advice.</p>"
+        '<table class="reqs"><colgroup><col class="id"><col class="lvl"><col class="res"><col><col></colgroup>'
+        f"<tr><th>id</th><th>level</th><th>result</th><th>practice</th><th>detail</th></tr>{rows}</table>"
+    )
+
+
 def render_html(run: RunResult) -> str:
     verdict = run.verdict
     klass = {"PASS": "v-pass", "TARGET ERROR": "v-error"}.get(verdict, "v-fail")
@@ -170,8 +185,8 @@ def render_html(run: RunResult) -> str:
         f"<td>{c['skipped']}</td><td>{c['error']}</td></tr>"
         for lvl, c in run.tally().items()
     )
-    failing = [r for r in run.results if r.status is not Status.PASSED or r.baseline]
-    ordered = failing + [r for r in run.results if r not in failing]
+    failing = [r for r in run.document if r.status is not Status.PASSED or r.baseline]
+    ordered = failing + [r for r in run.document if r not in failing]
     fatal = f"<p class='s-error'>{t(run.fatal)}</p>" if run.fatal else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -194,5 +209,6 @@ def render_html(run: RunResult) -> str:
 <table class="reqs"><colgroup><col class="id"><col class="lvl"><col class="res"><col><col></colgroup>
 <tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>
 {"".join(_row(r, run.base_url) for r in ordered)}
-</table></body></html>
+</table>
+{_advice(run)}</body></html>
 """

@@ -53,12 +53,21 @@ def render_junit(run: RunResult) -> str:
         req = res.requirement
         case = ET.SubElement(suite, "testcase", classname=run.protocol, name=req.id, time=f"{res.duration_s:.3f}")
         case_props = ET.SubElement(case, "properties")
-        for key, value in (("level", req.level.value), ("status", res.status.value), ("statement", req.statement)):
+        for key, value in (
+            ("level", req.level.value),
+            ("authority", req.authority.value),
+            ("status", res.status.value),
+            ("statement", req.statement),
+        ):
             ET.SubElement(case_props, "property", name=key, value=_xml(value))
         if kind:
             node = ET.SubElement(case, kind, message=_xml(message[:500]))
             if kind == "failure" or res.baseline == "expected":
                 node.text = _xml(_evidence(res))
+        elif res.status is Status.ADVICE:  # practice, not the document: shown apart, never failing the build
+            ET.SubElement(case, "system-out").text = _xml(
+                "advice (practice, not the document; does not decide the exit code): " + _evidence(res)
+            )
         elif res.status is not Status.PASSED:  # a non-gating verdict: shown, not failing the build
             ET.SubElement(case, "system-out").text = _xml(
                 f"{req.level.value.upper()} requirement {res.status.value} (does not decide the exit code): "

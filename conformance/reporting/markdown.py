@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..verdicts.results import RunResult, Status
+from ..verdicts.results import RequirementResult, RunResult, Status
 
 ICON = {
     Status.PASSED: "pass",
@@ -10,6 +10,7 @@ ICON = {
     Status.SKIPPED: "not verified",
     Status.ERROR: "**ERROR**",
     Status.BLOCKED: "blocked",
+    Status.ADVICE: "advice",
 }
 BASELINE_ICON = {"expected": "expected fail", "stale": "**STALE**"}
 
@@ -19,6 +20,18 @@ def _cell(text: str, limit: int = 200) -> str:
     in Markdown; a hostile target's text must stay text)."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")[:limit]
+
+
+def _rows(results: list[RequirementResult]) -> list[str]:
+    rows = []
+    for res in results:
+        r = res.requirement
+        detail = "" if res.status is Status.PASSED else _cell(res.message)
+        if res.baseline:
+            detail = _cell(f"baseline: {res.baseline_reason}") + (f"; {detail}" if detail else "")
+        icon = BASELINE_ICON.get(res.baseline) or ICON[res.status]
+        rows.append(f"| {r.id} | {r.level.value.upper()} | {icon} | {_cell(r.statement)} | {detail} |")
+    return rows
 
 
 def render_markdown(run: RunResult) -> str:
@@ -41,14 +54,21 @@ def render_markdown(run: RunResult) -> str:
             f"| {counts['skipped']} | {counts['error']} |"
         )
     lines += ["", "| id | level | result | statement | detail |", "|---|---|---|---|---|"]
-    for res in run.results:
-        r = res.requirement
-        detail = "" if res.status is Status.PASSED else _cell(res.message)
-        if res.baseline:
-            detail = _cell(f"baseline: {res.baseline_reason}") + (f"; {detail}" if detail else "")
-        icon = BASELINE_ICON.get(res.baseline) or ICON[res.status]
-        lines.append(f"| {r.id} | {r.level.value.upper()} | {icon} | {_cell(r.statement)} | {detail} |")
-    findings = [f for res in run.results for f in res.findings]
+    lines += _rows(run.document)
+    if run.practice:
+        advice = run.advice_tally()
+        lines += [
+            "",
+            "## Advice: practice, not the document",
+            "",
+            "What real servers and clients are observed to do where the document is silent. Not following it "
+            f"never fails a run: {advice['passed']} followed, {advice['advice']} advice.",
+            "",
+            "| id | level | result | statement | detail |",
+            "|---|---|---|---|---|",
+            *_rows(run.practice),
+        ]
+    findings = [f for res in run.document for f in res.findings]
     if findings:
         lines += ["", "## Distinct failures", "", "| requirement | operation | count | status | message |"]
         lines.append("|---|---|---|---|---|")

@@ -74,6 +74,7 @@ def to_dict(event: Event) -> dict[str, Any]:
             "fatal": run.fatal,
             "duration_s": round(run.duration_s, 3),
             "summary": run.tally(),
+            "advice": run.advice_tally(),
             "stats": run.stats,
         }
     return {"event": event_name(event), "time": datetime.now(UTC).isoformat(timespec="milliseconds"), **body}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..verdicts.requirements import Check
-from ..verdicts.results import RequirementResult, Status
+from ..verdicts.results import RequirementResult, Status, unblock
 
 
 class Ledger:
@@ -23,6 +23,17 @@ class Ledger:
 
     def decided(self, rid: str) -> bool:
         return rid in self._decided
+
+    def verdicts(self) -> dict[str, Status | None]:
+        """Every selected requirement's status so far, None while undecided."""
+        return {rid: e.status if rid in self._decided else None for rid, e in self._entries.items()}
+
+    def settle_blocks(self) -> None:
+        """Once the run is over: no check stays blocked by a requirement that passed after it or
+        was not in the run (``results.unblock``)."""
+        verdicts = self.verdicts()
+        for entry in self._entries.values():
+            unblock(entry, verdicts)
 
     def close(self, kind: str, reason: str, status: Status = Status.SKIPPED) -> None:
         """Every requirement not decided yet is not verified (or ``status``), with why the run stopped."""

@@ -22,7 +22,8 @@ class Server(Protocol):
 
 
 class DeclaredFault(Protocol):
-    """What selfcheck needs of a fault: which requirements a correct suite reports failed."""
+    """What selfcheck needs of a fault: which requirements a correct suite reports failed, and which
+    practice ones it reports advice."""
 
     @property
     def name(self) -> str: ...
@@ -30,6 +31,8 @@ class DeclaredFault(Protocol):
     def protocol(self) -> str: ...
     @property
     def breaks(self) -> tuple[str, ...]: ...
+    @property
+    def advises(self) -> tuple[str, ...]: ...
     @property
     def description(self) -> str: ...
     @property

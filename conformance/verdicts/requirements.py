@@ -16,6 +16,16 @@ if TYPE_CHECKING:
     from specs.documents import Spec
 
 
+class Authority(StrEnum):
+    """What a requirement stands on. ``document``: the protocol's document (its OpenAPI document or
+    that document's prose) fixes it, or HTTP itself does for every document; a target that breaks
+    it fails. ``practice``: what real servers and clients are observed to do where the document is
+    silent (UPSTREAM-FACTS): a target that does otherwise gets advice, never a failure."""
+
+    DOCUMENT = "document"
+    PRACTICE = "practice"
+
+
 class Level(StrEnum):
     MUST = "must"
     SHOULD = "should"
@@ -48,6 +58,8 @@ class Requirement:
     from_traffic: bool = False
     """The validation proxy decides it from live traffic too (the protocol's passive judge, or the
     document judge for a generic schema requirement); else only ``conformance run`` can."""
+    authority: Authority = Authority.DOCUMENT
+    """``practice``: ``ref`` quotes observed behaviour, and a target that does otherwise gets advice."""
 
 
 CheckFn = Callable[[Any], None]
@@ -85,12 +97,21 @@ class Registry:
         depends_on_state: str = "",
         *,
         from_traffic: bool = False,
+        authority: Authority = Authority.DOCUMENT,
     ) -> Callable[[F], F]:
-        """Decorator: ``@suite.requirement("AP-TASK-001", Level.MUST, "...", ref="...")``."""
+        """Decorator: ``@suite.requirement("AP-TASK-001", Level.MUST, "...", ref="...")``; a rule
+        that stands on practice, not the document, says ``authority=Authority.PRACTICE``."""
 
         def register(run: F) -> F:
             requirement = Requirement(
-                rid, level, statement, ref, self.protocol, depends_on_state=depends_on_state, from_traffic=from_traffic
+                rid,
+                level,
+                statement,
+                ref,
+                self.protocol,
+                depends_on_state=depends_on_state,
+                from_traffic=from_traffic,
+                authority=authority,
             )
             self.add(requirement, run)
             return run
@@ -140,6 +161,7 @@ def describe(requirement: Requirement, spec: Spec) -> dict[str, Any]:
         "id": requirement.id,
         "protocol": requirement.protocol,
         "level": requirement.level.value,
+        "authority": requirement.authority.value,
         "statement": requirement.statement,
         "reference": requirement.ref,
         "operations": operations_of(requirement, spec),

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from .cksum import cksum
-from .requirements import Level, Requirement
+from .requirements import Authority, Level, Requirement
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """results.json's layout; raised whenever a field changes meaning or is removed (3: a finding's
-evidence is the sequence that reproduces it from a fresh state, with its captures)."""
+evidence is the sequence that reproduces it from a fresh state, with its captures; 4: ``summary``
+counts the document's requirements only, the practice ones are counted in ``advice``)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
     "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
@@ -54,7 +56,11 @@ class Status(StrEnum):
     """The check could not reach a verdict (target unusable, suite bug); counts as not passed."""
     BLOCKED = "blocked"
     """Not verified because another requirement's failure left nothing to check (``blocked_by``
-    names it); counts as not verified, so one bug shows as one root failure."""
+    names it, one that did not pass in this run); counts as not verified, so one bug shows as one
+    root failure."""
+    ADVICE = "advice"
+    """A practice requirement (observed upstream behaviour, not the document) the target does not
+    follow: its findings are reported, apart from the verdicts, and never fail a run."""
 
 
 @dataclass(slots=True)
@@ -231,6 +237,7 @@ class RequirementResult:
         return {
             "id": r.id,
             "level": r.level.value,
+            "authority": r.authority.value,
             "statement": r.statement,
             "ref": r.ref,
             "phase": r.phase,
@@ -253,7 +260,10 @@ class RequirementResult:
         registry's own is given."""
         if requirement is None:
             level, state = Level(data["level"]), data.get("depends_on_state") or ""
-            requirement = Requirement(data["id"], level, data["statement"], data["ref"], protocol, data["phase"], state)
+            authority = Authority(data.get("authority") or Authority.DOCUMENT)
+            requirement = Requirement(
+                data["id"], level, data["statement"], data["ref"], protocol, data["phase"], state, authority=authority
+            )
         result = cls(
             requirement,
             Status(data["status"]),
@@ -267,6 +277,33 @@ class RequirementResult:
         if data.get("baseline"):
             result.baseline, result.baseline_reason = data["baseline"]["verdict"], data["baseline"]["reason"]
         return result
+
+
+def settle(result: RequirementResult) -> RequirementResult:
+    """A verdict as the requirement's authority lets it stand: a practice requirement's failure is
+    advice (its findings kept), whatever phase decided it."""
+    if result.requirement.authority is Authority.PRACTICE and result.status is Status.FAILED:
+        result.status = Status.ADVICE
+    return result
+
+
+def unblock(result: RequirementResult, verdicts: Mapping[str, Status | None]) -> RequirementResult:
+    """A check is reported blocked by a requirement only when that requirement did not pass in
+    this run. Blocked by one that passed (its own check held; a step it owns failed here) or that
+    is not in the run, it is not verified, saying so. ``verdicts``: every requirement of the run,
+    None for one not decided yet (the check stays blocked: that one has not passed)."""
+    by = result.blocked_by
+    if result.status is not Status.BLOCKED or by is None:
+        return result
+    selected = by in verdicts
+    owner = verdicts.get(by)
+    if selected and owner is not Status.PASSED:
+        return result
+    why = "though it passed its own check" if selected else "which is not in this run"
+    reason = result.message.removeprefix(f"blocked by {by}: ")
+    result.status, result.blocked_by = Status.SKIPPED, None
+    result.message = f"not verified: a step {by} owns failed here ({by}, {why}): {reason}"
+    return result
 
 
 @dataclass(slots=True)
@@ -300,21 +337,44 @@ class RunResult:
     requirement no exchange exercised (not verified) is reported and gates nothing. A run in which
     nothing gating was exercised at all still fails: it showed nothing."""
 
+    @property
+    def document(self) -> list[RequirementResult]:
+        """The verdicts on what the document fixes: the ones that gate and are tallied by level."""
+        return [r for r in self.results if r.requirement.authority is Authority.DOCUMENT]
+
+    @property
+    def practice(self) -> list[RequirementResult]:
+        """The practice requirements' results: advice, shown apart, never gating."""
+        return [r for r in self.results if r.requirement.authority is Authority.PRACTICE]
+
     def tally(self) -> dict[str, dict[str, int]]:
+        """Per level, the document requirements' verdicts (advice is never among them)."""
         out: dict[str, dict[str, int]] = {}
         for level in Level:
-            counts = {s.value: 0 for s in Status}
-            for res in self.results:
+            counts = {s.value: 0 for s in Status if s is not Status.ADVICE}
+            for res in self.document:
                 if res.requirement.level is level:
                     counts[res.status.value] += 1
             out[level.value] = counts
         return out
 
+    def advice_tally(self) -> dict[str, int]:
+        """The practice requirements' verdicts: followed (passed), advice, and the undecided."""
+        counts = {s.value: 0 for s in Status if s is not Status.FAILED}
+        for res in self.practice:
+            counts[res.status.value] += 1
+        return counts
+
     @property
     def must_passed(self) -> bool:
-        """Every MUST passed. A selection with no MUST (``--only`` a SHOULD) gates on what it ran;
-        an empty one never passes."""
-        return self.fatal is None and bool(self.gating) and not self.failing
+        """Every document MUST passed. A selection with no MUST (``--only`` a SHOULD) gates on what
+        it ran, and one of practice requirements only on none of them erring (advice never fails a
+        run); an empty one never passes."""
+        if self.fatal is not None:
+            return False
+        if not self.gating:  # passes only for a selection of practice requirements alone, none erring
+            return bool(self.results) and not self.document and all(r.status is not Status.ERROR for r in self.results)
+        return not self.failing
 
     @property
     def failing(self) -> list[RequirementResult]:
@@ -349,10 +409,12 @@ class RunResult:
 
     @property
     def gating(self) -> list[RequirementResult]:
-        """The results the exit code is decided by: the MUSTs, or all of a selection without one
-        (under ``observed_only``, of those some exchange exercised)."""
-        musts = [r for r in self.results if r.requirement.level is Level.MUST]
-        gating = musts or self.results
+        """The results the exit code is decided by: the document's MUSTs, or all the document's
+        requirements of a selection without one (under ``observed_only``, of those some exchange
+        exercised). Practice requirements never gate."""
+        document = self.document
+        musts = [r for r in document if r.requirement.level is Level.MUST]
+        gating = musts or document
         if self.observed_only:
             return [r for r in gating if r.status is not Status.SKIPPED]
         return gating
@@ -393,6 +455,7 @@ class RunResult:
             "stopped": self.stopped,
             "exit_code": self.exit_code,
             "summary": self.tally(),
+            "advice": self.advice_tally(),
             "baseline": {
                 "expected": sum(r.baseline == "expected" for r in self.results),
                 "stale": len(self.stale),
@@ -445,6 +508,7 @@ _RUN_KEYS = frozenset(
         "observed_only",
         "exit_code",
         "summary",
+        "advice",
         "baseline",
         "stats",
         "state_dependent",

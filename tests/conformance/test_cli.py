@@ -15,7 +15,8 @@ from tests.hostile import closed_port_url
 REPORT_FILES = ["badge.svg", "document.html", "junit.xml", "report.html", "results.json", "summary.md"]
 
 ID_LINE = re.compile(
-    r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<phase>schema|model|scenario|proxy)\s+\S"
+    r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<authority>document|practice)\s+"
+    r"(?P<phase>schema|model|scenario|proxy)\s+\S"
 )
 
 
@@ -30,7 +31,8 @@ def test_requirements_lists_ids(capsys: pytest.CaptureFixture[str]) -> None:
     assert {"AP-SCHEMA-001", "AP-SCHEMA-005"} <= set(ids)
     assert all(i.startswith("AP-") for i in ids)
     first = next(p for p in parsed if p["id"] == "AP-TASK-001")
-    assert (first["level"], first["phase"]) == ("MUST", "scenario")
+    assert (first["level"], first["authority"], first["phase"]) == ("MUST", "document", "scenario")
+    assert next(p for p in parsed if p["id"] == "AP-ARTIFACT-003")["authority"] == "practice"
 
 
 def test_requirements_for_all_protocols(capsys: pytest.CaptureFixture[str]) -> None:

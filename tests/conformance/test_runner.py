@@ -152,3 +152,31 @@ def test_a_protocol_the_stopped_run_never_reached_reports_every_requirement_not_
         for r in result.results
     )
     assert {r.requirement.id for r in result.results} == set(recorder.events[0].requirements)  # type: ignore[union-attr]
+
+
+def test_a_check_is_never_left_blocked_by_a_requirement_that_passed() -> None:
+    """AP-TASK-002 blocked by AP-TASK-001, which passed: not verified, saying so; blocked by
+    AP-SCHEMA-001, which failed in this run (decided before it or after it), it stays blocked."""
+
+    def blocked_by(owner: str) -> Callable[[tuple[Requirement, ...]], Iterator[RequirementResult]]:
+        def decide(requirements: tuple[Requirement, ...]) -> Iterator[RequirementResult]:
+            for req in requirements:
+                if req.id == "AP-TASK-002":
+                    yield RequirementResult(req, Status.BLOCKED, f"blocked by {owner}: it broke", blocked_by=owner)
+                else:
+                    yield RequirementResult(req, Status.FAILED if req.id == "AP-SCHEMA-001" else Status.PASSED, "x")
+
+        return decide
+
+    for owner, status in (("AP-TASK-001", Status.SKIPPED), ("AP-SCHEMA-001", Status.BLOCKED)):
+        result = run(
+            options(), phases=[Stand("schema", "schema", passes), Stand("scenario", "scenario", blocked_by(owner))]
+        )
+        if owner == "AP-SCHEMA-001":  # its verdict comes from a later phase here
+            result = run(
+                options(),
+                phases=[Stand("scenario", "scenario", blocked_by(owner)), Stand("schema", "schema", blocked_by(owner))],
+            )
+        checked = next(r for r in result.results if r.requirement.id == "AP-TASK-002")
+        assert checked.status is status, checked.message
+        assert (checked.blocked_by is None) == (status is Status.SKIPPED)

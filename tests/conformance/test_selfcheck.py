@@ -22,6 +22,7 @@ from conformance.run.options import RunOptions
 from conformance.run.suites import suite
 from conformance.runner import run
 from conformance.selfcheck import Outcome, check_fault, default_workers, fault_pool, render_catalogue
+from conformance.verdicts.requirements import Authority
 from conformance.verdicts.results import Status
 from mockserver import catalogue
 from specs.documents import PROTOCOLS
@@ -49,10 +50,22 @@ def test_each_protocol_has_at_least_ten_faults_named_for_it() -> None:
 
 @pytest.mark.parametrize("pid", sorted(PROTOCOLS))
 def test_every_requirement_is_broken_by_some_fault(pid: str) -> None:
-    registered = {c.requirement.id for c in suite(pid).registry}
-    covered = {rid for f in FAULTS.values() if f.protocol == pid for rid in f.breaks}
-    assert covered <= registered, "faults name requirements that do not exist"
-    assert registered - covered == set(), "requirements no fault breaks"
+    """A document requirement is broken (failed) by some fault, a practice one advised on (advice):
+    never the other way round, since a practice requirement never fails and the document's always can."""
+    checks = {c.requirement.id: c.requirement for c in suite(pid).registry}
+    document = {rid for rid, r in checks.items() if r.authority is Authority.DOCUMENT}
+    practice = set(checks) - document
+    broken = {rid for f in FAULTS.values() if f.protocol == pid for rid in f.breaks}
+    advised = {rid for f in FAULTS.values() if f.protocol == pid for rid in f.advises}
+    assert broken <= document, "faults break requirements that are not the document's (or do not exist)"
+    assert advised <= practice, "faults advise on requirements that are not practice (or do not exist)"
+    assert document - broken == set(), "document requirements no fault breaks"
+    assert practice - advised == set(), "practice requirements no fault advises on"
+
+
+def test_a_fault_that_only_advises_is_a_passing_control() -> None:
+    """Advice never fails a run: a fault whose only effect is on practice is a control."""
+    assert all(f.control for f in FAULTS.values() if f.advises and not f.breaks)
 
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "selfcheck-seed0.json"
@@ -164,7 +177,7 @@ def test_a_passing_control_is_caught_only_when_nothing_fails() -> None:
         exit_code=1,
     )
     outcome = judge(control, failed, 1.0)  # type: ignore[arg-type]
-    assert not outcome.caught and outcome.unexpected == ("AP-X-1 (boom)",)
+    assert not outcome.caught and outcome.unexpected == ("AP-X-1 (failed: boom)",)
     assert outcome.missed == ("exit code 1, expected 0 (a passing control)",)
     assert "nothing (a passing control)" in render_catalogue([outcome])
     with pytest.raises(ValueError, match="a control breaks nothing"):

@@ -106,14 +106,29 @@ def budget_cut(report_dir: Path) -> None:
 
 
 def should_failure_is_not_a_junit_failure(report_dir: Path) -> None:
-    assert verdicts(report_dir) == {"AP-TASK-001": "passed", "AP-ARTIFACT-003": "failed"}
+    assert verdicts(report_dir) == {"AP-TASK-001": "passed", "AP-PAGE-004": "failed"}
     root = ET.parse(report_dir / "junit.xml").getroot()
     assert (root.get("failures"), root.get("errors")) == ("0", "0")
     cases = junit_cases(report_dir)
-    assert set(cases) == {"AP-TASK-001", "AP-ARTIFACT-003"}  # named by id, classname the protocol
+    assert set(cases) == {"AP-TASK-001", "AP-PAGE-004"}  # named by id, classname the protocol
     assert {c.get("classname") for c in cases.values()} == {"agent-protocol"}
-    note = cases["AP-ARTIFACT-003"].find("system-out")
+    note = cases["AP-PAGE-004"].find("system-out")
     assert note is not None and "SHOULD requirement failed" in (note.text or "")
+
+
+def advice_is_apart_and_fails_nothing(report_dir: Path) -> None:
+    """A practice requirement the target does not follow: advice in every format, counted apart
+    from the document's tallies, never a failure."""
+    assert verdicts(report_dir) == {"AP-TASK-001": "passed", "AP-ARTIFACT-003": "advice"}
+    data = results(report_dir)
+    assert data["exit_code"] == 0 and data["advice"]["advice"] == 1
+    assert sum(sum(counts.values()) for counts in data["summary"].values()) == 1  # the document's one
+    root = ET.parse(report_dir / "junit.xml").getroot()
+    assert (root.get("failures"), root.get("errors")) == ("0", "0")
+    note = junit_cases(report_dir)["AP-ARTIFACT-003"].find("system-out")
+    assert note is not None and (note.text or "").startswith("advice (practice, not the document")
+    assert "## Advice: practice, not the document" in (report_dir / "summary.md").read_text()
+    assert "id='advice'" in (report_dir / "report.html").read_text()
 
 
 def not_verified_schema_when_all_404(report_dir: Path) -> None:
@@ -260,10 +275,18 @@ CASES = [
     ),
     Case(
         "should-failure-in-a-passing-run",
-        (*RUN, "--base-url", "{url}", "--phase", "scenario", "--only", "AP-TASK-001", "--only", "AP-ARTIFACT-003"),
+        (*RUN, "--base-url", "{url}", "--phase", "scenario", "--only", "AP-TASK-001", "--only", "AP-PAGE-004"),
         0,
         "",
         reports=should_failure_is_not_a_junit_failure,
+        target="mock:agent-protocol:ap-page-beyond-end-404",
+    ),
+    Case(
+        "advice-in-a-passing-run",
+        (*RUN, "--base-url", "{url}", "--phase", "scenario", "--only", "AP-TASK-001", "--only", "AP-ARTIFACT-003"),
+        0,
+        "",
+        reports=advice_is_apart_and_fails_nothing,
         target="mock:agent-protocol:ap-download-no-disposition",
     ),
     Case(

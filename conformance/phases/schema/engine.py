@@ -161,6 +161,12 @@ def schemathesis_config(
     checks: dict[str, Any] = {
         sc.check: {"enabled": f"{spec.info.prefix}-SCHEMA-{sc.number}" in wanted} for sc in SCHEMA_CHECKS
     }
+    # A refusal is fair with any 4xx where the document names no status for the error (and where
+    # it names one, the protocol's scenario requirement holds that status at the document's level):
+    # schemathesis's default list leaves out 4xx statuses a server may fairly refuse with (411,
+    # 413, 414, 431...). 5xx stays accepted here: a crash is SCHEMA-001's finding, not this one's.
+    if checks["negative_data_rejection"]["enabled"]:
+        checks["negative_data_rejection"]["expected-statuses"] = ["4xx", "5xx"]
     for other in (
         "missing_required_header",
         "unsupported_method",
@@ -239,6 +245,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     _keep_hypothesis_out_of_cwd()
 
     _read_form_files_as_text()
+    _refusals_of_what_the_document_leaves_open()
 
     by_check = {sc.check: f"{spec.info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS}
     wanted = {r.id: r for r in requirements}
@@ -270,6 +277,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     with ExitStack() as stack:
         stack.enter_context(_environment_read_once())
         stack.enter_context(hypothesis_default(state.database))
+        stack.enter_context(_open_cases(spec))
         stack.enter_context(
             stall_guard(
                 route_of,
@@ -569,6 +577,75 @@ _DEFAULT_EXPECTED = {
     "positive_data_acceptance": ("2xx", "3xx", "401", "403", "404", "409", "429", "5xx"),
 }
 """schemathesis 4's default ``expected-statuses`` of the checks a protocol may widen."""
+
+
+_OPEN: dict[str, tuple[bool, dict[str, tuple[frozenset[str], frozenset[str]]]]] = {}
+"""Of the document the phase runs on, per operation label: whether its request body is required,
+and per media type the members its schema requires and declares (``_open_cases``)."""
+
+
+@contextmanager
+def _open_cases(spec: Spec) -> Iterator[None]:
+    """What the document says of each operation's request body, for the fair-refusal judge."""
+    bodies: dict[str, tuple[bool, dict[str, tuple[frozenset[str], frozenset[str]]]]] = {}
+    for op in spec.operations():
+        body = op.definition.get("requestBody")
+        if not body:
+            continue
+        body = spec.resolve(body)
+        media: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        for name, content in (body.get("content") or {}).items():
+            schema = spec.resolve(content.get("schema") or {})
+            media[name] = (frozenset(schema.get("required") or ()), frozenset(schema.get("properties") or ()))
+        bodies[op.label] = (bool(body.get("required")), media)
+    _OPEN.clear()
+    _OPEN.update(bodies)
+    try:
+        yield
+    finally:
+        _OPEN.clear()
+
+
+def left_open(label: str, body: Any, media_type: str | None) -> str:
+    """Why a case schemathesis generated as valid is not one the document fixes as valid, or "":
+    no body where the document leaves the body optional but its schema requires members (an
+    upload with no file), or multipart parts the document does not declare (a part with an empty
+    name, which multipart cannot carry as the schema's data says). A 4xx for such a case is a fair
+    refusal, not a valid request rejected."""
+    known = _OPEN.get(label)
+    if known is None:
+        return ""
+    required, media = known
+    if body is None:
+        if not required and any(members for members, _ in media.values()):
+            return "no body, where the body's schema requires members"
+        return ""
+    declared = media.get("multipart/form-data", (frozenset(), frozenset()))[1]
+    if media_type and media_type.startswith("multipart/form-data") and isinstance(body, dict):
+        odd = [name for name in body if not name or name not in declared]
+        if odd:
+            return f"multipart parts the document does not declare: {odd[:3]}"
+    return ""
+
+
+def _refusals_of_what_the_document_leaves_open() -> None:
+    """schemathesis counts every case it generated as valid as one a server must accept; a 4xx
+    for a case the document does not fix as valid (``left_open``) is a fair refusal and passes."""
+    from schemathesis.core import NOT_SET
+    from schemathesis.specs.openapi import checks
+
+    original = checks._openapi_positive_data_acceptance
+    if getattr(original, "fair_refusals", False):
+        return
+
+    def fair(ctx: Any, response: Any, case: Any) -> bool | None:
+        body = None if case.body is NOT_SET else case.body
+        if 400 <= response.status_code < 500 and left_open(case.operation.label, body, case.media_type):
+            return None
+        return original(ctx, response, case)  # type: ignore[no-any-return]
+
+    fair.fair_refusals = True  # type: ignore[attr-defined]
+    checks._openapi_positive_data_acceptance = fair
 
 
 def _read_form_files_as_text() -> None:

@@ -20,7 +20,7 @@ from specs.schemas import SchemaSet
 
 from ...check.context import CheckFailed, Context, NotVerified
 from ...check.http import Response, TargetError
-from ...verdicts.requirements import Level, Registry, operation_ref
+from ...verdicts.requirements import Authority, Level, Registry, operation_ref
 
 registry = Registry("neuro-san")
 DOC = "neuro-san/openapi.yaml"
@@ -244,6 +244,7 @@ def function(ctx: Context) -> None:
     Level.SHOULD,
     "GET connectivity and function with a `{}` JSON body, as the official client sends them, answer as documented",
     f"{FACTS}: the official Python client calls connectivity and function as GET with a `{{}}` JSON body",
+    authority=Authority.PRACTICE,
 )
 def get_with_empty_body(ctx: Context) -> None:
     name = agent(ctx)
@@ -369,8 +370,9 @@ def stream_ends_with_answer(ctx: Context) -> None:
 @registry.requirement(
     "NS-STREAM-003",
     Level.MUST,
-    "The stream is labelled application/json (the document) or application/json-lines (the upstream server)",
-    f"{FACTS}: the real server labels it `application/json-lines` (the seed document declares application/json)",
+    "The stream is labelled application/json, the document's media type for it (application/json-lines, the "
+    "upstream server's label for the same stream, is accepted as well)",
+    f"{CHAT}/responses/200/content",
     from_traffic=True,
 )
 def stream_content_type(ctx: Context) -> None:
@@ -448,7 +450,8 @@ def context_continues(ctx: Context) -> None:
     "NS-FILTER-001",
     Level.SHOULD,
     "With chat_filter MINIMAL the stream carries only the answer: AGENT_FRAMEWORK messages with a chat_context",
-    f"{FACTS}: MINIMAL sends only the final one",
+    f"{FACTS}: MINIMAL sends only the final one (the document's ChatFilter names MINIMAL, not what it keeps)",
+    authority=Authority.PRACTICE,
     from_traffic=True,
 )
 def minimal_filter(ctx: Context) -> None:
@@ -462,11 +465,13 @@ def minimal_filter(ctx: Context) -> None:
     "NS-FILTER-002",
     Level.SHOULD,
     "With chat_filter MAXIMAL the stream carries intermediate messages before the final answer",
-    f"{FACTS}: With chat_filter MAXIMAL the stream also carries intermediate messages",
+    f"{FACTS}: With chat_filter MAXIMAL the stream also carries intermediate messages (the document's ChatFilter "
+    "names MAXIMAL, not what it adds)",
+    authority=Authority.PRACTICE,
     from_traffic=True,
 )
 def maximal_filter(ctx: Context) -> None:
-    # SHOULD: the document names MAXIMAL but defines no messages; upstream streams the agents' work.
+    # Practice: the document names MAXIMAL but defines no messages; upstream streams the agents' work.
     transcript = chat(ctx, agent(ctx), "Hello! Please answer briefly.", "MAXIMAL")
     final_answer(ctx, transcript, "with MAXIMAL")
     ctx.expect(

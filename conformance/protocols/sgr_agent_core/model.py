@@ -28,7 +28,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import Window, datetime_problems, epoch_problems
 from ...verdicts.requirements import Level, Requirement
-from .requirements import ANSWER, CHAT, DEFAULT_MODEL, DONE, PROVOKE, TASK
+from .requirements import ANSWER, CHAT, DEFAULT_MODEL, DONE, PROVOKE, TASK, agent_names
 
 DOC = "sgr-agent-core/openapi.yaml"
 PROTOCOL = "sgr-agent-core"
@@ -98,7 +98,8 @@ REQUIREMENTS = (
         Level.MUST,
         "Every stream, whichever way it is opened (a chat, provide_clarification, a chat naming a waiting "
         "agent, a clarification for an agent that is not waiting), is text/event-stream, carries the "
-        "agent's X-Agent-ID, chunks whose model is that agent, and ends with data: [DONE]",
+        "agent's X-Agent-ID, chunks whose model names that agent (its id or the model it was created from), "
+        "and ends with data: [DONE]",
         f"{DOC}#/components/schemas/ChatCompletionStreamEvent",
         PROTOCOL,
         "model",
@@ -223,7 +224,7 @@ class SgrModel(ModelMachine):
             problems.append(f"it did not end cleanly: {streamed.error}")
         elif not streamed.events or streamed.events[-1] != DONE:
             problems.append(f"it ended without data: [DONE] after {len(streamed.events)} events")
-        models = sorted({str(c.get("model")) for c in streamed.chunks} - {agent_id})
+        models = sorted({str(c.get("model")) for c in streamed.chunks} - agent_names(agent_id))
         if models:
             problems.append(f"chunks name model(s) {models[:3]}")
         self.session.check(STREAMS, not problems, f"{what} for agent {agent_id}: " + "; ".join(problems))

@@ -13,7 +13,7 @@ from typing import Any
 from ...check.passive import Bounded, Checks, StreamState, Verdict
 from ...check.streams import Frame
 from ...check.traffic import Observed
-from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, finish_reason
+from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, agent_names, finish_reason
 
 STREAMING = ("createChatCompletion", "provideClarification")
 
@@ -28,9 +28,7 @@ class Agent:
 
 
 def _detail(body: Any) -> bool:
-    return (
-        isinstance(body, dict) and set(body) == {"detail"} and isinstance(body["detail"], str) and bool(body["detail"])
-    )
+    return isinstance(body, dict) and isinstance(body.get("detail"), str) and bool(body["detail"])
 
 
 class Passive(Checks):
@@ -99,6 +97,11 @@ class Passive(Checks):
         if notes["agent_id"]:
             v.check(
                 "SGR-STREAM-005",
+                model in agent_names(notes["agent_id"]),
+                f"{where}: model {model!r} names neither X-Agent-ID {notes['agent_id']!r} nor its model",
+            )
+            v.check(
+                "SGR-STREAM-008",
                 model == notes["agent_id"],
                 f"{where}: model {model!r} is not X-Agent-ID {notes['agent_id']!r}",
             )
@@ -166,11 +169,13 @@ class Passive(Checks):
                     and isinstance(d.get("type"), str)
                     and isinstance(d.get("msg"), str)
                     and isinstance(d.get("loc"), list)
-                    and d["loc"][:1] == ["body"]
                     for d in detail
                 )
             )
             v.check("SGR-ERR-004", shaped, f"{op} 422: detail {str(detail)[:160]} is not a list of {{type, loc, msg}}")
+            if shaped and isinstance(detail, list):
+                where = [d["loc"] for d in detail]
+                v.check("SGR-ERR-005", all(loc[:1] == ["body"] for loc in where), f"{op} 422: loc {where} not in body")
 
     def _models(self, v: Verdict, body: Any) -> None:
         data = body.get("data") if isinstance(body, dict) else None

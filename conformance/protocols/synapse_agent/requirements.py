@@ -30,7 +30,6 @@ from ...verdicts.requirements import Level, Registry, operation_ref
 
 registry = Registry("synapse-agent")
 DOC = "synapse-agent/openapi.yaml"
-FACTS = "UPSTREAM-FACTS: Synapse agent chat (seed 003)"
 LEVELS = ("PUBLICLY_ACCESSIBLE", "READ_YOUR_PRIVATE_DATA", "WRITE_YOUR_PRIVATE_DATA")
 CHAT_REQUEST = "org.sagebionetworks.repo.model.agent.AgentChatRequest"
 
@@ -535,9 +534,10 @@ def _trace(ctx: Context, job_id: str, newer_than: int | None = None, auth: str |
 @registry.requirement(
     "SYN-TRACE-001",
     Level.MUST,
-    "A chat job started with enableTrace true has at least one trace event {timestamp, message} "
-    "(synapseclient reads the first one)",
-    ref=f"{FACTS}: with trace enabled it reads the first trace event",
+    "A chat job started with enableTrace true has at least one trace event {timestamp, message}: the agent "
+    "records events about its decision process",
+    ref=f'{DOC}#/components/schemas/AgentChatRequest/properties/enableTrace ("When true, the agent records trace '
+    'events about its decision process")',
 )
 def trace_has_events(ctx: Context) -> None:
     fixture = _finished_fixture(ctx)
@@ -646,7 +646,8 @@ def auth_invalid(ctx: Context) -> None:
     "SYN-AUTH-003",
     Level.SHOULD,
     "401 answers carry a WWW-Authenticate Bearer challenge",
-    ref=f"{DOC}#/components/responses/Unauthorized/headers; {FACTS}: a bad token gives 401 with WWW-Authenticate",
+    ref=f"{DOC}#/components/responses/Unauthorized/headers; RFC 9110 section 11.6.1 (a 401 carries a "
+    "WWW-Authenticate challenge) and RFC 6750 section 3 (the Bearer scheme the document's bearerAuth names)",
     from_traffic=True,
 )
 def auth_challenge(ctx: Context) -> None:
@@ -680,7 +681,8 @@ def auth_challenge(ctx: Context) -> None:
     Level.MUST,
     "Another user's session answers 403 with an ErrorResponse to GET, PUT, its history and a chat "
     "start (at the start or at its job's result, as upstream), and the PUT changes nothing",
-    ref=f"{DOC}#/components/responses/Forbidden; {FACTS}: 403 for another user's session or job",
+    ref=f"{DOC}#/components/responses/Forbidden (a refused chat start may also be answered at its job's result, "
+    "as upstream does)",
     from_traffic=True,
 )
 def own_session(ctx: Context) -> None:
@@ -732,7 +734,7 @@ def own_session(ctx: Context) -> None:
     "SYN-OWN-002",
     Level.MUST,
     "Another user's chat job answers 403 with an ErrorResponse to its result and its trace",
-    ref=f"{DOC}#/components/responses/Forbidden; {FACTS}: 403 for another user's session or job",
+    ref=f"{DOC}#/components/responses/Forbidden",
     from_traffic=True,
 )
 def own_job(ctx: Context) -> None:

@@ -58,11 +58,13 @@ class Switches(_Switches):
     task_list_cached_at_create: bool = False
     task_list_input_truncated: bool = False
     task_list_recent_16: bool = False
+    upload_bodiless_415: bool = False
     upload_path_traversal: bool = False
     upload_traversal_absolute: bool = False
     upload_traversal_backslashed: bool = False
     upload_traversal_percent_decoded: bool = False
     upload_traversal_unreadable: bool = False
+    upload_undeclared_part_400: bool = False
     # the edge corpus (conformance/edges.py): names, encodings, sizes, collisions
     upload_name_nfc: bool = False
     upload_dotfiles_unservable: bool = False
@@ -242,8 +244,9 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-upload-marks-agent-created",
-        ("AP-ARTIFACT-001", "AP-ARTIFACT-004", "AP-ARTIFACT-005", "AP-MODEL-004"),
+        ("AP-ARTIFACT-001", "AP-ARTIFACT-004", "AP-MODEL-004"),
         "an uploaded artifact is reported agent_created: true",
+        advises=("AP-ARTIFACT-005",),
         operation="uploadAgentTaskArtifacts",
         mutate=_agent_created,
     ),
@@ -261,8 +264,11 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-download-no-disposition",
-        ("AP-ARTIFACT-003",),
-        "downloads carry no Content-Disposition header",
+        (),
+        "downloads carry no Content-Disposition header, which the document does not name (a control: no "
+        "document requirement fails; advice only)",
+        control=True,
+        advises=("AP-ARTIFACT-003",),
         operation="downloadAgentTaskArtifact",
     ),
     _fault(
@@ -273,8 +279,9 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-task-artifacts-stale",
-        ("AP-ARTIFACT-005", "AP-MODEL-001"),
+        ("AP-MODEL-001",),
         "a task's artifacts list only agent-created artifacts, not uploads",
+        advises=("AP-ARTIFACT-005",),
         operation="getAgentTask",
     ),
     _fault(
@@ -312,6 +319,22 @@ FAULTS: tuple[Fault, ...] = (
         "uploads strip '../' from their names but keep a leading '/', so an absolute name replaces the task's "
         "folder (a name /dev/null stores nothing)",
         operation="uploadAgentTaskArtifacts",
+    ),
+    # fair refusals the document allows (passing controls): no status is named for a refused upload
+    _fault(
+        "ap-upload-bodiless-415",
+        (),
+        "an upload with no body is refused 415: its schema requires the file part, so any 4xx refuses it fairly",
+        operation="uploadAgentTaskArtifacts",
+        control=True,
+    ),
+    _fault(
+        "ap-upload-undeclared-part-400",
+        (),
+        "an upload carrying multipart parts the document does not declare (an empty name included) is refused "
+        "400: the document names no status for it, so any 4xx refuses it fairly",
+        operation="uploadAgentTaskArtifacts",
+        control=True,
     ),
     # broken pagination
     _fault(
@@ -437,9 +460,12 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-download-disposition-ascii",
-        ("AP-ARTIFACT-003",),
-        "Content-Disposition carries only an ASCII filename (non-ASCII characters replaced), no filename*",
+        (),
+        "Content-Disposition carries only an ASCII filename (non-ASCII characters replaced), no filename*; the "
+        "header is practice, not the document (a control; advice only)",
         operation="downloadAgentTaskArtifact",
+        control=True,
+        advises=("AP-ARTIFACT-003",),
     ),
     _fault(
         "ap-task-input-nfc",

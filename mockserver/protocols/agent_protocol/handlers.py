@@ -353,9 +353,15 @@ class AgentProtocol(Handlers):
         store = self.store
         task = store.task(call.path["task_id"])
         if call.body is None:
+            if self.on.upload_bodiless_415:  # a fair refusal: the schema requires the file part
+                raise ApiError(415, "An upload is multipart/form-data with a 'file' part")
             # The document does not make this body required, so a request without one is valid;
             # it carries no file, so nothing is stored, and 204 says exactly that.
             return web.Response(status=204)
+        if self.on.upload_undeclared_part_400 and isinstance(call.body, dict):
+            odd = sorted(name for name in call.body if name not in ("file", "relative_path"))
+            if odd:  # a fair refusal: parts the document does not declare
+                raise ApiError(400, f"Unexpected multipart part(s): {odd[:3]}")
         upload, relative_path = _form(call.body)
         name = check_file_name(upload.filename)
         on = self.on

@@ -85,15 +85,19 @@ FAULTS: tuple[Fault, ...] = (
     _fault(
         "ns-function-parameters-string",
         # the property-based phase's cases name the discovered agent too, so they meet it as well
-        ("NS-FUNC-001", "NS-HTTP-001", "NS-SCHEMA-005"),
+        ("NS-FUNC-001", "NS-SCHEMA-005"),
         "function.parameters is sent as a JSON-encoded string instead of an object",
+        advises=("NS-HTTP-001",),
         operation="AgentService_Function",
         mutate=_parameters_as_string,
     ),
     _fault(
         "ns-get-body-rejected",
-        ("NS-HTTP-001",),
-        "GET connectivity/function with a `{}` JSON body (the official client's habit) is answered 400",
+        (),
+        "GET connectivity/function with a `{}` JSON body (the official client's habit) is answered 400: HTTP "
+        "gives a GET body no meaning, so the document allows it (a control; advice only)",
+        control=True,
+        advises=("NS-HTTP-001",),
     ),
     _fault(
         "ns-unknown-agent-ok",
@@ -145,8 +149,9 @@ FAULTS: tuple[Fault, ...] = (
     _fault(
         "ns-stream-no-context",
         # NS-CTX-002 has no context to send back: blocked by NS-CTX-001
-        ("NS-CTX-001", "NS-FILTER-001", "NS-MODEL-002"),
+        ("NS-CTX-001", "NS-MODEL-002"),
         "the final AGENT_FRAMEWORK message carries no chat_context",
+        advises=("NS-FILTER-001",),
     ),
     _fault(
         "ns-context-ignored",
@@ -155,13 +160,19 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ns-minimal-verbose",
-        ("NS-FILTER-001",),
-        "chat_filter MINIMAL is treated as MAXIMAL: intermediate messages are streamed too",
+        (),
+        "chat_filter MINIMAL is treated as MAXIMAL: intermediate messages are streamed too (the document gives "
+        "MINIMAL no meaning: a control; advice only)",
+        control=True,
+        advises=("NS-FILTER-001",),
     ),
     _fault(
         "ns-maximal-ignored",
-        ("NS-FILTER-002",),
-        "chat_filter MAXIMAL is ignored: only the final answer is streamed",
+        (),
+        "chat_filter MAXIMAL is ignored: only the final answer is streamed (the document gives MAXIMAL no "
+        "meaning: a control; advice only)",
+        control=True,
+        advises=("NS-FILTER-002",),
     ),
     _fault(
         "ns-unknown-agent-crashes",

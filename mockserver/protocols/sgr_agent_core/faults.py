@@ -18,6 +18,7 @@ class Switches(_Switches):
 
     prefix: ClassVar[str] = "sgr"
     chat_ignores_waiting_agent: bool = False
+    chunk_model_llm: bool = False
     chunk_model_name: bool = False
     clarification_ignored: bool = False
     clarifications_counted_twice: bool = False
@@ -71,6 +72,19 @@ def _not_found_as_error(reply: Reply) -> None:
 def _string_422(reply: Reply) -> None:
     if reply.status == 422:
         reply.body = {"detail": "Request validation failed"}
+
+
+def _invalid_as_400(reply: Reply) -> None:
+    if reply.status == 422:
+        reply.status = 400
+        reply.body = {"detail": "; ".join(str(e.get("msg")) for e in reply.body.get("detail") or [])}
+
+
+def _loc_without_body(reply: Reply) -> None:
+    if reply.status == 422:
+        for error in reply.body.get("detail") or []:
+            loc = error.get("loc") or []
+            error["loc"] = loc[1:] if loc[:1] == ["body"] else loc
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -168,9 +182,19 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "sgr-chunk-model-name",
-        ("SGR-STREAM-005", "SGR-FACT-006"),
-        "chunks carry the model name (sgr_agent) as model instead of the agent id",
+        (),
+        "chunks carry the model name (sgr_agent) as model, as seed 001's example shows, instead of the agent id "
+        "upstream sends (a control; advice only)",
         operation="createChatCompletion",
+        control=True,
+        advises=("SGR-STREAM-008",),
+    ),
+    _fault(
+        "sgr-chunk-model-llm",
+        ("SGR-STREAM-005", "SGR-FACT-006"),
+        "chunks carry the name of the LLM behind the agent (gpt-4o-mini) as model: they name no agent",
+        operation="createChatCompletion",
+        advises=("SGR-STREAM-008",),
     ),
     _fault(
         "sgr-no-finish-stop",
@@ -250,6 +274,25 @@ FAULTS: tuple[Fault, ...] = (
         "an invalid chat body gets 422 with a string detail instead of a list of errors",
         operation="createChatCompletion",
         mutate=_string_422,
+    ),
+    _fault(
+        "sgr-invalid-body-400",
+        (),
+        'an invalid chat body is refused 400 {"detail": string}, the status the document also gives an invalid '
+        "request (a fair refusal: a control)",
+        operation="createChatCompletion",
+        mutate=_invalid_as_400,
+        control=True,
+    ),
+    _fault(
+        "sgr-422-loc-without-body",
+        (),
+        'an invalid chat body\'s 422 errors name the field without the leading "body" FastAPI puts in loc (the '
+        "document's loc is any path: a control; advice only)",
+        operation="createChatCompletion",
+        mutate=_loc_without_body,
+        control=True,
+        advises=("SGR-ERR-005",),
     ),
     # the agents it starts then hold what it accepted: answers off their schema
     _fault(

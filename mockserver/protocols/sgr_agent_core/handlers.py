@@ -88,7 +88,7 @@ class _SseStream(SseStream):
 async def _run(agent: Agent, plan: Plan, stream: _SseStream, on: Switches) -> None:
     agent.state = RESEARCHING
     completion_id = f"chatcmpl-{new_hex_id()}"
-    model = agent.model if on.chunk_model_name else agent.agent_id
+    model = agent.model if on.chunk_model_name else "gpt-4o-mini" if on.chunk_model_llm else agent.agent_id
 
     edited = on.created_milliseconds or on.wrong_chunk_object
 

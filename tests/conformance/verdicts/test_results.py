@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.verdicts.requirements import Level, Requirement
-from conformance.verdicts.results import RequirementResult, RunResult, Status
+from conformance.verdicts.requirements import Authority, Level, Requirement
+from conformance.verdicts.results import RequirementResult, RunResult, Status, settle, unblock
 
 
-def req(rid: str, level: Level = Level.MUST) -> Requirement:
-    return Requirement(rid, level, "a statement", "doc#/ref", "agent-protocol")
+def req(rid: str, level: Level = Level.MUST, authority: Authority = Authority.DOCUMENT) -> Requirement:
+    return Requirement(rid, level, "a statement", "doc#/ref", "agent-protocol", authority=authority)
+
+
+def practice(rid: str, level: Level = Level.MUST) -> Requirement:
+    return req(rid, level, Authority.PRACTICE)
 
 
 def run_of(*results: RequirementResult, fatal: str | None = None) -> RunResult:
@@ -92,3 +96,55 @@ def test_a_run_read_back_from_its_record_is_the_run() -> None:
     assert again.to_dict() == record
     assert (again.meta, again.failing[0].findings[0].evidence[0].status) == (run.meta, 500)
     assert again.exit_code == run.exit_code == 1
+
+
+# -- authority: practice is advice, shown apart, never failing a run -------------------------------
+
+
+def test_a_practice_requirement_not_followed_is_advice_and_the_document_still_fails() -> None:
+    advice = settle(RequirementResult(practice("X-1"), Status.FAILED, "no Content-Disposition"))
+    failure = settle(RequirementResult(req("X-2"), Status.FAILED, "boom"))
+    assert (advice.status, failure.status) == (Status.ADVICE, Status.FAILED)
+    assert settle(RequirementResult(practice("X-3"), Status.SKIPPED)).status is Status.SKIPPED
+
+
+def test_advice_never_fails_a_run_nor_counts_in_a_level_tally() -> None:
+    result = run_of(
+        RequirementResult(req("X-1"), Status.PASSED),
+        RequirementResult(practice("X-2"), Status.ADVICE),
+        RequirementResult(practice("X-3", Level.SHOULD), Status.PASSED),
+    )
+    assert result.exit_code == 0
+    assert sum(sum(c.values()) for c in result.tally().values()) == 1
+    assert (result.advice_tally()["advice"], result.advice_tally()["passed"]) == (1, 1)
+    record = result.to_dict()
+    assert record["advice"]["advice"] == 1 and "advice" not in record["summary"]["must"]
+    assert [r["authority"] for r in record["requirements"]] == ["document", "practice", "practice"]
+    assert RunResult.from_dict(record).to_dict() == record
+
+
+def test_a_selection_of_practice_alone_passes_unless_it_errs() -> None:
+    assert run_of(RequirementResult(practice("X-1"), Status.ADVICE)).exit_code == 0
+    assert run_of(RequirementResult(practice("X-1"), Status.ERROR)).exit_code == 1
+
+
+# -- blocked_by names only a requirement that did not pass in this run -----------------------------
+
+
+def blocked(by: str) -> RequirementResult:
+    return RequirementResult(req("X-9"), Status.BLOCKED, f"blocked by {by}: {by}'s step failed: 500", blocked_by=by)
+
+
+@pytest.mark.parametrize("owner", [Status.FAILED, Status.BLOCKED, Status.SKIPPED, Status.ERROR, Status.ADVICE, None])
+def test_blocked_by_a_requirement_that_did_not_pass_stays_blocked(owner: Status | None) -> None:
+    assert unblock(blocked("X-1"), {"X-1": owner, "X-9": None}).status is Status.BLOCKED
+
+
+def test_blocked_by_a_requirement_that_passed_or_is_not_run_is_not_verified_saying_so() -> None:
+    passed = unblock(blocked("X-1"), {"X-1": Status.PASSED, "X-9": None})
+    assert (passed.status, passed.blocked_by) == (Status.SKIPPED, None)
+    assert passed.message == "not verified: a step X-1 owns failed here (X-1, though it passed its own check): " + (
+        "X-1's step failed: 500"
+    )
+    absent = unblock(blocked("X-1"), {"X-9": None})
+    assert absent.status is Status.SKIPPED and "which is not in this run" in absent.message

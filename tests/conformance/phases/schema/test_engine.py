@@ -78,3 +78,36 @@ def test_the_environment_is_read_once_per_host_with_the_answers_requests_gives(
         assert sessions.get_environ_proxies(urls[1]) == expected[1][0]
     assert sessions.get_environ_proxies is original
     assert expected[0][0] == {} and expected[1][0] and expected[1][1] == ("u", "p")  # the case is not vacuous
+
+
+# -- fair refusals: judged by what the document fixes ---------------------------------------------
+
+
+def test_invalid_input_refused_with_any_4xx_is_rejected() -> None:
+    """Where the document names no status for an error, any 4xx refuses it fairly (411, 413, 431 are
+    not in schemathesis's own list)."""
+    from conformance.phases.schema.engine import schemathesis_config
+    from conformance.run.suites import suite
+
+    spec = load("agent-protocol")
+    requirements = [c.requirement for c in suite("agent-protocol").registry if c.requirement.phase == "schema"]
+    config = schemathesis_config(spec, requirements, seed=0, max_examples=1, timeout=1, headers={})
+    assert config["checks"]["negative_data_rejection"]["expected-statuses"] == ["4xx", "5xx"]
+
+
+def test_cases_the_document_does_not_fix_as_valid_are_left_open() -> None:
+    from conformance.phases.schema.engine import _open_cases, left_open
+
+    upload = "POST /ap/v1/agent/tasks/{task_id}/artifacts"
+    form = "multipart/form-data; boundary=x"
+    with _open_cases(load("agent-protocol")):
+        # its schema requires the file part; the document leaves the body itself optional
+        assert "no body" in left_open(upload, None, None)
+        assert "does not declare" in left_open(upload, {"file": b"x", "": "y"}, form)
+        assert "does not declare" in left_open(upload, {"file": b"x", "extra": "y"}, form)
+        assert left_open(upload, {"file": b"x", "relative_path": "a"}, form) == ""
+        # a task's body requires nothing: no body is a valid create, to be accepted
+        assert left_open("POST /ap/v1/agent/tasks", None, None) == ""
+        assert left_open("POST /ap/v1/agent/tasks", {"unknown": 1}, "application/json") == ""
+    with _open_cases(load("synapse-agent")):  # a required body is never absent in a valid case
+        assert left_open("POST /agent/session", None, None) == ""
