@@ -10,7 +10,7 @@ from collections.abc import Callable, Generator
 from contextlib import ExitStack, closing
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from specs.documents import PROTOCOLS, SpecError, load
 
@@ -68,7 +68,12 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
         help="run requirements of this level and stricter (exit code still gates on MUST)",
     )
     run.add_argument("--profile", help="a document profile, e.g. 'upstream' for neuro-san's /api/v1/list")
-    run.add_argument("--budget", type=float, help="whole-run time budget per protocol, seconds (default: the depth's)")
+    run.add_argument(
+        "--budget",
+        dest="budget_s",
+        type=float,
+        help="whole-run time budget per protocol, seconds (default: the depth's)",
+    )
     run.add_argument(
         "--shard",
         type=_shard,
@@ -88,7 +93,9 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     )
     run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
-    run.add_argument("--phase", action="append", choices=["schema", "model", "scenario"], help="limit to a phase")
+    run.add_argument(
+        "--phase", dest="phases", action="append", choices=["schema", "model", "scenario"], help="limit to a phase"
+    )
     run.add_argument(
         "--jobs",
         type=int,
@@ -175,25 +182,21 @@ def run_command(args: argparse.Namespace) -> int:
     from .reporting.ndjson import EventStream
 
     environ = os.environ
-    file = config.load(args.config, Path.cwd(), environ)
-    env, cli = config.from_env(environ), _cli_settings(args)
+    given = config.Invocation(
+        config.given(vars(args)), config.from_env(environ), config.load(args.config, Path.cwd(), environ)
+    )
     try:
-        protocol = config.protocol_of(cli, env, file)
+        given.protocol()
     except UsageError as exc:  # the argparse-style line a missing required option gets
         prog = f"{args.prog} run"
         print(f"{prog}: error: {exc} (see {prog} --help)", file=sys.stderr)
         return EXIT_USAGE
-    jobs = config.jobs_of(cli, env, file)
-    protocols = sorted(PROTOCOLS) if protocol == "all" else [protocol]
-    settings = {pid: config.resolve(pid, cli, env, file) for pid in protocols}
-    plans = config.run_plans(settings)
+    jobs = given.jobs()
+    runs = given.runs()
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-
-    def report_dir(pid: str) -> Path:
-        return config.report_dir(settings[pid], len(protocols) > 1, stamp)
-
-    for plan in plans:  # refused now, not after the whole run
-        check_report_dir(report_dir(plan.protocol))
+    folders = {o.protocol: o.report_dir or Path("reports") / f"{o.protocol}-{stamp}" for o in runs}
+    for folder in folders.values():  # refused now, not after the whole run
+        check_report_dir(folder)
     with ExitStack() as stack:
         handlers: list[EventHandler] = []
         write: Callable[[str], None] = _stderr_line
@@ -216,61 +219,33 @@ def run_command(args: argparse.Namespace) -> int:
                 print(f"error: cannot write --events {args.events}: {exc.strerror or exc}", file=sys.stderr)
                 return EXIT_USAGE
             handlers.append(EventStream(stream))
-        return _run_protocols(plans, report_dir, handlers, jobs)
-
-
-def _cli_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The options given on the command line (None: not given, so env, file or default decide)."""
-    paths = {"expected-failures": args.expected_failures, "report-dir": args.report_dir}
-    return {
-        "protocol": args.protocol,
-        "jobs": args.jobs,
-        "base-url": args.base_url,
-        "token": args.token,
-        "second-token": args.second_token,
-        "level": args.level,
-        "seed": args.seed,
-        "depth": args.depth,
-        "max-examples": args.max_examples,
-        "shard": args.shard,
-        "example-db": args.example_db,
-        "example-db-readonly": args.example_db_readonly,
-        "timeout": args.timeout,
-        "budget": args.budget,
-        "only": tuple(args.only) if args.only else None,
-        "skip": tuple(args.skip) if args.skip else None,
-        "phase": tuple(args.phase) if args.phase else None,
-        "profile": args.profile,
-        "target-name": args.target_name,
-        "target-version": args.target_version,
-        **{k: str(v) if v is not None else None for k, v in paths.items()},
-    }
+        return _run_protocols(runs, folders.__getitem__, handlers, jobs)
 
 
 def _run_protocols(
-    plans: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler], jobs: int
+    runs: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler], jobs: int
 ) -> int:
     from .reporting import ReportFiles
 
     worst = EXIT_OK
     reports = ReportFiles(report_dir)
     workers = 1
-    if len(plans) > 1 and jobs != 1:
+    if len(runs) > 1 and jobs != 1:
         # imported only here: the cases a run draws depend on what its process imported before it
         # (a one-protocol run against the real neuro-san server found one finding fewer with
         # multiprocessing imported first), so a one-protocol run imports what it always did
         from .parallel import workers_for
 
-        workers = workers_for(jobs, len(plans))
+        workers = workers_for(jobs, len(runs))
     if workers > 1:
         from .parallel import ParallelRuns
 
-        results = ParallelRuns(plans, [*handlers, reports], reports, workers).results()
+        results = ParallelRuns(runs, [*handlers, reports], reports, workers).results()
     else:
-        results = _one_by_one(plans, [*handlers, reports], reports)
+        results = _one_by_one(runs, [*handlers, reports], reports)
     interrupted_by = ""
     with closing(results):  # an interrupted loop ends the runs too (parallel: no worker left behind)
-        for options, result in zip(plans, results, strict=True):
+        for options, result in zip(runs, results, strict=True):
             pid = options.protocol
             directory = reports.written[-1][1]
             tally = result.tally()
@@ -302,17 +277,17 @@ def _run_protocols(
             if result.stopped == "interrupted" and not interrupted_by:
                 interrupted_by = pid
                 # in parallel the protocols after it were running too: each line above says how far
-                last = options is plans[-1] or workers > 1
+                last = options is runs[-1] or workers > 1
                 rest = "" if last else "; the protocols after it were not run"
                 print(f"{pid}: interrupted{rest}", file=sys.stderr)
-    runs = reports.written
-    parents = {directory.parent for _, directory in runs}
-    if len(runs) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'
+    written = reports.written
+    parents = {directory.parent for _, directory in written}
+    if len(written) > 1 and len(parents) == 1:  # one summary, JUnit file and page beside the protocols'
         from .reporting.combined import write_combined
 
         root = parents.pop()
-        write_combined([r for r, _ in runs], root, {r.protocol: d.name for r, d in runs})
-        print(_closing_line([r for r, _ in runs], worst, root / "report.html"), flush=True)
+        write_combined([r for r, _ in written], root, {r.protocol: d.name for r, d in written})
+        print(_closing_line([r for r, _ in written], worst, root / "report.html"), flush=True)
     return worst
 
 
@@ -323,13 +298,13 @@ def _closing_line(runs: list[RunResult], worst: int, page: Path) -> str:
 
 
 def _one_by_one(
-    plans: list[RunOptions], handlers: list[EventHandler], reports: EventHandler
+    runs: list[RunOptions], handlers: list[EventHandler], reports: EventHandler
 ) -> Generator[RunResult, None, None]:
     """The protocols in turn, in this process; after an interrupt the rest are reported not run."""
     from .runner import not_run, run
 
     interrupted_by = ""
-    for options in plans:
+    for options in runs:
         if interrupted_by:  # reported, every requirement not verified, so the combined report holds it too
             yield not_run(options, [reports], "interrupted", f"the run was interrupted during {interrupted_by}")
             continue

@@ -16,6 +16,10 @@ them for that protocol::
 Precedence: command line > environment > the protocol's table > the file's top level > default.
 String values interpolate ``${VAR}`` (``${VAR:-fallback}``; ``$$`` is a literal ``$``). A key,
 type or variable the file gets wrong is a usage error that names it.
+
+Each source is read into a layer keyed by the fields of ``RunOptions`` (``max_examples``, not
+``max-examples``); ``Invocation`` holds the layers and resolves them straight into the
+``RunOptions`` of each protocol's run, validated: one options type from the command line to the plan.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +41,7 @@ from .run.options import RunOptions
 from .run.plan import selected
 from .run.shards import WHOLE, Shard
 from .run.suites import all_suites, suite
-from .usage import UsageError, check_jobs, plan_runs
+from .usage import UsageError, check_jobs, check_run
 from .verdicts import baseline
 from .verdicts.baseline import Entry
 from .verdicts.requirements import Level
@@ -107,6 +112,10 @@ def _phases(value: Any) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class Key:
     name: str
+    """As written: ``--name``, ``name = `` in the file, ``CONFORMANCE_NAME``."""
+    field: str
+    """Where its value goes: a field of ``RunOptions`` (``protocol`` and ``jobs`` are the
+    invocation's, ``example_db_readonly`` joins ``example_db``)."""
     parse: Callable[[Any], Any]
     default: Any = None
     path: bool = False
@@ -117,30 +126,34 @@ class Key:
 KEYS = {
     k.name: k
     for k in (
-        Key("protocol", _choice(*sorted(PROTOCOLS), "all"), per_protocol=False),
-        Key("jobs", _int, 0, per_protocol=False),
-        Key("base-url", _text),
-        Key("token", _text),
-        Key("second-token", _text),
-        Key("level", _choice(*(lv.value for lv in Level)), "may"),
-        Key("seed", _int, 0),
-        Key("depth", _choice(*DEPTHS), DEFAULT.name),
-        Key("max-examples", _int),  # default: the depth's
-        Key("timeout", _number, 10.0),
-        Key("budget", _number),  # default: the depth's
-        Key("shard", _shard, WHOLE),
-        Key("example-db", _text, path=True),
-        Key("example-db-readonly", _flag, False),
-        Key("only", _words, ()),
-        Key("skip", _words, ()),
-        Key("phase", _phases, PHASES),
-        Key("profile", _text),
-        Key("target-name", _text, ""),
-        Key("target-version", _text, ""),
-        Key("expected-failures", _text, path=True),
-        Key("report-dir", _text, path=True),
+        Key("protocol", "protocol", _choice(*sorted(PROTOCOLS), "all"), per_protocol=False),
+        Key("jobs", "jobs", _int, 0, per_protocol=False),
+        Key("base-url", "base_url", _text),
+        Key("token", "token", _text),
+        Key("second-token", "second_token", _text),
+        Key("level", "level", _choice(*(lv.value for lv in Level)), "may"),
+        Key("seed", "seed", _int, 0),
+        Key("depth", "depth", _choice(*DEPTHS), DEFAULT.name),
+        Key("max-examples", "max_examples", _int),  # default: the depth's
+        Key("timeout", "timeout", _number, 10.0),
+        Key("budget", "budget_s", _number),  # default: the depth's
+        Key("shard", "shard", _shard, WHOLE),
+        Key("example-db", "example_db", _text, path=True),
+        Key("example-db-readonly", "example_db_readonly", _flag, False),
+        Key("only", "only", _words, ()),
+        Key("skip", "skip", _words, ()),
+        Key("phase", "phases", _phases, PHASES),
+        Key("profile", "profile", _text),
+        Key("target-name", "target_name", _text, ""),
+        Key("target-version", "target_version", _text, ""),
+        Key("expected-failures", "expected_failures", _text, path=True),
+        Key("report-dir", "report_dir", _text, path=True),
     )
 }
+FIELDS = {k.field: k for k in KEYS.values()}
+
+Layer = Mapping[str, Any]
+"""What one source gives, by ``RunOptions`` field (a key it does not give is absent)."""
 
 ENV_PREFIX = "CONFORMANCE_"
 _LIST_KEYS = {"only", "skip", "phase"}
@@ -229,7 +242,7 @@ def _section(
             raise ConfigError(f"{label}: must be {exc} (got {raw!r})") from None
         if key.path and parsed and "://" not in parsed:  # a URL (redis://) is no file
             parsed = str((path.parent / parsed).resolve()) if not Path(parsed).is_absolute() else parsed
-        out[name] = parsed
+        out[key.field] = parsed
     return out
 
 
@@ -255,61 +268,149 @@ def from_env(environ: Mapping[str, str]) -> dict[str, Any]:
             kind = "an integer" if _NUMERIC[name] is int else "a number"
             raise ConfigError(f"{var}={raw!r}: must be {kind}") from None
         try:
-            out[name] = key.parse(value)
+            out[key.field] = key.parse(value)
         except TypeError as exc:
             raise ConfigError(f"{var}={raw!r}: must be {exc}") from None
     return out
 
 
+def given(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The layer of options given by field (the command line's, the pytest plugin's): None is
+    not given; lists become tuples and paths strings, as the file and the environment give them."""
+    out: dict[str, Any] = {}
+    for field_name, value in values.items():
+        if field_name not in FIELDS or value is None:
+            continue
+        out[field_name] = tuple(value) if isinstance(value, list) else str(value) if isinstance(value, Path) else value
+    return out
+
+
 @dataclass(frozen=True)
-class Settings:
-    """The resolved value of every key for one protocol, and where each came from."""
+class Invocation:
+    """What one invocation gave, source by source, and the options of each protocol's run they
+    resolve to. Precedence: the command line, the environment, the protocol's table of the file,
+    the file's top level, the default."""
 
-    protocol: str
-    values: Mapping[str, Any]
-    sources: Mapping[str, str]
+    cli: Layer = field(default_factory=dict)
+    env: Layer = field(default_factory=dict)
+    file: FileConfig = field(default_factory=FileConfig)
 
-    def __getitem__(self, name: str) -> Any:
-        return self.values[name]
-
-    def given(self, name: str) -> bool:
-        return self.sources[name] != "default"
-
-
-def resolve(protocol: str, cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig) -> Settings:
-    values: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    section = file.protocols.get(protocol, {})
-    for name, key in KEYS.items():
+    def lookup(self, protocol: str, field_name: str) -> tuple[Any, str] | None:
+        """The value given for ``field_name`` and where it came from, or None when nothing gave it."""
         for source, layer in (
-            ("command line", cli),
-            ("environment", env),
-            (f"{file.path} [{protocol}]", section),
-            (str(file.path), file.common),
+            ("command line", self.cli),
+            ("environment", self.env),
+            (f"{self.file.path} [{protocol}]", self.file.protocols.get(protocol, {})),
+            (str(self.file.path), self.file.common),
         ):
-            if layer.get(name) is not None:
-                values[name], sources[name] = layer[name], source
-                break
-        else:
-            values[name], sources[name] = key.default, "default"
-    return Settings(protocol, values, sources)
+            if layer.get(field_name) is not None:
+                return layer[field_name], source
+        return None
 
+    def value(self, protocol: str, field_name: str) -> Any:
+        found = self.lookup(protocol, field_name)
+        return FIELDS[field_name].default if found is None else found[0]
 
-def protocol_of(cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig) -> str:
-    protocol = resolve("", cli, env, file)["protocol"]
-    if protocol is None:
-        raise ConfigError(
-            f"--protocol is required (or {env_name('protocol')}, or 'protocol' in conformance.toml); "
-            f"known: {', '.join(sorted(PROTOCOLS))}, all"
+    def protocol(self) -> str:
+        protocol = self.value("", "protocol")
+        if protocol is None:
+            raise ConfigError(
+                f"--protocol is required (or {env_name('protocol')}, or 'protocol' in conformance.toml); "
+                f"known: {', '.join(sorted(PROTOCOLS))}, all"
+            )
+        return str(protocol)
+
+    def protocols(self) -> list[str]:
+        protocol = self.protocol()
+        if protocol != "all" and protocol not in PROTOCOLS:  # the pytest plugin's option has no choices
+            raise UsageError(f"unknown protocol {protocol!r}; known: {', '.join(sorted(PROTOCOLS))} or all")
+        return sorted(PROTOCOLS) if protocol == "all" else [protocol]
+
+    def jobs(self) -> int:
+        """``--jobs``: protocols run at once (0: one per core), refused below 0."""
+        jobs = int(self.value("", "jobs"))
+        check_jobs(jobs)
+        return jobs
+
+    def options(
+        self, protocol: str, *, several: bool = False, baselines: dict[str, tuple[Entry, ...]] | None = None
+    ) -> RunOptions:
+        """The options of ``protocol``'s run as given, not yet validated against the suite."""
+        value = partial(self.value, protocol)
+        depth = DEPTHS[value("depth")]
+        max_examples = value("max_examples")
+        budget = value("budget_s")
+        explicit_depth = self.lookup(protocol, "depth") is not None
+        report = self.lookup(protocol, "report_dir")
+        report_dir = None
+        if report is not None:
+            # a shared --report-dir gets one folder per protocol when several run; a protocol's own is used as it is
+            own = report[1].endswith(f"[{protocol}]")
+            report_dir = Path(report[0]) / protocol if several and not own else Path(report[0])
+        return RunOptions(
+            protocol=protocol,
+            base_url=value("base_url") or "",
+            token=value("token"),
+            second_token=value("second_token"),
+            seed=value("seed"),
+            max_examples=max_examples if max_examples is not None else depth.max_examples,
+            timeout=value("timeout"),
+            level=Level(value("level")),
+            profile=value("profile"),
+            budget_s=budget if budget is not None else depth.budget_s,
+            only=value("only"),
+            skip=value("skip"),
+            phases=tuple(value("phases")),
+            expected_failures=expected_failures(value("expected_failures"), baselines),
+            target_name=value("target_name"),
+            target_version=value("target_version"),
+            depth=depth.name,
+            # an explicit --max-examples without a depth keeps its own count of sequences
+            model_sequences=depth.model_sequences if explicit_depth or max_examples is None else None,
+            model_step_factor=depth.model_step_factor,
+            shard=value("shard"),
+            example_db=ExampleDb(value("example_db"), value("example_db_readonly")) if value("example_db") else None,
+            report_dir=report_dir,
         )
-    return str(protocol)
 
+    def runs(self) -> list[RunOptions]:
+        """The options of each protocol's run, validated (``usage.check_run``).
 
-def jobs_of(cli: Mapping[str, Any], env: Mapping[str, Any], file: FileConfig) -> int:
-    """``--jobs``: protocols run at once (0: one per core), refused below 0."""
-    jobs = int(resolve("", cli, env, file)["jobs"])
-    check_jobs(jobs)
-    return jobs
+        With several protocols an ``--only``/``--skip`` prefix applies where it matches; one that
+        matches no protocol at all is refused, as is a profile no selected protocol has."""
+        protocols = self.protocols()
+        several = len(protocols) > 1
+        baselines: dict[str, tuple[Entry, ...]] = {}
+        for profile in sorted({self.value(pid, "profile") for pid in protocols} - {None}):
+            if not any(profile in PROTOCOLS[pid].profiles for pid in protocols):
+                known = sorted({p for pid in protocols for p in PROTOCOLS[pid].profiles})
+                raise UsageError(
+                    f"no profile {profile!r} for {'all' if several else protocols[0]} "
+                    f"(known: {', '.join(known) or 'none'})"
+                )
+        for name, field_name in (("only", "only"), ("skip", "skip")):
+            for prefix in sorted({p for pid in protocols for p in self.value(pid, field_name)}):
+                if not any(_matching((prefix,), pid) for pid in protocols):
+                    raise UsageError(
+                        f"--{name} {prefix!r} matches no requirement of {'any protocol' if several else protocols[0]}"
+                        "; list them with: python -m conformance requirements"
+                    )
+        runs: list[RunOptions] = []
+        for pid in protocols:
+            options = self.options(pid, several=several, baselines=baselines)
+            only, skip = _matching(options.only, pid), _matching(options.skip, pid)
+            if several and options.only and not only:
+                continue  # none of its requirements is asked for
+            profile = options.profile if options.profile in PROTOCOLS[pid].profiles else None
+            options = replace(options, only=only, skip=skip, profile=profile)
+            if several and not selected(suite(pid, options.profile), options):
+                continue
+            checked = check_run(options, base_url_given=self.lookup(pid, "base_url") is not None)
+            if checked is not None:
+                runs.append(checked)
+        if not runs:
+            raise UsageError("no requirement is selected by --only, --skip, --level and --phase together")
+        return runs
 
 
 def expected_failures(path: str | None, cache: dict[str, tuple[Entry, ...]] | None = None) -> tuple[Entry, ...]:
@@ -329,78 +430,3 @@ def expected_failures(path: str | None, cache: dict[str, tuple[Entry, ...]] | No
 
 def _matching(prefixes: tuple[str, ...], pid: str) -> tuple[str, ...]:
     return tuple(p for p in prefixes if any(c.requirement.id.startswith(p) for c in suite(pid).registry))
-
-
-def run_plans(settings: Mapping[str, Settings]) -> list[RunOptions]:
-    """The options of each protocol's run, validated (``usage.plan_runs``), from resolved settings.
-
-    With several protocols an ``--only``/``--skip`` prefix applies where it matches; one that
-    matches no protocol at all is refused, as is a profile no selected protocol has."""
-    protocols = list(settings)
-    unknown = [pid for pid in protocols if pid not in PROTOCOLS]
-    if unknown:
-        raise UsageError(f"unknown protocol {unknown[0]!r}; known: {', '.join(sorted(PROTOCOLS))} or all")
-    several = len(protocols) > 1
-    baselines: dict[str, tuple[Entry, ...]] = {}
-    for profile in sorted({s["profile"] for s in settings.values() if s["profile"]}):
-        if not any(profile in PROTOCOLS[pid].profiles for pid in protocols):
-            known = sorted({p for pid in protocols for p in PROTOCOLS[pid].profiles})
-            raise UsageError(
-                f"no profile {profile!r} for {'all' if several else protocols[0]} (known: {', '.join(known) or 'none'})"
-            )
-    for name in ("only", "skip"):
-        for prefix in sorted({p for s in settings.values() for p in s[name]}):
-            if not any(_matching((prefix,), pid) for pid in protocols):
-                raise UsageError(
-                    f"--{name} {prefix!r} matches no requirement of {'any protocol' if several else protocols[0]}; "
-                    "list them with: python -m conformance requirements"
-                )
-    plans: list[RunOptions] = []
-    for pid in protocols:
-        s = settings[pid]
-        only, skip = _matching(s["only"], pid), _matching(s["skip"], pid)
-        if several and s["only"] and not only:
-            continue  # none of its requirements is asked for
-        profile = s["profile"] if s["profile"] in PROTOCOLS[pid].profiles else None
-        depth = DEPTHS[s["depth"]]
-        options = RunOptions(
-            protocol=pid,
-            base_url=s["base-url"] or "",
-            token=s["token"],
-            second_token=s["second-token"],
-            seed=s["seed"],
-            max_examples=s["max-examples"] if s["max-examples"] is not None else depth.max_examples,
-            timeout=s["timeout"],
-            level=Level(s["level"]),
-            profile=profile,
-            budget_s=s["budget"] if s["budget"] is not None else depth.budget_s,
-            only=only,
-            skip=skip,
-            phases=tuple(s["phase"]),
-            expected_failures=expected_failures(s["expected-failures"], baselines),
-            target_name=s["target-name"],
-            target_version=s["target-version"],
-            depth=depth.name,
-            # an explicit --max-examples without a depth keeps its own count of sequences
-            model_sequences=depth.model_sequences if s.given("depth") or not s.given("max-examples") else None,
-            model_step_factor=depth.model_step_factor,
-            shard=s["shard"],
-            example_db=ExampleDb(s["example-db"], s["example-db-readonly"]) if s["example-db"] else None,
-        )
-        if several and not selected(suite(pid, options.profile), options):
-            continue
-        plans.extend(plan_runs([pid], options, base_url_given=s.given("base-url")))
-    if not plans:
-        raise UsageError("no requirement is selected by --only, --skip, --level and --phase together")
-    return plans
-
-
-def report_dir(settings: Settings, several: bool, stamp: str) -> Path:
-    """``reports/<protocol>-<stamp>`` by default; a shared ``--report-dir`` gets one folder per
-    protocol when several run, a protocol's own ``report-dir`` is used as it is."""
-    pid = settings.protocol
-    if not settings.given("report-dir"):
-        return Path("reports") / f"{pid}-{stamp}"
-    base = Path(settings["report-dir"])
-    own = settings.sources["report-dir"].endswith(f"[{pid}]")
-    return base / pid if several and not own else base

@@ -48,26 +48,11 @@ _SHARES_INPUT = "conformance_shares"
 _SHARDS = pytest.StashKey["_Shards"]()
 
 
-def _cli(config: pytest.Config) -> dict[str, Any]:
-    def opt(name: str) -> Any:
-        return config.getoption(f"--conformance-{name}")
+def _given(config: pytest.Config) -> dict[str, Any]:
+    """The ``--conformance-*`` options given, by ``RunOptions`` field, as the CLI's are."""
+    from .config import KEYS, given
 
-    only, skip = opt("only"), opt("skip")
-    return {
-        "protocol": opt("protocol"),
-        "base-url": opt("base-url"),
-        "token": opt("token"),
-        "second-token": opt("second-token"),
-        "seed": opt("seed"),
-        "max-examples": opt("max-examples"),
-        "timeout": opt("timeout"),
-        "budget": opt("budget"),
-        "level": opt("level"),
-        "only": tuple(only) if only else None,
-        "skip": tuple(skip) if skip else None,
-        "expected-failures": opt("expected-failures"),
-        "report-dir": opt("report-dir"),
-    }
+    return given({k.field: config.getoption(f"--conformance-{k.name}", None) for k in KEYS.values()})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -103,7 +88,6 @@ def plans(config: pytest.Config) -> dict[str, RunOptions]:
     """The validated options of each protocol's run (cached), or pytest.UsageError saying what to fix."""
     if _PLANS in config.stash:
         return config.stash[_PLANS]
-    from specs.documents import PROTOCOLS
 
     from . import config as settings
     from .usage import UsageError
@@ -111,11 +95,8 @@ def plans(config: pytest.Config) -> dict[str, RunOptions]:
     explicit = config.getoption("--conformance-config")
     try:
         file = settings.load(Path(explicit) if explicit else None, config.rootpath, os.environ)
-        cli, env = _cli(config), settings.from_env(os.environ)
-        protocol = settings.protocol_of(cli, env, file)
-        protocols = sorted(PROTOCOLS) if protocol == "all" else [protocol]
-        resolved = {pid: settings.resolve(pid, cli, env, file) for pid in protocols}
-        chosen = {p.protocol: p for p in settings.run_plans(resolved)}
+        invocation = settings.Invocation(_given(config), settings.from_env(os.environ), file)
+        chosen = {options.protocol: options for options in invocation.runs()}
     except UsageError as exc:
         raise pytest.UsageError(f"conformance: {exc}") from None
     config.stash[_PLANS] = chosen

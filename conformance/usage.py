@@ -1,8 +1,8 @@
 """Usage validation: every mistake a user can make in the options is refused before anything is
 tested, with one line that says what to do.
 
-The CLI and the pytest plugin both call ``plan_runs``; a run that starts has options that make
-sense, so whatever it reports is about the target, never about the invocation.
+The CLI and the pytest plugin both call ``check_run`` (through ``config.Invocation.runs``); a run
+that starts has options that make sense, so whatever it reports is about the target, never about the invocation.
 """
 
 from __future__ import annotations
@@ -88,9 +88,8 @@ def check_token(option: str, token: str | None) -> None:
         )
 
 
-def plan_runs(protocols: list[str], options: RunOptions, *, base_url_given: bool) -> list[RunOptions]:
-    """The options for each protocol to run, or UsageError. A protocol none of whose requirements
-    ``--only`` selects is left out; a selection that is empty everywhere is refused."""
+def check_run(options: RunOptions, *, base_url_given: bool) -> RunOptions:
+    """The options of one protocol's run, its base URL normalised, or UsageError saying what to fix."""
     if options.max_examples < 1:
         raise UsageError(f"--max-examples must be at least 1 (got {options.max_examples})")
     if not options.timeout > 0:
@@ -104,29 +103,22 @@ def plan_runs(protocols: list[str], options: RunOptions, *, base_url_given: bool
             open_database(options.example_db, b"")
         except ExampleDbError as exc:
             raise UsageError(str(exc)) from None
+    pid = options.protocol
     for prefix in options.only:
-        if not any(c.requirement.id.startswith(prefix) for pid in protocols for c in suite(pid).registry):
-            where = protocols[0] if len(protocols) == 1 else "any protocol"
+        if not any(c.requirement.id.startswith(prefix) for c in suite(pid).registry):
             raise UsageError(
-                f"--only {prefix!r} matches no requirement of {where}; "
-                "list them with: python -m conformance requirements"
+                f"--only {prefix!r} matches no requirement of {pid}; list them with: python -m conformance requirements"
             )
-    plans = []
-    for pid in protocols:
-        opts = replace(options, protocol=pid)
-        if base_url_given:
-            opts = replace(opts, base_url=check_base_url(options.base_url, pid))
-        if not selected(suite(pid, opts.profile), opts):
-            continue
-        if base_url_given and suite(pid, opts.profile).needs_auth and not opts.token:
-            raise UsageError(
-                f"{pid} requires credentials (its document declares bearer auth): pass --token "
-                "(and --second-token for the ownership requirements), or omit --base-url to test the embedded mock"
-            )
-        plans.append(opts)
-    if not plans:
+    if base_url_given:
+        options = replace(options, base_url=check_base_url(options.base_url, pid))
+    if not selected(suite(pid, options.profile), options):
         raise UsageError("no requirement is selected by --only, --level and --phase together")
-    return plans
+    if base_url_given and suite(pid, options.profile).needs_auth and not options.token:
+        raise UsageError(
+            f"{pid} requires credentials (its document declares bearer auth): pass --token "
+            "(and --second-token for the ownership requirements), or omit --base-url to test the embedded mock"
+        )
+    return options
 
 
 def check_jobs(jobs: int) -> None:

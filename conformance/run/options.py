@@ -4,6 +4,7 @@ environment settled, as the plan and the phases read them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..verdicts.baseline import Entry
 from ..verdicts.requirements import Level
@@ -44,6 +45,9 @@ class RunOptions:
     """This runner's share of the work (``--shard K/N``, ``run/shards.py``)."""
     example_db: ExampleDb | None = None
     """Where Hypothesis keeps and replays examples (``--example-db``); None keeps nothing."""
+    report_dir: Path | None = None
+    """Where this run's reports go (``--report-dir``, one folder per protocol when several share
+    it); None: the face's default (the CLI's ``reports/<protocol>-<timestamp>/``)."""
 
     @property
     def sequences(self) -> int:

@@ -12,6 +12,7 @@ from conformance import config
 from conformance.cli import main
 from conformance.config import ConfigError
 from conformance.usage import UsageError
+from specs.documents import PROTOCOLS
 from tests.hostile import closed_port_url
 
 FILE = """
@@ -35,45 +36,46 @@ def write(directory: Path, text: str, name: str = "conformance.toml") -> Path:
     return path
 
 
-def settings(
-    tmp_path: Path,
-    cli: dict[str, object] | None = None,
-    environ: dict[str, str] | None = None,
-    protocol: str = "agent-protocol",
-) -> config.Settings:
+def invocation(
+    tmp_path: Path, cli: dict[str, object] | None = None, environ: dict[str, str] | None = None
+) -> config.Invocation:
     environ = {"AP_TOKEN": "secret", **(environ or {})}
-    file = config.load(None, tmp_path, environ)
-    return config.resolve(protocol, cli or {}, config.from_env(environ), file)
+    write(tmp_path, "expected_failures: []\n", "baseline.yaml")  # FILE's, read when the options are
+    return config.Invocation(config.given(cli or {}), config.from_env(environ), config.load(None, tmp_path, environ))
 
 
 def test_precedence_is_cli_then_env_then_protocol_table_then_file_then_default(tmp_path: Path) -> None:
     write(tmp_path, FILE)
-    s = settings(tmp_path)
-    assert (s["seed"], s.sources["seed"]) == (8, f"{tmp_path / 'conformance.toml'} [agent-protocol]")
-    assert (s["level"], s.sources["level"]) == ("should", str(tmp_path / "conformance.toml"))
-    assert (s["timeout"], s.sources["timeout"]) == (10.0, "default")
-    assert s["only"] == ("AP-TASK-",) and s["max-examples"] == 3
-    other = settings(tmp_path, protocol="neuro-san")  # the agent-protocol table is not its own
-    assert other["seed"] == 7 and other["token"] is None
-    env = settings(
+    given = invocation(tmp_path)
+    assert given.lookup("agent-protocol", "seed") == (8, f"{tmp_path / 'conformance.toml'} [agent-protocol]")
+    assert given.lookup("agent-protocol", "level") == ("should", str(tmp_path / "conformance.toml"))
+    assert given.lookup("agent-protocol", "timeout") is None  # the default decides
+    options = given.options("agent-protocol")
+    assert (options.seed, options.level.value, options.timeout) == (8, "should", 10.0)
+    assert options.only == ("AP-TASK-",) and options.max_examples == 3
+    other = given.options("neuro-san")  # the agent-protocol table is not its own
+    assert other.seed == 7 and other.token is None
+    env = invocation(
         tmp_path,
         environ={"CONFORMANCE_SEED": "9", "CONFORMANCE_LEVEL": "must", "CONFORMANCE_ONLY": "AP-TASK-001, AP-ERR-"},
     )
-    assert (env["seed"], env.sources["seed"]) == (9, "environment")
-    assert env["level"] == "must" and env["only"] == ("AP-TASK-001", "AP-ERR-")
-    cli = settings(tmp_path, cli={"seed": 10, "level": None}, environ={"CONFORMANCE_SEED": "9"})
-    assert (cli["seed"], cli.sources["seed"]) == (10, "command line")
-    assert cli["level"] == "should"  # not given on the command line: the next layer decides
+    assert env.lookup("agent-protocol", "seed") == (9, "environment")
+    assert env.options("agent-protocol").level.value == "must"
+    assert env.options("agent-protocol").only == ("AP-TASK-001", "AP-ERR-")
+    cli = invocation(tmp_path, cli={"seed": 10, "level": None}, environ={"CONFORMANCE_SEED": "9"})
+    assert cli.lookup("agent-protocol", "seed") == (10, "command line")
+    assert cli.options("agent-protocol").level.value == "should"  # not given on the command line: the next layer
 
 
 def test_values_interpolate_the_environment(tmp_path: Path) -> None:
     write(tmp_path, FILE)
-    s = settings(tmp_path)
-    assert s["token"] == "secret"
-    assert s["second-token"] == "bob-token"  # the fallback
-    assert settings(tmp_path, environ={"AP_SECOND": "carol"})["second-token"] == "carol"
-    assert s["base-url"] == "https://example.test/${literal}"  # $$ is a literal $
-    assert s["expected-failures"] == str(tmp_path / "baseline.yaml")  # relative to the file
+    given = invocation(tmp_path)
+    assert given.value("agent-protocol", "token") == "secret"
+    assert given.value("agent-protocol", "second_token") == "bob-token"  # the fallback
+    carol = invocation(tmp_path, environ={"AP_SECOND": "carol"})
+    assert carol.value("agent-protocol", "second_token") == "carol"
+    assert given.value("agent-protocol", "base_url") == "https://example.test/${literal}"  # $$ is a literal $
+    assert given.value("agent-protocol", "expected_failures") == str(tmp_path / "baseline.yaml")  # relative to it
 
 
 def test_an_unset_variable_is_an_error_naming_the_key(tmp_path: Path) -> None:
@@ -122,7 +124,7 @@ def test_an_invalid_environment_variable_is_an_error_naming_it(env: dict[str, st
 def test_jobs_is_a_top_level_key_with_the_usual_precedence(tmp_path: Path) -> None:
     def jobs(cli: int | None = None, environ: dict[str, str] | None = None) -> int:
         env = config.from_env(environ or {})
-        return config.jobs_of({"jobs": cli}, env, config.load(None, tmp_path, {}))
+        return config.Invocation(config.given({"jobs": cli}), env, config.load(None, tmp_path, {})).jobs()
 
     assert jobs() == 0  # the default: one worker per core
     write(tmp_path, "jobs = 3\n")
@@ -139,10 +141,10 @@ def test_pyproject_tool_conformance_is_found_and_conformance_toml_wins(tmp_path:
     write(tmp_path, "[tool.conformance]\nseed = 3\n[tool.conformance.neuro-san]\nseed = 4\n", "pyproject.toml")
     file = config.load(None, tmp_path, {})
     assert file.path == tmp_path / "pyproject.toml"
-    assert config.resolve("neuro-san", {}, {}, file)["seed"] == 4
-    assert config.resolve("agent-protocol", {}, {}, file)["seed"] == 3
+    assert config.Invocation(file=file).options("neuro-san").seed == 4
+    assert config.Invocation(file=file).options("agent-protocol").seed == 3
     write(tmp_path, "seed = 5\n")
-    assert config.resolve("agent-protocol", {}, {}, config.load(None, tmp_path, {}))["seed"] == 5
+    assert config.Invocation(file=config.load(None, tmp_path, {})).options("agent-protocol").seed == 5
     named = write(tmp_path, "[tool.conformance]\nsed = 1\n", "pyproject.toml")
     with pytest.raises(ConfigError, match=r"\[tool.conformance\] sed: unknown key"):
         config.load(named, tmp_path, {})
@@ -220,10 +222,11 @@ def test_the_usage_pages_example_file_is_valid(tmp_path: Path) -> None:
     write(tmp_path, example)
     write(tmp_path, "expected_failures: []\n", "expected-failures.yaml")
     environ = {"SYNAPSE_TOKEN": "t1", "SYNAPSE_TOKEN_2": "t2"}
-    file = config.load(None, tmp_path, environ)
-    cli = {"base-url": None}
-    settings = {pid: config.resolve(pid, cli, {}, file) for pid in ("agent-protocol", "synapse-agent")}
-    assert settings["synapse-agent"]["token"] == "t1" and settings["agent-protocol"]["token"] is None
-    plans = config.run_plans(settings)  # every prefix and value in it is one the suite accepts
-    assert [p.protocol for p in plans] == ["agent-protocol", "synapse-agent"]
-    assert plans[0].skip == ("AP-ARTIFACT-006",) and plans[1].max_examples == 25
+    runs = config.Invocation(file=config.load(None, tmp_path, environ)).runs()  # all of it is accepted
+    by_protocol = {options.protocol: options for options in runs}
+    assert list(by_protocol) == sorted(PROTOCOLS)  # protocol = "all"
+    assert by_protocol["synapse-agent"].token == "t1" and by_protocol["agent-protocol"].token is None
+    assert (
+        by_protocol["agent-protocol"].skip == ("AP-ARTIFACT-006",) and by_protocol["synapse-agent"].max_examples == 25
+    )
+    assert {options.report_dir for options in runs} == {(tmp_path / "reports" / pid).resolve() for pid in PROTOCOLS}
