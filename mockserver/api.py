@@ -31,7 +31,7 @@ from .config import MockConfig
 from .errors import ApiError
 from .faults import FaultSet
 from .hooks import Hooks
-from .matching import MISSING, Seen
+from .matching import MISSING, Seen, Slot
 from .reply import ErrorRenderer, Reply, json_response
 from .streaming import StreamGate
 from .validation import OperationValidator
@@ -130,9 +130,9 @@ class ProtocolApi:
         self.errors = ErrorRenderer(spec.info.error)
         """The protocol's error shape, bound once: ``self.errors.response(ApiError(404))``."""
         self.routes: list[web.RouteDef] = []
-        self.stub_slots: dict[str, list[Any]] = {}
-        """Per operation, the stubs that may answer it, in order (stubs.py fills the lists in place)."""
-        self.early_stub_slots: dict[str, list[Any]] = {}
+        self.stub_slots: dict[str, Slot] = {}
+        """Per operation, the stubs that may answer it (stubs.py fills each slot in place)."""
+        self.early_stub_slots: dict[str, Slot] = {}
         """Per operation, the stubs matched before authentication and validation (a recording's)."""
         self.handlers: Handlers | None = None
         self.schemas = SchemaSet(spec.raw)
@@ -253,13 +253,13 @@ class ProtocolApi:
         skip_body = faults.skips_validation(operation_id)
         mutate = faults.mutation(operation_id)
         reads_body = skip_body or bool(validator.media)  # an operation without a body awaits nothing for it
-        stubs = self.stub_slots.setdefault(operation_id, [])
-        early = self.early_stub_slots.setdefault(operation_id, [])
+        stubs = self.stub_slots.setdefault(operation_id, Slot())
+        early = self.early_stub_slots.setdefault(operation_id, Slot())
         protocol_id = self.protocol_id
 
         async def endpoint(request: web.Request) -> web.StreamResponse:
             preread = None
-            if early:  # stubs that answer the request as it came (a recording's): one test when there are none
+            if early.stubs:  # stubs that answer the request as it came (a recording's): one test when there are none
                 found = await _early_stub(request, early, protocol_id, operation_id, faults)
                 if isinstance(found, web.StreamResponse):
                     return found
@@ -271,9 +271,9 @@ class ProtocolApi:
                 if reads_body:
                     body = await (_raw_json(request, preread) if skip_body else validator.body(request, preread))
                 call = Call(request, operation_id, path, query, body, user, faults)
-                if stubs:  # only an operation a stub names pays more than this test
+                if stubs.stubs:  # only an operation a stub names pays more than this test
                     seen = Seen(protocol_id, operation_id, path, request.query, request.headers, body, user)
-                    for stub in stubs:
+                    for stub in stubs.candidates(seen):
                         answering = stub.answer(seen, call)
                         if answering is not None:
                             stubbed: web.StreamResponse = await answering
@@ -322,13 +322,13 @@ async def _raw_json(request: web.Request, preread: bytes | None = None) -> Any:
 
 
 async def _early_stub(
-    request: web.Request, early: list[Any], protocol_id: str, operation_id: str, faults: FaultSet
+    request: web.Request, early: Slot, protocol_id: str, operation_id: str, faults: FaultSet
 ) -> web.StreamResponse | bytes | None:
     """The answer of the first stub matched before validation that takes the request; else the body
     bytes it read to match (None if none read them), which validation then takes instead."""
     preread = None
     body = MISSING
-    if request.body_exists and any(stub.matcher.body for stub in early):
+    if request.body_exists and early.reads_body:
         preread = await request.read()  # bounded by the application's client_max_size
         try:  # read as the recorder read it (lenient: a recording holds what the server was sent)
             body = json.loads(preread) if preread else None
@@ -338,7 +338,7 @@ async def _early_stub(
         body = None
     call = Call(request, operation_id, dict(request.match_info), {}, None if body is MISSING else body, None, faults)
     seen = Seen(protocol_id, operation_id, call.path, request.query, request.headers, body, None)
-    for stub in early:
+    for stub in early.candidates(seen):
         answering = stub.answer(seen, call)
         if answering is not None:
             answer: web.StreamResponse = await answering

@@ -129,9 +129,10 @@ def pointer_text(pointer: tuple[str, ...]) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in pointer)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Seen:
-    """A request as predicates see it: a live call's or a journal entry's."""
+    """A request as predicates see it: a live call's or a journal entry's (not frozen: one is made
+    for every call an operation's stubs look at, and a frozen constructor costs three times as much)."""
 
     protocol: str
     operation: str | None
@@ -244,3 +245,99 @@ def parse_matcher(where: str, raw: Any, operations: Mapping[str, Any]) -> Reques
         body.append((pointer, parse_test(at, {k: v for k, v in item.items() if k != "pointer"})))
     identity = parse_test(f"{where}.identity", raw["identity"]) if raw.get("identity") is not None else None
     return RequestMatcher(protocol, operation, tests["path"], tests["query"], tests["headers"], tuple(body), identity)
+
+
+Key = tuple[str, Any]
+"""What a stub can be looked up by: ("path" | "query" | "headers", name) or ("body", pointer)."""
+MISSING_KEY = "\0missing"
+
+
+def _canonical(value: Any, text: bool) -> str:
+    """One string per value an ``equals`` test holds for: JSON text for text parts (``5`` and
+    ``"5"`` alike), canonical JSON for bodies (1 and 1.0 alike, true apart from 1)."""
+    if value is MISSING or (value is None and text):
+        return MISSING_KEY
+    if text:
+        return value if isinstance(value, str) else _text(value)
+    if isinstance(value, str):  # the common key, without an encoder call: JSON text never starts with \1
+        return "\1" + value
+    return json.dumps(_integral(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+def equality_keys(matcher: RequestMatcher) -> dict[Key, str]:
+    """The exact values a matcher requires, by where they are: what a slot indexes it by."""
+    keys: dict[Key, str] = {}
+    for part in ("path", "query", "headers"):
+        tests: Mapping[str, Test] = getattr(matcher, part)
+        for name, test in tests.items():
+            if test.operator == "equals" and test.expected is not None:
+                keys[(part, name)] = _canonical(test.expected, text=True)
+    for pointer, test in matcher.body:
+        if test.operator == "equals":
+            keys[("body", pointer)] = _canonical(test.expected, text=False)
+    return keys
+
+
+def _seen_value(seen: Seen, key: Key) -> str:
+    part, name = key
+    if part == "body":
+        return _canonical(resolve_pointer(seen.body, name), text=False)
+    if part == "headers":
+        return _canonical(_header(seen.headers, name), text=True)
+    found: Mapping[str, str] = seen.path if part == "path" else seen.query
+    return _canonical(found.get(name, MISSING), text=True)
+
+
+class Slot:
+    """One operation's stubs, in order, indexed by the exact value most of them require, so that a
+    call looks at the few that could take it: stubs that match nothing cost a lookup, not a scan.
+
+    ``stubs`` is what an endpoint tests (empty: nothing to do); ``candidates`` gives, in order, the
+    stubs whose indexed value is the call's plus those that index nothing."""
+
+    __slots__ = ("by_value", "key", "reads_body", "rest", "stubs")
+
+    def __init__(self) -> None:
+        self.stubs: list[Any] = []
+        self.key: Key | None = None
+        self.by_value: dict[str, list[Any]] = {}
+        self.rest: list[Any] = []
+        self.reads_body = False
+
+    def fill(self, stubs: list[Any]) -> None:
+        """``stubs``: objects with a ``matcher`` (a RequestMatcher), in the order they take calls."""
+        keys = [equality_keys(stub.matcher) for stub in stubs]
+        counts: dict[Key, int] = {}
+        for found in keys:
+            for key in found:
+                counts[key] = counts.get(key, 0) + 1
+        self.key = max(counts, key=lambda k: counts[k]) if counts else None
+        indexed: dict[str, list[tuple[int, Any]]] = {}
+        rest: list[tuple[int, Any]] = []
+        for position, (stub, found) in enumerate(zip(stubs, keys, strict=True)):
+            value = found.get(self.key) if self.key is not None else None
+            (indexed.setdefault(value, []) if value is not None else rest).append((position, stub))
+        # each value's stubs merged with those that index nothing, once, here: a call merges nothing
+        self.by_value = {value: [s for _, s in sorted([*group, *rest], key=_first)] for value, group in indexed.items()}
+        self.rest = [stub for _, stub in rest]
+        self.reads_body = any(stub.matcher.body for stub in stubs)
+        self.stubs = list(stubs)
+
+    def candidates(self, seen: Seen) -> list[Any]:
+        if self.key is None:
+            return self.stubs
+        return self.by_value.get(_seen_value(seen, self.key), self.rest)
+
+
+def _first(item: tuple[int, Any]) -> int:
+    return item[0]

@@ -25,8 +25,9 @@ cannot drift from the protocol unless it says ``invalid: true``. Every error nam
 
 Stubs match after authentication and request validation, in document order, first match wins; a
 stubbed call does not reach the handler, so it changes no state. Each operation's endpoint holds
-its own list of stubs (``ProtocolApi.stub_slots``): an operation no stub names pays one empty-list
-test for them.
+its own slot of stubs (``ProtocolApi.stub_slots``, a ``matching.Slot``): an operation no stub names
+pays one empty-list test, and one that stubs name looks up the few that require the call's value
+instead of trying each.
 """
 
 from __future__ import annotations
@@ -508,6 +509,6 @@ class Stubs:
             wanted.setdefault((stub.protocol, stub.operation, stub.before_validation), []).append(stub)
         for pid, api in self.apis.items():
             for operation_id, slot in api.stub_slots.items():
-                slot[:] = wanted.get((pid, operation_id, False), [])
+                slot.fill(wanted.get((pid, operation_id, False), []))
             for operation_id, slot in api.early_stub_slots.items():
-                slot[:] = wanted.get((pid, operation_id, True), [])
+                slot.fill(wanted.get((pid, operation_id, True), []))

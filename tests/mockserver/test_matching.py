@@ -11,6 +11,7 @@ from mockserver.matching import (
     MISSING,
     MatchError,
     Seen,
+    Slot,
     equal,
     parse_matcher,
     parse_pointer,
@@ -142,3 +143,48 @@ def test_a_matcher_matches_every_part() -> None:
 def test_bad_matchers_name_the_place(raw: Any, message: str) -> None:
     with pytest.raises(MatchError, match=f"^{message}"):
         parse_matcher("r", raw, OPERATIONS)
+
+
+class _Stub:
+    def __init__(self, name: str, request: dict[str, Any]) -> None:
+        self.name = name
+        self.matcher = parse_matcher(name, {"operation": "getAgentTask", **request}, OPERATIONS)
+
+
+def _names(slot: Slot, **seen: Any) -> list[str]:
+    values = {"path": {}, "query": {}, "headers": {}, "body": None, **seen}
+    return [s.name for s in slot.candidates(Seen("agent-protocol", "getAgentTask", **values))]
+
+
+def test_a_slot_looks_up_the_stubs_that_could_take_a_call_in_their_order() -> None:
+    stubs = [
+        _Stub("a1", {"path": {"task_id": "a"}}),
+        _Stub("any", {"headers": {"X-Any": {"present": True}}}),
+        _Stub("b", {"path": {"task_id": "b"}}),
+        _Stub("a2", {"path": {"task_id": "a"}, "query": {"n": 5}}),
+    ]
+    slot = Slot()
+    slot.fill(stubs)
+    assert slot.key == ("path", "task_id")
+    assert _names(slot, path={"task_id": "a"}) == ["a1", "any", "a2"]  # document order kept
+    assert _names(slot, path={"task_id": "b"}) == ["any", "b"]
+    assert _names(slot, path={"task_id": "c"}) == ["any"]  # those that index nothing, only
+    for seen in ({"path": {"task_id": "a"}}, {"path": {"task_id": "c"}}):  # never one that could match is left out
+        values = {"path": {}, "query": {"n": "5"}, "headers": {"x-any": "1"}, "body": None, **seen}
+        full = Seen("agent-protocol", "getAgentTask", **values)
+        assert {s.name for s in stubs if s.matcher.matches(full)} <= {s.name for s in slot.candidates(full)}
+
+
+def test_a_slot_keys_values_as_equals_compares_them() -> None:
+    slot = Slot()
+    slot.fill(
+        [
+            _Stub("one", {"body": [{"pointer": "/n", "equals": 1}]}),
+            _Stub("t", {"body": [{"pointer": "/n", "equals": True}]}),
+        ]
+    )
+    assert _names(slot, body={"n": 1.0}) == ["one"] and _names(slot, body={"n": True}) == ["t"]
+    assert _names(slot, body={"m": 1}) == [] and _names(slot, body=None) == []
+    text = Slot()
+    text.fill([_Stub("five", {"query": {"n": 5}})])
+    assert _names(text, query={"n": "5"}) == ["five"] and _names(text, query={}) == []
