@@ -5,7 +5,8 @@ with its parts: ``registry`` (its requirements and scenario checks, required), `
 for the model-based phase, which carries the requirements it decides), ``passive`` (the ``Checks``
 class that judges its requirements registered ``from_traffic`` in live traffic), ``schema_from_traffic``
 (the generic schema checks, by schemathesis name, that judge also decides), ``stream_media_types``,
-``expected_statuses`` and ``known_path_values``. Nothing is found by attribute name: an unknown or
+``expected_statuses``, ``known_path_values`` and ``signatures`` (answers only its servers give, the
+preflight's recognition). Nothing is found by attribute name: an unknown or
 missing part, a part of the wrong kind, or a package without a descriptor is a ``DescriptorError``
 naming the protocol and the part when the protocol is declared or discovered, and a part that names
 what the document lacks (an operationId, a schemathesis check) when its suite is built, the way
@@ -24,6 +25,7 @@ from specs.documents import Spec, SpecError, protocol
 from ..check.context import Context
 from ..check.model import Model
 from ..check.passive import Checks
+from ..check.signature import Signature
 from ..verdicts.requirements import Registry
 from .schema_requirements import SCHEMA_CHECKS
 
@@ -59,6 +61,10 @@ class SuiteProtocol:
     known_path_values: KnownPathValues | None = None
     """Path parameter values that name resources which exist on the target (e.g. NeuroSan's
     discovered agent), mixed into the generated cases so they reach the operation, not only a 404."""
+    signatures: tuple[Signature, ...] = ()
+    """Answers only servers of this protocol give: the preflight asks them of the target, and a
+    target that gives none is another protocol's server (exit 2). Without any, the preflight falls
+    back to the document's parameterless GETs (a target answering 404 to each is not one)."""
 
 
 PARTS = tuple(f.name for f in fields(SuiteProtocol) if f.name != "protocol")
@@ -128,7 +134,15 @@ def declare(protocol_id: str, **parts: Any) -> SuiteProtocol:
     known = parts.get("known_path_values")
     if known is not None:
         _check(protocol_id, "known_path_values", callable(known), "a function of a Context", known)
-    return SuiteProtocol(protocol_id, registry, model, passive, schema_from_traffic, media, statuses, known)
+    signatures = parts.get("signatures", ())
+    _check(
+        protocol_id,
+        "signatures",
+        isinstance(signatures, tuple) and all(isinstance(s, Signature) for s in signatures),
+        "a tuple of Signature",
+        signatures,
+    )
+    return SuiteProtocol(protocol_id, registry, model, passive, schema_from_traffic, media, statuses, known, signatures)
 
 
 def discover(protocol_id: str) -> SuiteProtocol:

@@ -14,6 +14,7 @@ from specs.documents import PROTOCOLS, Spec, load, protocol
 
 from ..check.model import Model
 from ..check.passive import Checks
+from ..check.signature import Signature
 from ..verdicts.requirements import Registry
 from .descriptor import KnownPathValues, check_against, discover
 from .schema_requirements import register_schema_requirements
@@ -39,6 +40,8 @@ class ProtocolSuite:
     mixed into the generated cases so they reach the operation and not only a 404."""
     passive: type[Checks] | None = None
     """What the proxy judges from live traffic: the requirements registered ``from_traffic``."""
+    signatures: tuple[Signature, ...] = ()
+    """Answers only servers of this protocol give (the descriptor's): the preflight's recognition."""
 
 
 def build(spec: Spec) -> ProtocolSuite:
@@ -66,6 +69,7 @@ def build(spec: Spec) -> ProtocolSuite:
         declared.model,
         declared.known_path_values,
         declared.passive,
+        declared.signatures,
     )
 
 

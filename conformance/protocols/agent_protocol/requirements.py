@@ -21,6 +21,7 @@ from ...check import edges
 from ...check.context import Context
 from ...check.edges import difference, same
 from ...check.http import Response
+from ...check.signature import Signature, has
 from ...verdicts.requirements import Authority, Level, Registry, operation_ref
 
 registry = Registry("agent-protocol")
@@ -31,6 +32,15 @@ is one it does not fix as valid, which the property-based phase judges for every
 (``phases/schema/engine.left_open``): any 4xx refuses it fairly."""
 
 DOC = "agent-protocol/openapi.json"
+SIGNATURES = (
+    Signature(
+        "a task list {tasks, pagination}",
+        "GET",
+        "/ap/v1/agent/tasks",
+        lambda status, body: status == 200 and has(body, tasks=list, pagination=dict),
+    ),
+)
+"""What only an Agent Protocol server answers (the preflight's recognition): its task list."""
 TASKS = "/ap/v1/agent/tasks"
 STEP_BOUND = 20
 """POSTs a task gets to report ``is_last``; an agent that needs more is not testable here."""

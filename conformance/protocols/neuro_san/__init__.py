@@ -3,7 +3,7 @@
 from ...run.descriptor import declare
 from .model import MODEL
 from .passive import Passive
-from .requirements import STREAM_MEDIA_TYPES, known_path_values, registry
+from .requirements import SIGNATURES, STREAM_MEDIA_TYPES, known_path_values, registry
 
 SUITE = declare(
     "neuro-san",
@@ -12,6 +12,7 @@ SUITE = declare(
     passive=Passive,
     stream_media_types=STREAM_MEDIA_TYPES,
     known_path_values=known_path_values,
+    signatures=SIGNATURES,
 )
 
 __all__ = ["SUITE"]

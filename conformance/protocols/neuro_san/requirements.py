@@ -20,6 +20,7 @@ from specs.schemas import SchemaSet
 
 from ...check.context import CheckFailed, Context, NotVerified
 from ...check.http import Response, TargetError
+from ...check.signature import Signature, has
 from ...verdicts.requirements import Authority, Level, Registry, operation_ref
 
 registry = Registry("neuro-san")
@@ -31,6 +32,29 @@ FUNCTION = operation_ref(DOC, "/api/v1/{agent_name}/function", "get")
 CHAT = operation_ref(DOC, "/api/v1/{agent_name}/streaming_chat", "post")
 
 WELL_KNOWN_AGENT = "hello_world"
+SIGNATURES = (
+    Signature(
+        "the concierge's agent list {agents}",
+        "GET",
+        "/api/v1/list",
+        lambda status, body: status == 200 and has(body, agents=list),
+    ),
+    Signature(
+        f"{WELL_KNOWN_AGENT}'s connectivity {{connectivity_info}}",
+        "GET",
+        f"/api/v1/{WELL_KNOWN_AGENT}/connectivity",
+        lambda status, body: status == 200 and has(body, connectivity_info=list),
+    ),
+    Signature(
+        "an unknown agent's error Status {code, message}",
+        "GET",
+        "/api/v1/{unknown}/function",
+        lambda status, body: status >= 400 and has(body, code=int, message=str),
+    ),
+)
+"""What only a NeuroSan server answers (the preflight's recognition): the document has no
+parameterless operation, so its concierge list, the well-known agent, or the documented Status of
+an agent it does not host."""
 UNKNOWN_AGENT = "conformance_no_such_agent_7f3a9c"
 MAX_LISTED_CANDIDATES = 5
 STREAM_MEDIA_TYPES = ("application/json", "application/json-lines")

@@ -3,7 +3,7 @@
 from ...run.descriptor import declare
 from .model import MODEL
 from .passive import Passive
-from .requirements import SCHEMA_EXPECTED_STATUSES, registry
+from .requirements import SCHEMA_EXPECTED_STATUSES, SIGNATURES, registry
 
 SUITE = declare(
     "sgr-agent-core",
@@ -12,6 +12,7 @@ SUITE = declare(
     passive=Passive,
     schema_from_traffic=("use_after_free",),
     expected_statuses=SCHEMA_EXPECTED_STATUSES,
+    signatures=SIGNATURES,
 )
 
 __all__ = ["SUITE"]

@@ -22,6 +22,7 @@ import httpx
 
 from ...check.context import CheckFailed, Context
 from ...check.http import TargetError
+from ...check.signature import Signature, has
 from ...verdicts.requirements import Authority, Level, Registry
 from ...verdicts.results import Exchange
 
@@ -38,6 +39,22 @@ SCHEMA_EXPECTED_STATUSES: dict[str, dict[str, tuple[str, ...]]] = {
         "positive_data_acceptance": ("400",),
     },
 }
+
+SIGNATURES = (
+    Signature(
+        'a health answer {status: "healthy"}',
+        "GET",
+        "/health",
+        lambda status, body: status == 200 and has(body, status=str) and body["status"] == "healthy",
+    ),
+    Signature(
+        'a model list {object: "list", data}',
+        "GET",
+        "/v1/models",
+        lambda status, body: status == 200 and has(body, data=list) and body.get("object") == "list",
+    ),
+)
+"""What only an SGR Agent Core server answers (the preflight's recognition): its health and model list."""
 
 CHAT = "/v1/chat/completions"
 DEFAULT_MODEL = "sgr_tool_calling_agent"  # the document's default for `model`

@@ -3,8 +3,8 @@
 from ...run.descriptor import declare
 from .model import MODEL
 from .passive import Passive
-from .requirements import registry
+from .requirements import SIGNATURES, registry
 
-SUITE = declare("synapse-agent", registry=registry, model=MODEL, passive=Passive)
+SUITE = declare("synapse-agent", registry=registry, model=MODEL, passive=Passive, signatures=SIGNATURES)
 
 __all__ = ["SUITE"]

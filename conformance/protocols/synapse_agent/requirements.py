@@ -26,12 +26,38 @@ from urllib.parse import quote
 
 from ...check.context import CheckFailed, Context
 from ...check.http import Response
+from ...check.signature import Signature, has
 from ...verdicts.requirements import Level, Registry, operation_ref
 
 registry = Registry("synapse-agent")
 DOC = "synapse-agent/openapi.yaml"
 LEVELS = ("PUBLICLY_ACCESSIBLE", "READ_YOUR_PRIVATE_DATA", "WRITE_YOUR_PRIVATE_DATA")
 CHAT_REQUEST = "org.sagebionetworks.repo.model.agent.AgentChatRequest"
+
+
+def _error_response(status: int, body: Any) -> bool:
+    """The document's ErrorResponse under one of its 401 or 403 answers."""
+    return status in (401, 403) and has(body, reason=str)
+
+
+SIGNATURES = (
+    Signature(
+        "the caller's profile {ownerId} or a 401 ErrorResponse {reason}",
+        "GET",
+        "/userProfile",
+        lambda status, body: (status == 200 and has(body, ownerId=(str, int))) or _error_response(status, body),
+        authenticated=True,
+    ),
+    Signature(
+        "a page of sessions {page} or a 401 ErrorResponse {reason}",
+        "POST",
+        "/agent/sessions/list",
+        lambda status, body: (status == 200 and has(body, page=list)) or _error_response(status, body),
+        json={},
+        authenticated=True,
+    ),
+)
+"""What only a Synapse agent-chat server answers (the preflight's recognition)."""
 
 SESSION = "/agent/session"
 SESSIONS_LIST = "/agent/sessions/list"
