@@ -93,7 +93,7 @@ def _endpoints(protocol: str, method: str, path: str) -> dict[str, Any]:
     original = hooks.Hooks.wrap
     for name in ("unhooked", "idle"):
         if name == "unhooked":
-            setattr(hooks.Hooks, "wrap", lambda self, p, o, serve, e: serve)  # noqa: B010
+            setattr(hooks.Hooks, "wrap", lambda self, p, o, serve, e, i=None: serve)  # noqa: B010
         try:
             app = create_app(MockConfig(protocols=(protocol,)))
         finally:

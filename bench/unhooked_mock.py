@@ -1,8 +1,8 @@
 """The mock with its client-developer hooks taken off the request path: the baseline of hook_cost.py.
 
-``Hooks.wrap`` hands back each operation's endpoint itself (no wrapper, no ``active`` test) and
-``--no-cors`` drops the CORS headers and preflights, which is the request path as it was before
-chaos, the journal, the access log and CORS existed. What remains of them: one request-dict lookup
+``Hooks.wrap`` hands back each operation's endpoint itself (no wrapper, no ``active`` test, no
+``Host`` check) and ``--no-cors`` drops the CORS headers and preflights, which is the request path
+as it was before chaos, the journal, the access log, CORS and the gate existed. What remains of them: one request-dict lookup
 per JSON body and two per stream, which hook_cost.py therefore charges to the baseline too.
 
     python bench/unhooked_mock.py --port 8000 [any python -m mockserver option]
@@ -23,7 +23,12 @@ from mockserver.__main__ import main
 
 
 def _unwrapped(
-    self: hooks.Hooks, protocol_id: str, operation_id: str | None, serve: Any, error_response: Callable[..., Any]
+    self: hooks.Hooks,
+    protocol_id: str,
+    operation_id: str | None,
+    serve: Any,
+    error_response: Callable[..., Any],
+    identify: Any = None,
 ) -> Any:
     return serve
 
