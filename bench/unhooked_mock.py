@@ -2,8 +2,9 @@
 
 ``Hooks.wrap`` hands back each operation's endpoint itself (no wrapper, no ``active`` test, no
 ``Host`` check) and ``--no-cors`` drops the CORS headers and preflights, which is the request path
-as it was before chaos, the journal, the access log, CORS and the gate existed. What remains of them: one request-dict lookup
-per JSON body and two per stream, which hook_cost.py therefore charges to the baseline too.
+as it was before chaos, the journal, the access log, CORS and the gate existed. What remains of
+them: one request-dict lookup per JSON body and two per stream, which hook_cost.py therefore
+charges to the baseline too.
 
     python bench/unhooked_mock.py --port 8000 [any python -m mockserver option]
 """
