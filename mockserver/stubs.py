@@ -59,7 +59,6 @@ MAX_STUBS = 20_000
 """A recording of a whole suite run holds a stub per exchange (a thousand or more)."""
 MAX_MESSAGE = 300
 """Characters of a schema error's message shown (it may quote the whole offending value)."""
-MAX_FRAMES = 10_000
 MAX_DELAY = 60.0
 STALL_SECONDS = 300.0
 """Longest a stalling stub stream holds its connection when the client stays (bounded, as every wait)."""
