@@ -264,7 +264,10 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     # a stream labelled as its protocol's servers label it (NeuroSan's application/json-lines) is
     # the documented stream, not an undocumented content type
     aliases = {op_id: protocol_suite.stream_media_types for op_id in skip_body_checks_for}
-    schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases)
+    # a resource the target holds is each path parameter's example, which schemathesis sends first:
+    # however few cases a setting draws, some reach the operation (not only a 404 for a random name)
+    examples = {name: values[0] for name, values in known.items() if values}
+    schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases, path_examples=examples)
     schema.config.update(base_url=base_url.rstrip("/"))
     if known:
         schema.hooks.register_hook_with_name(_naming_existing(known), "flatmap_case")
