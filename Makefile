@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
-	$(PY) -m pip install -q -e ".[dev,interop,redis]"
+	$(PY) -m pip install -q -e ".[dev,interop,redis,uvloop]"
 	touch $@
 
 run: $(VENV)/.installed          ## the suite, all protocols, against the embedded mock

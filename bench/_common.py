@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
@@ -373,16 +374,26 @@ def sanity(srv: Server, scenario: Scenario) -> dict[str, Any]:
     return {"status": status, "body_bytes": len(body)}
 
 
-def measure(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: Path, raw: list[str]) -> dict[str, Any]:
+def measure(
+    srv: Server,
+    scenario: Scenario,
+    args: argparse.Namespace,
+    scripts: Path,
+    raw: list[str],
+    behind: Server | None = None,
+) -> dict[str, Any]:
+    """wrk on ``srv``; with ``behind`` (the upstream of a proxy) that server's CPU is recorded too."""
     lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
     lua.write_text(lua_script(scenario))
     check = sanity(srv, scenario)
     if args.warmup > 0:
         run_wrk(srv.url + scenario.path, lua, args.warmup, args.threads, args.connections)
     cpu_before = process_cpu_seconds(srv.pid)
-    with LoadMeter([srv.pid]) as load:
+    behind_before = process_cpu_seconds(behind.pid) if behind is not None else 0.0
+    with LoadMeter([srv.pid] + ([behind.pid] if behind is not None else [])) as load:
         stats, stdout = run_wrk(srv.url + scenario.path, lua, args.duration, args.threads, args.connections)
     cpu_used = process_cpu_seconds(srv.pid) - cpu_before
+    behind_used = process_cpu_seconds(behind.pid) - behind_before if behind is not None else None
     raw.append(f"### {srv.name} / {scenario.name}: {scenario.method} {scenario.path}\n{stdout}")
     seconds = stats["duration_us"] / 1e6
     errors = sum(v for k, v in stats.items() if k.startswith("errors_"))
@@ -403,6 +414,8 @@ def measure(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: 
         "other_load_cores": load.other_cores,
         "wrk": stats,
     }
+    if behind_used is not None:
+        result["upstream_cpu_us_per_request"] = round(1e6 * behind_used / max(1, stats["requests"]), 1)
     print(
         f"  {srv.name:5} {scenario.name:17} {result['rps']:>9.1f} req/s  p50 {result['p50_ms']:6.2f} ms  "
         f"p99 {result['p99_ms']:7.2f} ms  {result['bytes_per_response']} B/resp  errors {errors}  "
@@ -412,7 +425,7 @@ def measure(srv: Server, scenario: Scenario, args: argparse.Namespace, scripts: 
     return result
 
 
-def rotated(names: Sequence[str], number: int) -> list[str]:
+def rotated(names: Sequence[T], number: int) -> list[T]:
     """Round ``number``'s order: each name leads a round in turn, so neighbours' load hits all alike."""
     return [*names[number % len(names) :], *names[: number % len(names)]]
 

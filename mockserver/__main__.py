@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import os
 import secrets
@@ -19,6 +18,7 @@ from aiohttp import web
 
 from specs.documents import PROTOCOLS, SpecError, load
 from specs.program import __version__, program_name
+from specs.serving import LoopUnavailable, add_loop_argument, run, settle_heap
 
 from . import fixtures
 from .api import ProtocolApi
@@ -56,6 +56,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--job-seconds", type=float, default=0.3, help="how long a Synapse chat job stays PROCESSING")
     p.add_argument("--stream-delay", type=float, default=0.0, help="seconds between streamed frames")
     p.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (repeatable)")
+    add_loop_argument(p)
     p.add_argument("--list-faults", action="store_true", help="print the fault catalogue and exit")
     dev = p.add_argument_group(
         "for client developers",
@@ -187,12 +188,7 @@ async def serve(
     app = app or create_app(config)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    # The stores grow to hundreds of thousands of objects: move what start-up built out of the
-    # collector's sight and collect the young generation less often, or full collections over the
-    # store dominate tail latency (bench/README.md, where the time goes).
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    settle_heap()  # the stores grow to hundreds of thousands of objects
     site = web.TCPSite(runner, host, port)
     try:
         await site.start()
@@ -202,7 +198,8 @@ async def serve(
     server = site._server
     sockets = getattr(server, "sockets", None) or []
     bound = sockets[0].getsockname()[1] if sockets else port
-    print(f"mockserver listening on http://{host}:{bound} ({', '.join(config.protocols)})", flush=True)
+    kind = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    print(f"mockserver listening on http://{host}:{bound} ({', '.join(config.protocols)}; {kind} loop)", flush=True)
     if config.record:
         print(f"recording {config.record} to {record_to} (written when the mock stops)", flush=True)
     stop = asyncio.Event()
@@ -281,7 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     if made_up:
         print(f"admin token (made up; choose one with --admin-token or {TOKEN_ENV}): {admin_token}", flush=True)
     try:
-        asyncio.run(serve(config, args.host, args.port, app, args.record_to))
+        run(serve(config, args.host, args.port, app, args.record_to), args.loop)
+    except LoopUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except CannotListen as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

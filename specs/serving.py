@@ -2,16 +2,78 @@
 
 The embedded mock, the proxy's test server and the tests' hostile targets all start this way;
 ``ServerThread`` is the start-up and shutdown they share, ``AppServer`` the aiohttp variant.
+``run`` is how the mock's and the proxy's commands run their servers: on uvloop when it is
+installed (the ``uvloop`` extra), or on the loop ``--loop`` names.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import gc
+import importlib.util
 import threading
+from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Self
+from typing import Any, Self, TypeVar
 
 from aiohttp import web
+
+T = TypeVar("T")
+LOOPS = ("asyncio", "uvloop")
+
+
+def default_loop() -> str:
+    """uvloop where it is installed, else the standard loop."""
+    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+
+
+def add_loop_argument(parser: argparse.ArgumentParser | Any) -> None:
+    parser.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default=None,
+        help=f"the event loop (default uvloop when installed, else asyncio; here: {default_loop()})",
+    )
+
+
+class LoopUnavailable(Exception):
+    """``--loop uvloop`` where uvloop is not installed."""
+
+
+def loop_factory(name: str | None) -> Callable[[], asyncio.AbstractEventLoop]:
+    """A factory of the named loop (``None``: the default one)."""
+    name = name or default_loop()
+    if name == "uvloop":
+        try:
+            import uvloop
+        except ImportError as exc:
+            raise LoopUnavailable(
+                "--loop uvloop: uvloop is not installed (pip install 'agent-api-conformance[uvloop]')"
+            ) from exc
+        return uvloop.new_event_loop
+    return asyncio.new_event_loop
+
+
+def settle_heap() -> None:
+    """For a long-running server whose state grows (the mock's stores, the proxy's tallies): move
+    what start-up built out of the collector's sight and collect the young generation less often,
+    or full collections over that state dominate tail latency (bench/README.md, where the time
+    goes)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+
+
+def run(main: Coroutine[Any, Any, T], loop: str | None = None) -> T:
+    """``asyncio.run`` on the named loop."""
+    try:
+        factory = loop_factory(loop)
+    except LoopUnavailable:
+        main.close()
+        raise
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main)
 
 
 class ServerThread:

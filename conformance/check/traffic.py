@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
+
+import orjson
 
 from specs.documents import Operation, Spec
 
@@ -49,6 +51,7 @@ class Observed:
     """A stream's bytes forwarded in all (``response_body`` keeps only the first)."""
     _json: Any = field(default=_NOT_PARSED, repr=False)
     _request_json: Any = field(default=_NOT_PARSED, repr=False)
+    _content_type: str | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -68,7 +71,10 @@ class Observed:
 
     @property
     def content_type(self) -> str:
-        return media_type(self.response_headers.get("content-type", ""))
+        """The answer's media type (read once the answer's headers are in)."""
+        if self._content_type is None:
+            self._content_type = media_type(self.response_headers.get("content-type", ""))
+        return self._content_type
 
     @property
     def request_content_type(self) -> str:
@@ -127,6 +133,12 @@ class NotJson:
 
 
 def parse_json(raw: bytes) -> Any:
+    """``json.loads``'s answer, by orjson where it agrees: orjson refuses what ``json`` accepts
+    (integers past 64 bits, NaN, UTF-16 and UTF-32, a byte-order mark), and those go to ``json``."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -161,20 +173,27 @@ class Routes:
             literal = sum(not p.startswith("{") for p in parts)
             routes.append((-literal, len(parts), re.compile(f"^/{pattern}/?$"), names, op))
         routes.sort(key=lambda r: (r[0], r[1]))
-        # indexed by method and segment count: a request is tried only against templates that fit
+        # indexed by method and segment count: a request is tried only against templates that fit;
+        # a template without parameters is one dictionary lookup
         self._routes: dict[tuple[str, int], list[tuple[re.Pattern[str], list[str], Operation]]] = {}
+        self._literal: dict[tuple[str, str], Operation] = {}
         for _, count, rx, names, op in routes:
             self._routes.setdefault((op.method, count), []).append((rx, names, op))
+            if not names:
+                self._literal.setdefault((op.method, "/" + op.path.strip("/")), op)
 
     def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
-        from urllib.parse import unquote
-
+        method = method.lower()
         candidates = [path]
         if self.base_path and path.startswith(self.base_path + "/"):
             candidates.insert(0, path[len(self.base_path) :])
         for candidate in candidates:
+            bare = candidate[:-1] if candidate.endswith("/") and len(candidate) > 1 else candidate
+            literal = self._literal.get((method, bare))
+            if literal is not None:
+                return literal, {}
             count = len(candidate.strip("/").split("/"))
-            for rx, names, op in self._routes.get((method.lower(), count), ()):
+            for rx, names, op in self._routes.get((method, count), ()):
                 found = rx.match(candidate)
                 if found:
                     return op, {n: unquote(v) for n, v in zip(names, found.groups(), strict=True)}

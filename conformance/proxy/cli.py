@@ -10,9 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
-
 from specs.documents import PROTOCOLS
+from specs.serving import LoopUnavailable, add_loop_argument
 
 from ..verdicts.requirements import Level
 
@@ -62,6 +61,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--har", type=Path, metavar="FILE", help="write the traffic as HAR 1.2 with the reports (last 1,000 exchanges)"
     )
+    add_loop_argument(p)
 
 
 def _console(quiet: bool) -> Any:
@@ -75,7 +75,9 @@ def _console(quiet: bool) -> Any:
 def command(args: argparse.Namespace) -> int:
     from urllib.parse import urlsplit
 
-    from .forward import ProxyConfig, create_app, new_observer
+    from specs.serving import run, settle_heap
+
+    from .forward import ProxyConfig, new_observer
     from .report import write
 
     parts = urlsplit(args.upstream)
@@ -106,8 +108,12 @@ def command(args: argparse.Namespace) -> int:
         har=args.har,
     )
     observer = new_observer(config)
+    settle_heap()
     try:
-        asyncio.run(_serve(create_app(config, observer), args.host, args.port))
+        run(_serve(config, observer, args.host, args.port), args.loop)
+    except LoopUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -155,20 +161,19 @@ def _selection(args: argparse.Namespace) -> Selection:
     return selection
 
 
-async def _serve(app: web.Application, host: str, port: int) -> None:
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        from .forward import OBSERVER
+async def _serve(config: Any, observer: Any, host: str, port: int) -> None:
+    from .forward import serve
 
-        observer = app[OBSERVER]
-        print(f"proxy for {observer.protocol_id} on http://{host}:{port} -> {observer.upstream}", flush=True)
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    def listening(bound: int) -> None:
+        kind = type(loop).__module__.split(".")[0]
+        print(
+            f"proxy for {observer.protocol_id} on http://{host}:{bound} -> {observer.upstream} ({kind} loop)",
+            flush=True,
+        )
+
+    await serve(config, observer, host, port, stop, listening)

@@ -8,7 +8,8 @@ only a proxy sees a client's traffic).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from specs.documents import PROTOCOLS, Operation, Spec
@@ -57,6 +58,31 @@ def _coerce(raw: str, schema: Mapping[str, Any]) -> Any:
     return raw
 
 
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    """What the document says of one operation's requests, compiled once."""
+
+    parameters: tuple[tuple[str, str, bool, Mapping[str, Any]], ...]
+    """(name, in, required, schema), the path item's included."""
+    body: Mapping[str, Any]
+    """The resolved requestBody (empty when none is declared)."""
+    needs_credentials: bool
+    streamed: bool
+    server_errors: tuple[str, ...]
+    """5xx statuses the protocol allows this operation (``not_a_server_error``)."""
+    accepts: tuple[str, ...]
+    """400/422 statuses that do not mean a conforming request was rejected."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What the document says of one operation's answers with one status, compiled once."""
+
+    spec: Mapping[str, Any] | None
+    headers: tuple[tuple[str, bool, Mapping[str, Any]], ...]
+    content: Mapping[str, Any]
+
+
 class DocumentJudge:
     """The document's view of one exchange; ``schema_ids`` are the generic ids registered for it."""
 
@@ -77,18 +103,57 @@ class DocumentJudge:
         self.streaming = streaming_operations
         self.tokens = tokens
         self.client_id = f"{self.prefix}-CLIENT-001"
-        self._params: dict[str, list[tuple[str, str, bool, Mapping[str, Any]]]] = {}
-        self._responses: dict[tuple[str, int], Any] = {}
-        self._headers: dict[int, list[tuple[str, bool, Mapping[str, Any]]]] = {}
+        self._rids = {number: self.rid(number) for number in ("001", "002", "003", "004", "005", "006", "007", "010")}
+        self._operations: dict[str, _Operation] = {}
+        self._answers: dict[tuple[str, int], _Answer] = {}
 
     def rid(self, number: str) -> str | None:
         rid = f"{self.prefix}-SCHEMA-{number}"
         return rid if rid in self.ids else None
 
-    def _record(self, verdict: Verdict, number: str, condition: bool, reason: str) -> None:
-        rid = self.rid(number)
+    def _held(self, verdict: Verdict, number: str) -> None:
+        rid = self._rids[number]
         if rid:
-            verdict.check(rid, condition, reason)
+            verdict.ok(rid)
+
+    def _fail(self, verdict: Verdict, number: str, reason: str) -> None:
+        rid = self._rids[number]
+        if rid:
+            verdict.fail(rid, reason)
+
+    def _broke(self, verdict: Verdict, number: str, reason: Callable[[], str]) -> None:
+        """Broken, with the reason built only then (a passing exchange formats nothing)."""
+        rid = self._rids[number]
+        if rid:
+            verdict.fail(rid, reason())
+
+    def _record(self, verdict: Verdict, number: str, condition: bool, reason: Callable[[], str]) -> None:
+        if condition:
+            self._held(verdict, number)
+        else:
+            self._broke(verdict, number, reason)
+
+    def operation(self, op: Operation) -> _Operation:
+        compiled = self._operations.get(op.operation_id)
+        if compiled is None:
+            resolve = self.spec.resolve
+            item = self.spec.raw["paths"][op.path]
+            declared = {(p["name"], p["in"]): p for p in map(resolve, item.get("parameters", []))}
+            declared.update({(p["name"], p["in"]): p for p in map(resolve, op.definition.get("parameters", []))})
+            security = op.definition.get("security", self.spec.raw.get("security"))
+            expected = self.expected.get(op.operation_id, {})
+            compiled = self._operations[op.operation_id] = _Operation(
+                tuple(
+                    (name, where, bool(p.get("required")), resolve(p.get("schema") or {}))
+                    for (name, where), p in declared.items()
+                ),
+                resolve(op.definition.get("requestBody") or {}),
+                bool(security) and all(bool(requirement) for requirement in security),
+                op.operation_id in self.streaming,
+                tuple(expected.get("not_a_server_error", ())),
+                tuple(expected.get("positive_data_acceptance", ())),
+            )
+        return compiled
 
     # requests -----------------------------------------------------------------------------------
     def request_problems(self, ex: Observed) -> list[str]:
@@ -96,12 +161,13 @@ class DocumentJudge:
         op = ex.operation
         if op is None:
             return [f"{ex.method} {ex.path} is no operation of the document"]
+        compiled = self.operation(op)
         problems: list[str] = []
-        for name, where, required, schema in self._parameters(op):
+        for name, where, required, schema in compiled.parameters:
             if where == "path":
                 raw: str | None = ex.path_params.get(name)
             elif where == "query":
-                raw = ex.param(name)
+                raw = ex.param(name) if ex.query else None
             elif where == "header":
                 raw = ex.request_headers.get(name.lower())
             else:
@@ -112,23 +178,9 @@ class DocumentJudge:
                 continue
             for v in self.schemas.violations(schema, _coerce(raw, schema), limit=2):
                 problems.append(f"{where} parameter {name!r}={raw[:80]!r}: {v.message}")
-        problems += self._body_problems(ex, self.spec.resolve(op.definition.get("requestBody") or {}))
+        if ex.request_body or compiled.body:
+            problems += self._body_problems(ex, compiled.body)
         return problems
-
-    def _parameters(self, op: Operation) -> list[tuple[str, str, bool, Mapping[str, Any]]]:
-        """(name, in, required, schema) of an operation's parameters, path item's included; once."""
-        cached = self._params.get(op.operation_id)
-        if cached is None:
-            item = self.spec.raw["paths"][op.path]
-            declared = {(p["name"], p["in"]): p for p in map(self.spec.resolve, item.get("parameters", []))}
-            declared.update(
-                {(p["name"], p["in"]): p for p in map(self.spec.resolve, op.definition.get("parameters", []))}
-            )
-            cached = self._params[op.operation_id] = [
-                (name, where, bool(p.get("required")), self.spec.resolve(p.get("schema") or {}))
-                for (name, where), p in declared.items()
-            ]
-        return cached
 
     def _body_problems(self, ex: Observed, body: Mapping[str, Any]) -> list[str]:
         content = body.get("content") or {}
@@ -155,92 +207,104 @@ class DocumentJudge:
             return [f"multipart field {name!r} is missing" for name in required if name not in fields]
         return []
 
-    def _needs_credentials(self, ex: Observed) -> bool:
-        assert ex.operation is not None
-        security = ex.operation.definition.get("security", self.spec.raw.get("security"))
-        return bool(security) and all(bool(requirement) for requirement in security)
-
     def judge_request(self, ex: Observed, problems: list[str], verdict: Verdict) -> None:
-        verdict.check(self.client_id, not problems, "; ".join(problems[:3]))
+        if problems:
+            verdict.fail(self.client_id, "; ".join(problems[:3]))
+        else:
+            verdict.ok(self.client_id)
 
     # answers ------------------------------------------------------------------------------------
+    def answer(self, op: Operation, status: int) -> _Answer:
+        key = (op.operation_id, status)
+        compiled = self._answers.get(key)
+        if compiled is None:
+            responses = op.definition.get("responses", {})
+            found = next(
+                (responses[k] for k in (str(status), f"{str(status)[0]}XX", "default") if k in responses), None
+            )
+            spec = self.spec.resolve(found) if found is not None else None
+            headers = (
+                tuple(
+                    (name.lower(), bool(h.get("required")), self.spec.resolve(h.get("schema") or {}))
+                    for name, h in ((n, self.spec.resolve(h)) for n, h in (spec.get("headers") or {}).items())
+                )
+                if spec is not None
+                else ()
+            )
+            content = (spec.get("content") or {}) if spec is not None else {}
+            compiled = self._answers[key] = _Answer(spec, headers, content)
+        return compiled
+
     def response_spec(self, ex: Observed) -> Mapping[str, Any] | None:
         assert ex.operation is not None and ex.status is not None
-        key = (ex.operation.operation_id, ex.status)
-        if key not in self._responses:
-            responses = ex.operation.definition.get("responses", {})
-            found = next(
-                (responses[k] for k in (str(ex.status), f"{str(ex.status)[0]}XX", "default") if k in responses), None
-            )
-            self._responses[key] = self.spec.resolve(found) if found is not None else None
-        return self._responses[key]  # type: ignore[no-any-return]
-
-    def _declared_headers(self, spec: Mapping[str, Any]) -> list[tuple[str, bool, Mapping[str, Any]]]:
-        cached = self._headers.get(id(spec))
-        if cached is None:
-            cached = self._headers[id(spec)] = [
-                (name.lower(), bool(h.get("required")), self.spec.resolve(h.get("schema") or {}))
-                for name, h in ((n, self.spec.resolve(h)) for n, h in (spec.get("headers") or {}).items())
-            ]
-        return cached
+        return self.answer(ex.operation, ex.status).spec
 
     def judge_response(self, ex: Observed, problems: list[str], verdict: Verdict) -> None:
         """Status, content type, headers and (for a whole answer) body; the request's fate."""
-        if ex.operation is None or ex.status is None:
+        op, status = ex.operation, ex.status
+        if op is None or status is None:
             return
-        op_id = ex.operation.operation_id
-        status = ex.status
-        allowed_5xx = self.expected.get(op_id, {}).get("not_a_server_error", ())
-        self._record(verdict, "001", status < 500 or str(status) in allowed_5xx, f"{op_id} answered {status}")
-        rejected = status in (400, 422) and str(status) not in self.expected.get(op_id, {}).get(
-            "positive_data_acceptance", ()
+        op_id = op.operation_id
+        compiled = self.operation(op)
+        self._record(
+            verdict,
+            "001",
+            status < 500 or str(status) in compiled.server_errors,
+            lambda: f"{op_id} answered {status}",
         )
         if problems:
             self._record(
                 verdict,
                 "006",
                 not 200 <= status < 400,
-                f"{op_id} accepted ({status}) a request that violates the document: {'; '.join(problems[:2])}",
+                lambda: f"{op_id} accepted ({status}) a request that violates the document: {'; '.join(problems[:2])}",
             )
-        elif ex.operation is not None:
-            self._record(verdict, "007", not rejected, f"{op_id} rejected ({status}) a request that conforms")
-        if self._needs_credentials(ex):
-            anonymous = ex.bearer is None or ex.bearer == "" or (self.tokens and ex.bearer not in self.tokens)
-            if anonymous:
+        else:
+            rejected = status in (400, 422) and str(status) not in compiled.accepts
+            self._record(verdict, "007", not rejected, lambda: f"{op_id} rejected ({status}) a request that conforms")
+        if compiled.needs_credentials:
+            bearer = ex.bearer
+            if not bearer or (self.tokens and bearer not in self.tokens):
                 self._record(
                     verdict,
                     "010",
                     status in (401, 403),
-                    f"{op_id} answered {status} to a request without valid credentials",
+                    lambda: f"{op_id} answered {status} to a request without valid credentials",
                 )
-        spec = self.response_spec(ex)
-        self._record(verdict, "002", spec is not None, f"{op_id}: status {status} is not documented")
-        if spec is None:
-            return
-        for name, required, schema in self._declared_headers(spec):
+        answer = self.answer(op, status)
+        if answer.spec is None:
+            return self._broke(verdict, "002", lambda: f"{op_id}: status {status} is not documented")
+        self._held(verdict, "002")
+        for name, required, schema in answer.headers:
             value = ex.response_headers.get(name)
             if value is None:
                 if required:
-                    self._record(verdict, "004", False, f"{op_id} {status}: required header {name} is missing")
+                    self._fail(verdict, "004", f"{op_id} {status}: required header {name} is missing")
                 continue
             found = self.schemas.violations(schema, _coerce(value, schema), limit=1) if schema else []
-            self._record(verdict, "004", not found, f"{op_id} {status}: header {name}: {found[0] if found else ''}")
-        content = spec.get("content") or {}
+            if found:
+                self._fail(verdict, "004", f"{op_id} {status}: header {name}: {found[0]}")
+            else:
+                self._held(verdict, "004")
+        content = answer.content
         if not content or (not ex.response_body and not ex.streamed):
             return
         media = ex.content_type
-        self._record(
-            verdict,
-            "003",
-            media in content,
-            f"{op_id} {status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}",
-        )
-        if media not in content or ex.streamed or op_id in self.streaming or "json" not in media:
+        if media not in content:
+            return self._broke(
+                verdict,
+                "003",
+                lambda: f"{op_id} {status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}",
+            )
+        self._held(verdict, "003")
+        if ex.streamed or compiled.streamed or "json" not in media:
             return  # streams are judged frame by frame by the protocol's passive checks
         schema = content[media].get("schema")
         body = ex.json()
         if isinstance(body, NotJson):
-            self._record(verdict, "005", False, f"{op_id} {status}: the body is not JSON ({body.reason})")
+            self._broke(verdict, "005", lambda: f"{op_id} {status}: the body is not JSON ({body.reason})")
         elif schema is not None:
-            found = self.schemas.violations(schema, body, limit=3)
-            self._record(verdict, "005", not found, f"{op_id} {status} body: " + "; ".join(map(str, found)))
+            found_body = self.schemas.violations(schema, body, limit=3)
+            self._record(
+                verdict, "005", not found_body, lambda: f"{op_id} {status} body: " + "; ".join(map(str, found_body))
+            )

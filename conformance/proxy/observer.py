@@ -162,10 +162,17 @@ class Observer:
 
     def whole(self, flight: Open) -> dict[str, str]:
         """A complete answer (status, headers, body): judge it; the violations so far."""
-        self._guard(flight, lambda: self.document.judge_response(flight.ex, flight.problems, flight.verdict))
-        if flight.ex.operation is not None:
-            self._guard(flight, lambda: self.checks.on_response(flight.ex, flight.verdict))
-        return flight.verdict.violations
+        ex, verdict = flight.ex, flight.verdict
+        try:
+            self.document.judge_response(ex, flight.problems, verdict)
+        except Exception as exc:
+            self._crashed(flight, exc)
+        if ex.operation is not None:
+            try:
+                self.checks.on_response(ex, verdict)
+            except Exception as exc:
+                self._crashed(flight, exc)
+        return verdict.violations
 
     def stream_start(self, flight: Open, kind: str) -> dict[str, str]:
         """A stream's status and headers, before its first byte is forwarded."""
@@ -229,7 +236,10 @@ class Observer:
         try:
             hook()
         except Exception as exc:
-            self.console(f"proxy: internal error judging {flight.ex.label}: {type(exc).__name__}: {exc}")
+            self._crashed(flight, exc)
+
+    def _crashed(self, flight: Open, exc: Exception) -> None:
+        self.console(f"proxy: internal error judging {flight.ex.label}: {type(exc).__name__}: {exc}")
 
     def commit(self, flight: Open) -> None:
         ex = flight.ex

@@ -412,9 +412,12 @@ def test_cli_taken_port_exits_2() -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_cli_serves_on_port_0_and_stops_on_sigterm() -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_cli_serves_on_port_0_and_stops_on_sigterm(loop: str) -> None:
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mockserver", "--port", "0", "--protocol", "sgr-agent-core"],
+        [sys.executable, "-m", "mockserver", "--port", "0", "--protocol", "sgr-agent-core", "--loop", loop],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -428,7 +431,7 @@ def test_cli_serves_on_port_0_and_stops_on_sigterm() -> None:
         line = proc.stdout.readline()  # printed once it listens
         assert line.startswith("mockserver listening on http://127.0.0.1:"), line
         url = line.split()[3]
-        assert "(sgr-agent-core)" in line
+        assert f"(sgr-agent-core; {loop} loop)" in line
         assert httpx.get(url + "/health", timeout=5).status_code == 200
         proc.send_signal(signal.SIGTERM)
         started = time.monotonic()

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from conformance.cli import main
 from mockserver import EmbeddedServer, MockConfig
@@ -58,14 +59,18 @@ def _proxy_cli(tmp_path: Path, *extra: str, page_size: str) -> tuple[int, str, s
     return process.returncode, out, err
 
 
-def test_sigterm_writes_the_reports(tmp_path: Path) -> None:
-    code, out, err = _proxy_cli(tmp_path, page_size="0")
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_sigterm_writes_the_reports(tmp_path: Path, loop: str) -> None:
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
+    code, out, err = _proxy_cli(tmp_path, "--loop", loop, page_size="0")
     assert code == 1, err  # the client's page_size 0 broke AP-CLIENT-001
     assert "AP-CLIENT-001 #2 GET /ap/v1/agent/tasks (listAgentTasks) -> 422" in err
     results = json.loads((tmp_path / "results.json").read_text())
     statuses = {r["id"]: r["status"] for r in results["requirements"]}
     assert statuses["AP-CLIENT-001"] == "failed" and statuses["AP-SCHEMA-005"] == "passed"
     assert "2 exchanges, 1 violations" in out
+    assert f"({loop} loop)" in out
 
 
 def test_client_mode_exits_0_on_clean_traffic_and_writes_the_har(tmp_path: Path) -> None:
