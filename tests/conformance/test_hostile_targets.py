@@ -387,3 +387,22 @@ def test_stalls_in_the_property_based_phase_cost_two_timeouts_per_route(
         if res.requirement.phase == "schema":  # most routes never answered: nothing generic can pass
             assert res.status is not Status.PASSED, res.message
     assert not result.must_passed
+
+
+# --- a verdict raised outside any requirement decides the phase, never a traceback ---------------
+
+
+@pytest.mark.parametrize("protocol", ["agent-protocol", "sgr-agent-core"])
+@pytest.mark.parametrize("behaviour", ["invalid_json", "invalid_utf8"])
+def test_the_model_phase_takes_an_answer_that_is_not_json_as_its_verdict(protocol: str, behaviour: str) -> None:
+    """The model phase's preparation and steps read answers as JSON outside any requirement; a target
+    answering bodies that are not JSON (or not UTF-8) past the preflight makes every model
+    requirement an error that says so (it used to end the run in a CheckFailed traceback)."""
+    with HostileServer(behaviour, healthy_root=True) as url:
+        result, elapsed = run_against(url, protocol, phases=("model",))
+    model = [r for r in result.results if r.requirement.phase == "model"]
+    assert model and elapsed < BOUND_S
+    for r in model:
+        assert r.status is Status.ERROR, (r.requirement.id, r.status, r.message)
+        assert "response body is not valid JSON" in r.message, r.message
+    assert result.exit_code == 1 and not result.must_passed

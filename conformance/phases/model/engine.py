@@ -34,7 +34,7 @@ from ...run.exampledb import keeping
 from ...run.shards import chunk_seed
 from ...verdicts.findings import FindingSet, digest, operation_of, reproducing
 from ...verdicts.requirements import Requirement
-from ...verdicts.results import Exchange, Finding, RequirementResult, Status
+from ...verdicts.results import Blocked, CheckFailed, Exchange, Finding, NotVerified, RequirementResult, Status
 
 _RUNTIME = "conformance.phases.model.<run>"
 """The module a run's machine class claims: none by that name exists, so it has no source file."""
@@ -144,6 +144,26 @@ class ModelTally:
         }
 
 
+OUTSIDE = (CheckFailed, NotVerified, Blocked)
+"""Verdicts a step or ``prepare`` may raise outside any requirement (``Response.json`` on a body
+that is not JSON): the phase's requirements take them as the target misbehaving."""
+
+
+def _outside(exc: BaseException | None, depth: int = 0) -> BaseException | None:
+    """The verdict raised outside a requirement (or the target's failure) behind a failure that did
+    not reproduce, if one: Hypothesis' Flaky errors group what each run raised (``exceptions``) or
+    were raised while handling it (``__context__``)."""
+    if exc is None or depth > 8:
+        return None
+    if isinstance(exc, (TargetError, *OUTSIDE)):
+        return exc
+    for inner in (*getattr(exc, "exceptions", ()), exc.__cause__, exc.__context__):
+        found = _outside(inner, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
 def _settings(examples: int, steps: int, database: Any) -> settings:
     return settings(
         max_examples=examples,
@@ -180,7 +200,9 @@ def run_model_phase(
     try:
         session.begin_example()
         session.ledger = model.prepare(session)
-    except (TargetError, Violation) as exc:
+    except (TargetError, Violation, *OUTSIDE) as exc:
+        # a verdict raised outside any requirement (an answer that is not JSON, say) decides the
+        # phase's requirements with its message, never a traceback
         tally.fatal = f"could not read what the target holds before the run: {exc}"
     except OutOfTime:
         tally.stopped = f"time budget of {budget_s:g} s for the model phase ran out"
@@ -220,12 +242,17 @@ def _run_range(
             break  # no violation of any requirement still looked for
         except Violation as exc:
             session.active.discard(exc.rid)
-        except Flaky:
+        except Flaky as exc:
             # the final replay did not fail again (the live state moved on): the smallest failing
             # sequence seen is still evidence; mute what it found and go on
             fresh = [rid for rid in session.found if rid in session.active]
             if not fresh:
-                part.stopped = "a failure did not reproduce and named no requirement"
+                misbehaved = _outside(exc)
+                part.stopped = (
+                    f"the target misbehaved: {misbehaved}"
+                    if misbehaved
+                    else "a failure did not reproduce and named no requirement"
+                )
                 break
             session.active.difference_update(fresh)
         except OutOfTime:
@@ -233,7 +260,7 @@ def _run_range(
             part.out_of_time = True
             session.active.difference_update(session.found)
             break
-        except TargetError as exc:
+        except (TargetError, *OUTSIDE) as exc:
             part.stopped = f"the target misbehaved: {exc}"
             break
     part.runs = runs

@@ -21,10 +21,14 @@ ECHO = Requirement("TOY-MODEL-002", Level.MUST, "a create answer echoes the name
 
 
 def toy_server(
-    keep: int | None = None, echo_breaks_at: int | None = None, gone_after: int | None = None
+    keep: int | None = None,
+    echo_breaks_at: int | None = None,
+    gone_after: int | None = None,
+    garbage_after: int | None = None,
 ) -> httpx.MockTransport:
     """A list of names; ``keep`` drops the oldest beyond that many, ``echo_breaks_at`` garbles echoes,
-    ``gone_after`` refuses every connection after that many requests."""
+    ``gone_after`` refuses every connection after that many requests, ``garbage_after`` answers
+    bodies that are not JSON (invalid UTF-8) after that many."""
     items: list[str] = ["held-before"]
     served = [0]
 
@@ -32,6 +36,8 @@ def toy_server(
         served[0] += 1
         if gone_after is not None and served[0] > gone_after:
             raise httpx.ConnectError("connection refused", request=request)
+        if garbage_after is not None and served[0] > garbage_after:
+            return httpx.Response(200, content=b"\xff\xfe{not json", headers={"Content-Type": "application/json"})
         if request.method == "POST":
             name = json.loads(request.content)["name"]
             items.append(name)
@@ -117,3 +123,12 @@ def test_a_target_lost_mid_phase_passes_nothing_it_had_not_failed() -> None:
     for rid in (LIST.id, ECHO.id):
         assert out[rid].status is Status.ERROR and out[rid].cases > 0, out[rid].message  # some comparisons held
         assert "comparisons held" in out[rid].message
+
+
+def test_an_answer_that_is_not_json_decides_the_phase_with_its_message_never_a_traceback() -> None:
+    before = run(toy_server(garbage_after=0), [LIST, ECHO])  # even prepare's first read
+    during = run(toy_server(garbage_after=5), [LIST, ECHO])
+    for out, words in ((before, "could not read what the target holds"), (during, "the target misbehaved")):
+        for rid in (LIST.id, ECHO.id):
+            assert out[rid].status is Status.ERROR, out[rid].message
+            assert words in out[rid].message and "response body is not valid JSON" in out[rid].message
