@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
-from conformance.results import Status
+from conformance.verdicts.results import Status
 
 from .conftest import proxied
 
