@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .verdicts.results import RunResult
 
 LEVELS = ("must", "should", "may")
+DEPTHS = ("smoke", "default", "deep", "soak")
+"""``run.depth.DEPTHS``' names, written out for the same reason as the levels below."""
 """``requirements.Level``'s values, written out so that the options need no import of the suite."""
 
 _ACTIVE = pytest.StashKey[bool]()
@@ -38,6 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-token", default=None)
     group.addoption("--conformance-second-token", default=None)
     group.addoption("--conformance-seed", type=int, default=None)
+    group.addoption("--conformance-depth", choices=DEPTHS, default=None, help="smoke, default, deep or soak")
     group.addoption("--conformance-max-examples", type=int, default=None)
     group.addoption("--conformance-timeout", type=float, default=None)
     group.addoption("--conformance-budget", type=float, default=None)

@@ -84,13 +84,18 @@ CALLS_PER_STEP = 7
 def schema_units(spec: Spec, max_examples: int) -> list[Unit]:
     """The property-based phase's units, each weighed by the cases it is expected to send: a stage
     per operation (coverage grows with the request's schema, measured at about 3 x nodes^1.5
-    cases), and the stateful stage (about 6 cases per example on Agent Protocol)."""
+    cases), and the stateful stage (about 6 cases per example on Agent Protocol, none where no
+    create is read back)."""
     units = []
     for op in spec.operations():
         nodes = _schema_nodes(spec, [op.definition.get("parameters", []), op.definition.get("requestBody", {})])
         weights = {"examples": 2.0, "coverage": 3.0 * max(nodes, 1) ** 1.5, "fuzzing": float(max_examples)}
         units += [schema_unit(stage, op.label, weights[stage]) for stage in SCHEMA_STAGES]
-    units.append(schema_unit(STATEFUL, "", 6.0 * max_examples))
+    # schemathesis infers its stateful links from a create whose path another operation extends
+    # with a parameter (POST /tasks, GET /tasks/{id}); without one the stage sends nothing
+    ops = list(spec.operations())
+    linked = any(a.method == "post" and any(b.path.startswith(a.path.rstrip("/") + "/{") for b in ops) for a in ops)
+    units.append(schema_unit(STATEFUL, "", 6.0 * max_examples if linked else 1.0))
     return units
 
 
