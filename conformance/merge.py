@@ -25,7 +25,7 @@ from .run.suites import suite
 from .usage import UsageError
 from .verdicts.baseline import Entry, judge
 from .verdicts.requirements import Level, Requirement
-from .verdicts.results import RequirementResult, RunResult
+from .verdicts.results import RequirementResult, RunResult, Status, unblock
 
 
 class MergeError(UsageError):
@@ -153,6 +153,9 @@ def merge(reports: list[ShardReport]) -> RunResult:
             decided[res.requirement.id] = res
     order = list(registry)
     run.results = sorted(decided.values(), key=lambda r: order.index(r.requirement.id))
+    verdicts: dict[str, Status | None] = {r.requirement.id: r.status for r in run.results}
+    for res in run.results:  # a shard left blocked what another shard's requirement blocked
+        unblock(res, verdicts)
     for res in run.results:
         res.baseline, res.baseline_reason = "", ""
         judge(res, entries)

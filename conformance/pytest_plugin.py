@@ -9,13 +9,13 @@ Settings resolve as for the CLI (``config.py``): ``--conformance-*`` options, th
 ``CONFORMANCE_*`` variables, then ``--conformance-config FILE`` / ``conformance.toml`` /
 ``[tool.conformance]`` in the rootdir's pyproject.toml, then defaults.
 
-Each process (the only one, or each pytest-xdist worker) starts the target once per protocol
-(the embedded mock when no base URL is given) and shares the checks' setup memo across the
-requirements it is given; a requirement is decided when its item runs. Under pytest-xdist with
+A session runs each protocol's selected requirements once, as ``conformance run`` does, and each
+item reports its verdict from that run (``_Shards``, one shard of one). Under pytest-xdist with
 local workers (``-n N``) the work is spread as ``--shard`` spreads it: worker k runs shard k/N of
-each protocol (``_Shards``) and every item reports the shards' merge. With remote workers
-(``--tx ssh=...``, no shared folder) a protocol's schema requirements, decided together by one
-property-based run, form one group (scheduled to one worker), and so do its model-phase ones.
+each protocol and every item reports the shards' merge. With remote workers (``--tx ssh=...``, no
+shared folder) each worker starts the target once per protocol and decides the requirements it is
+given (``_Worker``); a protocol's schema requirements, decided together by one property-based
+run, form one group (scheduled to one worker), and so do its model-phase ones.
 Every item's verdict travels back in its report, and the controlling process merges them into one
 report per protocol (``--conformance-report-dir``).
 """
@@ -169,9 +169,11 @@ class _Shards:
     own target, and writes the shard's report where all the workers' meet; an item's verdict is
     that of the N shards merged (merge.py), as ``conformance merge`` would decide it. So ``-n N``
     splits the property-based and model-based phases too, which one worker used to run whole.
-    A worker with no item left runs its shard at the end of its session, so none waits forever."""
+    A worker with no item left runs its shard at the end of its session, so none waits forever.
+    Without workers (no xdist) the session is one shard of one: the selected requirements run
+    once, as ``conformance run`` runs them, and each item reports its verdict from that run."""
 
-    def __init__(self, plans: dict[str, RunOptions], index: int, count: int, folder: Path) -> None:
+    def __init__(self, plans: dict[str, RunOptions], index: int, count: int, folder: Path | None) -> None:
         self.plans, self.shard, self.folder = plans, Shard(index, count), folder
         self.selected: dict[str, tuple[str, ...]] = {}
         self.done = False
@@ -185,6 +187,7 @@ class _Shards:
                 self.selected[item.protocol] += (item.requirement_id,)
 
     def _path(self, pid: str, index: int) -> Path:
+        assert self.folder is not None
         return self.folder / pid / f"shard-{index}" / "results.json"
 
     def run_mine(self) -> None:
@@ -203,6 +206,9 @@ class _Shards:
             every = {c.requirement.id for c in plan(options).checks}
             only = options.only if set(wanted) == every else tuple(sorted(wanted))
             result = run(replace(options, shard=self.shard, only=only))
+            if self.folder is None:  # the whole run, in this process
+                self.merged[pid] = result
+                continue
             path = self._path(pid, self.shard.index)
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_suffix(".partial")
@@ -214,6 +220,8 @@ class _Shards:
         if pid in self.merged:
             return self.merged[pid]
         self.run_mine()
+        if self.folder is None:
+            return self.merged[pid]
         from .merge import ShardReport, check_campaign, merge
 
         paths = [self._path(pid, k) for k in range(1, self.shard.count + 1)]
@@ -236,14 +244,19 @@ def _worker(config: pytest.Config) -> _Worker:
 
 
 def _shards(config: pytest.Config) -> _Shards | None:
-    """This worker's share when the session spreads shards (``_Shards``), else None."""
-    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
-    if _SHARES_INPUT not in workerinput:
-        return None
-    if _SHARDS not in config.stash:
+    """This process's share (``_Shards``): a local worker's shard, or a plain session's whole run;
+    None on a remote worker (requirement by requirement, ``_Worker``) and on xdist's controller."""
+    if _SHARDS in config.stash:
+        return config.stash[_SHARDS]
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and _SHARES_INPUT in workerinput:
         index = int(str(workerinput["workerid"]).removeprefix("gw")) + 1
         count = int(workerinput["workercount"])
         config.stash[_SHARDS] = _Shards(plans(config), index, count, Path(workerinput[_SHARES_INPUT]))
+    elif workerinput is None and not _distributed(config):
+        config.stash[_SHARDS] = _Shards(plans(config), 1, 1, None)
+    else:
+        return None
     return config.stash[_SHARDS]
 
 
@@ -255,7 +268,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     shards = _shards(session.config)
-    if shards is not None and not session.config.option.collectonly:
+    if shards is not None and shards.folder is not None and not session.config.option.collectonly:
         shards.run_mine()  # a worker that got no item still runs its share: the others wait for it
 
 

@@ -157,7 +157,7 @@ def run(
     emit = Emitter(handlers)
     the_plan = plan(options)
     result = _new_result(the_plan)
-    ledger = Ledger(the_plan.checks)
+    ledger = Ledger(the_plan.checks, the_plan.elsewhere)
     with Watchdog() as watchdog:
         try:
             with (

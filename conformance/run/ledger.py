@@ -11,11 +11,14 @@ from ..verdicts.results import RequirementResult, Status, unblock
 
 
 class Ledger:
-    def __init__(self, checks: Iterable[Check]) -> None:
+    def __init__(self, checks: Iterable[Check], elsewhere: Iterable[str] = ()) -> None:
         self._entries: dict[str, RequirementResult] = {
             c.requirement.id: RequirementResult(c.requirement, Status.SKIPPED, "not verified (not run)") for c in checks
         }
         self._decided: set[str] = set()
+        self._elsewhere = tuple(elsewhere)
+        """Requirements of the campaign another shard decides: a check blocked by one stays blocked
+        here (undecided), and ``conformance merge`` settles it with every shard's verdicts."""
 
     def record(self, result: RequirementResult) -> None:
         self._entries[result.requirement.id] = result
@@ -26,7 +29,9 @@ class Ledger:
 
     def verdicts(self) -> dict[str, Status | None]:
         """Every selected requirement's status so far, None while undecided."""
-        return {rid: e.status if rid in self._decided else None for rid, e in self._entries.items()}
+        verdicts: dict[str, Status | None] = dict.fromkeys(self._elsewhere)
+        verdicts.update({rid: e.status if rid in self._decided else None for rid, e in self._entries.items()})
+        return verdicts
 
     def settle_blocks(self) -> None:
         """Once the run is over: no check stays blocked by a requirement that passed after it or

@@ -39,6 +39,8 @@ class RunPlan:
     limits: Limits
     units: tuple[Unit, ...] = ()
     """This run's share of the work (all of it unless ``--shard``): ``units_of`` a phase."""
+    elsewhere: tuple[str, ...] = ()
+    """Selected requirements another shard decides (``--shard``): in the campaign, not in this run."""
 
     def units_of(self, phase: str) -> list[str]:
         return keys(self.units, phase)
@@ -109,8 +111,13 @@ def plan(options: RunOptions) -> RunPlan:
     protocol_suite = suite(options.protocol, options.profile)
     checks = selected(protocol_suite, options)
     units = mine(work(spec, protocol_suite, options, checks), options.shard)
+    everything = [c.requirement.id for c in checks]
     if not options.shard.whole:  # a shard decides the scenarios dealt to it, and the phases it has units of
         has = {u.phase for u in units}
         scenarios = set(keys(units, "scenario"))
         checks = [c for c in checks if c.requirement.phase in has - {"scenario"} or c.requirement.id in scenarios]
-    return RunPlan(options, spec, schemas_of(spec), protocol_suite, tuple(checks), limits_for(options), tuple(units))
+    ours = {c.requirement.id for c in checks}
+    elsewhere = tuple(rid for rid in everything if rid not in ours)
+    return RunPlan(
+        options, spec, schemas_of(spec), protocol_suite, tuple(checks), limits_for(options), tuple(units), elsewhere
+    )

@@ -110,6 +110,9 @@ def test_four_shards_merged_decide_what_one_process_decides(fault: str | None, t
     assert joined_keys == single_keys
     if fault is None:
         assert set(single.values()) == {"passed"}
+        # the merged report carries a certificate of its own, which verify accepts
+        code, output = finish(conformance("verify", "merged", cwd=tmp_path))
+        assert code == 0, output
     else:
         # what the fault breaks fails (a deep campaign may catch more of it than the self-check's
         # short runs declare: ns-accepts-invalid-input also fails NS-SCHEMA-006 here)
