@@ -35,6 +35,24 @@ class OutOfTime(BaseException):
     """The phase's time budget ran out: a BaseException, so Hypothesis neither catches nor shrinks it."""
 
 
+class TargetLost(BaseException):
+    """A request of a step stalled, was reset or broke (the ``TargetError`` is its cause): not
+    shrunk, since every replay would pay the same timeout again; the phase stops on it."""
+
+    def __init__(self, error: TargetError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Unshrunk(BaseException):
+    """A requirement broken in a sequence that met a stalled or broken stream: that sequence is its
+    minimal one (shrinking would replay the stall, a timeout per replay), so Hypothesis is passed by."""
+
+    def __init__(self, rid: str, message: str) -> None:
+        super().__init__(f"{rid}: {message}")
+        self.rid = rid
+
+
 @dataclass(slots=True)
 class Call:
     exchange: Exchange
@@ -85,8 +103,11 @@ class Session:
         self.first_failure: int | None = None
         """Sequences begun before the first violation of the run (the read of what the target
         held not counted)."""
+        self.stalled = False
+        """Whether a stream of the current sequence stalled or broke (its failures are not shrunk)."""
 
     def begin_example(self) -> None:
+        self.stalled = False
         self.calls = []
         self.client.log.clear()
         self.examples += 1
@@ -98,6 +119,8 @@ class Session:
         self.requests += 1
         try:
             response = self.client.request(method, path, **kwargs)
+        except TargetError as exc:
+            raise TargetLost(exc) from exc
         finally:
             exchange = self.client.log[-1] if self.client.log else None
             if exchange is not None:
@@ -135,6 +158,7 @@ class Session:
                             out.chunks.append(frame.value)
         except (TargetError, FrameError) as exc:
             out.error = str(exc)
+            self.stalled = self.stalled or isinstance(exc, TargetError)
         finally:
             if self.client.log:
                 self.calls.append(Call(self.client.log[-1], Window(start, time.time())))
@@ -156,6 +180,8 @@ class Session:
         self.found[rid] = Found(text, list(self.calls))  # the final (shrunk) replay overwrites
         if self.first_failure is None:
             self.first_failure = self.examples - 1
+        if self.stalled:
+            raise Unshrunk(rid, text)
         raise Violation(rid, text)
 
     def cannot_compare(self, rid: str, why: str) -> None:

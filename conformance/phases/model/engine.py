@@ -29,7 +29,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from specs.documents import Spec
 
 from ...check.http import Client, TargetError
-from ...check.model import Call, Found, Model, OutOfTime, Session, Violation
+from ...check.model import Call, Found, Model, OutOfTime, Session, TargetLost, Unshrunk, Violation
 from ...run.exampledb import keeping
 from ...run.shards import chunk_seed
 from ...verdicts.findings import FindingSet, digest, operation_of, reproducing
@@ -200,6 +200,8 @@ def run_model_phase(
     try:
         session.begin_example()
         session.ledger = model.prepare(session)
+    except TargetLost as exc:
+        tally.fatal = f"could not read what the target holds before the run: {exc.error}"
     except (TargetError, Violation, *OUTSIDE) as exc:
         # a verdict raised outside any requirement (an answer that is not JSON, say) decides the
         # phase's requirements with its message, never a traceback
@@ -240,7 +242,7 @@ def _run_range(
             db = database if runs == 1 else keeping(database)  # a muted requirement's saved failure stays
             run_state_machine_as_test(machine, settings=_settings(count, model.steps * step_factor, db))
             break  # no violation of any requirement still looked for
-        except Violation as exc:
+        except (Violation, Unshrunk) as exc:
             session.active.discard(exc.rid)
         except Flaky as exc:
             # the final replay did not fail again (the live state moved on): the smallest failing
@@ -259,6 +261,9 @@ def _run_range(
             part.stopped = "time budget of {budget} s for the model phase ran out"
             part.out_of_time = True
             session.active.difference_update(session.found)
+            break
+        except TargetLost as exc:
+            part.stopped = f"the target misbehaved: {exc.error}"
             break
         except (TargetError, *OUTSIDE) as exc:
             part.stopped = f"the target misbehaved: {exc}"

@@ -25,17 +25,21 @@ def toy_server(
     echo_breaks_at: int | None = None,
     gone_after: int | None = None,
     garbage_after: int | None = None,
+    stall_after: int | None = None,
+    served: list[int] | None = None,
 ) -> httpx.MockTransport:
     """A list of names; ``keep`` drops the oldest beyond that many, ``echo_breaks_at`` garbles echoes,
     ``gone_after`` refuses every connection after that many requests, ``garbage_after`` answers
     bodies that are not JSON (invalid UTF-8) after that many."""
     items: list[str] = ["held-before"]
-    served = [0]
+    served = served if served is not None else [0]
 
     def handle(request: httpx.Request) -> httpx.Response:
         served[0] += 1
         if gone_after is not None and served[0] > gone_after:
             raise httpx.ConnectError("connection refused", request=request)
+        if stall_after is not None and served[0] > stall_after:
+            raise httpx.ReadTimeout("timed out", request=request)  # what a stalled answer becomes
         if garbage_after is not None and served[0] > garbage_after:
             return httpx.Response(200, content=b"\xff\xfe{not json", headers={"Content-Type": "application/json"})
         if request.method == "POST":
@@ -132,3 +136,13 @@ def test_an_answer_that_is_not_json_decides_the_phase_with_its_message_never_a_t
         for rid in (LIST.id, ECHO.id):
             assert out[rid].status is Status.ERROR, out[rid].message
             assert words in out[rid].message and "response body is not valid JSON" in out[rid].message
+
+
+def test_a_stalled_request_is_not_replayed_by_shrinking() -> None:
+    """Each replay of a stalled call would cost the run another timeout: the phase stops at the
+    first stall, with the message, and sends nothing more."""
+    served = [0]
+    out = run(toy_server(stall_after=7, served=served), [LIST, ECHO])
+    assert served[0] == 8  # seven answered, the eighth stalled, no replay
+    for rid in (LIST.id, ECHO.id):
+        assert out[rid].status is Status.ERROR and "the target misbehaved" in out[rid].message, out[rid].message
