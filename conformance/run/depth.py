@@ -34,6 +34,9 @@ DEPTHS = {
     )
 }
 DEFAULT = DEPTHS["default"]
+INDEPENDENT_DEPTHS = ("deep", "soak")
+"""The depths meant to be sharded: each unit of work draws its cases on its own (no values fed from
+other operations' answers), so N shards draw exactly the single run's cases (docs/usage.md)."""
 
 
 def model_sequences(max_examples: int) -> int:

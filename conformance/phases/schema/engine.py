@@ -24,6 +24,7 @@ from specs.documents import Spec
 from ...check.context import Context
 from ...check.curl import curl_command
 from ...check.http import _preview
+from ...run.depth import INDEPENDENT_DEPTHS
 from ...run.events import CaseFinished, Event, StageStarted
 from ...run.exampledb import hypothesis_default
 from ...run.plan import RunPlan
@@ -154,6 +155,7 @@ def schemathesis_config(
     expected_statuses: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
     units: Collection[str] | None = None,
     keep_examples: bool = False,
+    independent_units: bool = False,
 ) -> dict[str, Any]:
     """The phase's schemathesis configuration (the keys of ``schemathesis.toml``). A function of its
     own so that the schemathesis CLI can be run on exactly the same settings (bench/suite_throughput)."""
@@ -182,7 +184,18 @@ def schemathesis_config(
         # profile holds it, run/exampledb.py): the same seed against the same target must give the
         # same verdicts, whatever earlier runs left in ./.hypothesis.
         "generation": {"max-examples": max_examples, "mode": "all", **({} if keep_examples else {"database": "none"})},
-        "phases": {"stateful": {"enabled": units is None or STATEFUL in units}},
+        "phases": {
+            "stateful": {"enabled": units is None or STATEFUL in units},
+            # schemathesis feeds values from earlier answers into later operations' cases, so a
+            # unit's draws would depend on which units its process ran before it: a campaign meant
+            # to be sharded draws each unit on its own (the suite's known_path_values still names
+            # resources that exist), and its shards draw exactly the single run's cases
+            **(
+                {stage: {"extra-data-sources": {"responses": False}} for stage in SCHEMA_STAGES}
+                if independent_units
+                else {}
+            ),
+        },
         "checks": checks,
         # explore past a failing check: a second bug on the same operation is a finding too
         "continue-on-failure": True,
@@ -260,6 +273,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
         expected_statuses=protocol_suite.schema_expected_statuses,
         units=None if plan.options.shard.whole else plan.units_of("schema"),
         keep_examples=state.database is not None,
+        independent_units=plan.options.depth in INDEPENDENT_DEPTHS,
     )
     # a stream labelled as its protocol's servers label it (NeuroSan's application/json-lines) is
     # the documented stream, not an undocumented content type
