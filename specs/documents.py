@@ -251,25 +251,17 @@ class Spec:
             raise SpecError(self.path, f"openapi-core cannot load it: {exc}") from exc
 
     def schemathesis_document(
-        self,
-        *,
-        server: str | None = None,
-        media_aliases: Mapping[str, Sequence[str]] | None = None,
-        path_examples: Mapping[str, str] | None = None,
+        self, *, server: str | None = None, media_aliases: Mapping[str, Sequence[str]] | None = None
     ) -> dict[str, Any]:
         """A copy of the document as the property-based phase hands it to schemathesis. ``server``
         replaces the document's servers: a target's base URL already carries the base path.
         ``media_aliases`` maps an operationId to media types that label the same body as its
         documented 2xx one (a stream the document calls application/json that servers send as
-        json-lines). ``path_examples`` maps a path parameter's name to a value naming something the
-        target holds, given to every such parameter as its example (one without an example of its
-        own), so that the examples schemathesis sends first reach the operation."""
+        json-lines)."""
         raw = copy.deepcopy(self.raw)
         if server is not None:
             raw["servers"] = [{"url": server}]
         for op in Spec(self.info, self.path, raw, self.profile).operations():
-            for name, value in (path_examples or {}).items():
-                _give_example(raw, op.definition, op.path, name, value)
             aliases = (media_aliases or {}).get(op.operation_id, ())
             responses = op.definition.get("responses", {})
             for status in [s for s in responses if aliases and str(s).startswith("2")]:
@@ -286,34 +278,18 @@ class Spec:
         *,
         server: str | None = None,
         media_aliases: Mapping[str, Sequence[str]] | None = None,
-        path_examples: Mapping[str, str] | None = None,
     ) -> Any:
         """A fresh schemathesis schema (each run configures its own copy) of
         ``schemathesis_document``, with an optional schemathesis configuration (the keys of
         schemathesis.toml)."""
         import schemathesis
 
-        raw = self.schemathesis_document(server=server, media_aliases=media_aliases, path_examples=path_examples)
+        raw = self.schemathesis_document(server=server, media_aliases=media_aliases)
         try:
             settings = schemathesis.Config.from_dict(dict(config)) if config is not None else None
             return schemathesis.openapi.from_dict(raw, config=settings)
         except Exception as exc:
             raise SpecError(self.path, f"schemathesis cannot load it: {exc}") from exc
-
-
-def _give_example(raw: dict[str, Any], operation: Mapping[str, Any], path: str, name: str, value: str) -> None:
-    """``value`` as the example of the path parameter ``name`` of one operation (declared on the
-    operation or its path item), inlined so that a parameter shared through $ref is left alone."""
-    item = raw["paths"][path]
-    for holder in (operation, item):
-        params = holder.get("parameters") or []
-        for n, param in enumerate(params):
-            resolved = resolve_ref(raw, param)
-            if resolved.get("in") == "path" and resolved.get("name") == name:
-                if "example" in resolved or "examples" in resolved:
-                    return
-                params[n] = {**copy.deepcopy(resolved), "example": value}
-                return
 
 
 def resolve_ref(document: Mapping[str, Any], node: Any) -> Any:

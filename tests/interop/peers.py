@@ -198,13 +198,15 @@ class CliRun:
         not_verified: set[str],
         either: frozenset[str] = frozenset(),
         blocked: frozenset[str] = frozenset(),
+        advice: frozenset[str] = frozenset(),
     ) -> None:
         """The snapshot of a real server: any change means the suite or the server changed.
 
         ``either``: requirements whose verdict depends on the server's own state between runs (each
         named with its reason where the snapshot is declared); they must pass or fail, nothing else,
         and the report must name each of them as state-dependent: a reader of the report alone must
-        know which verdicts a second run may move."""
+        know which verdicts a second run may move. ``advice``: practice requirements the server does
+        not follow (never a failure)."""
         unnamed = either - self.state_dependent
         assert not unnamed, f"the report does not say these depend on the server's state: {sorted(unnamed)}"
         for rid in either:
@@ -214,8 +216,15 @@ class CliRun:
             "failed": self.ids("failed") - either,
             "not verified": self.ids("skipped") - either,
             "blocked": self.ids("blocked") - either,
+            "advice": self.ids("advice") - either,
         }
-        expected = {"passed": passed, "failed": failed, "not verified": not_verified, "blocked": set(blocked)}
+        expected = {
+            "passed": passed,
+            "failed": failed,
+            "not verified": not_verified,
+            "blocked": set(blocked),
+            "advice": set(advice),
+        }
         changed = {rid for kind in got for rid in got[kind] ^ expected[kind]}
         assert got == expected, {rid: f"{self.statuses.get(rid)}: {self.messages.get(rid)}" for rid in changed}
 

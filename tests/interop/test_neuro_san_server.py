@@ -81,12 +81,12 @@ NOT_VERIFIED = {
 }
 
 # --profile upstream adds GET /api/v1/list to the document: schemathesis links its agent_name to the
-# agent paths, so generated requests reach mock_echo and find two more deviations.
-UPSTREAM_FAILED = FAILED | {
-    "NS-SCHEMA-006",  # a chat_context whose chat_histories holds a number: 200, a stream of one `{}`
-}
-# NS-SCHEMA-001 (a body that is not UTF-8 is a 500 page, reproduced by hand) was met by seed 0's draws
-# before the cases also named the discovered agent; the draws that do so no longer produce such a body.
+# agent paths, so more generated requests reach mock_echo.
+UPSTREAM_FAILED = FAILED
+# Two deviations that only some draws meet, both still there by hand (docs/interop-neuro-san.md):
+# NS-SCHEMA-001 (a body that is not UTF-8 is a 500 page) was met by seed 0's draws before the cases
+# also named the discovered agent; NS-SCHEMA-006 (a chat_context whose chat_histories holds a number
+# is answered 200, a stream of one `{}`) by seed 0's draws until 2026-12-02. Neither is drawn now.
 UPSTREAM_PASSED = PASSED - UPSTREAM_FAILED
 
 

@@ -349,17 +349,3 @@ def test_a_validated_document_is_remembered_by_its_content_only(
     message = _error(_write(tmp_path, "changed.json", changed))  # other content: validated, refused
     assert "not a valid OpenAPI 3.1.0 document" in message
     assert len(list(markers.iterdir())) == 1  # and it left no marker
-
-
-def test_path_examples_name_what_the_target_holds_in_schemathesis_copy_only() -> None:
-    """A value the target holds becomes each such path parameter's example (what schemathesis
-    sends first), in the copy only; a parameter with an example of its own keeps it."""
-    spec = load("neuro-san")
-    raw = spec.schemathesis_document(path_examples={"agent_name": "hello_world"})
-    for path in ("/api/v1/{agent_name}/connectivity", "/api/v1/{agent_name}/function"):
-        [param] = raw["paths"][path]["get"]["parameters"]
-        assert param["example"] == "hello_world"
-    assert "example" not in spec.raw["paths"]["/api/v1/{agent_name}/function"]["get"]["parameters"][0]
-    sgr = load("sgr-agent-core").schemathesis_document(path_examples={"agent_id": "x"})
-    [shared] = sgr["paths"]["/agents/{agent_id}"]["parameters"]
-    assert load("sgr-agent-core").resolve(shared)["example"] != "x"  # its own example stands
