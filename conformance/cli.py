@@ -15,6 +15,7 @@ from typing import NoReturn
 from specs.documents import PROTOCOLS, SpecError, load
 
 from . import __version__, config
+from .check.guard import STOPPED_ANSWERING
 from .proxy import cli as proxy_cli
 from .run.depth import DEPTHS
 from .run.events import EventHandler
@@ -273,6 +274,8 @@ def _run_protocols(
                 )
             if result.fatal:
                 print(f"{pid}: {result.fatal}", file=sys.stderr)
+            elif result.stopped == STOPPED_ANSWERING:  # what it did, once, beside the verdicts that say so
+                print(f"{pid}: {STOPPED_ANSWERING}: {result.stats.get('stopped_answering', '')}", file=sys.stderr)
             worst = max(worst, result.exit_code)
             if result.stopped == "interrupted" and not interrupted_by:
                 interrupted_by = pid

@@ -20,6 +20,7 @@ from typing import Any
 from specs.documents import protocol
 
 from . import __version__
+from .check.guard import STOPPED_ANSWERING, Routes, StallGuard
 from .phases import PHASES, Phase, RunState, TargetUnusable
 from .run.budget import Budget
 from .run.events import (
@@ -167,11 +168,19 @@ def run(
                 result.base_url = opts.base_url
                 if not options.base_url:
                     result.target = f"embedded reference mock ({opts.base_url})"
-                state = RunState(result, ledger, watchdog, emit, budget, {} if memo is None else memo)
+                guard = StallGuard(
+                    Routes(the_plan.spec, opts.base_url), lambda why: watchdog.stop(STOPPED_ANSWERING, why)
+                )
+                state = RunState(result, ledger, watchdog, emit, budget, guard, {} if memo is None else memo)
                 state.database = example_database(the_plan)
                 try:
                     run_phases(the_plan.at(opts), state, phases)
+                    watchdog.check()  # the last phase's check may have found the target lost
                 finally:
+                    if guard.counts:
+                        result.stats["stalled_routes"] = guard.summary()
+                    if guard.lost:
+                        result.stats["stopped_answering"] = guard.lost
                     if not options.shard.whole:
                         result.shard = {
                             "shard": str(options.shard),

@@ -19,6 +19,7 @@ Behaviours (``BEHAVIOURS``):
 - ``invalid_json``: a complete 200 body that is truncated JSON (one SSE event for an SSE target).
 - ``redirect_loop``: ``302`` to the very same URL, forever.
 - ``rate_limited`` / ``unavailable``: ``429`` / ``503`` with ``Retry-After`` on everything.
+- ``html_error``: a ``502`` HTML page, as a reverse proxy in front of a dead server sends.
 - ``garbage``: a reply that is not HTTP at all, then close.
 - ``trickle``: a 200 whose body arrives one byte every ``TRICKLE_S`` (each read is quick; the
   whole exchange never ends).
@@ -28,6 +29,8 @@ With ``healthy_root=True`` a ``GET /`` gets a quick, well-formed ``404`` so the 
 passes and the misbehaviour is met by the checks themselves; otherwise the root misbehaves too.
 ``canned`` maps ``"METHOD /path"`` to a well-formed JSON answer ``(status, body)``, so a protocol's
 preamble (discovering an agent, say) succeeds and the misbehaviour is met where it matters.
+``hostile`` (a regular expression) limits the misbehaviour to the paths it matches whole; any
+other request that nothing canned answers gets a quick JSON ``404``.
 ``frame`` is the one frame streaming behaviours send (a line of NDJSON by default; pass an SSE
 ``data:`` block for SSE targets).
 """
@@ -37,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import struct
 from http import HTTPStatus
@@ -66,6 +70,7 @@ BEHAVIOURS = (
     "redirect_loop",
     "rate_limited",
     "unavailable",
+    "html_error",
     "garbage",
     "trickle",
     "slow",
@@ -108,11 +113,13 @@ class HostileServer(ServerThread):
         frame: bytes = NDJSON_FRAME,
         content_type: str = "application/json",
         canned: dict[str, tuple[int, object]] | None = None,
+        hostile: str | None = None,
     ) -> None:
         if behaviour not in BEHAVIOURS:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         super().__init__()
         self.behaviour = behaviour
+        self.hostile = re.compile(hostile) if hostile is not None else None
         self.canned = {k: (status, json.dumps(body).encode()) for k, (status, body) in (canned or {}).items()}
         if healthy_root:
             self.canned.setdefault("GET /", (404, b'{"message": "Not Found"}'))
@@ -190,7 +197,10 @@ class HostileServer(ServerThread):
             elif headers.get("transfer-encoding", "").lower() == "chunked":
                 await self._drain_chunked(reader)
             self.requests.append(f"{method} {target}")
-            answer = self.canned.get(f"{method} {target.split('?', 1)[0]}")
+            path = target.split("?", 1)[0]
+            answer = self.canned.get(f"{method} {path}")
+            if answer is None and self.hostile is not None and not self.hostile.fullmatch(path):
+                answer = (404, b'{"message": "Not Found"}')
             if answer is not None:
                 status, body = answer
                 writer.write(
@@ -258,6 +268,15 @@ class HostileServer(ServerThread):
                     {"Retry-After": "3600", "Content-Type": "application/json", "Content-Length": str(len(body))},
                 )
                 + body
+            )
+            await writer.drain()
+        elif b == "html_error":
+            body = (
+                b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+                b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+            )
+            writer.write(
+                _head("502 Bad Gateway", {"Content-Type": "text/html", "Content-Length": str(len(body))}) + body
             )
             await writer.drain()
         elif b == "trickle":

@@ -21,6 +21,7 @@ from ..verdicts.results import Blocked as Blocked  # the verdict exceptions, re-
 from ..verdicts.results import CheckFailed as CheckFailed
 from ..verdicts.results import Exchange
 from ..verdicts.results import NotVerified as NotVerified
+from .guard import StallGuard
 from .http import Client, Limits, Response, StreamingResponse, TargetError
 from .streams import Frame, FrameError, ndjson_frames, sse_events
 
@@ -63,6 +64,8 @@ class Context:
     options: CheckOptions
     limits: Limits
     memo_store: dict[str, Any] = field(default_factory=dict)
+    guard: StallGuard | None = None
+    """The run's stall guard, told by every client of the check (check/guard.py)."""
     client: Client = field(init=False)
     _clients: list[Client] = field(default_factory=list, init=False)
     _setup: list[str | None] = field(default_factory=list, init=False)
@@ -78,7 +81,7 @@ class Context:
 
     def new_client(self) -> Client:
         headers = {"Authorization": f"Bearer {self.options.token}"} if self.options.token else {}
-        client = Client(self.base_url, self.limits, headers=headers)
+        client = Client(self.base_url, self.limits, headers=headers, guard=self.guard)
         self._clients.append(client)
         return client
 

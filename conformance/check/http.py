@@ -12,24 +12,40 @@ import ssl
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
 from ..verdicts.results import CheckFailed, Exchange
 from .curl import curl_command
+from .guard import STALLS_PER_ROUTE, StallGuard
 
 EVIDENCE_BODY_CHARS = 4000
 
 
 class TargetError(Exception):
-    """The target failed at the transport level: unreachable, stalled, reset, oversized."""
+    """The target failed at the transport level: unreachable, stalled, reset, oversized.
+    ``stalled``: the exchange cost its bound (a timeout, the stream budget, the byte cap)."""
 
-    def __init__(self, message: str, unreachable: bool = False) -> None:
+    def __init__(self, message: str, unreachable: bool = False, *, stalled: bool = False) -> None:
         super().__init__(message)
         self.unreachable = unreachable
+        self.stalled = stalled
+        self.told = False
+        """Whether the run's guard heard of it (a stream tells it where it breaks)."""
+
+
+def _tell(guard: StallGuard | None, route: str, error: TargetError) -> None:
+    """Tell the run's guard an exchange got no whole answer (once per error)."""
+    if guard is None or error.told:
+        return
+    error.told = True
+    if error.stalled:
+        guard.stalled(route, str(error))
+    else:
+        guard.unanswered(route, str(error))
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +56,20 @@ class Limits:
     stream_seconds: float = 30.0
     """Whole-stream budget for streaming responses."""
     max_frames: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    """One exchange's bounds: the client's, or shorter for a route that stalled twice already."""
+
+    limits: Limits
+    route: str
+    """Its route, as the run's guard names it ("" without a guard)."""
+    note: str = ""
+    """Said after a stall met within shortened bounds."""
+
+    def stall(self, message: str) -> TargetError:
+        return TargetError(message + self.note, stalled=True)
 
 
 @dataclass(slots=True)
@@ -87,9 +117,11 @@ def _describe(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
     if isinstance(exc, httpx.ConnectError):
         return TargetError(f"cannot connect to {url}: {exc}", unreachable=True)
     if isinstance(exc, httpx.ConnectTimeout):
-        return TargetError(f"connecting to {url} timed out after {timeout:g} s", unreachable=True)
+        return TargetError(f"connecting to {url} timed out after {timeout:g} s", unreachable=True, stalled=True)
     if isinstance(exc, httpx.ReadTimeout):
-        return TargetError(f"{url} sent nothing for {timeout:g} s (stalled)")
+        return TargetError(f"{url} sent nothing for {timeout:g} s (stalled)", stalled=True)
+    if isinstance(exc, httpx.TimeoutException):  # a write or the pool: the bound was paid all the same
+        return TargetError(f"{url}: {type(exc).__name__} after {timeout:g} s", stalled=True)
     if isinstance(exc, httpx.RemoteProtocolError):
         return TargetError(f"{url} broke the HTTP exchange: {exc or 'connection closed or reset'}")
     if isinstance(exc, httpx.ReadError | httpx.WriteError):
@@ -106,7 +138,11 @@ def _tls() -> ssl.SSLContext:
 
 
 class Client:
-    """Synchronous, bounded, evidence-recording. One per check; exchanges land in ``self.log``."""
+    """Synchronous, bounded, evidence-recording. One per check; exchanges land in ``self.log``.
+
+    With the run's ``guard`` (check/guard.py), a request to a route that stalled twice, or to a
+    target that stopped answering, is not sent (``TargetError`` at once, the exchange recorded with
+    why), and every exchange tells the guard how it ended."""
 
     def __init__(
         self,
@@ -114,11 +150,13 @@ class Client:
         limits: Limits,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
+        guard: StallGuard | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.limits = limits
         self.default_headers = dict(headers or {})
         self.log: list[Exchange] = []
+        self.guard = guard
         t = limits.timeout
         self._http = httpx.Client(
             timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
@@ -162,31 +200,35 @@ class Client:
         **kwargs: Any,
     ) -> Response:
         """``kwargs`` are httpx's: json=, content=, files=, data=, params=."""
-        with self._open(method, path, headers, auth, kwargs, False) as (resp, exchange, started):
+        with self._open(method, path, headers, auth, kwargs, False) as (resp, exchange, started, bound):
             url = str(resp.request.url)
-            cap = self.limits.max_body_bytes
+            cap = bound.limits.max_body_bytes
             announced = resp.headers.get("content-length", "")
             if announced.isdigit() and int(announced) > cap:
                 raise TargetError(
-                    f"{url}: response body of {announced} bytes (Content-Length) exceeds the {cap}-byte cap"
+                    f"{url}: response body of {announced} bytes (Content-Length) exceeds the {cap}-byte cap",
+                    stalled=True,
                 )
-            deadline = started + self.limits.timeout
+            timeout = bound.limits.timeout
+            deadline = started + timeout
             chunks: list[bytes] = []
             size = 0
             try:
                 for chunk in _raw_chunks(resp):
                     size += len(chunk)
                     if size > cap:
-                        raise TargetError(f"{url}: response body exceeds the {cap}-byte cap")
+                        raise TargetError(f"{url}: response body exceeds the {cap}-byte cap", stalled=True)
                     if time.monotonic() > deadline:
-                        raise TargetError(f"{url}: response not complete after {self.limits.timeout:g} s (trickling)")
+                        raise bound.stall(f"{url}: response not complete after {timeout:g} s (trickling)")
                     chunks.append(chunk)
             except httpx.ReadTimeout:  # headers arrived, then the body stopped
-                raise TargetError(
+                raise bound.stall(
                     f"{url} stalled mid-body: HTTP {resp.status_code} and {size} body bytes, "
-                    f"then nothing for {self.limits.timeout:g} s"
+                    f"then nothing for {timeout:g} s"
                 ) from None
             body = b"".join(chunks)
+            if self.guard is not None:
+                self.guard.complete(bound.route)
         exchange.response_body = _preview(body)
         exchange.record_answer(body)
         return Response(resp.status_code, resp.headers, body, exchange)
@@ -200,25 +242,49 @@ class Client:
         auth: str | None,
         kwargs: dict[str, Any],
         stream: bool,
-    ) -> Iterator[tuple[httpx.Response, Exchange, float]]:
-        """Send, record the exchange as evidence, and turn every transport failure into TargetError."""
+    ) -> Iterator[tuple[httpx.Response, Exchange, float, _Bound]]:
+        """Send, record the exchange as evidence, and turn every transport failure into TargetError
+        (told to the run's guard, which may refuse the request, or shorten its wait)."""
         request = self._build(method, path, headers, auth, **kwargs)
         exchange = self._record(request, stream)
+        bound = self._bound(request, exchange)
         started = time.monotonic()
         try:
             with closing(self._http.send(request, stream=True)) as resp:
                 exchange.status = resp.status_code
                 exchange.response_headers = dict(resp.headers)
-                yield resp, exchange, started
+                yield resp, exchange, started, bound
         except httpx.HTTPError as exc:
-            error = _describe(exc, str(request.url), self.limits.timeout)
+            error = _describe(exc, str(request.url), bound.limits.timeout)
+            if error.stalled and bound.note:
+                error = TargetError(f"{error}{bound.note}", error.unreachable, stalled=True)
             exchange.error = str(error)
+            _tell(self.guard, bound.route, error)
             raise error from None
         except TargetError as error:
             exchange.error = str(error)
+            _tell(self.guard, bound.route, error)
             raise
         finally:
             exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+
+    def _bound(self, request: httpx.Request, exchange: Exchange) -> _Bound:
+        """The exchange's bounds, as the run's guard sees its route: refused when the target stopped
+        answering, waited on briefly when the route stalled twice already."""
+        if self.guard is None:
+            return _Bound(self.limits, "")
+        route = self.guard.route(str(request.url))
+        refusal = self.guard.refusal(route, generated=False)
+        if refusal:
+            exchange.error, exchange.elapsed_ms = refusal, 0.0
+            raise TargetError(refusal)
+        wait = self.guard.wait(route, self.limits.timeout)
+        if wait >= self.limits.timeout:
+            return _Bound(self.limits, route)
+        request.extensions["timeout"] = httpx.Timeout(wait).as_dict()
+        limits = replace(self.limits, timeout=wait, stream_seconds=min(wait, self.limits.stream_seconds))
+        note = f" ({route} stalled {STALLS_PER_ROUTE} times before, so it was waited on {wait:g} s, not the timeout)"
+        return _Bound(limits, route, note)
 
     def get(self, path: str, **kwargs: Any) -> Response:
         return self.request("GET", path, **kwargs)
@@ -242,14 +308,22 @@ class Client:
         auth: str | None = None,
         **kwargs: Any,
     ) -> Iterator[StreamingResponse]:
-        with self._open(method, path, headers, auth, kwargs, True) as (resp, exchange, started):
-            yield StreamingResponse(resp, exchange, self.limits, started)
+        with self._open(method, path, headers, auth, kwargs, True) as (resp, exchange, started, bound):
+            yield StreamingResponse(resp, exchange, bound.limits, started, self.guard, bound)
 
 
 class StreamingResponse:
     """Chunks as they arrive, bounded by the stream budget and the byte cap; keeps a transcript."""
 
-    def __init__(self, resp: httpx.Response, exchange: Exchange, limits: Limits, started: float) -> None:
+    def __init__(
+        self,
+        resp: httpx.Response,
+        exchange: Exchange,
+        limits: Limits,
+        started: float,
+        guard: StallGuard | None = None,
+        bound: _Bound | None = None,
+    ) -> None:
         self.status = resp.status_code
         self.headers = resp.headers
         self._resp = resp
@@ -258,6 +332,8 @@ class StreamingResponse:
         self._limits = limits
         self._deadline = started + limits.stream_seconds
         self._transcript = bytearray()
+        self._guard = guard
+        self._bound = bound or _Bound(limits, "")
 
     @property
     def content_type(self) -> str:
@@ -276,15 +352,24 @@ class StreamingResponse:
                     f"... [{size - len(self._transcript)} more characters]" if size > len(self._transcript) else ""
                 )
                 if size > self._limits.max_body_bytes:
-                    raise TargetError(f"stream exceeds {self._limits.max_body_bytes} bytes")
+                    raise TargetError(f"stream exceeds {self._limits.max_body_bytes} bytes", stalled=True)
                 if time.monotonic() > self._deadline:
-                    raise TargetError(f"stream still open after {self._limits.stream_seconds:g} s")
+                    raise self._bound.stall(f"stream still open after {self._limits.stream_seconds:g} s")
                 yield chunk
             self._exchange.stream_ended = True
+            if self._guard is not None:
+                self._guard.complete(self._bound.route)
         except httpx.ReadTimeout:
-            raise TargetError(f"stream stalled: nothing received for {self._limits.timeout:g} s") from None
+            self._fail(self._bound.stall(f"stream stalled: nothing received for {self._limits.timeout:g} s"))
         except httpx.HTTPError as exc:
-            raise TargetError(f"stream broke: {exc or type(exc).__name__}") from None
+            self._fail(TargetError(f"stream broke: {exc or type(exc).__name__}"))
+        except TargetError as error:
+            self._fail(error)
+
+    def _fail(self, error: TargetError) -> NoReturn:
+        """Tell the run's guard here: a check may catch the error before the client sees it."""
+        _tell(self._guard, self._bound.route, error)
+        raise error from None
 
     def read(self) -> bytes:
         return b"".join(self.chunks())

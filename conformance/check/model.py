@@ -73,6 +73,11 @@ class Streamed:
     body: bytes = b""
     """The whole answer when it was not a 200 stream (an error Status, say)."""
 
+    @property
+    def answer(self) -> str:
+        """What came back, in a few words: its status, or why there was none."""
+        return f"HTTP {self.status}" if self.status else f"no answer: {self.error}"
+
 
 @dataclass(slots=True)
 class Found:

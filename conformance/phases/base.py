@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..check.guard import StallGuard
 from ..run.budget import Budget
 from ..run.events import Event
 from ..run.ledger import Ledger
@@ -34,6 +35,9 @@ class RunState:
     emit: Callable[[Event], None]
     budget: Budget
     """The run's time budget (the runner's): each phase that bounds itself takes its share here."""
+    guard: StallGuard = field(default_factory=StallGuard)
+    """The run's stall guard (check/guard.py): every phase's clients tell it how each exchange
+    ended and ask it before sending; the runner stops the run when it finds the target lost."""
     memo: dict[str, object] = field(default_factory=dict)
     """The checks' shared setup (kept across runs against one target by the pytest plugin)."""
     database: Any = None

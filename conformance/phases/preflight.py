@@ -16,6 +16,7 @@ from typing import Any
 
 from specs.documents import Spec
 
+from ..check.guard import StallGuard
 from ..check.http import Client, Limits, Response, TargetError
 from ..check.signature import UNKNOWN, Signature
 from ..run.options import RunOptions
@@ -37,7 +38,7 @@ class Preflight:
     def run(self, plan: RunPlan, state: RunState) -> Iterable[RequirementResult]:
         options = plan.options
         token = options.token if plan.suite.needs_auth else None
-        problem = preflight(options, plan.limits, plan.spec, token, plan.suite.signatures)
+        problem = preflight(options, plan.limits, plan.spec, token, plan.suite.signatures, state.guard)
         if problem:
             raise TargetUnusable(problem)
         return ()
@@ -49,10 +50,12 @@ def preflight(
     spec: Spec | None = None,
     token: str | None = None,
     signatures: Sequence[Signature] = (),
+    guard: StallGuard | None = None,
 ) -> str | None:
     """None when something answers HTTP at the base URL and, given the document, answers as a
-    server of its protocol (or may: an open answer), else why not."""
-    client = Client(options.base_url, limits)
+    server of its protocol (or may: an open answer), else why not. ``guard``: the run's stall
+    guard, told how each probe ended (a route that stalled here stalls in the phases too)."""
+    client = Client(options.base_url, limits, guard=guard)
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         client.get("/")

@@ -29,7 +29,7 @@ class ScenarioPhase:
         for n, check in enumerate(checks, 1):
             state.watchdog.check()  # a stopped run starts no further check
             state.emit(RequirementStarted(check.requirement, n, len(checks)))
-            yield run_check(check, Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo))
+            yield run_check(check, Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo, state.guard))
 
 
 def run_check(check: Check, ctx: Context) -> RequirementResult:

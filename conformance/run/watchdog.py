@@ -1,15 +1,19 @@
 """The one place a run is stopped: interrupts (SIGINT/SIGTERM), the time budget, and exchanges
 that outlive their bound.
 
-A ``Watchdog`` is active for a whole run. Stopping it (a signal, or a deadline it watches from its
-own thread) does three things at once: it records why (``interrupted`` or ``budget``), it ends every
+A ``Watchdog`` is active for a whole run. Stopping it (a signal, a deadline it watches from its
+own thread, or the run's stall guard finding the target stopped answering, ``stop``) does three
+things at once: it records why (``interrupted``, ``budget``, ``STOPPED_ANSWERING``), it ends every
 exchange in flight by shutting down the sockets the property-based phase's worker threads read
 from, and it makes the main thread raise ``RunStopped`` (a signal handler raises it, which also
 breaks a blocking read there). A phase that can wind down by itself (schemathesis, told through
 its stop event) marks itself ``graceful`` and is left to finish instead of being raised into.
 
-The runner turns ``RunStopped`` into "not verified (interrupted)" or "not verified (budget)" for
-every requirement not decided yet; nothing unfinished is ever reported passed.
+The runner turns ``RunStopped`` into "not verified (interrupted)", "not verified (budget)" or
+"not verified (the target stopped answering)" for every requirement not decided yet; nothing
+unfinished is ever reported passed. A stop that is not a signal reaches the main thread at its next
+``check()`` (between checks and phases), or through what it stopped (the guard refuses every
+further request).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
+
+from ..check.guard import STOPPED_ANSWERING as STOPPED_ANSWERING  # the third kind: the guard stops a run
 
 INTERRUPTED, BUDGET = "interrupted", "budget"
 _WAKE = signal.SIGUSR1
@@ -71,6 +77,9 @@ class Watchdog:
         self._thread: threading.Thread | None = None
         self._main = threading.get_ident() if threading.current_thread() is threading.main_thread() else None
         self._saved: dict[int, Any] = {}
+        self._delivered = False
+        """Whether the main thread was raised into already: the wake-up signal may arrive after it
+        saw the stop by itself (``check``), and must not raise a second time while the run closes."""
 
     # lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> Watchdog:
@@ -125,9 +134,18 @@ class Watchdog:
             with self._lock:
                 self._sections.remove(section)
 
+    @property
+    def cutting(self) -> bool:
+        """Whether the run (stopped) or a graceful block's own budget is ending the exchanges in
+        flight: what they then fail with is not the target's doing."""
+        with self._lock:
+            return self.stopped is not None or any(s.cut for s in self._sections)
+
     def check(self) -> None:
         """Raise ``RunStopped`` if the run was stopped (for code between exchanges)."""
         if self.stopped is not None:
+            if threading.get_ident() == self._main:
+                self._delivered = True
             raise self.stopped
 
     @contextmanager
@@ -175,7 +193,8 @@ class Watchdog:
             self._stop(RunStopped(INTERRUPTED, f"interrupted by {signal.Signals(signum).name}"))
             # a second Ctrl-C ends the process the ordinary way
             signal.signal(signal.SIGINT, signal.default_int_handler)
-        if self.stopped is not None and not self._sections:
+        if self.stopped is not None and not self._sections and not self._delivered:
+            self._delivered = True
             raise self.stopped
 
     def _watch(self) -> None:

@@ -28,6 +28,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from specs.documents import Spec
 
+from ...check.guard import STOPPED_ANSWERING
 from ...check.http import Client, TargetError
 from ...check.model import Call, Found, Model, OutOfTime, Session, TargetLost, Unshrunk, Violation
 from ...run.exampledb import keeping
@@ -88,6 +89,9 @@ class ModelTally:
     out_of_time: bool = False
     """The budget cut the phase short: what it had not failed yet is not verified, never passed."""
     fatal: str = ""
+    lost: str = ""
+    """The run's stall guard found the target stopped answering during the phase (why): what the
+    phase had not failed yet is not verified, never passed."""
     first_failure: int | None = None
     """Sequences begun up to the first failure (shrinking's replays not counted): what an example
     database that replays a failure first makes small."""
@@ -108,6 +112,7 @@ class ModelTally:
             "stopped": self.stopped,
             "out_of_time": self.out_of_time,
             "fatal": self.fatal,
+            "lost": self.lost,
             "first_failure": self.first_failure,
         }
 
@@ -130,6 +135,7 @@ class ModelTally:
         self.stopped = self.stopped or data["stopped"]
         self.out_of_time = self.out_of_time or data["out_of_time"]
         self.fatal = self.fatal or data["fatal"]
+        self.lost = self.lost or data.get("lost", "")
         if self.first_failure is None:
             self.first_failure = data["first_failure"]
 
@@ -139,7 +145,7 @@ class ModelTally:
             "model_sequences": self.sequences,
             "model_requests": self.requests,
             "model_seconds": round(self.seconds, 2),
-            "model_stopped": self.stopped or self.fatal,
+            "model_stopped": self.lost or self.stopped or self.fatal,
             "model_first_failure": self.first_failure,
         }
 
@@ -216,6 +222,8 @@ def run_model_phase(
         tally.stopped = tally.stopped.replace("{budget}", f"{budget_s:g}")
         if tally.stopped and not tally.out_of_time:
             break  # the target misbehaved, or a failure named nothing: the phase is not trusted further
+    if client.guard is not None and client.guard.lost:
+        tally.lost = client.guard.lost  # what stopped the phase was the target, gone: not a verdict on it
     tally.seconds = time.monotonic() - started
     tally.sequences, tally.requests = session.examples, session.requests
     tally.first_failure = session.first_failure
@@ -314,6 +322,9 @@ def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> li
                     req, Status.FAILED, failure["message"], evidence, seconds, compared, findings=findings
                 )
             )
+        elif tally.lost:
+            message = f"not verified ({STOPPED_ANSWERING}): {tally.lost}, after {compared} comparisons held"
+            results.append(RequirementResult(req, Status.SKIPPED, message, [], seconds, compared))
         elif tally.out_of_time and not fatal:
             message = f"not verified (budget): the {stopped} after {compared} comparisons held"
             results.append(RequirementResult(req, Status.SKIPPED, message, [], seconds, compared))

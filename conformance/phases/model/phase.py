@@ -30,7 +30,7 @@ class ModelPhase:
         for n, req in enumerate(requirements, 1):
             state.emit(RequirementStarted(req, n, len(requirements)))
         opts = plan.options
-        client = Client(opts.base_url, plan.limits, headers=plan.auth_headers)
+        client = Client(opts.base_url, plan.limits, headers=plan.auth_headers, guard=state.guard)
         try:
             results, tally = run_model_phase(
                 model,

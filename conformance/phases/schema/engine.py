@@ -30,12 +30,12 @@ from ...run.exampledb import hypothesis_default
 from ...run.plan import RunPlan
 from ...run.schema_requirements import SCHEMA_CHECKS
 from ...run.shards import SCHEMA_STAGES, STATEFUL
-from ...run.watchdog import BUDGET, INTERRUPTED
+from ...run.watchdog import BUDGET, INTERRUPTED, STOPPED_ANSWERING
 from ...verdicts.findings import FindingSet
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import Exchange, Finding, RequirementResult, Status
 from ..base import RunState
-from .stalls import StallLedger, stall_guard
+from .stalls import stall_guard
 
 
 @dataclass
@@ -234,7 +234,7 @@ def known_path_values(plan: RunPlan, state: RunState) -> Mapping[str, tuple[str,
     ask = plan.suite.known_path_values
     if ask is None:
         return {}
-    setup = Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo)
+    setup = Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo, state.guard)
     try:
         return ask(setup)
     finally:
@@ -285,8 +285,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
 
     tally = SchemaTally.empty(wanted)
     started = time.monotonic()
-    stalls = StallLedger()
-    route_of = _Routes(spec, base_url)
+    guard = state.guard
     stream = from_schema(schema).execute()
     with ExitStack() as stack:
         stack.enter_context(_environment_read_once())
@@ -294,8 +293,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
         stack.enter_context(_open_cases(spec))
         stack.enter_context(
             stall_guard(
-                route_of,
-                stalls,
+                guard,
                 watchdog,
                 timeout=timeout,
                 max_bytes=plan.limits.max_body_bytes,
@@ -322,14 +320,14 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
             elif isinstance(event, events.ScenarioFinished):
                 tally.cases += len(event.recorder.cases)
                 tally.answered.update(
-                    route_of(i.request.uri) for i in event.recorder.interactions.values() if i.response is not None
+                    guard.route(i.request.uri) for i in event.recorder.interactions.values() if i.response is not None
                 )
     if watchdog.stopped is not None:
         tally.stopped = f"{watchdog.stopped.kind}: {watchdog.stopped.reason}"
     elif section.cut:
         tally.stopped = f"{BUDGET}: {section.cut}"
     tally.seconds = time.monotonic() - started
-    tally.stall_silent, tally.stalls = stalls.silent(), stalls.summary()
+    tally.stall_silent, tally.stalls = guard.silent(), guard.summary()
     return schema_verdicts(requirements, tally), tally
 
 
@@ -354,7 +352,7 @@ def schema_verdicts(requirements: Iterable[Requirement], tally: SchemaTally) -> 
         elif stopped:
             # a phase cut short decided nothing it did not fail: "passed so far" is not passed
             kind, _, why = stopped.partition(": ")
-            status = Status.SKIPPED if kind in (INTERRUPTED, BUDGET) else Status.ERROR
+            status = Status.SKIPPED if kind in (INTERRUPTED, BUDGET, STOPPED_ANSWERING) else Status.ERROR
             message = f"not verified ({kind}): {why}" if status is Status.SKIPPED else stopped
             if t.passed:
                 message += f" after {t.passed} generated cases checked"
@@ -381,50 +379,6 @@ def schema_verdicts(requirements: Iterable[Requirement], tally: SchemaTally) -> 
         evidence = [findings[0].evidence[-1]] if findings and findings[0].evidence else []
         results.append(RequirementResult(req, status, message, evidence, tally.seconds, total, findings))
     return results
-
-
-class _Routes:
-    """The document path a URL falls under, whatever the method: a stalled route stalls for every
-    method (the coverage stage also sends undocumented ones). The first method, in document order,
-    with an operation whose template matches (the one with the most literal segments) names it;
-    else the URL's own path. It runs for every request, so the templates are split once here."""
-
-    def __init__(self, spec: Spec, base_url: str) -> None:
-        self.base = urlsplit(base_url).path.rstrip("/")
-        self.methods: dict[str, list[tuple[tuple[str | None, ...], str]]] = {}
-        for op in spec.operations():
-            template = tuple(None if s.startswith("{") and s.endswith("}") else s for s in _segments(op.path))
-            self.methods.setdefault(op.method, []).append((template, op.path))
-
-    def __call__(self, url: str) -> str:
-        path = urlsplit(url).path
-        if self.base and path.startswith(self.base):
-            path = path[len(self.base) :] or "/"
-        got = _segments(path)
-        for templates in self.methods.values():
-            best: tuple[int, str] | None = None
-            for template, route in templates:
-                if len(template) != len(got):
-                    continue
-                literal = 0
-                for want, seen in zip(template, got, strict=True):
-                    if want is None:
-                        continue
-                    if want != seen:
-                        break
-                    literal += 1
-                else:
-                    if best is None or literal > best[0]:
-                        best = (literal, route)
-            if best is not None:
-                return best[1]
-            if "{" in path:  # as the first method without a match would name it
-                return path
-        return path
-
-
-def _segments(path: str) -> list[str]:
-    return [s for s in path.strip("/").split("/") if s]
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""The property-based phase's exchanges held to the suite's bounds; stalled routes get no more cases.
+"""The property-based phase's exchanges held to the suite's bounds, and told to the run's stall guard.
 
 schemathesis bounds each exchange by a read timeout, and an event stream once the request timeout
 has passed in total. That leaves a body trickling one byte a second (no single read times out), an
@@ -9,60 +9,27 @@ through ``requests.Session.send``, held to the same bounds), which:
 - holds the whole exchange, body included, to ``timeout`` (an event stream to the suite's stream
   budget): the watchdog shuts down the exchange's sockets when it is late, or when the run stops;
 - reads a non-stream body itself, at most ``max_bytes`` of it;
-- counts a timeout, a late exchange cut by the watchdog, an answer past the cap (an endless
-  stream) or a stream schemathesis had to cut short as a stall of its route. Exploration continues
-  past a failure, so a route that stalls would cost one timeout per generated case; a route that
-  stalled twice is not sent to again. Its remaining cases fail at once with a message that says
-  why, so the other operations are still reached. A route that stalled and never gave a whole
-  answer is ``silent``: the schema phase's generic requirements are not verified then.
+- tells the run's stall guard (check/guard.py) how each exchange ended: a timeout, a late exchange
+  cut by the watchdog, an answer past the cap (an endless stream) or a stream schemathesis had to
+  cut short is a stall of its route; a reset, a refused connection or garbage is no answer.
+  Exploration continues past a failure, so a route that stalls would cost one timeout per
+  generated case; a route that stalled twice (in this phase or an earlier one) is not sent to
+  again. Its remaining cases fail at once with a message that says why, so the other operations
+  are still reached. A route that stalled and never gave a whole answer is ``silent``: the schema
+  phase's generic requirements are not verified then. When the guard finds the target stopped
+  answering, the runner stops the run and this phase winds down.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+from ...check.guard import StallGuard
 from ...run.watchdog import Late, Watchdog
-
-STALLS_PER_ROUTE = 2
-
-
-class StallLedger:
-    """Stalls (timeouts) per route, shared by the worker threads."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.not_sent: Counter[str] = Counter()
-        self.answered: set[str] = set()
-        """Routes that gave a whole answer at least once (not cut short, within the bounds)."""
-        self._lock = threading.Lock()
-
-    def stalled(self, route: str) -> None:
-        with self._lock:
-            self.counts[route] += 1
-
-    def complete(self, route: str) -> None:
-        with self._lock:
-            self.answered.add(route)
-
-    def silent(self) -> set[str]:
-        """Routes that stalled and never gave a whole answer: nothing generic was checked there."""
-        with self._lock:
-            return set(self.counts) - self.answered
-
-    def refuses(self, route: str) -> bool:
-        with self._lock:
-            if self.counts[route] >= STALLS_PER_ROUTE:
-                self.not_sent[route] += 1
-                return True
-            return False
-
-    def summary(self) -> dict[str, dict[str, int]]:
-        return {route: {"stalls": n, "cases_not_sent": self.not_sent[route]} for route, n in self.counts.items()}
 
 
 class TooLarge(Exception):
@@ -95,15 +62,14 @@ class _BoundedSession:
 
 @contextmanager
 def stall_guard(
-    route_of: Callable[[str], str],
-    stalls: StallLedger,
+    guard: StallGuard,
     watchdog: Watchdog,
     *,
     timeout: float,
     max_bytes: int,
     stream_seconds: float,
 ) -> Iterator[None]:
-    """Wrap schemathesis's ``requests`` exchange for the duration; ``route_of(url)`` names the route."""
+    """Wrap schemathesis's ``requests`` exchange for the duration, telling ``guard`` how each ended."""
     import requests
     import schemathesis.transport.requests as transport
     import urllib3.connection
@@ -122,14 +88,29 @@ def stall_guard(
         """Exchanges schemathesis makes outside ``_request`` (its probes) are held to the same bounds."""
         if getattr(inside, "active", False) or kwargs.get("stream"):
             return original_send(self, request, **kwargs)
+        route = guard.route(str(request.url))
+        refusal = guard.refusal(route)
+        if refusal:
+            raise requests.RequestException(refusal)
         with watchdog.exchange(timeout) as late:
             try:
                 response = original_send(self, request, **{**kwargs, "stream": True})
                 _read_capped(response, max_bytes)
-            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError):
-                if late.cut and watchdog.stopped is None:
-                    raise requests.Timeout(f"{request.url}: no complete answer within {timeout:g} s") from None
+            except TooLarge as exc:
+                guard.stalled(route, str(exc))
                 raise
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+                if late.cut and not watchdog.cutting:
+                    what = f"{request.url}: no complete answer within {timeout:g} s"
+                    guard.stalled(route, what)
+                    raise requests.Timeout(what) from None
+                if not watchdog.cutting:
+                    guard.unanswered(route, _no_answer(str(request.url), exc))
+                raise
+            except requests.Timeout as exc:
+                guard.stalled(route, _timed_out(str(request.url), exc, timeout))
+                raise
+        guard.complete(route)
         return response
 
     def bounded(session: requests.Session, data: dict[str, Any], max_stream_events: int) -> requests.Response:
@@ -140,31 +121,32 @@ def stall_guard(
             inside.active = False
 
     def _bounded(session: requests.Session, data: dict[str, Any], max_stream_events: int) -> requests.Response:
-        route = route_of(str(data.get("url", "")))
-        if stalls.refuses(route):
-            raise requests.RequestException(  # the base class: schemathesis shows its message as is
-                f"not sent: {route} stalled {STALLS_PER_ROUTE} times, so it gets no more generated cases"
-            )
+        url = str(data.get("url", ""))
+        route = guard.route(url)
+        refusal = guard.refusal(route)
+        if refusal:
+            raise requests.RequestException(refusal)  # the base class: schemathesis shows its message as is
         with watchdog.exchange(timeout) as late:
             try:
                 bounded_session = _BoundedSession(session, late, max_bytes, max(stream_seconds - timeout, 0.0))
                 response: requests.Response = original(bounded_session, data, max_stream_events)  # type: ignore[arg-type]
-            except TooLarge:
-                stalls.stalled(route)
+            except TooLarge as exc:
+                guard.stalled(route, str(exc))
                 raise
             except (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-                if late.cut and watchdog.stopped is None:
-                    stalls.stalled(route)
-                    raise requests.RequestException(
-                        f"{data.get('url')}: no complete answer within {timeout:g} s (stalled or trickling)"
-                    ) from None
+                if late.cut and not watchdog.cutting:
+                    what = f"{url}: no complete answer within {timeout:g} s (stalled or trickling)"
+                    guard.stalled(route, what)
+                    raise requests.RequestException(what) from None
                 if isinstance(exc, requests.Timeout) or "timed out" in str(exc).lower():
-                    stalls.stalled(route)
+                    guard.stalled(route, _timed_out(url, exc, timeout))
+                elif not watchdog.cutting:  # a reset, a refused connection, garbage: no answer
+                    guard.unanswered(route, _no_answer(url, exc))
                 raise
         if late.cut or getattr(response, STREAM_CUT_SHORT_ATTRIBUTE, False):
-            stalls.stalled(route)
+            guard.stalled(route, f"{url}: no complete answer within its bound (cut short)")
         else:
-            stalls.complete(route)
+            guard.complete(route)
         return response
 
     transport._request = bounded
@@ -176,6 +158,41 @@ def stall_guard(
         transport._request = original
         urllib3.connection.HTTPConnection.connect = original_connect  # type: ignore[method-assign]
         requests.Session.send = original_send  # type: ignore[method-assign]
+
+
+def _timed_out(url: str, exc: BaseException, timeout: float) -> str:
+    """A timeout, in the bounded client's words."""
+    import requests
+
+    if isinstance(exc, requests.ConnectTimeout):
+        return f"connecting to {url} timed out after {timeout:g} s"
+    return f"{url} sent nothing for {timeout:g} s (stalled)"
+
+
+def _no_answer(url: str, exc: BaseException) -> str:
+    """What a transport failure was, in the bounded client's words (check/http.py), not in the
+    nested reprs ``requests`` and ``urllib3`` wrap it in."""
+    import http.client
+
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo and len(seen) < 12:
+        cause = todo.pop()
+        if cause is None or any(cause is s for s in seen):
+            continue
+        seen.append(cause)
+        if isinstance(cause, ConnectionRefusedError):
+            return f"cannot connect to {url}: connection refused"
+        if isinstance(cause, ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+            return f"{url}: connection reset"
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return f"{url} broke the HTTP exchange: closed the connection without an answer"
+        if isinstance(cause, http.client.BadStatusLine):
+            return f"{url} broke the HTTP exchange: not an HTTP answer"
+        todo += [cause.__cause__, cause.__context__, getattr(cause, "reason", None)]
+        todo += [a for a in cause.args if isinstance(a, BaseException)]
+    text = str(exc)
+    return f"{url}: {text[:200]}{'...' if len(text) > 200 else ''}"
 
 
 @cache

@@ -284,7 +284,7 @@ class NeuroSanModel(ModelMachine):
     def judge_stream(self, streamed: Streamed, what: str) -> dict[str, Any] | None:
         """The final answer's chat_context, once the stream is judged; None when there is none."""
         if streamed.status != 200:
-            self.session.cannot_compare(STREAMS, f"{what} answered HTTP {streamed.status} (NS-STREAM-002)")
+            self.session.cannot_compare(STREAMS, f"{what} answered {streamed.answer} (NS-STREAM-002)")
             return None
         messages: list[dict[str, Any]] = [m for c in streamed.chunks if isinstance(m := c.get("response"), dict)]
         if streamed.error or not len(messages) == len(streamed.chunks) == len(streamed.events):

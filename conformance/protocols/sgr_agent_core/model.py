@@ -196,7 +196,9 @@ class SgrModel(ModelMachine):
         streamed = self.session.sse(CHAT, {"model": self.ledger.model, "messages": messages, "stream": True})
         agent_id = header(streamed, "X-Agent-ID")
         if streamed.status != 200 or not agent_id:
-            self.session.cannot_compare(STREAMS, "a chat answered no stream with an X-Agent-ID (SGR-STREAM-*)")
+            self.session.cannot_compare(
+                STREAMS, f"a chat answered no stream with an X-Agent-ID ({streamed.answer}; SGR-STREAM-*)"
+            )
             return ""
         self.session.check(
             LISTED,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance.phases.schema.engine import _environment_read_once, _Routes
+from conformance.phases.schema.engine import _environment_read_once
 from conformance.run.schema_requirements import SCHEMA_CHECKS, register_schema_requirements
 from conformance.verdicts.requirements import Level, Registry
 from specs.documents import Spec, load
@@ -45,16 +45,6 @@ def test_every_registered_schema_requirement_names_a_check_and_the_document() ->
     numbers = {c.requirement.id.rsplit("-", 1)[1] for c in registry}
     assert numbers <= {sc.number for sc in SCHEMA_CHECKS} and "001" in numbers
     assert all(c.requirement.ref == f"{spec.info.document} (every operation)" for c in registry)
-
-
-def test_a_route_is_the_template_of_the_first_method_that_has_one() -> None:
-    routes = _Routes(load("agent-protocol"), "http://127.0.0.1:1")
-    assert routes("http://127.0.0.1:1/ap/v1/agent/tasks/abc/steps?page=2") == "/ap/v1/agent/tasks/{task_id}/steps"
-    assert routes("http://127.0.0.1:1/ap/v1/agent/tasks") == "/ap/v1/agent/tasks"
-    assert routes("http://127.0.0.1:1/nowhere/x") == "/nowhere/x"  # undocumented: the path itself
-    synapse = load("synapse-agent")
-    under_base = _Routes(synapse, "http://h:2" + synapse.info.base_path)
-    assert under_base(f"http://h:2{synapse.info.base_path}/agent/session/s1") == "/agent/session/{sessionId}"
 
 
 def test_the_environment_is_read_once_per_host_with_the_answers_requests_gives(
