@@ -199,6 +199,9 @@ def schemathesis_config(
         "checks": checks,
         # explore past a failing check: a second bug on the same operation is a finding too
         "continue-on-failure": True,
+        # a redirect is the answer judged, as the scenarios' client judges it: following it would
+        # judge another operation's answer, and a redirect loop costs 30 requests per case
+        "max-redirects": 0,
         "suppress-health-check": ["all"],
     }
     per_operation: dict[str, dict[str, Any]] = {}
