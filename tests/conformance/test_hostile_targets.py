@@ -322,7 +322,7 @@ def from_the_mock(protocol: str, *routes: str) -> dict[str, tuple[int, object]]:
     from mockserver import EmbeddedServer, MockConfig
 
     base_path = load(protocol).info.base_path
-    canned: dict[str, tuple[int, object]] = {}
+    canned: dict[str, tuple[int, object]] = {f"GET {base_path}/": (404, {"message": "Not Found"})}  # its root
     with EmbeddedServer(MockConfig(protocols=(protocol,), seed=1)) as server:
         for route in routes:
             method, path = route.split(" ", 1)
@@ -480,7 +480,7 @@ def preflight_answers(protocol: str) -> dict[str, tuple[int, object]]:
     from mockserver import EmbeddedServer, MockConfig
 
     base_path = load(protocol).info.base_path
-    canned: dict[str, tuple[int, object]] = {}
+    canned: dict[str, tuple[int, object]] = {f"GET {base_path}/": (404, {"message": "Not Found"})}  # its root
     with EmbeddedServer(MockConfig(protocols=(protocol,), seed=1)) as server:
         for signature in suite(protocol).signatures:
             path = base_path + signature.path.replace("{unknown}", UNKNOWN)
@@ -541,8 +541,9 @@ def run_catalogue_case(behaviour: str, protocol: str, folder: Path) -> Outcome:
         problems.append(f"a traceback:\n{proc.stderr[-2000:]}")
     if not any(phrase in said for phrase in CATALOGUE[behaviour]):
         problems.append(f"no message names the behaviour ({' / '.join(CATALOGUE[behaviour])})")
-    if not server.requests or all(r.startswith("GET /") and r.count("/") == 1 for r in server.requests):
-        problems.append("the target was never reached past its root")
+    preflight = set(preflight_answers(protocol))
+    if not any(r.split("?", 1)[0] not in preflight for r in server.requests):
+        problems.append("no request went past the preflight's probes")
     if problems:
         outcome.problem = f"{where}: {'; '.join(problems)}"
     return outcome

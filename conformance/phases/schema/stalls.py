@@ -96,19 +96,10 @@ def stall_guard(
             try:
                 response = original_send(self, request, **{**kwargs, "stream": True})
                 _read_capped(response, max_bytes)
-            except TooLarge as exc:
-                guard.stalled(route, str(exc))
-                raise
-            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-                if late.cut and not watchdog.cutting:
-                    what = f"{request.url}: no complete answer within {timeout:g} s"
-                    guard.stalled(route, what)
-                    raise requests.Timeout(what) from None
-                if not watchdog.cutting:
-                    guard.unanswered(route, _no_answer(str(request.url), exc))
-                raise
-            except requests.Timeout as exc:
-                guard.stalled(route, _timed_out(str(request.url), exc, timeout))
+            except (TooLarge, requests.RequestException) as exc:
+                cut = _tell(guard, route, str(request.url), exc, late, watchdog, timeout)
+                if cut:
+                    raise requests.Timeout(cut) from None
                 raise
         guard.complete(route)
         return response
@@ -130,18 +121,10 @@ def stall_guard(
             try:
                 bounded_session = _BoundedSession(session, late, max_bytes, max(stream_seconds - timeout, 0.0))
                 response: requests.Response = original(bounded_session, data, max_stream_events)  # type: ignore[arg-type]
-            except TooLarge as exc:
-                guard.stalled(route, str(exc))
-                raise
-            except (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-                if late.cut and not watchdog.cutting:
-                    what = f"{url}: no complete answer within {timeout:g} s (stalled or trickling)"
-                    guard.stalled(route, what)
-                    raise requests.RequestException(what) from None
-                if isinstance(exc, requests.Timeout) or "timed out" in str(exc).lower():
-                    guard.stalled(route, _timed_out(url, exc, timeout))
-                elif not watchdog.cutting:  # a reset, a refused connection, garbage: no answer
-                    guard.unanswered(route, _no_answer(url, exc))
+            except (TooLarge, requests.RequestException) as exc:
+                cut = _tell(guard, route, url, exc, late, watchdog, timeout)
+                if cut:
+                    raise requests.RequestException(cut) from None  # the base class: shown as is
                 raise
         if late.cut or getattr(response, STREAM_CUT_SHORT_ATTRIBUTE, False):
             guard.stalled(route, f"{url}: no complete answer within its bound (cut short)")
@@ -160,13 +143,31 @@ def stall_guard(
         requests.Session.send = original_send  # type: ignore[method-assign]
 
 
-def _timed_out(url: str, exc: BaseException, timeout: float) -> str:
-    """A timeout, in the bounded client's words."""
+def _tell(
+    guard: StallGuard, route: str, url: str, exc: BaseException, late: Late, watchdog: Watchdog, timeout: float
+) -> str:
+    """Tell the run's guard how an exchange failed, in the bounded client's words (check/http.py),
+    not in the nested reprs ``requests`` and ``urllib3`` wrap it in. Returns the message of an
+    exchange the watchdog cut for being late (raised instead of the reset the cut caused)."""
     import requests
 
-    if isinstance(exc, requests.ConnectTimeout):
-        return f"connecting to {url} timed out after {timeout:g} s"
-    return f"{url} sent nothing for {timeout:g} s (stalled)"
+    if watchdog.cutting:
+        return ""  # the run (or the phase's budget) ended it: not the target's doing
+    if late.cut:
+        what = f"{url}: no complete answer within {timeout:g} s (stalled or trickling)"
+        guard.stalled(route, what)
+        return what
+    if isinstance(exc, TooLarge):
+        guard.stalled(route, str(exc))
+    elif isinstance(exc, requests.ConnectTimeout):
+        guard.stalled(route, f"connecting to {url} timed out after {timeout:g} s")
+    elif isinstance(exc, requests.Timeout):
+        guard.stalled(route, f"{url} sent nothing for {timeout:g} s (stalled)")
+    elif "timed out" in str(exc).lower():  # the headers came, then the body stopped
+        guard.stalled(route, f"{url} stalled mid-body: nothing for {timeout:g} s")
+    elif isinstance(exc, requests.ConnectionError | requests.exceptions.ChunkedEncodingError):
+        guard.unanswered(route, _no_answer(url, exc))  # a reset, a refused connection, garbage
+    return ""
 
 
 def _no_answer(url: str, exc: BaseException) -> str:
