@@ -36,6 +36,7 @@ from ...run.shards import chunk_seed
 from ...verdicts.findings import FindingSet, digest, operation_of, reproducing
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import Blocked, CheckFailed, Exchange, Finding, NotVerified, RequirementResult, Status
+from ..draws import seed_only
 
 _RUNTIME = "conformance.phases.model.<run>"
 """The module a run's machine class claims: none by that name exists, so it has no source file."""
@@ -248,7 +249,8 @@ def _run_range(
         runs += 1
         try:
             db = database if runs == 1 else keeping(database)  # a muted requirement's saved failure stays
-            run_state_machine_as_test(machine, settings=_settings(count, model.steps * step_factor, db))
+            with seed_only():  # sequences drawn from the seed, not from what the process imported
+                run_state_machine_as_test(machine, settings=_settings(count, model.steps * step_factor, db))
             break  # no violation of any requirement still looked for
         except (Violation, Unshrunk) as exc:
             session.active.discard(exc.rid)

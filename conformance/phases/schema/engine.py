@@ -35,6 +35,7 @@ from ...verdicts.findings import FindingSet
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import Exchange, Finding, RequirementResult, Status
 from ..base import RunState
+from ..draws import seed_only
 from .stalls import stall_guard
 
 
@@ -294,6 +295,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
         stack.enter_context(_environment_read_once())
         stack.enter_context(hypothesis_default(state.database))
         stack.enter_context(_open_cases(spec))
+        stack.enter_context(seed_only())  # cases drawn from the seed, not from what the process imported
         stack.enter_context(
             stall_guard(
                 guard,

@@ -1,0 +1,62 @@
+"""Generated draws depend on the seed alone: importing a module between two runs changes nothing."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from conformance.phases.draws import pinned, seed_only
+
+
+def draws() -> list[str]:
+    """What a seeded Hypothesis run draws, as the phases run it (no database, a fixed seed)."""
+    out: list[str] = []
+
+    @seed(1234)
+    @settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck), deadline=None)
+    @given(st.text(max_size=12))
+    def collect(value: str) -> None:
+        out.append(value)
+
+    collect()
+    return out
+
+
+@pytest.fixture
+def local_module(tmp_path: Path) -> Iterator[str]:
+    """A module outside site-packages full of string constants, as a user's or the suite's own is."""
+    folder = tmp_path / "localcode"
+    folder.mkdir()
+    words = ", ".join(repr(f"w{n}x") for n in range(400))
+    (folder / "edges_draws_probe.py").write_text(f"WORDS = ({words})\n")
+    sys.path.insert(0, str(folder))
+    try:
+        yield "edges_draws_probe"
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("edges_draws_probe", None)
+
+
+def test_an_import_between_two_runs_changes_no_draw(local_module: str) -> None:
+    assert pinned(), "this Hypothesis no longer has the local-constants pool seed_only empties"
+    with seed_only():
+        before = draws()
+    importlib.import_module(local_module)
+    with seed_only():
+        after = draws()
+    assert after == before
+
+
+def test_without_the_pin_the_same_import_changes_the_draws(local_module: str) -> None:
+    """The control: the pin is what keeps them equal (if Hypothesis drops the pool, say so here)."""
+    before = draws()
+    importlib.import_module(local_module)
+    after = draws()
+    assert after != before
+    assert any(v[:1] == "w" and v[-1:] == "x" and v[1:-1].isdigit() for v in after), "no constant of the module drawn"
