@@ -153,6 +153,23 @@ def walk_sessions(session: Session) -> list[dict[str, Any]] | None:
     return None
 
 
+def walk_history(session: Session, session_id: str) -> list[dict[str, Any]] | None:
+    """A session's whole history, every page its nextPageToken leads to, in served order; None
+    when an answer is not the documented shape or the tokens do not end (SYN-HIST-*'s subject)."""
+    items: list[dict[str, Any]] = []
+    token: str | None = None
+    for _ in range(MAX_PAGES):
+        path = f"{SESSION}/history/{quote(session_id, safe='')}"
+        body = json_body(session.request("POST", path, json={"nextPageToken": token} if token else {}), 200)
+        if not isinstance(body, dict) or not isinstance(body.get("page"), list):
+            return None
+        items += [i for i in body["page"] if isinstance(i, dict)]
+        token = body.get("nextPageToken")
+        if not token:
+            return items
+    return None
+
+
 def prepare(session: Session) -> Ledger:
     profile = json_body(session.request("GET", "/userProfile"), 200)
     owner = profile.get("ownerId") if isinstance(profile, dict) else None
@@ -478,14 +495,9 @@ class SynapseModel(ModelMachine):
         self.session.check(VALUES, not problems, "; ".join(problems[:3]))
 
     def check_history(self, model: SessionModel) -> None:
-        body = json_body(
-            self.session.request("POST", f"{SESSION}/history/{quote(model.session_id, safe='')}", json={}), 200
-        )
-        if not isinstance(body, dict) or not isinstance(body.get("page"), list):
+        page = walk_history(self.session, model.session_id)
+        if page is None:
             return
-        page = [i for i in body["page"] if isinstance(i, dict)]
-        if body.get("nextPageToken"):
-            return  # more than a page: the first page is judged by SYN-HIST-*, the model stays small
         finished = [j for j in model.jobs if j.finished is not None]
         texts = Counter(str(j.request["chatText"]) for j in model.jobs)
         got = Counter(str(i.get("requestText")) for i in page)

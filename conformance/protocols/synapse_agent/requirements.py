@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote
 
+from ...check import edges
 from ...check.context import CheckFailed, Context
 from ...check.http import Response
 from ...check.signature import Signature, has
@@ -433,7 +434,10 @@ def sessions_newest_first(ctx: Context) -> None:
     "SYN-HIST-001",
     Level.MUST,
     "A session's history gains exactly one interaction per completed chat, with the chatText as "
-    "requestText and the job's answer as responseText; reading it again adds nothing",
+    "requestText and the job's answer as responseText; reading it again adds nothing; and a session "
+    "sent every text of the edge corpus (scripts, combining marks, astral characters, escapes, control "
+    "characters, spaces at the ends; the empty, NUL and 64 Ki character ones unless refused with a 4xx) "
+    "holds each once, exactly as sent, over every page its nextPageToken leads to",
     ref=_ref("/agent/session/history/{sessionId}", "post"),
 )
 def history_grows_once(ctx: Context) -> None:
@@ -453,6 +457,99 @@ def history_grows_once(ctx: Context) -> None:
                     f"chat {[t for t, _ in asked]}, the history holds {len(items)}: "
                     f"{[(i.get('requestText'), str(i.get('responseText'))[:60]) for i in items]}"
                 )
+    edge_history(ctx)
+
+
+def _settled(ctx: Context, job_id: str) -> Response:
+    """A job's answer once it is no longer 202 (within the job bound), unjudged."""
+    deadline = time.monotonic() + job_bound(ctx)
+    delay = FIRST_POLL_DELAY
+    while True:
+        resp = ctx.client.get(f"/agent/chat/async/get/{_seg(job_id)}")
+        if resp.status != 202 or time.monotonic() + delay > deadline:
+            return resp
+        time.sleep(delay)
+        delay = min(delay * 1.5, MAX_POLL_DELAY)
+
+
+def _edge_chat(ctx: Context, edge: edges.Edge[str], session_id: str, job_id: str | None) -> str | None:
+    """The answer of the chat that sent ``edge`` (starting it unless ``job_id`` names it), or None
+    when the server refused it fairly, at the start or as the job's re-raised error."""
+    if job_id is None:
+        body = {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": edge.value}
+        resp = ctx.client.post(CHAT_START, json=body)
+        if 400 <= resp.status < 500:
+            ctx.expect(edge.refusable, f"startAgentChat refused it with {resp.status}: {resp.text[:200]}")
+            return None
+        with ctx.setup("SYN-JOB-001"):
+            token = _json_object(resp, "started job").get("token")
+            ctx.expect(isinstance(token, str) and token, f"the started job has no token: {resp.text[:200]}")
+        job_id = str(token)
+    result = _settled(ctx, job_id)
+    if 400 <= result.status < 500:
+        ctx.expect(edge.refusable, f"the chat's job answered {result.status}: {result.text[:200]}")
+        return None
+    with ctx.setup("SYN-JOB-002"):
+        answer = ctx.conforms(result, "getAgentChatResult", 200, 201)
+        ctx.expect(isinstance(answer, dict), f"job {job_id}: the answer is not a JSON object")
+    return str(answer.get("responseText"))
+
+
+def edge_history(ctx: Context) -> None:
+    """The corpus's texts, each the chatText of one chat of one session, then the whole history.
+    The chats are started together (the document lets a session have several running); one
+    refused with a 4xx while others run is tried again alone, once they are done."""
+    session_id = _session(ctx)["sessionId"]
+    started: list[tuple[edges.Edge[str], str | None]] = []
+    for edge in edges.TEXTS:
+        body = {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": edge.value}
+        resp = ctx.client.post(CHAT_START, json=body)
+        token = resp.json().get("token") if 200 <= resp.status < 300 and resp.content_type.endswith("json") else None
+        started.append((edge, str(token) if isinstance(token, str | int) and token != "" else None))
+    answers: dict[str, str] = {}
+    for edge, job_id in [*((e, j) for e, j in started if j), *((e, j) for e, j in started if not j)]:
+        with ctx.part(edge.name):
+            answer = _edge_chat(ctx, edge, session_id, job_id)  # a refused one again, alone
+            if answer is not None:
+                answers[edge.value] = answer
+    history = _history(ctx, session_id)
+    unmatched = [i for i in history if i.get("requestText") not in answers]
+    for edge in edges.TEXTS:
+        if edge.value not in answers:
+            continue
+        with ctx.part(edge.name):
+            held = [i for i in history if i.get("requestText") == edge.value]
+            if not held:
+                near = max(unmatched, key=lambda i: _likeness(i.get("requestText"), edge.value), default=None)
+                ctx.fail(
+                    f"none of the {len(history)} interactions has it as requestText"
+                    + (
+                        f"; the likeliest one's requestText {edges.difference(near.get('requestText'), edge.value)}"
+                        if near
+                        else ""
+                    )
+                )
+            ctx.expect(len(held) == 1, f"the history holds it {len(held)} times")
+            ctx.expect(
+                held[0].get("responseText") == answers[edge.value],
+                f"its responseText {edges.brief(held[0].get('responseText'))} is not the job's answer "
+                f"{edges.brief(answers[edge.value])}",
+            )
+    strange = [i for i in unmatched if not any(_likeness(i.get("requestText"), v) > 0 for v in answers)]
+    ctx.expect(
+        not strange,
+        f"the history holds {len(strange)} interaction(s) no chat of the session asked: "
+        f"{[edges.brief(i.get('requestText'), 40) for i in strange[:3]]}",
+    )
+
+
+def _likeness(got: Any, sent: str) -> int:
+    """How much of ``sent`` a requestText keeps: its common prefix, or all of it once normalised or trimmed."""
+    if not isinstance(got, str):
+        return 0
+    if edges.difference(got, sent).startswith(("came back normalised", "came back with the whitespace")):
+        return len(sent) + 1
+    return next((i for i, (x, y) in enumerate(zip(got, sent, strict=False)) if x != y), min(len(got), len(sent)))
 
 
 @registry.requirement(

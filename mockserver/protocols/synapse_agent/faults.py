@@ -18,6 +18,14 @@ SESSION_READ_LAG_MS = 10_000
 """Under ``syn-session-read-lag``, how long a new session stays unreadable (replication lag)."""
 
 
+TEXT_COLUMN_BYTES = 65535
+"""Bytes of UTF-8 a chatText keeps under syn-chat-text-column (a MySQL TEXT column)."""
+NEWEST_SESSIONS = 20
+"""Sessions the list keeps under syn-list-newest-20."""
+LONG_CHAT = 60000
+"""Characters of chatText the control syn-long-chat-refused accepts."""
+
+
 @dataclass(frozen=True, slots=True)
 class Switches(_Switches):
     """The behaviour faults the handlers switch on (the rest edit answers: ``mutate``)."""
@@ -48,6 +56,16 @@ class Switches(_Switches):
     trace_seconds: bool = False
     unknown_session_crash: bool = False
     update_not_stored: bool = False
+    # the edge corpus (conformance/check/edges.py) and lists of any length and page
+    chat_text_nfc: bool = False
+    chat_text_trimmed: bool = False
+    chat_text_column: bool = False
+    history_token_page_short: bool = False
+    list_token_page_short: bool = False
+    list_newest_20: bool = False
+    history_of_latest_session: bool = False
+    # passing controls: what the document lets a server do with those edges
+    long_chat_refused: bool = False
 
 
 # Edits of one operation's answer (a ``Reply``: body, status, headers, content_type).
@@ -272,5 +290,42 @@ FAULTS: tuple[Fault, ...] = (
         "syn-cross-user-access",
         ("SYN-OWN-001", "SYN-OWN-002"),
         "any authenticated user may read and use another user's sessions and jobs",
+    ),
+    # the edge corpus (conformance/check/edges.py), fed to the history round trip each run
+    _fault(
+        "syn-chat-text-nfc", ("SYN-HIST-001",), "chatText is stored normalised to NFC: combining marks are composed"
+    ),
+    _fault("syn-chat-text-trimmed", ("SYN-HIST-001",), "chatText is stored with the whitespace at its ends trimmed"),
+    _fault(
+        "syn-chat-text-column",
+        ("SYN-HIST-001",),
+        f"chatText is stored cut to {TEXT_COLUMN_BYTES} bytes of UTF-8 (a TEXT column), silently",
+    ),
+    # lists of any length and page
+    _fault(
+        "syn-history-token-page-short",
+        ("SYN-HIST-001",),
+        "a history page reached by a nextPageToken lacks its last interaction (an off-by-one in the cursor)",
+    ),
+    _fault(
+        "syn-list-token-page-short",
+        ("SYN-PAGE-001", "SYN-MODEL-002"),
+        "a sessions page reached by a nextPageToken lacks its last session (an off-by-one in the cursor)",
+    ),
+    _fault(
+        "syn-list-newest-20",
+        ("SYN-PAGE-001", "SYN-MODEL-002"),
+        f"the sessions list holds only the caller's {NEWEST_SESSIONS} newest sessions: older ones drop off it",
+    ),
+    _fault(
+        "syn-history-of-latest-session",
+        ("SYN-HIST-001", "SYN-MODEL-005"),
+        "getSessionHistory answers the history of the caller's latest session that has one, whatever the id",
+    ),
+    _fault(
+        "syn-long-chat-refused",
+        (),
+        f"control: a chatText over {LONG_CHAT} characters is refused at the start with 400 and a reason",
+        control=True,
     ),
 )

@@ -19,13 +19,14 @@ faults.py makes the mock violate one requirement per fault, for the suite's self
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from dataclasses import replace
 from typing import Any
 
 from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
 from ...reply import Reply
-from .faults import SESSION_READ_LAG_MS, Switches
+from .faults import LONG_CHAT, NEWEST_SESSIONS, SESSION_READ_LAG_MS, TEXT_COLUMN_BYTES, Switches
 from .models import Job, Session, iso
 from .store import Store
 from .stubs import Data
@@ -41,6 +42,22 @@ def caller(call: Call) -> str:
 
 def now() -> float:
     return asyncio.get_running_loop().time()
+
+
+def stored_request(body: dict[str, Any], on: Switches) -> dict[str, Any]:
+    """The chat request as the edge faults store it (the unfaulted mock keeps it verbatim)."""
+    text = body.get("chatText")
+    if not isinstance(text, str):
+        return body
+    if on.long_chat_refused and len(text) > LONG_CHAT:
+        raise ApiError(400, f"chatText is longer than {LONG_CHAT} characters")  # a fair limit
+    if on.chat_text_nfc:
+        text = unicodedata.normalize("NFC", text)
+    if on.chat_text_trimmed:
+        text = text.strip()
+    if on.chat_text_column:
+        text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
+    return {**body, "chatText": text}
 
 
 class SynapseAgent(Handlers):
@@ -119,8 +136,12 @@ class SynapseAgent(Handlers):
             mine, scope = store.by_owner.get(user, []), f"sessions|{user}"
         if on.list_omits_updated:  # an update re-files the session out of the user's index
             mine = [s for s in mine if not s.updated]
+        if on.list_newest_20:
+            mine = mine[-NEWEST_SESSIONS:]
         self.check_token(scope, token)
         sessions, next_token = store.page(mine, scope, token, repeat=on.page_token_repeats)
+        if on.list_token_page_short and token is not None:
+            sessions = sessions[:-1]
         if on.list_oldest_first:
             sessions.reverse()
         body: dict[str, Any] = {"page": [self.view(s) for s in sessions]}
@@ -141,7 +162,11 @@ class SynapseAgent(Handlers):
         history = session.history
         if on.history_by_user:  # the query filters on the owner, not the session
             history = [i for s in store.by_owner.get(session.owner, []) for i in s.history]
+        if on.history_of_latest_session:  # a cache keyed by the caller, not the session
+            history = next((s.history for s in reversed(store.by_owner.get(session.owner, [])) if s.history), [])
         interactions, next_token = store.page(history, f"history|{session.id}", token)
+        if on.history_token_page_short and token is not None:
+            interactions = interactions[:-1]
         if on.history_oldest_first:
             interactions.reverse()
         body: dict[str, Any] = {"sessionId": session.id, "page": interactions}
@@ -153,14 +178,15 @@ class SynapseAgent(Handlers):
     async def start_chat(self, call: Call) -> Reply:
         user = caller(call)
         session = self.owned_session(call, call.body["sessionId"])
+        request = stored_request(call.body, self.on)
         stubbed = self.data.outcome(call.body["chatText"], user, session.id) if self.data.jobs else None
         if stubbed is None:
-            job = self.store.start_job(user, session, call.body, stall=self.on.job_never_finishes)
+            job = self.store.start_job(user, session, request, stall=self.on.job_never_finishes)
         else:
             job = self.store.start_job(
                 user,
                 session,
-                call.body,
+                request,
                 self.on.job_never_finishes,
                 stubbed.seconds,
                 stubbed.response_text,
