@@ -23,7 +23,7 @@ from specs.documents import Spec
 
 from ...check.context import Context
 from ...check.curl import curl_command
-from ...check.http import _preview
+from ...check.http import Client, Limits, TargetError, _preview
 from ...run.depth import INDEPENDENT_DEPTHS
 from ...run.events import CaseFinished, Event, StageStarted
 from ...run.exampledb import hypothesis_default
@@ -36,6 +36,7 @@ from ...verdicts.requirements import Requirement
 from ...verdicts.results import Exchange, Finding, RequirementResult, Status
 from ..base import RunState
 from ..draws import seed_only
+from . import targeted
 from .stalls import stall_guard
 
 
@@ -327,6 +328,26 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
                 tally.answered.update(
                     guard.route(i.request.uri) for i in event.recorder.interactions.values() if i.response is not None
                 )
+        if not tally.stopped and watchdog.stopped is None and not section.cut:
+            emit(StageStarted("schema", "targeted"))
+            dealt = None if options.shard.whole else set(plan.units_of("schema"))
+            tally.cases += run_targeted(
+                (
+                    c
+                    for c in targeted.cases(spec, plan.schemas, known)
+                    if dealt is None or f"{SCHEMA_STAGES[0]} {c.operation}" in dealt  # with its first stage
+                ),
+                Client(
+                    base_url,
+                    Limits(timeout=timeout, max_body_bytes=plan.limits.max_body_bytes),
+                    plan.auth_headers,
+                    guard=guard,
+                ),
+                tally.requirements,
+                by_check,
+                emit,
+                deadline=started + state.budget.property_based(),
+            )
     if watchdog.stopped is not None:
         tally.stopped = f"{watchdog.stopped.kind}: {watchdog.stopped.reason}"
     elif section.cut:
@@ -351,7 +372,7 @@ def schema_verdicts(requirements: Iterable[Requirement], tally: SchemaTally) -> 
         if t.failed:
             status = Status.FAILED
             top = findings[0] if findings else None
-            message = f"{t.failed} of {total} generated cases failed"
+            message = f"{t.failed} of {total} cases failed"
             if top is not None:
                 message += f"; {len(findings)} distinct failure(s); most frequent ({top.count}x): {top.message}"
         elif stopped:
@@ -384,6 +405,68 @@ def schema_verdicts(requirements: Iterable[Requirement], tally: SchemaTally) -> 
         evidence = [findings[0].evidence[-1]] if findings and findings[0].evidence else []
         results.append(RequirementResult(req, status, message, evidence, tally.seconds, total, findings))
     return results
+
+
+def run_targeted(
+    cases: Iterator[targeted.Targeted],
+    client: Client,
+    tallies: dict[str, _Tally],
+    by_check: Mapping[str, str],
+    emit: Callable[[Event], None],
+    *,
+    deadline: float,
+) -> int:
+    """Send the targeted cases (``targeted.py``) and fold their answers into the same tallies as the
+    generated ones: a 2xx fails negative_data_rejection, a 5xx not_a_server_error. Returns how many
+    were sent."""
+    server_error, rejection = by_check["not_a_server_error"], by_check["negative_data_rejection"]
+    wanted = [rid for rid in (server_error, rejection) if rid in tallies]
+    sent = 0
+    try:
+        for case in cases:
+            if not wanted or time.monotonic() > deadline:
+                break
+            try:
+                with client.stream(
+                    case.method, case.path, content=case.body, headers={"Content-Type": "application/json"}
+                ) as answer:
+                    status = answer.status
+                    if not 200 <= status < 300:
+                        answer.read()  # the error body is the evidence; an accepted stream is not waited out
+            except TargetError:
+                continue  # no usable answer: the generated cases' stall guard reports the route
+            sent += 1
+            exchange = client.log[-1]
+            if status == 404:
+                continue  # reached no operation
+            failed = []
+            for rid in wanted:
+                tally = tallies[rid]
+                if rid == server_error:
+                    bad, why = status >= 500, f"answered {status} to {case.what}"
+                elif status >= 500:
+                    continue  # not a rejection, and not this check's subject
+                else:
+                    bad, why = status < 400, f"accepted {case.what} with {status} (targeted case)"
+                if bad:
+                    tally.failed += 1
+                    failed.append(rid)
+                    tally.findings.add(
+                        rid,
+                        case.operation,
+                        f"targeted:{case.what.split(' ', 1)[0]}",
+                        f"{case.operation}: {why}",
+                        [exchange],
+                    )
+                else:
+                    tally.passed += 1
+                    tally.reached += 1
+            emit(
+                CaseFinished("targeted", case.operation, "failed" if failed else "passed", tuple(wanted), tuple(failed))
+            )
+    finally:
+        client.close()
+    return sent
 
 
 @contextmanager

@@ -62,12 +62,17 @@ def _history(body: dict[str, Any], front: str) -> list[dict[str, Any]]:
     """The HUMAN and AI messages of this network's front man in the received context."""
     context = body.get("chat_context") or {}
     messages: list[dict[str, Any]] = []
-    for history in context.get("chat_histories") or []:
-        origin = history.get("origin") or []
-        if not origin or origin[0].get("tool") != front:
-            continue
-        for message in history.get("messages") or []:
-            kind = message.get("type")
+    for history in context.get("chat_histories") or [] if isinstance(context, dict) else []:
+        origin = history.get("origin") or [] if isinstance(history, dict) else []
+        if (
+            not isinstance(origin, list)
+            or not origin
+            or not isinstance(origin[0], dict)
+            or origin[0].get("tool") != front
+        ):
+            continue  # another network's history, or (under a fault that skips validation) none at all
+        for message in history.get("messages") or [] if isinstance(history.get("messages"), list) else []:
+            kind = message.get("type") if isinstance(message, dict) else None
             if kind in CONVERSATION_TYPES:
                 messages.append(_conversation(kind, str(message.get("text", "")), front))
     return messages
@@ -190,6 +195,11 @@ class NeuroSan(Handlers):
         network = _network(call, on, self.data)
         if not isinstance(call.body, dict):  # only reachable when a fault skips validation
             raise ApiError(400, "Invalid request: the body must be a ChatRequest object")
+        if on.chat_context_unvalidated:  # the fault's own check: everything but the context
+            shown = {k: v for k, v in call.body.items() if k != "chat_context"}
+            problems = self.api.schemas.violations({"$ref": "#/components/schemas/ChatRequest"}, shown)
+            if problems:
+                raise ApiError(400, f"Invalid request: {problems[0]}")
         frames = _frames(network, call.body, on)  # every error is raised before the stream opens
         self.chats[network.name] = self.chats.get(network.name, 0) + 1
         media = "text/plain; charset=utf-8" if on.stream_content_type else STREAM_CONTENT_TYPE
