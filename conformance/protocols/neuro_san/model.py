@@ -34,7 +34,16 @@ from hypothesis.stateful import Bundle, initialize, rule
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import rpc_code_problems
 from ...verdicts.requirements import Level, Requirement
-from .requirements import ANSWER, INVALID_CHAT_BODIES, UNKNOWN_AGENT, WELL_KNOWN_AGENT, chat_request
+from .requirements import (
+    ANSWER,
+    INVALID_CHAT_BODIES,
+    UNKNOWN_AGENT,
+    WELL_KNOWN_AGENT,
+    asked,
+    brief,
+    chat_request,
+    histories,
+)
 
 DOC = "neuro-san/openapi.yaml"
 PROTOCOL = "neuro-san"
@@ -145,24 +154,6 @@ def described(route: str, body: Any) -> Any:
     """What must not change between calls: the function, and the graph connectivity describes (its
     ``metadata`` is free-form, "agent-network defined", and may carry live values)."""
     return body.get("connectivity_info") if route == "connectivity" and isinstance(body, dict) else body
-
-
-def brief(message: Any) -> dict[str, Any]:
-    """What a history message is, for comparing histories: its type, text and origin."""
-    return {k: message.get(k) for k in ("type", "text", "origin")} if isinstance(message, dict) else {"?": message}
-
-
-def histories(context: Any) -> dict[str, list[dict[str, Any]]]:
-    """A chat_context's histories by origin (as JSON), each its messages."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for history in (context.get("chat_histories") or []) if isinstance(context, dict) else []:
-        if isinstance(history, dict) and isinstance(history.get("messages"), list):
-            out.setdefault(json.dumps(history.get("origin"), sort_keys=True), history["messages"])
-    return out
-
-
-def asked(messages: list[Any], text: str, start: int = 0) -> bool:
-    return any(isinstance(m, dict) and m.get("type") == "HUMAN" and m.get("text") == text for m in messages[start:])
 
 
 class NeuroSanModel(ModelMachine):

@@ -11,6 +11,7 @@ stops sending mid-stream fails the requirement being checked with a "stream stal
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from specs.documents import load
 from specs.schemas import SchemaSet
 
+from ...check import edges
 from ...check.context import CheckFailed, Context, NotVerified
 from ...check.http import Response, TargetError
 from ...check.signature import Signature, has
@@ -163,8 +165,27 @@ def chat(
     against ChatResponse as it arrives (the framing requirement), the others only need messages.
     A check that is not the owner of the answer's status or framing is blocked, not failed, by
     them (``None``: the calling check owns it)."""
+    transcript = _chat(ctx, name, text, chat_filter, context, validate, status_owner, framing_owner, False)
+    assert transcript is not None  # only a chat that may be refused answers None
+    return transcript
+
+
+def _chat(
+    ctx: Context,
+    name: str,
+    text: str,
+    chat_filter: str | None,
+    context: Any,
+    validate: bool,
+    status_owner: str | None,
+    framing_owner: str | None,
+    may_refuse: bool,
+) -> Transcript | None:
     body = chat_request(text, chat_filter, context)
     with ctx.setup(status_owner), ctx.client.stream("POST", f"/api/v1/{name}/streaming_chat", json=body) as stream:
+        if may_refuse and 400 <= stream.status < 500:
+            stream.read()
+            return None
         if stream.status != 200:
             ctx.fail(f"streaming_chat answered HTTP {stream.status}, expected 200: {stream.read()[:300]!r}")
         messages = []
@@ -206,6 +227,24 @@ def history_texts(context: Any) -> list[str]:
             if isinstance(message, dict) and isinstance(message.get("text"), str):
                 texts.append(message["text"])
     return texts
+
+
+def brief(message: Any) -> dict[str, Any]:
+    """What a history message is, for comparing histories: its type, text and origin."""
+    return {k: message.get(k) for k in ("type", "text", "origin")} if isinstance(message, dict) else {"?": message}
+
+
+def histories(context: Any) -> dict[str, list[dict[str, Any]]]:
+    """A chat_context's histories by origin (as JSON), each its messages."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for history in (context.get("chat_histories") or []) if isinstance(context, dict) else []:
+        if isinstance(history, dict) and isinstance(history.get("messages"), list):
+            out.setdefault(json.dumps(history.get("origin"), sort_keys=True), history["messages"])
+    return out
+
+
+def asked(messages: list[Any], text: str, start: int = 0) -> bool:
+    return any(isinstance(m, dict) and m.get("type") == "HUMAN" and m.get("text") == text for m in messages[start:])
 
 
 def is_status(body: Any) -> bool:
@@ -440,7 +479,10 @@ CONVERSATION = (
     "NS-CTX-002",
     Level.MUST,
     "Sending the chat_context back continues the conversation: over three turns the returned history grows and "
-    "holds the earlier exchanges",
+    "holds the earlier exchanges; and over a conversation whose questions are the texts of the edge corpus "
+    "(scripts, combining marks, astral characters, escapes, control characters, spaces at the ends; the empty, "
+    "NUL and 64 Ki character ones unless refused with a 4xx) each answer's chat_context holds the question's "
+    "text exactly, and every text of the context sent back",
     f"{CHAT}/description",
 )
 def context_continues(ctx: Context) -> None:
@@ -465,6 +507,46 @@ def context_continues(ctx: Context) -> None:
             ctx.expect(not missing, f"turn {turn}: the returned history lost the earlier exchange(s) {missing}")
         earlier += [text, last["text"]]
         size = len(texts)
+    edge_conversation(ctx, name)
+
+
+def edge_conversation(ctx: Context, name: str) -> None:
+    """One conversation whose questions are the corpus's texts, the long one last (every later
+    turn carries it back): each answer's context must hold its question's text exactly, and every
+    text of the context sent back. Their order and roles are NS-MODEL-003's subject."""
+    context: Any = None
+    sent_back: list[str] = []
+    for edge in sorted(edges.TEXTS, key=lambda e: len(e.value)):
+        with ctx.part(edge.name):
+            transcript = _chat(ctx, name, edge.value, None, context, False, STATUS_OWNER, FRAMING_OWNER, True)
+            if transcript is None:
+                ctx.expect(edge.refusable, "streaming_chat refused it with a 4xx, though the document accepts it")
+                continue
+            returned = final_answer(ctx, transcript, "the answer").get("chat_context")
+            if not histories(returned):
+                with ctx.setup("NS-CTX-001"):
+                    ctx.fail("the answer carries no chat_context with a history")
+            texts = history_texts(returned)
+            lost = Counter(sent_back) - Counter(texts)
+            ctx.expect(
+                not lost,
+                f"{sum(lost.values())} text(s) of the history sent back did not come back: "
+                + "; ".join(_likeliest(t, texts) for t in list(lost)[:2]),
+            )
+            ctx.expect(edge.value in texts, "the history does not hold the question: " + _likeliest(edge.value, texts))
+            context, sent_back = returned, texts
+
+
+def _likeliest(sent: str, texts: list[str]) -> str:
+    """How the text of the history most like ``sent`` differs from it."""
+    if not texts:
+        return "the history holds no text"
+
+    def kept(text: str) -> int:
+        return next((i for i, (x, y) in enumerate(zip(text, sent, strict=False)) if x != y), min(len(text), len(sent)))
+
+    near = max(texts, key=lambda t: (t.strip() == sent.strip(), kept(t)))
+    return f"its likeliest text {edges.difference(near, sent)}"
 
 
 # --- chat_filter ---------------------------------------------------------------------------------------------

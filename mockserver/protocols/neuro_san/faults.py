@@ -11,6 +11,9 @@ from ...faults import Fault, fault_maker
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
+TEXT_COLUMN_BYTES = 65535
+"""Bytes of UTF-8 a question keeps under ns-history-text-column (a MySQL TEXT column)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Switches(_Switches):
@@ -36,6 +39,10 @@ class Switches(_Switches):
     unknown_agent_crashes: bool = False
     unknown_agent_ok: bool = False
     chat_context_unvalidated: bool = False
+    history_text_nfc: bool = False
+    history_text_trimmed: bool = False
+    history_text_column: bool = False
+    history_text_json_escaped: bool = False
 
 
 def _drop_origins(reply: Reply) -> None:
@@ -243,5 +250,31 @@ FAULTS: tuple[Fault, ...] = (
         "blob: a chat_histories item of the wrong type is answered 200 (as the real server does)",
         operation="AgentService_StreamingChat",
         skip_validation=True,
+    ),
+    # the edge corpus (conformance/check/edges.py), a conversation of its texts each run
+    _fault(
+        "ns-history-text-nfc",
+        ("NS-CTX-002",),
+        "the question enters the chat_context's history normalised to NFC: combining marks are composed",
+        operation="AgentService_StreamingChat",
+    ),
+    _fault(
+        "ns-history-text-trimmed",
+        ("NS-CTX-002",),
+        "the question enters the chat_context's history with the whitespace at its ends trimmed",
+        operation="AgentService_StreamingChat",
+    ),
+    _fault(
+        "ns-history-text-column",
+        ("NS-CTX-002",),
+        f"the question enters the chat_context's history cut to {TEXT_COLUMN_BYTES} bytes of UTF-8 (a TEXT column)",
+        operation="AgentService_StreamingChat",
+    ),
+    _fault(
+        "ns-history-text-json-escaped",
+        ("NS-CTX-002",),
+        "the question enters the history JSON-encoded once too often: quotes, backslashes, control characters and "
+        "everything beyond ASCII come back as escape sequences",
+        operation="AgentService_StreamingChat",
     ),
 )

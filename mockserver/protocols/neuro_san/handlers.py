@@ -20,6 +20,8 @@ faults.py breaks it one way per fault, for the conformance suite's requirements 
 from __future__ import annotations
 
 import functools
+import json
+import unicodedata
 from typing import Any
 
 from aiohttp import ClientConnectionResetError, web
@@ -28,7 +30,7 @@ from ...api import Call, Handlers, ProtocolApi, operation, route
 from ...errors import ApiError
 from ...reply import Reply
 from ...streaming import NdjsonStream, stall
-from .faults import Switches
+from .faults import TEXT_COLUMN_BYTES, Switches
 from .models import NETWORKS, Network, Turn
 from .stubs import Data
 
@@ -92,13 +94,26 @@ def _conversation(kind: str, text: str, front: str) -> dict[str, Any]:
     return message
 
 
+def _stored(text: str, on: Switches) -> str:
+    """The question as the edge faults store it in the history (the unfaulted mock keeps it verbatim)."""
+    if on.history_text_nfc:
+        text = unicodedata.normalize("NFC", text)
+    if on.history_text_trimmed:
+        text = text.strip()
+    if on.history_text_column:
+        text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
+    if on.history_text_json_escaped:
+        text = json.dumps(text)[1:-1]
+    return text
+
+
 def _frames(network: Network, body: dict[str, Any], on: Switches) -> list[dict[str, Any]]:
     """Every ChatResponse of one exchange, in order, already filtered."""
     text = _user_text(body)
     history = [] if on.context_ignored else _history(body, network.front)
     turn = 1 + sum(1 for m in history if m["type"] == "HUMAN")
     result = network.respond(text, turn)
-    history.append(_conversation("HUMAN", text, network.front))
+    history.append(_conversation("HUMAN", _stored(text, on), network.front))
     history.append(_conversation("AI", result.answer, network.front))
     final: dict[str, Any] = {
         "type": "AGENT_FRAMEWORK",

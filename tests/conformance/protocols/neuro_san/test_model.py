@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from conformance.protocols.neuro_san.model import asked, brief, described, histories
+from conformance.protocols.neuro_san.model import described
+from conformance.protocols.neuro_san.requirements import asked, brief, histories
 
 FRONT = [{"tool": "announcer", "instantiation_index": 0}]
 
