@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
+from ...check import edges
 from ...check.context import CheckFailed, Context
 from ...check.http import TargetError
 from ...check.signature import Signature, has
@@ -201,6 +203,58 @@ def research(ctx: Context) -> Research:
     found = ctx.memo("sgr:research", run)
     ctx.cite(found.rec.exchange)
     return found
+
+
+@dataclass(frozen=True)
+class EdgeChat:
+    edges: tuple[edges.Edge[str], ...]
+    messages: list[dict[str, str]]
+    rec: Recorded
+
+
+def edge_chats(ctx: Context) -> list[EdgeChat]:
+    """The corpus's texts as the user messages of new chats: every text the document accepts in one
+    chat (one message each), each refusable one (empty, NUL, 64 Ki characters) in a chat of its
+    own, so a fair refusal of it refuses nothing else. Recorded once per run."""
+
+    def run() -> list[EdgeChat]:
+        model = chat_model(ctx)
+        groups = [tuple(e for e in edges.TEXTS if not e.refusable), *((e,) for e in edges.TEXTS if e.refusable)]
+        chats = []
+        for group in groups:
+            messages = [user(e.value) for e in group]
+            chats.append(
+                EdgeChat(group, messages, record(ctx, CHAT, {"model": model, "messages": messages, "stream": True}))
+            )
+        return chats
+
+    return list(ctx.memo("sgr:edge-chats", run))
+
+
+def edge_task_messages(ctx: Context, shown: Callable[[str], Any], where: str) -> None:
+    """Each corpus text, as the agent its chat created shows it (``shown``: the agent's task_messages
+    by agent id, read from one route), one part per value."""
+    for chat in edge_chats(ctx):
+        if 400 <= chat.rec.status < 500 and all(e.refusable for e in chat.edges):
+            continue  # refused a value the document lets it refuse
+        got: Any = None
+        with ctx.part(chat.edges[0].name if len(chat.edges) == 1 else "the corpus's texts"):
+            got = shown(agent_of(ctx, chat.rec))
+            ctx.expect(
+                isinstance(got, list) and len(got) == len(chat.messages),
+                f"{where}: task_messages holds {len(got) if isinstance(got, list) else got!r} messages for the "
+                f"{len(chat.messages)} sent",
+            )
+        if not isinstance(got, list) or len(got) != len(chat.messages):
+            continue
+        for edge, sent, message in zip(chat.edges, chat.messages, got, strict=True):
+            with ctx.part(edge.name):
+                ctx.expect(isinstance(message, dict), f"{where}: a task message is {message!r:.80}, not an object")
+                ctx.expect_equal(message.get("role"), sent["role"], f"{where}: role")
+                ctx.expect(
+                    message.get("content") == sent["content"],
+                    f"{where}: content " + edges.difference(message.get("content"), sent["content"]),
+                )
 
 
 def agent_of(ctx: Context, rec: Recorded) -> str:
@@ -417,7 +471,8 @@ def stream_done(ctx: Context) -> None:
 @registry.requirement(
     "SGR-AGENT-001",
     Level.MUST,
-    "The agent a chat created is listed by GET /agents with its task messages; total counts the list",
+    "The agent a chat created is listed by GET /agents with its task messages; total counts the list; the "
+    "edge corpus's texts sent as a chat's messages are listed exactly as sent",
     ref("/paths/~1agents/get"),
     from_traffic=True,
 )
@@ -431,11 +486,21 @@ def agent_listed(ctx: Context) -> None:
     ctx.expect_equal(agents[agent_id]["task_messages"], found.messages, "task_messages")
     ctx.expect_equal(body["total"], len(body["agents"]), "total")
 
+    def in_list(agent_id: str) -> Any:
+        listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)["agents"]
+        found = [a for a in listed if a.get("agent_id") == agent_id]
+        ctx.expect(found, f"{agent_id} is not listed")
+        return found[0].get("task_messages")
+
+    edge_task_messages(ctx, in_list, "GET /agents")
+
 
 @registry.requirement(
     "SGR-AGENT-002",
     Level.MUST,
-    "GET /agents/{id}/state answers every documented field, the task messages as they were sent",
+    "GET /agents/{id}/state answers every documented field, the task messages as they were sent, the edge "
+    "corpus's texts (scripts, combining marks, astral characters, escapes, control characters, spaces at the "
+    "ends; the empty, NUL and 64 Ki character ones unless refused with a 4xx) included",
     ref("/paths/~1agents~1{agent_id}~1state/get"),
     from_traffic=True,
 )
@@ -445,6 +510,11 @@ def agent_state(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
     ctx.expect_equal(body["agent_id"], agent_id, "agent_id")
     ctx.expect_equal(body["task_messages"], found.messages, "task_messages")
+
+    def in_state(agent_id: str) -> Any:
+        return ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200).get("task_messages")
+
+    edge_task_messages(ctx, in_state, "GET /agents/{agent_id}/state")
 
 
 @registry.requirement(

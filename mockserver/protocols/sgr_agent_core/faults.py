@@ -12,6 +12,12 @@ from ...reply import Reply
 PROTOCOL = "sgr-agent-core"
 
 
+TEXT_COLUMN_BYTES = 65535
+"""Bytes of UTF-8 a task message keeps under sgr-task-messages-column (a MySQL TEXT column)."""
+LONG_MESSAGE = 60000
+"""Characters of a message the control sgr-long-message-refused accepts."""
+
+
 @dataclass(frozen=True, slots=True)
 class Switches(_Switches):
     """The behaviour faults the handlers switch on (the rest edit answers: ``mutate``)."""
@@ -45,6 +51,13 @@ class Switches(_Switches):
     total_counts_deleted: bool = False
     unknown_model_404: bool = False
     wrong_chunk_object: bool = False
+    # the edge corpus (conformance/check/edges.py), a chat of its texts each run
+    task_messages_nfc: bool = False
+    task_messages_trimmed: bool = False
+    task_messages_column: bool = False
+    task_messages_astral_replaced: bool = False
+    # a passing control: what the document lets a server do with those edges
+    long_message_refused: bool = False
 
 
 _fault = fault_maker(PROTOCOL)
@@ -321,5 +334,37 @@ FAULTS: tuple[Fault, ...] = (
         ("SGR-CLAR-002",),
         "chat completions with a waiting agent's id as model answer 400 instead of resuming it",
         operation="createChatCompletion",
+    ),
+    # the edge corpus (conformance/check/edges.py), sent as a chat's messages each run
+    _fault(
+        "sgr-task-messages-nfc",
+        ("SGR-AGENT-001", "SGR-AGENT-002"),
+        "an agent's task_messages are stored normalised to NFC: combining marks are composed",
+        operation="createChatCompletion",
+    ),
+    _fault(
+        "sgr-task-messages-trimmed",
+        ("SGR-AGENT-001", "SGR-AGENT-002"),
+        "an agent's task_messages are stored with the whitespace at the ends of each content trimmed",
+        operation="createChatCompletion",
+    ),
+    _fault(
+        "sgr-task-messages-column",
+        ("SGR-AGENT-001", "SGR-AGENT-002"),
+        f"each task message's content is stored cut to {TEXT_COLUMN_BYTES} bytes of UTF-8 (a TEXT column), silently",
+        operation="createChatCompletion",
+    ),
+    _fault(
+        "sgr-task-messages-astral-replaced",
+        ("SGR-AGENT-001", "SGR-AGENT-002"),
+        "characters beyond U+FFFF (emoji) in task messages become '?' (a 3-byte utf8 store)",
+        operation="createChatCompletion",
+    ),
+    _fault(
+        "sgr-long-message-refused",
+        (),
+        f"control: a chat whose message content exceeds {LONG_MESSAGE} characters is refused with 422 and a detail",
+        operation="createChatCompletion",
+        control=True,
     ),
 )

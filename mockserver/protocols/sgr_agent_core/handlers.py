@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import unicodedata
 from typing import Any
 
 from aiohttp import web
@@ -43,7 +44,7 @@ from ...errors import ApiError
 from ...reply import Reply
 from ...store import new_hex_id
 from ...streaming import SseStream, stall
-from .faults import Switches
+from .faults import LONG_MESSAGE, TEXT_COLUMN_BYTES, Switches
 from .models import (
     CANCELLED,
     COMPLETED,
@@ -77,6 +78,26 @@ def _chunk(chunk_id: str, agent_id: str, delta: dict[str, Any], finish: str | No
         "model": agent_id,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
+
+
+def stored_messages(messages: list[Any], on: Switches) -> list[Any]:
+    """The task messages as the edge faults store them (the unfaulted mock keeps them verbatim)."""
+
+    def stored(text: str) -> str:
+        if on.task_messages_nfc:
+            text = unicodedata.normalize("NFC", text)
+        if on.task_messages_trimmed:
+            text = text.strip()
+        if on.task_messages_column:
+            text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
+        if on.task_messages_astral_replaced:
+            text = "".join("?" if ord(c) > 0xFFFF else c for c in text)
+        return text
+
+    return [
+        {**m, "content": stored(m["content"])} if isinstance(m, dict) and isinstance(m.get("content"), str) else m
+        for m in messages
+    ]
 
 
 class _SseStream(SseStream):
@@ -211,6 +232,12 @@ class SgrAgentCore(Handlers):
                 raise ApiError(500, "Internal Server Error")
             raise ApiError(501, "Only streaming responses are supported. Set 'stream=true'")
         messages = messages_of(body)
+        if on.long_message_refused and any(
+            len(str(m.get("content"))) > LONG_MESSAGE for m in messages if isinstance(m, dict)
+        ):
+            raise ApiError(
+                422, f"Invalid request: message content longer than {LONG_MESSAGE} characters"
+            )  # a fair limit
         model = body.get("model", DEFAULT_MODEL)
         waiting = None if on.chat_ignores_waiting_agent else self.store.waiting(model, messages)
         if waiting is not None:
@@ -221,7 +248,7 @@ class SgrAgentCore(Handlers):
                 raise ApiError(404, f"Model '{model}' not found")
             raise ApiError(400, f"Invalid model '{model}'. Available models: {[*MODELS, *self.data.models]}")
         with self.api.gate:
-            agent = self.store.add(model, messages)
+            agent = self.store.add(model, stored_messages(messages, on))
             headers = {"X-Agent-ID": agent.agent_id, "X-Agent-Model": model}
             if on.missing_agent_id:
                 del headers["X-Agent-ID"]
