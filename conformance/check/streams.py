@@ -23,6 +23,11 @@ class Frame:
     raw: str
     value: Any
     """Parsed JSON, or None for a non-JSON SSE sentinel such as ``[DONE]``."""
+    data_lines: int = 1
+    """SSE: how many ``data:`` lines the event's data was joined from."""
+    fields: tuple[str, ...] = ()
+    """SSE: the other fields the event carried (``event``, ``id``, ``retry``, unknown names), in order;
+    a reader applies them or skips them, a check of a protocol that forbids them reads them here."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -118,6 +123,7 @@ class SseReader:
         self.max_event_bytes = max_event_bytes
         self._buffer = bytearray()
         self._data: list[str] = []
+        self._fields: list[str] = []
         self._size = 0
         self._index = 0
         self._first = True
@@ -153,9 +159,10 @@ class SseReader:
                 if self._data:
                     if self._index >= self.max_events:
                         raise FrameError(f"more than {self.max_events} events; stopping")
-                    yield _event(self._index, "\n".join(self._data))
+                    yield _event(self._index, self._data, tuple(self._fields))
                     self._index += 1
                     self._data, self._size = [], 0
+                self._fields = []  # a block without data dispatches nothing (WHATWG), its fields with it
                 continue
             if line.startswith(":"):
                 continue
@@ -166,6 +173,8 @@ class SseReader:
                 if self._size > self.max_event_bytes:
                     raise FrameError(f"event {self._index + 1} is longer than {self.max_event_bytes} bytes")
                 self._data.append(value)
+            else:
+                self._fields.append(name)
 
 
 def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
@@ -193,9 +202,10 @@ def _take_lines(buffer: bytearray, final: bool) -> list[bytes]:
     return lines
 
 
-def _event(index: int, data: str) -> Frame:
+def _event(index: int, lines: list[str], fields: tuple[str, ...]) -> Frame:
+    data = "\n".join(lines)
     try:
         value = _DECODER.decode(data)
     except ValueError:
         value = None
-    return Frame(index, data, value)
+    return Frame(index, data, value, len(lines), fields)

@@ -98,6 +98,8 @@ class Recorded:
     """The JSON objects among them, in order."""
     problem: str = ""
     """The first event that is not a valid chat.completion.chunk, found as it arrived."""
+    framing: str = ""
+    """The first event not framed as the document fixes it (one data: line, no other field)."""
     error: str = ""
     """Why reading stopped before the server ended the stream (stall, broken framing, reset)."""
     body: bytes = b""
@@ -119,6 +121,12 @@ def record(ctx: Context, path: str, body: dict[str, Any]) -> Recorded:
         try:
             for frame in ctx.frames(stream, "sse"):
                 rec.events.append(frame.raw)
+                if not rec.framing and (frame.data_lines != 1 or frame.fields):
+                    rec.framing = (
+                        f"event {frame.index + 1} is {frame.data_lines} data: lines"
+                        + (f" with {', '.join(f + ':' for f in frame.fields)} line(s)" if frame.fields else "")
+                        + "; the document fixes each event as a single data: line followed by a blank line"
+                    )
                 if frame.raw == DONE:
                     continue
                 where = f"event {frame.index + 1}"
@@ -375,13 +383,16 @@ def stream_agent_model(ctx: Context) -> None:
 @registry.requirement(
     "SGR-STREAM-004",
     Level.MUST,
-    "Each event of a chat stream, as it arrives, is data: JSON valid as a chat.completion.chunk",
-    ref("/components/schemas/ChatCompletionStreamEvent"),
+    "Each event of a chat stream, as it arrives, is data: JSON valid as a chat.completion.chunk, framed as "
+    "the document fixes it: a single data: line followed by a blank line, with no event:, id: or retry: line",
+    ref("/components/responses/ChatCompletionStream"),
     from_traffic=True,
 )
 def stream_chunks(ctx: Context) -> None:
     rec = research(ctx).rec
     expect_stream(ctx, rec)
+    with ctx.part("framing"):
+        ctx.expect(not rec.framing, rec.framing)
     if rec.problem:
         ctx.fail(rec.problem)
     if not rec.chunks:

@@ -56,6 +56,8 @@ class Switches(_Switches):
     task_messages_trimmed: bool = False
     task_messages_column: bool = False
     task_messages_astral_replaced: bool = False
+    sse_event_field: bool = False
+    sse_multiline_data: bool = False
     # a passing control: what the document lets a server do with those edges
     long_message_refused: bool = False
 
@@ -366,5 +368,18 @@ FAULTS: tuple[Fault, ...] = (
         f"control: a chat whose message content exceeds {LONG_MESSAGE} characters is refused with 422 and a detail",
         operation="createChatCompletion",
         control=True,
+    ),
+    # stream framing the document fixes, read strictly where it fixes it
+    _fault(
+        "sgr-sse-event-field",
+        ("SGR-STREAM-004",),
+        "each chat event carries an event: line before its data: line (browsers read it; the document rules it out)",
+        operation="createChatCompletion",
+    ),
+    _fault(
+        "sgr-sse-multiline-data",
+        ("SGR-STREAM-004",),
+        "each chunk is pretty-printed over several data: lines (a reader joins them; the document fixes one line)",
+        operation="createChatCompletion",
     ),
 )

@@ -33,6 +33,7 @@ faults.py breaks one requirement per fault: behaviours are switched on through i
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import unicodedata
 from typing import Any
@@ -101,6 +102,19 @@ def stored_messages(messages: list[Any], on: Switches) -> list[Any]:
 
 
 class _SseStream(SseStream):
+    event_field: bool = False
+    """sgr-sse-event-field: each event named with an ``event:`` line, which the document rules out."""
+    multiline_data: bool = False
+    """sgr-sse-multiline-data: each chunk pretty-printed over several ``data:`` lines (a reader joins
+    them back, but the document fixes one line an event)."""
+
+    async def send(self, obj: Any) -> None:
+        if not (self.event_field or self.multiline_data):
+            return await super().send(obj)
+        lines = json.dumps(obj, indent=1).splitlines() if self.multiline_data else [json.dumps(obj)]
+        head = b"event: chunk\n" if self.event_field else b""
+        await self._write(head + b"".join(b"data: " + line.encode() + b"\n" for line in lines) + b"\n")
+
     async def send_raw(self, data: bytes) -> None:
         """Bytes as they are: the broken-framing faults."""
         await self._write(data)
@@ -161,6 +175,7 @@ class SgrAgentCore(Handlers):
         if on.json_content_type:
             headers = {**headers, "Content-Type": "application/json"}
         stream = _SseStream(call.request, headers, delay=self.api.config.stream_delay)
+        stream.event_field, stream.multiline_data = on.sse_event_field, on.sse_multiline_data
         try:
             await stream.open()
             await _run(agent, plan, stream, on)

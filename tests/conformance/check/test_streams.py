@@ -300,3 +300,14 @@ def test_readers_are_linear_on_many_small_lines() -> None:
     assert sum(1 for _ in ndjson_frames([nd], max_frames=100_000)) == 50_000
     assert sum(1 for _ in sse_events([ev], max_events=100_000)) == 50_000
     assert time.monotonic() - started < 5
+
+
+def test_sse_events_say_how_they_were_framed() -> None:
+    """A protocol that fixes one data: line an event and no other field reads the rest here."""
+    raw = b'data: {"a": 1}\n\nevent: chunk\nid: 7\ndata: {"b":\ndata:  2}\n\nretry: 5\n\ndata: [DONE]\n\n'
+    frames = list(sse_events([raw]))
+    assert [(f.value, f.data_lines, f.fields) for f in frames] == [
+        ({"a": 1}, 1, ()),
+        ({"b": 2}, 2, ("event", "id")),
+        (None, 1, ()),  # a block without data dispatches nothing, its retry: with it
+    ]
