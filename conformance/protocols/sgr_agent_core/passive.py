@@ -83,6 +83,12 @@ class Passive(Checks):
         if notes["done"]:
             v.fail("SGR-STREAM-007", f"{where} came after data: [DONE]: {frame.raw[:120]!r}")
             return
+        v.check(
+            "SGR-STREAM-004",
+            frame.data_lines == 1 and not frame.fields,
+            f"{where} is {frame.data_lines} data: line(s) with {list(frame.fields)} other field(s); the document "
+            "fixes each event as a single data: line followed by a blank line",
+        )
         if frame.raw == DONE:
             notes["done"] = True
             return
