@@ -216,3 +216,8 @@ class Model:
     requirements: tuple[Requirement, ...] = ()
     """The requirements it decides (phase ``model``), added to the protocol's suite beside its
     scenario requirements."""
+    targeted: tuple[Callable[[Any], None], ...] = ()
+    """Fixed sequences run once each, every run, before the generated ones: each is handed a fresh
+    machine on the run's session and calls its methods. What a generated sequence finds only when
+    its draws happen to reach it (two uploads of one name to one task, a list walked at small page
+    sizes) is reached here whatever the seed."""

@@ -219,7 +219,9 @@ def run_model_phase(
     for first, count in ranges:
         if tally.fatal or tally.out_of_time:
             break
-        tally.absorb(_run_range(model, session, spec, chunk_seed(seed_value, first), count, step_factor, database))
+        tally.absorb(
+            _run_range(model, session, spec, chunk_seed(seed_value, first), count, step_factor, database, first == 0)
+        )
         tally.stopped = tally.stopped.replace("{budget}", f"{budget_s:g}")
         if tally.stopped and not tally.out_of_time:
             break  # the target misbehaved, or a failure named nothing: the phase is not trusted further
@@ -232,15 +234,25 @@ def run_model_phase(
 
 
 def _run_range(
-    model: Model, session: Session, spec: Spec, seed_value: int, count: int, step_factor: int, database: Any
+    model: Model,
+    session: Session,
+    spec: Spec,
+    seed_value: int,
+    count: int,
+    step_factor: int,
+    database: Any,
+    targeted: bool = False,
 ) -> dict[str, Any]:
-    """One range of sequences, looking for every requirement: the tally of it alone."""
+    """One range of sequences, looking for every requirement: the tally of it alone. The first
+    range (``targeted``) runs the model's fixed sequences first (``Model.targeted``)."""
     session.active = set(session.requirements)
     session.found = {}
     compared_before = dict(session.compared)
     part = ModelTally.empty(session.requirements)
+    if targeted:
+        _run_targeted(model, session, part)
     runs = 0
-    while session.active:
+    while session.active and not part.stopped:
         # Hypothesis digests each machine's source to key its example database; for a class made
         # at run time inspect parses this whole module to learn it has no source, 27 % of a model
         # run's CPU. A module name with no file makes that lookup fail at once.
@@ -296,6 +308,27 @@ def _run_range(
     out = part.to_dict()
     out["seconds"] = 0.0  # the phase times itself whole
     return out
+
+
+def _run_targeted(model: Model, session: Session, part: ModelTally) -> None:
+    """The model's fixed sequences, each on a fresh machine; a violation mutes its requirement as a
+    generated one does (its sequence, already short, is the evidence)."""
+    machine = type(model.machine.__name__, (model.machine,), {"session": session, "__module__": _RUNTIME})
+    for sequence in model.targeted:
+        if not session.active:
+            return
+        try:
+            sequence(machine())
+        except Violation as exc:
+            session.active.discard(exc.rid)
+        except OutOfTime:
+            part.stopped = "time budget of {budget} s for the model phase ran out"
+            part.out_of_time = True
+            session.active.difference_update(session.found)
+            return
+        except TargetError as exc:
+            part.stopped = f"the target misbehaved: {exc}"
+            return
 
 
 def _finding(spec: Spec, base_url: str, rid: str, found: Found) -> Finding:

@@ -24,6 +24,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
+from ...check import edges
 from ...check.edges import same
 from ...check.http import Response
 from ...check.model import Model, ModelMachine, Session, Unshrunk, Violation
@@ -589,4 +590,26 @@ class AgentProtocolModel(ModelMachine):
                 )
 
 
-MODEL = Model(AgentProtocolModel, prepare, steps=10, requirements=REQUIREMENTS)
+def edges_and_collisions(machine: AgentProtocolModel) -> None:
+    """A task given the corpus's short file names, the same name twice with other bytes, then run to
+    its last step, its lists read at small page sizes: what only some draws would reach."""
+    task_id = machine.new_task("targeted: names, collisions and pages", edges.json_values())
+    if not task_id:
+        return
+    for upload in edges.uploads(0):
+        if upload.data and len(upload.data) <= MAX_TARGETED_UPLOAD and len(upload.file_name) < 128:
+            machine.upload(task_id, upload.file_name, upload.relative_path, upload.data)
+    machine.upload(task_id, FILE_NAMES[0], None, b"first")
+    machine.upload(task_id, FILE_NAMES[0], None, b"second, other bytes")
+    for _ in range(STEP_BOUND):
+        if machine.ledger.tasks[task_id].finished:
+            break
+        machine.execute_step(task_id, edges.text("CJK text").value, {})
+    for size in (1, 2, 3, 7):
+        machine.check_task_list(size)
+
+
+MAX_TARGETED_UPLOAD = 64 * 1024
+"""Bytes an upload of the targeted sequence may have: it is read back after every later write."""
+
+MODEL = Model(AgentProtocolModel, prepare, steps=10, requirements=REQUIREMENTS, targeted=(edges_and_collisions,))

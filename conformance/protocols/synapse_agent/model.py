@@ -547,4 +547,17 @@ class SynapseModel(ModelMachine):
         self.session.check(HISTORY, not problems, "; ".join(problems[:3]))
 
 
-MODEL = Model(SynapseModel, prepare, steps=8, requirements=REQUIREMENTS)
+def two_sessions(machine: SynapseModel) -> None:
+    """Two sessions, one updated, each with a finished chat (one traced), the list walked: every
+    route of every requirement compared once, whatever the seed draws after."""
+    first, second = machine.new_session(LEVELS[0]), machine.new_session(LEVELS[1])
+    if not first or not second:
+        return
+    sessions = machine.ledger.sessions
+    machine.update(sessions[first], LEVELS[2])
+    machine.chat(sessions[first], "targeted: the first session's question", True, wait=True)
+    machine.chat(sessions[second], "targeted: the second session's question", False, wait=True)
+    machine.verify(sessions[first], listed=True)
+
+
+MODEL = Model(SynapseModel, prepare, steps=8, requirements=REQUIREMENTS, targeted=(two_sessions,))

@@ -146,3 +146,38 @@ def test_a_stalled_request_is_not_replayed_by_shrinking() -> None:
     assert served[0] == 8  # seven answered, the eighth stalled, no replay
     for rid in (LIST.id, ECHO.id):
         assert out[rid].status is Status.ERROR and "the target misbehaved" in out[rid].message, out[rid].message
+
+
+def test_a_targeted_sequence_finds_what_no_draw_reaches() -> None:
+    """The generated names are a, b, c; only a name the draws never make breaks the echo. The
+    model's fixed sequence sends it every run, first, and its violation is the evidence."""
+
+    def send_a_long_name(machine: ToyModel) -> None:
+        machine.create("a name no draw makes")
+
+    def garbles_long_names() -> httpx.MockTransport:
+        items: list[str] = ["held-before"]
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            if request.method == "POST":
+                name = json.loads(request.content)["name"]
+                items.append(name)
+                return httpx.Response(200, json={"name": name[:5]})
+            return httpx.Response(200, json={"items": items})
+
+        return httpx.MockTransport(handle)
+
+    client = Client("http://toy", Limits(), transport=garbles_long_names())
+    for targeted in ((), (send_a_long_name,)):
+        results, _ = run_model_phase(
+            Model(ToyModel, prepare, steps=6, targeted=targeted),
+            [ECHO],
+            client,
+            spec=load("agent-protocol"),
+            seed_value=0,
+            examples=20,
+            budget_s=60.0,
+        )
+        expected = Status.FAILED if targeted else Status.PASSED
+        assert results[0].status is expected, results[0].message
+    assert "'a nam' for 'a name no draw makes'" in results[0].message
