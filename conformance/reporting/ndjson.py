@@ -29,6 +29,16 @@ from ..run.events import (
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "events.schema.json"
 
 
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+"""Characters JSON leaves raw in a string but many line readers (Python's ``str.splitlines``, some
+editors, JavaScript before ES2019) take for line ends: escaped, so an event stays on its line
+whatever text the target put in a message."""
+
+
+def one_line(encoded: str) -> str:
+    return encoded.translate(_LINE_BREAKS)
+
+
 def event_name(event: Event) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", type(event).__name__).lower()
 
@@ -87,7 +97,7 @@ class EventStream:
         self.out = out
 
     def handle(self, event: Event) -> None:
-        self.out.write(json.dumps(to_dict(event), ensure_ascii=False, default=str) + "\n")
+        self.out.write(one_line(json.dumps(to_dict(event), ensure_ascii=False, default=str)) + "\n")
         self.out.flush()
 
 

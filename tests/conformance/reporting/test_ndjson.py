@@ -123,3 +123,13 @@ def test_the_schema_knows_every_status() -> None:
 
 def test_the_schema_ships_inside_the_package() -> None:
     assert SCHEMA_PATH.parent.name == "conformance" and SCHEMA_PATH.is_file()
+
+
+def test_an_event_stays_on_its_line_whatever_text_the_target_sent() -> None:
+    """A finding quotes what the target answered (the edge corpus sends U+2028, U+2029 and NEL):
+    JSON leaves them raw, and line readers such as str.splitlines break there."""
+    from conformance.reporting.ndjson import one_line
+
+    text = "a\x85b\u2028c\u2029d"
+    encoded = one_line(json.dumps({"message": text}, ensure_ascii=False))
+    assert len(encoded.splitlines()) == 1 and json.loads(encoded) == {"message": text}
