@@ -175,7 +175,7 @@ def test_a_targeted_sequence_finds_what_no_draw_reaches() -> None:
             client,
             spec=load("agent-protocol"),
             seed_value=0,
-            examples=20,
+            ranges=[(0, 20)],
             budget_s=60.0,
         )
         expected = Status.FAILED if targeted else Status.PASSED
