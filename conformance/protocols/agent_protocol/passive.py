@@ -98,6 +98,8 @@ class Passive(Checks):
         known = op == "listAgentTasks" or task_id in self.tasks
         if op in LISTS and status == 404 and ex.param("current_page") and known:
             v.fail("AP-PAGE-004", f"{op} answered 404 for current_page {ex.param('current_page')} of an existing list")
+        if op == "uploadAgentTaskArtifacts" and status >= 400:
+            self._refused_upload(ex, v, status)
         if status != 200:
             return
         self._note_ids(task_id or (body.get("task_id") if isinstance(body, dict) else "") or "", body)
@@ -149,6 +151,8 @@ class Passive(Checks):
         elif op == "downloadAgentTaskArtifact":
             v.check("AP-ERR-003", shaped, reason)
         task_id = ex.path_params.get("task_id", "")
+        if op == "downloadAgentTaskArtifact" and ex.path_params.get("artifact_id", "") in self.uploads.get(task_id, {}):
+            v.fail("AP-ARTIFACT-002", f"the download of an artifact its upload reported stored answered 404: {reason}")
         if op == "getAgentTask" and task_id in self.tasks:
             v.fail("AP-SCHEMA-008", f"task {task_id} answered 404 after createAgentTask reported it created")
 
@@ -255,12 +259,30 @@ class Passive(Checks):
             problems.append(f"file_name {body.get('file_name')!r} is not the {name!r} uploaded")
         if relative is not None and body.get("relative_path") != relative:
             problems.append(f"relative_path {body.get('relative_path')!r} is not the {relative!r} sent")
+        digest = hashlib.sha256(data).hexdigest()
+        earlier = self.uploads.get(task_id, {}).get(str(body.get("artifact_id")))
+        if earlier is not None and earlier.digest != digest:
+            problems.append(
+                f"artifact_id {body.get('artifact_id')!r} is the one an earlier upload of other bytes "
+                f"({earlier.answer.get('file_name')!r}) was given: that artifact's bytes are replaced"
+            )
         v.check("AP-ARTIFACT-001", not problems, "the upload's answer: " + "; ".join(problems))
         if isinstance(body.get("artifact_id"), str) and "file" in fields:
             mine = self.uploads.get(task_id) or {}
-            if len(mine) < 1_000:
-                mine[body["artifact_id"]] = Upload(task_id, body, hashlib.sha256(data).hexdigest(), len(data))
+            if len(mine) < 1_000:  # an id answered again keeps its first upload: those bytes are still its own
+                mine.setdefault(body["artifact_id"], Upload(task_id, body, digest, len(data)))
             self.uploads[task_id] = mine
+
+    def _refused_upload(self, ex: Observed, v: Verdict, status: int) -> None:
+        """An upload that carries its file is stored or refused with a 4xx; a 5xx is neither, and an
+        empty file (the document sets no least size) is no reason to refuse."""
+        fields = multipart_fields(ex) or {}
+        if "file" not in fields or ex.path_params.get("task_id", "") not in self.tasks:
+            return  # no file (a request the client got wrong), or a task the proxy never saw made
+        if status >= 500:
+            v.fail("AP-ARTIFACT-001", f"an upload that carries its file answered {status}, neither stored nor refused")
+        elif not fields["file"][1]:
+            v.fail("AP-ARTIFACT-001", f"an empty file was refused with {status}; the document sets no least size")
 
     def _downloaded(self, ex: Observed, v: Verdict, task_id: str, artifact_id: str) -> None:
         if self._never_issued(task_id, artifact_id):

@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import httpx
 
+from conformance.check import edges
+
 TIMEOUT = httpx.Timeout(10.0)
 
 
@@ -50,16 +52,50 @@ def agent_protocol(base: str) -> None:
             _quiet(lambda: c.get(f"{tasks}/{task_id}/artifacts/{artifact_id}", timeout=3))
         c.get(f"{tasks}/{task_id}/artifacts")
         c.get(f"{tasks}/{task_id}")
+        edge_traffic(c, tasks)
         for n in range(3):
             c.post(tasks, json={"input": f"page {n}"})
         c.post(tasks, json={"additional_input": {}})  # input may be left out
         c.get(tasks)
         c.get(tasks, params={"page_size": 1001})
         c.get(tasks, params={"page_size": 2, "current_page": 2})
+        c.get(tasks, params={"page_size": 1, "current_page": 4})  # a page past the third
         c.get(f"{tasks}/no-such-task")
         c.get(f"{tasks}/{task_id}/steps/no-such-step")
         c.get(f"{tasks}/{task_id}/artifacts/no-such-artifact")
         c.post(tasks, content=b'{"input": 5}', headers={"Content-Type": "application/json"})  # invalid on purpose
+
+
+def edge_traffic(c: httpx.Client, tasks: str) -> None:
+    """The edge corpus as a client may send it: each text as a task's input and as a step's, its
+    JSON values as an additional_input, each of its files uploaded to one task and those a server
+    may not refuse downloaded after all of them (what the proxy judges of a round trip, it judges of
+    these too)."""
+    task_id, finished = "", True
+    for edge in edges.TEXTS:
+        created = c.post(tasks, json={"input": edge.value, "additional_input": edges.json_values()})
+        if created.status_code == 200:
+            c.get(f"{tasks}/{created.json().get('task_id', 'missing')}")
+        if finished:
+            task_id = str(c.post(tasks, json={"input": "edge steps"}).json().get("task_id", "missing"))
+        step = c.post(f"{tasks}/{task_id}/steps", json={"input": edge.value, "additional_input": {}})
+        finished = step.status_code != 200 or step.json().get("is_last") is True
+        if step.status_code == 200:
+            c.get(f"{tasks}/{task_id}/steps/{step.json().get('step_id', 'missing')}")
+    files = str(c.post(tasks, json={"input": "edge files"}).json().get("task_id", "missing"))
+    stored = []
+    for upload in edges.uploads(0):
+        fields = {"relative_path": upload.relative_path} if upload.relative_path is not None else {}
+        answer = c.post(
+            f"{tasks}/{files}/artifacts",
+            data=fields,
+            files={"file": (upload.file_name, upload.data, "application/octet-stream")},
+        )
+        if answer.status_code == 200 and not upload.refusable:  # a long name's header may be shortened
+            stored.append(str(answer.json().get("artifact_id")))
+    for artifact_id in stored:
+        _quiet(lambda artifact_id=artifact_id: c.get(f"{tasks}/{files}/artifacts/{artifact_id}", timeout=3))  # type: ignore[misc]
+    c.get(f"{tasks}/{files}/artifacts", params={"page_size": 100})
 
 
 TRAFFIC: dict[str, Callable[[str], None]] = {"agent-protocol": agent_protocol}
@@ -98,6 +134,12 @@ def sgr_agent_core(base: str) -> None:
             c.delete(f"/agents/{waiting}")
             c.get(f"/agents/{waiting}/state")
             c.get("/agents")
+        for group in ([e for e in edges.TEXTS if not e.refusable], *([e] for e in edges.TEXTS if e.refusable)):
+            edge_chat = [{"role": "user", "content": e.value} for e in group]  # the edge corpus's texts
+            edge_agent = _sse(c, "/v1/chat/completions", {"model": "sgr_agent", "messages": edge_chat, "stream": True})
+            if edge_agent:
+                c.get(f"/agents/{edge_agent}/state")
+        c.get("/agents")
         parts = [{"role": "user", "content": [{"type": "text", "text": "Research Rust"}]}]  # content parts
         _sse(c, "/v1/chat/completions", {"model": "sgr_agent", "messages": parts, "stream": True})
         c.post("/v1/chat/completions", json={"model": "no_such_model", "messages": messages, "stream": True})
@@ -172,7 +214,8 @@ def neuro_san(base: str) -> None:
         for chat_filter in (None, "MINIMAL", "MAXIMAL"):
             _ndjson(c, "/api/v1/hello_world/streaming_chat", chat(chat_filter))
         c.get("/api/v1/conformance_no_such_agent/connectivity")
-        c.post("/api/v1/hello_world/streaming_chat", json={"user_message": {"type": "NOT_A_TYPE"}})  # invalid
+        # invalid on purpose, deep down: a chat_histories item of the wrong type
+        c.post("/api/v1/hello_world/streaming_chat", json={"chat_context": {"chat_histories": [7]}})
 
 
 TRAFFIC["neuro-san"] = neuro_san
