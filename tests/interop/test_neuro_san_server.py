@@ -230,9 +230,13 @@ def schema_phase_requests_to_the_agent(server: Server, report_dir: Path) -> int:
             times[event["event"]] = datetime.fromisoformat(event["time"])
     begin, end = times["phase_started"], times["phase_finished"]
     reached = 0
-    for line in server.log.read_text(errors="replace").splitlines():
+    # split on LF alone: the server logs the questions the suite sent, U+2028 and NEL among them, raw
+    for line in server.log.read_text(errors="replace").split("\n"):
         if f"Received a {AGENT}." in line:
-            logged = datetime.fromisoformat(json.loads(line)["Timestamp"]).astimezone(UTC)  # local, naive
+            try:
+                logged = datetime.fromisoformat(json.loads(line, strict=False)["Timestamp"]).astimezone(UTC)
+            except (ValueError, KeyError):
+                continue  # not one of its JSON lines (strict=False: it logs the NUL we sent raw)
             reached += begin <= logged <= end
     return reached
 
