@@ -11,6 +11,8 @@ and a misspelt fault is an error rather than a switch that is silently never on.
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Self
@@ -84,6 +86,52 @@ class FaultSet:
                 edit(reply)
 
         return apply
+
+
+TEXT_COLUMN_BYTES = 65535
+"""Bytes of UTF-8 a MySQL TEXT column keeps: where the cut-text faults cut."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdits:
+    """How a store that is not faithful to text keeps it: the edge faults' edits of the texts a
+    protocol echoes, each off in normal runs (then ``apply`` returns the text as it came)."""
+
+    nfc: bool = False
+    """Normalised to NFC: combining marks composed."""
+    trimmed: bool = False
+    """Whitespace at the ends dropped."""
+    column: bool = False
+    """Cut to TEXT_COLUMN_BYTES of UTF-8, silently."""
+    astral: bool = False
+    """Characters beyond U+FFFF (emoji) as '?', as a 3-byte utf8 column stores them."""
+    controls: bool = False
+    """Control characters (tab, newline, ...) removed."""
+    json_escaped: bool = False
+    """JSON-encoded once too often: quotes, backslashes, controls and non-ASCII as escapes."""
+
+    def apply(self, text: str) -> str:
+        if self.nfc:
+            text = unicodedata.normalize("NFC", text)
+        if self.trimmed:
+            text = text.strip()
+        if self.column:
+            text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
+        if self.astral:
+            text = "".join("?" if ord(c) > 0xFFFF else c for c in text)
+        if self.controls:
+            text = "".join(c for c in text if unicodedata.category(c) != "Cc")
+        if self.json_escaped:
+            text = json.dumps(text)[1:-1]
+        return text
+
+    def apply_all(self, value: Any) -> Any:
+        """Every string of a JSON value edited, object keys included."""
+        if isinstance(value, str):
+            return self.apply(value)
+        if isinstance(value, dict):
+            return {self.apply_all(k): self.apply_all(v) for k, v in value.items()}
+        return [self.apply_all(v) for v in value] if isinstance(value, list) else value
 
 
 class Switches:

@@ -38,3 +38,19 @@ def test_switches_are_off_in_normal_runs_and_each_fault_turns_on_its_own(protoco
 def test_fault_names_are_unique_across_protocols() -> None:
     found = catalogue()
     assert len(found) == sum(len(mock.faults) for mock in descriptors().values())
+
+
+def test_text_edits_are_what_the_edge_faults_say() -> None:
+    """The edits the edge faults make of an echoed text, off by default (the mock stays faithful)."""
+    from mockserver.faults import TEXT_COLUMN_BYTES, TextEdits
+
+    text = '  cafe\u0301 \U0001f680\t"q" ' + "\u4e2d" * TEXT_COLUMN_BYTES
+    assert TextEdits().apply(text) == text
+    assert TextEdits(nfc=True).apply("cafe\u0301") == "caf\u00e9"
+    assert TextEdits(trimmed=True).apply(" a\t") == "a"
+    cut = TextEdits(column=True).apply(text)
+    assert len(cut.encode()) <= TEXT_COLUMN_BYTES and text.startswith(cut)
+    assert TextEdits(astral=True).apply("a\U0001f680b") == "a?b"
+    assert TextEdits(controls=True).apply("a\tb\x07c\nd") == "abcd"
+    assert TextEdits(json_escaped=True).apply('"\u00e9\n') == '\\"\\u00e9\\n'
+    assert TextEdits(astral=True).apply_all({"\U0001f680": ["\U0001f680", 1]}) == {"?": ["?", 1]}

@@ -279,16 +279,8 @@ def _run_range(
                 )
                 break
             session.active.difference_update(fresh)
-        except OutOfTime:
-            part.stopped = "time budget of {budget} s for the model phase ran out"
-            part.out_of_time = True
-            session.active.difference_update(session.found)
-            break
-        except TargetLost as exc:
-            part.stopped = f"the target misbehaved: {exc.error}"
-            break
-        except (TargetError, *OUTSIDE) as exc:
-            part.stopped = f"the target misbehaved: {exc}"
+        except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
+            _stop(part, session, exc)
             break
     part.runs = runs
     part.compared = {rid: n - compared_before.get(rid, 0) for rid, n in session.compared.items()}
@@ -321,14 +313,19 @@ def _run_targeted(model: Model, session: Session, part: ModelTally) -> None:
             sequence(machine())
         except Violation as exc:
             session.active.discard(exc.rid)
-        except OutOfTime:
-            part.stopped = "time budget of {budget} s for the model phase ran out"
-            part.out_of_time = True
-            session.active.difference_update(session.found)
+        except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
+            _stop(part, session, exc)
             return
-        except TargetError as exc:
-            part.stopped = f"the target misbehaved: {exc}"
-            return
+
+
+def _stop(part: ModelTally, session: Session, exc: BaseException) -> None:
+    """The range cannot go on: out of time (what it found so far stands) or the target misbehaved."""
+    if isinstance(exc, OutOfTime):
+        part.stopped = "time budget of {budget} s for the model phase ran out"
+        part.out_of_time = True
+        session.active.difference_update(session.found)
+    else:
+        part.stopped = f"the target misbehaved: {exc.error if isinstance(exc, TargetLost) else exc}"
 
 
 def _finding(spec: Spec, base_url: str, rid: str, found: Found) -> Finding:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...faults import Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
@@ -14,8 +14,6 @@ RECENT_INDEX = 16
 """Tasks in the listing index of ap-task-list-recent-16."""
 SUMMARY_CHARS = 40
 """Characters of input kept in the list rows of ap-task-list-input-truncated."""
-TEXT_COLUMN_BYTES = 65535
-"""Bytes of UTF-8 a task's input keeps under ap-task-input-text-column (a MySQL TEXT column)."""
 NEWEST_ARTIFACTS = 8
 """Artifacts a task's list shows under ap-artifacts-list-newest-8."""
 CHUNK_BYTES = 64 * 1024

@@ -16,7 +16,6 @@ answered as the document says, with an executed step.
 from __future__ import annotations
 
 import posixpath
-import unicodedata
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, unquote
@@ -26,6 +25,7 @@ from aiohttp import web
 from ... import cors
 from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
+from ...faults import TextEdits
 from ...reply import Reply
 from ...streaming import stall
 from ...validation import UploadedFile
@@ -36,7 +36,6 @@ from .faults import (
     NEWEST_ARTIFACTS,
     RECENT_INDEX,
     SUMMARY_CHARS,
-    TEXT_COLUMN_BYTES,
     Switches,
 )
 from .models import Artifact, Step, Task, workspace_path
@@ -102,14 +101,6 @@ LONG_INPUT = 60000
 """Characters of input the control ap-long-input-refused accepts."""
 
 
-def _astral_replaced(value: Any) -> Any:
-    if isinstance(value, str):
-        return "".join("?" if ord(c) > 0xFFFF else c for c in value)
-    if isinstance(value, dict):
-        return {_astral_replaced(k): _astral_replaced(v) for k, v in value.items()}
-    return [_astral_replaced(v) for v in value] if isinstance(value, list) else value
-
-
 def _as_doubles(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
         return float(value)
@@ -124,16 +115,12 @@ def stored_input(body: dict[str, Any], on: Switches, step: bool = False) -> dict
     if on.long_input_refused and isinstance(text, str) and len(text) > LONG_INPUT:
         raise ApiError(422, f"Invalid request: body.input: at most {LONG_INPUT} characters")  # a fair limit
     if isinstance(text, str) and not step:
-        if on.task_input_nfc:
-            text = unicodedata.normalize("NFC", text)
-        if on.task_input_trimmed:
-            text = text.strip()
-        if on.task_input_text_column:
-            text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
+        edits = TextEdits(nfc=on.task_input_nfc, trimmed=on.task_input_trimmed, column=on.task_input_text_column)
+        text = edits.apply(text)
         if on.task_astral_replaced:
-            text, extra = _astral_replaced(text), _astral_replaced(extra)
-    if isinstance(text, str) and step and on.step_input_controls_stripped:
-        text = "".join(c for c in text if unicodedata.category(c) != "Cc")
+            text, extra = TextEdits(astral=True).apply(text), TextEdits(astral=True).apply_all(extra)
+    if isinstance(text, str) and step:
+        text = TextEdits(controls=on.step_input_controls_stripped).apply(text)
     if on.big_integers_as_floats:
         extra = _as_doubles(extra)
     return {**body, "input": text, "additional_input": extra}
@@ -366,7 +353,7 @@ class AgentProtocol(Handlers):
         name = check_file_name(upload.filename)
         on = self.on
         if on.upload_name_nfc:
-            name = unicodedata.normalize("NFC", name)
+            name = TextEdits(nfc=True).apply(name)
         data = check_upload(task, name, relative_path, upload.data, on)
         if on.upload_same_name_replaces:
             same = next(

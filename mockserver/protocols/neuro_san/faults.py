@@ -7,12 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...faults import Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
 from ...faults import Switches as _Switches
 from ...reply import Reply
-
-TEXT_COLUMN_BYTES = 65535
-"""Bytes of UTF-8 a question keeps under ns-history-text-column (a MySQL TEXT column)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,17 +20,16 @@ faults.py breaks it one way per fault, for the conformance suite's requirements 
 from __future__ import annotations
 
 import functools
-import json
-import unicodedata
 from typing import Any
 
 from aiohttp import ClientConnectionResetError, web
 
 from ...api import Call, Handlers, ProtocolApi, operation, route
 from ...errors import ApiError
+from ...faults import TextEdits
 from ...reply import Reply
 from ...streaming import NdjsonStream, stall
-from .faults import TEXT_COLUMN_BYTES, Switches
+from .faults import Switches
 from .models import NETWORKS, Network, Turn
 from .stubs import Data
 
@@ -96,15 +95,12 @@ def _conversation(kind: str, text: str, front: str) -> dict[str, Any]:
 
 def _stored(text: str, on: Switches) -> str:
     """The question as the edge faults store it in the history (the unfaulted mock keeps it verbatim)."""
-    if on.history_text_nfc:
-        text = unicodedata.normalize("NFC", text)
-    if on.history_text_trimmed:
-        text = text.strip()
-    if on.history_text_column:
-        text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
-    if on.history_text_json_escaped:
-        text = json.dumps(text)[1:-1]
-    return text
+    return TextEdits(
+        nfc=on.history_text_nfc,
+        trimmed=on.history_text_trimmed,
+        column=on.history_text_column,
+        json_escaped=on.history_text_json_escaped,
+    ).apply(text)
 
 
 def _frames(network: Network, body: dict[str, Any], on: Switches) -> list[dict[str, Any]]:

@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...faults import Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
 PROTOCOL = "sgr-agent-core"
 
 
-TEXT_COLUMN_BYTES = 65535
-"""Bytes of UTF-8 a task message keeps under sgr-task-messages-column (a MySQL TEXT column)."""
 LONG_MESSAGE = 60000
 """Characters of a message the control sgr-long-message-refused accepts."""
 

@@ -35,17 +35,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import unicodedata
 from typing import Any
 
 from aiohttp import web
 
 from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
+from ...faults import TextEdits
 from ...reply import Reply
 from ...store import new_hex_id
 from ...streaming import SseStream, stall
-from .faults import LONG_MESSAGE, TEXT_COLUMN_BYTES, Switches
+from .faults import LONG_MESSAGE, Switches
 from .models import (
     CANCELLED,
     COMPLETED,
@@ -84,19 +84,14 @@ def _chunk(chunk_id: str, agent_id: str, delta: dict[str, Any], finish: str | No
 def stored_messages(messages: list[Any], on: Switches) -> list[Any]:
     """The task messages as the edge faults store them (the unfaulted mock keeps them verbatim)."""
 
-    def stored(text: str) -> str:
-        if on.task_messages_nfc:
-            text = unicodedata.normalize("NFC", text)
-        if on.task_messages_trimmed:
-            text = text.strip()
-        if on.task_messages_column:
-            text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
-        if on.task_messages_astral_replaced:
-            text = "".join("?" if ord(c) > 0xFFFF else c for c in text)
-        return text
-
+    edits = TextEdits(
+        nfc=on.task_messages_nfc,
+        trimmed=on.task_messages_trimmed,
+        column=on.task_messages_column,
+        astral=on.task_messages_astral_replaced,
+    )
     return [
-        {**m, "content": stored(m["content"])} if isinstance(m, dict) and isinstance(m.get("content"), str) else m
+        {**m, "content": edits.apply(m["content"])} if isinstance(m, dict) and isinstance(m.get("content"), str) else m
         for m in messages
     ]
 

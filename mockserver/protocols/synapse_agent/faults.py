@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ...faults import Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
@@ -18,8 +18,6 @@ SESSION_READ_LAG_MS = 10_000
 """Under ``syn-session-read-lag``, how long a new session stays unreadable (replication lag)."""
 
 
-TEXT_COLUMN_BYTES = 65535
-"""Bytes of UTF-8 a chatText keeps under syn-chat-text-column (a MySQL TEXT column)."""
 NEWEST_SESSIONS = 20
 """Sessions the list keeps under syn-list-newest-20."""
 LONG_CHAT = 60000

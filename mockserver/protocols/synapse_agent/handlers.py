@@ -19,14 +19,14 @@ faults.py makes the mock violate one requirement per fault, for the suite's self
 from __future__ import annotations
 
 import asyncio
-import unicodedata
 from dataclasses import replace
 from typing import Any
 
 from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
+from ...faults import TextEdits
 from ...reply import Reply
-from .faults import LONG_CHAT, NEWEST_SESSIONS, SESSION_READ_LAG_MS, TEXT_COLUMN_BYTES, Switches
+from .faults import LONG_CHAT, NEWEST_SESSIONS, SESSION_READ_LAG_MS, Switches
 from .models import Job, Session, iso
 from .store import Store
 from .stubs import Data
@@ -51,12 +51,7 @@ def stored_request(body: dict[str, Any], on: Switches) -> dict[str, Any]:
         return body
     if on.long_chat_refused and len(text) > LONG_CHAT:
         raise ApiError(400, f"chatText is longer than {LONG_CHAT} characters")  # a fair limit
-    if on.chat_text_nfc:
-        text = unicodedata.normalize("NFC", text)
-    if on.chat_text_trimmed:
-        text = text.strip()
-    if on.chat_text_column:
-        text = text.encode()[:TEXT_COLUMN_BYTES].decode("utf-8", "ignore")
+    text = TextEdits(nfc=on.chat_text_nfc, trimmed=on.chat_text_trimmed, column=on.chat_text_column).apply(text)
     return {**body, "chatText": text}
 
 
