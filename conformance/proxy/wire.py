@@ -47,6 +47,14 @@ it on and keep its pieces for judging the whole (references, not copies), or hol
 is judged."""
 
 
+def head_share(tail: bytes, data: bytes) -> int:
+    """Bytes of ``data`` that belong to a message head not yet ended: all of them, or those up to the
+    blank line that ends it (a body that arrives in the same read is the body's, not the head's);
+    ``tail`` is the last three bytes read before, where that line may have begun."""
+    end = (tail + data).find(b"\r\n\r\n")
+    return len(data) if end < 0 else max(0, end + 4 - len(tail))
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     timeout: float
@@ -222,6 +230,7 @@ class Downstream(Endpoint):
         self.queue: deque[Exchange] = deque()
         self.in_head = True
         self.head_bytes = 0
+        self.head_tail = b""
 
     # asyncio callbacks --------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -232,7 +241,8 @@ class Downstream(Endpoint):
         if self.closed:
             return
         if self.in_head:
-            self.head_bytes += len(data)
+            self.head_bytes += head_share(self.head_tail, data)
+            self.head_tail = (self.head_tail + data)[-3:]
             if self.head_bytes > self.wire.limits.max_head_bytes:
                 return self._refuse(431, "the request head exceeds the proxy's bound")
         wire = self.wire
@@ -292,6 +302,7 @@ class Downstream(Endpoint):
         parser = self.parser
         self.in_head = False
         self.head_bytes = 0
+        self.head_tail = b""
         x.method = parser.get_method()
         x.version = parser.get_http_version()
         x.keep_client = parser.should_keep_alive()
@@ -391,6 +402,7 @@ class Upstream(Endpoint):
         self.head_only = False
         self.keep = False
         self.head_bytes = 0
+        self.head_tail = b""
         self.got = 0
         """Bytes of answer received for the exchange (a reused connection that dies before any
         is retried once for an idempotent request)."""
@@ -400,6 +412,7 @@ class Upstream(Endpoint):
         x.up = self
         self.got = 0
         self.head_bytes = 0
+        self.head_tail = b""
         self.head_only = x.method == b"HEAD"
         x.last = self.wire.loop.time()
         if x.chunked:
@@ -440,7 +453,8 @@ class Upstream(Endpoint):
         self.got += len(data)
         x.last = wire.loop.time()
         if x.status <= 0:
-            self.head_bytes += len(data)
+            self.head_bytes += head_share(self.head_tail, data)
+            self.head_tail = (self.head_tail + data)[-3:]
             if self.head_bytes > wire.limits.max_head_bytes:
                 return wire.fail(x, 502, "the upstream's answer head exceeds the proxy's bound")
         wire.corked = True

@@ -46,6 +46,10 @@ class Proxied:
     def passed(self) -> set[str]:
         return {r.requirement.id for r in self.result().results if r.status is Status.PASSED}
 
+    def advised(self) -> set[str]:
+        """Practice requirements the traffic showed broken: reported as advice, never failed."""
+        return {r.requirement.id for r in self.result().results if r.status is Status.ADVICE}
+
 
 ProxyFactory = Callable[..., AbstractContextManager[Proxied]]
 

@@ -321,3 +321,22 @@ def test_the_bytes_never_wait_for_the_verdict() -> None:
         received.set()
         assert answer.status_code == 200
     assert p.statuses()["AP-SCHEMA-005"] is Status.PASSED
+
+
+def test_only_the_head_counts_against_the_head_bound() -> None:
+    from conformance.proxy.wire import head_share
+
+    assert head_share(b"", b"POST / HTTP/1.1\r\nA: b\r\n\r\n" + b"x" * 100) == 25
+    assert head_share(b"", b"POST / HTTP/1.1\r\nA: b\r\n") == 23  # the head goes on
+    assert head_share(b"b\r\n", b"\r\nbody") == 2  # the blank line split across two reads
+    assert head_share(b"\r\n\r", b"\nbody") == 1
+
+
+def test_a_body_past_the_head_bound_in_one_read_is_forwarded() -> None:
+    """The edge corpus's 64 Ki character text, sent with its head in one write, was answered 431."""
+    from conformance.proxy.wire import MAX_HEAD_BYTES
+
+    text = "\u00e9" * MAX_HEAD_BYTES
+    with proxied("agent-protocol") as p, httpx.Client(base_url=p.base, timeout=10) as client:
+        answer = client.post("/ap/v1/agent/tasks", json={"input": text})
+    assert answer.status_code == 200 and answer.json()["input"] == text
