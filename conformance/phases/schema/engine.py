@@ -417,8 +417,8 @@ def run_targeted(
     deadline: float,
 ) -> int:
     """Send the targeted cases (``targeted.py``) and fold their answers into the same tallies as the
-    generated ones: a 2xx fails negative_data_rejection, a 5xx not_a_server_error. Returns how many
-    were sent."""
+    generated ones: a 2xx to a request the document forbids fails negative_data_rejection, a 5xx to
+    any fails not_a_server_error. Returns how many were sent."""
     server_error, rejection = by_check["not_a_server_error"], by_check["negative_data_rejection"]
     wanted = [rid for rid in (server_error, rejection) if rid in tallies]
     sent = 0
@@ -426,10 +426,9 @@ def run_targeted(
         for case in cases:
             if not wanted or time.monotonic() > deadline:
                 break
+            headers = {"Content-Type": "application/json"} if case.body is not None else {}
             try:
-                with client.stream(
-                    case.method, case.path, content=case.body, headers={"Content-Type": "application/json"}
-                ) as answer:
+                with client.stream(case.method, case.path, content=case.body, headers=headers) as answer:
                     status = answer.status
                     if not 200 <= status < 300:
                         answer.read()  # the error body is the evidence; an accepted stream is not waited out
@@ -437,10 +436,11 @@ def run_targeted(
                 continue  # no usable answer: the generated cases' stall guard reports the route
             sent += 1
             exchange = client.log[-1]
-            if status == 404:
+            if status == 404 and case.negative:
                 continue  # reached no operation
             failed = []
-            for rid in wanted:
+            judged = [rid for rid in wanted if case.negative or rid == server_error]
+            for rid in judged:
                 tally = tallies[rid]
                 if rid == server_error:
                     bad, why = status >= 500, f"answered {status} to {case.what}"
@@ -460,9 +460,9 @@ def run_targeted(
                     )
                 else:
                     tally.passed += 1
-                    tally.reached += 1
+                    tally.reached += status != 404  # an id that names nothing reaches no operation
             emit(
-                CaseFinished("targeted", case.operation, "failed" if failed else "passed", tuple(wanted), tuple(failed))
+                CaseFinished("targeted", case.operation, "failed" if failed else "passed", tuple(judged), tuple(failed))
             )
     finally:
         client.close()

@@ -50,11 +50,16 @@ class Targeted:
     path: str
     """The path with its parameters filled, quoted as one segment each."""
     what: str
-    """What is wrong with the body, for the verdict."""
-    body: bytes
+    """What is wrong with the request, for the verdict."""
+    body: bytes | None
+    negative: bool = True
+    """The document forbids the request (a 2xx fails negative_data_rejection); else it is valid and
+    names a resource that does not exist, so only a 5xx is judged (what it answers instead is the
+    protocol's error requirements' subject)."""
 
 
 def cases(spec: Spec, schemas: SchemaSet, known: Mapping[str, tuple[str, ...]]) -> Iterator[Targeted]:
+    yield from unknown_ids(spec, schemas)
     for op in spec.operations():
         path = _filled(op, spec, known)
         content = (spec.resolve(op.definition.get("requestBody") or {}).get("content")) or {}
@@ -76,6 +81,33 @@ def cases(spec: Spec, schemas: SchemaSet, known: Mapping[str, tuple[str, ...]]) 
             made += 1
             if made >= MAX_CASES:
                 break
+
+
+def unknown_ids(spec: Spec, schemas: SchemaSet) -> Iterator[Targeted]:
+    """Each operation whose path names a resource, once with every id one that names nothing: a
+    crash there (a lookup that raises instead of answering 404) is found whatever the draws."""
+    for op in spec.operations():
+        path = op.path
+        names = [path[i + 1 : path.index("}", i)] for i, c in enumerate(path) if c == "{"]
+        if not names:
+            continue
+        for name in names:
+            path = path.replace("{" + name + "}", quote(f"{UNKNOWN}-{name}", safe=""))
+        content = (spec.resolve(op.definition.get("requestBody") or {}).get("content")) or {}
+        media = next((m for m in content if m.split(";")[0].strip() == "application/json"), None)
+        body = None
+        if media is not None and isinstance(content[media].get("schema"), Mapping):
+            base = _valid_base(content[media], content[media]["schema"], spec, schemas)
+            if base is None:
+                continue  # no valid body to send: the answer would be about the body
+            body = json.dumps(base).encode()
+        elif content:
+            continue  # a multipart or other body this stage does not build
+        yield Targeted(op.label, op.method.upper(), path, f"{', '.join(names)} naming nothing", body, negative=False)
+
+
+UNKNOWN = "conformance-no-such"
+"""The prefix of an id that names nothing on any server."""
 
 
 def _filled(op: Operation, spec: Spec, known: Mapping[str, tuple[str, ...]]) -> str | None:

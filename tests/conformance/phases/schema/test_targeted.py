@@ -24,9 +24,15 @@ def test_the_neuro_san_case_only_some_draws_reached_is_always_sent() -> None:
     assert found["a body that is not UTF-8"].body == targeted.NOT_UTF8
 
 
-def test_an_operation_whose_path_names_an_unknown_id_gets_no_case() -> None:
-    assert cases("neuro-san") == []  # without the discovered agent every case would be a 404
-    assert {c.operation for c in cases("agent-protocol")} == {"POST /ap/v1/agent/tasks"}
+def test_an_operation_whose_path_names_an_unknown_id_gets_only_the_id_that_names_nothing() -> None:
+    """Without the discovered agent an invalid body would reach only a 404; an id that names
+    nothing is sent anyway, once per operation, and only a 5xx is judged of it."""
+    unknown = [c for c in cases("neuro-san") if not c.negative]
+    assert cases("neuro-san") == unknown and len(unknown) == 3
+    assert all("conformance-no-such-agent_name" in c.path for c in unknown)
+    assert {c.operation for c in cases("agent-protocol") if c.negative} == {"POST /ap/v1/agent/tasks"}
+    steps = next(c for c in cases("agent-protocol") if c.operation == "POST /ap/v1/agent/tasks/{task_id}/steps")
+    assert not steps.negative and steps.body is not None  # a valid body, under a task that does not exist
 
 
 @pytest.mark.parametrize("pid", ["agent-protocol", "neuro-san", "sgr-agent-core", "synapse-agent"])
@@ -36,6 +42,9 @@ def test_every_case_is_a_request_the_document_forbids_and_the_same_every_time(pi
     made = cases(pid, {"agent_name": ("hello_world",)})
     assert made and made == cases(pid, {"agent_name": ("hello_world",)})
     for case in made:
+        if not case.negative:
+            continue  # a valid request naming nothing
+        assert case.body is not None
         if case.body == targeted.NOT_UTF8:
             with pytest.raises(UnicodeDecodeError):
                 case.body.decode("utf-8")
