@@ -299,6 +299,8 @@ class SynapseModel(ModelMachine):
         }
         body = json_body(self.session.request("POST", CHAT_START, json=request), 201, 200)
         token = body.get("token") if isinstance(body, dict) else None
+        if isinstance(token, int) and not isinstance(token, bool):
+            token = str(token)  # a number where the document says a string is SYN-JOB-001's finding
         if isinstance(token, str) and token:
             job = JobModel(token, request, self.session.window())
             model.jobs.append(job)

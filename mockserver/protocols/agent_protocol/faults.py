@@ -503,7 +503,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ap-artifacts-list-newest-8",
-        ("AP-ARTIFACT-004",),
+        ("AP-ARTIFACT-004", "AP-MODEL-003"),
         f"a task's artifact list shows only its {NEWEST_ARTIFACTS} newest artifacts, total_items counting them",
         operation="listAgentTaskArtifacts",
     ),

@@ -113,7 +113,11 @@ FAULTS: tuple[Fault, ...] = (
         ("SGR-FACT-001", "SGR-AGENT-001"),
         "GET /agents' total counts every agent ever created, deleted ones included",
     ),
-    _fault("sgr-list-newest-3", ("SGR-FACT-002",), "GET /agents lists only the 3 newest agents (and counts them)"),
+    _fault(
+        "sgr-list-newest-3",
+        ("SGR-AGENT-001", "SGR-FACT-002"),
+        "GET /agents lists only the 3 newest agents (and counts them)",
+    ),
     _fault(
         "sgr-created-milliseconds",
         ("SGR-FACT-003",),
