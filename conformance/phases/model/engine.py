@@ -311,7 +311,7 @@ def _run_targeted(model: Model, session: Session, part: ModelTally) -> None:
             return
         try:
             sequence(machine())
-        except Violation as exc:
+        except (Violation, Unshrunk) as exc:  # Unshrunk: broken in a sequence whose stream stalled
             session.active.discard(exc.rid)
         except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
             _stop(part, session, exc)

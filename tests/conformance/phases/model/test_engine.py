@@ -181,3 +181,29 @@ def test_a_targeted_sequence_finds_what_no_draw_reaches() -> None:
         expected = Status.FAILED if targeted else Status.PASSED
         assert results[0].status is expected, results[0].message
     assert "'a nam' for 'a name no draw makes'" in results[0].message
+
+
+def test_a_targeted_sequence_whose_stream_stalled_still_reports_what_it_broke() -> None:
+    """A violation after a stalled stream is Unshrunk (a BaseException): in a fixed sequence it is
+    the finding as a Violation is, never an error escaping the phase."""
+
+    def stall_then_send_a_long_name(machine: ToyModel) -> None:
+        machine.session.stalled = True  # as an earlier stream of the sequence that stalled leaves it
+        machine.create("a name no draw makes")
+
+    def garbles_long_names(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(200, json={"name": json.loads(request.content)["name"][:5]})
+        return httpx.Response(200, json={"items": []})
+
+    results, _ = run_model_phase(
+        Model(ToyModel, prepare, steps=6, targeted=(stall_then_send_a_long_name,)),
+        [ECHO],
+        Client("http://toy", Limits(), transport=httpx.MockTransport(garbles_long_names)),
+        spec=load("agent-protocol"),
+        seed_value=0,
+        ranges=[(0, 20)],
+        budget_s=60.0,
+    )
+    assert results[0].status is Status.FAILED, results[0].message
+    assert "'a nam' for 'a name no draw makes'" in results[0].message
