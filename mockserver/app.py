@@ -27,7 +27,7 @@ from .gate import Gate
 from .hooks import Hooks
 from .journal import Journal
 from .record import Recorder
-from .routing import allowed_methods, templates
+from .routing import allowed_methods, resolution_order, templates
 from .streaming import StreamGate
 from .stubs import Stubs
 
@@ -65,7 +65,7 @@ def create_app(config: MockConfig | None = None) -> web.Application:
             api.mount(mocks[pid].handlers)
         else:
             api.forward(functools.partial(recorder.endpoint, api), mocks[pid].handlers)
-        app.router.add_routes(api.routes)
+        app.router.add_routes(resolution_order(api.routes))
         fallbacks += fallback_routes(api, config.cors, recorder.endpoint(api, None) if recorder else None)
     app[APIS] = apis
     stubs = app[STUBS] = Stubs(apis, {pid: mock.stubs for pid, mock in mocks.items()})

@@ -3,13 +3,18 @@ so a path no route takes gets a 404 in the protocol's shape."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+from typing import Any
 
 import httpx
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
 
-from mockserver.routing import allowed_methods, template, templates
+from mockserver.app import APIS, create_app
+from mockserver.config import MockConfig
+from mockserver.routing import allowed_methods, resolution_order, template, templates
 from specs.documents import PROTOCOLS, load
 
 
@@ -57,3 +62,45 @@ def test_the_base_path_twice_is_not_found(mock_url: str) -> None:
     with httpx.Client(base_url=mock_url, timeout=10) as c:
         response = c.get("/ap/v1/ap/v1/agent/tasks/%7Bid%7D")
     assert response.status_code == 404 and response.json() == {"message": "Not Found"}
+
+
+def _probes(pid: str, routes: list[web.RouteDef]) -> list[tuple[str, str]]:
+    """(method, path) for every route, each parameter filled with a plain value and with every
+    literal segment the protocol's paths hold (so a template meets the concrete paths it overlaps)."""
+    literals = {s for r in routes for s in r.path.split("/") if s and "{" not in s}
+    out = []
+    for r in routes:
+        parts = r.path.split("/")
+        holes = [n for n, s in enumerate(parts) if s.startswith("{")]
+        for value in ["x1", *sorted(literals)]:
+            filled = [value if n in holes else s for n, s in enumerate(parts)]
+            out.append((r.method, "/".join(filled)))
+    return out
+
+
+def _openapi_choice(routes: list[web.RouteDef], method: str, path: str) -> Any:
+    """The handler OpenAPI's precedence picks: of the routes whose template matches, the one with
+    the most literal segments (a concrete path before a templated one)."""
+    matching = [r for r in routes if r.method == method and template(r.path).fullmatch(path)]
+    if not matching:
+        return None
+    return max(matching, key=lambda r: sum(1 for s in r.path.split("/") if s and "{" not in s)).handler
+
+
+@pytest.mark.parametrize("pid", sorted(PROTOCOLS))
+def test_routes_in_resolution_order_pick_what_openapi_precedence_picks(pid: str) -> None:
+    """The mock registers each protocol's routes grouped by path and concrete paths first (fewer
+    resources tried per request, bench/README.md): every documented path still reaches the
+    operation OpenAPI's matching rule names, and each path's methods share one resource."""
+    routes = create_app(MockConfig(protocols=(pid,)))[APIS][pid].routes
+    app = web.Application()
+    app.router.add_routes(resolution_order(routes))
+    paths = {r.path for r in routes}
+    assert len([r for r in app.router.resources() if r.canonical in paths]) == len(paths)
+
+    async def resolve(method: str, path: str) -> Any:
+        match = await app.router.resolve(make_mocked_request(method, path))
+        return getattr(match.route, "handler", None) if match.http_exception is None else None
+
+    for method, path in _probes(pid, routes):
+        assert asyncio.run(resolve(method, path)) is _openapi_choice(routes, method, path), (method, path)
