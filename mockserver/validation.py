@@ -209,6 +209,9 @@ class OperationValidator:
                     schema.get("default"),
                 )
             )
+        self._defaults_only = all(p.location == "query" and not p.required for p in self.params)
+        """No parameter but optional query ones: a request without a query string has only defaults."""
+        self._query_defaults = {p.name: p.default for p in self.params if p.default is not None}
         body = definition.get("requestBody") or {}
         self.body_required = bool(body.get("required"))
         self.media: dict[str, Any] = {}
@@ -226,6 +229,8 @@ class OperationValidator:
         return ApiError(self.invalid_status, f"Invalid request: {text}", details)
 
     def parameters(self, request: web.Request) -> tuple[dict[str, str], dict[str, Any]]:
+        if self._defaults_only and not request.query_string:  # a listing's common call: nothing to parse
+            return dict(request.match_info), dict(self._query_defaults)
         path: dict[str, str] = dict(request.match_info)
         query: dict[str, Any] = {}
         problems: list[dict[str, Any]] = []
