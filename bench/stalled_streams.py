@@ -107,11 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         phases = " / ".join(f"{r['phases_s'][p]:.1f}" for p in PHASES)
         must = r["must"]
+        unverified = must.get("not verified", must.get("skipped"))  # results.json before format 5: "skipped"
         stalls = ", ".join(f"{route} {o['stalls']}" for route, o in (r["stalled_routes"] or {}).items())
         met = "met" if r["wall_s"] < TARGET_SECONDS else "**missed**"
         lines.append(
             f"| {r['round']} | {r['fault']} | {r['tree']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {phases} | "
-            f"{r['exit_code']} | {must['passed']} / {must['failed']} / {must['skipped']} | "
+            f"{r['exit_code']} | {must['passed']} / {must['failed']} / {unverified} | "
             f"{', '.join(f'{k} {v}' for k, v in r['not_passed'].items())} | {stalls} | "
             f"{r['other_load_cores']:.2f} cores | {met} |"
         )

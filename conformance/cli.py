@@ -254,7 +254,8 @@ def _run_protocols(
             advice = sum(r.status is Status.ADVICE for r in result.results)
             print(
                 f"{pid}: {_VERDICT.get(result.exit_code, 'FAIL')} - MUST {must['passed']} passed, "
-                f"{must['failed']} failed, {must['skipped']} not verified, {must['error']} errors; "
+                f"{must['failed']} failed, {must['blocked']} blocked, {must[Status.NOT_VERIFIED.value]} not verified, "
+                f"{must['error']} errors; "
                 + (f"{advice} advice (practice, not the document); " if advice else "")
                 + f"{len(result.results)} requirements in {result.duration_s:.1f} s; "
                 + (
@@ -335,7 +336,9 @@ def merge_command(args: argparse.Namespace) -> int:
         tally = run.tally()["must"]
         print(
             f"{run.protocol}: {_VERDICT.get(run.exit_code, 'FAIL')} - {count} shards merged; MUST {tally['passed']} "
-            f"passed, {tally['failed']} failed, {tally['skipped']} not verified, {tally['error']} errors; "
+            f"passed, {tally['failed']} failed, {tally['blocked']} blocked, {tally[Status.NOT_VERIFIED.value]} not "
+            "verified, "
+            f"{tally['error']} errors; "
             f"reports in {directory}",
             flush=True,
         )

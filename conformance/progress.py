@@ -84,7 +84,7 @@ _STYLE = {
     "passed": "green",
     "failed": "bold red",
     "error": "bold magenta",
-    "skipped": "yellow",
+    "not verified": "yellow",
     "blocked": "yellow",
     "advice": "blue",
     "expected failure": "cyan",

@@ -221,7 +221,7 @@ def salvage(
     reason: str,
     *,
     announced: bool = False,
-    status: Status = Status.SKIPPED,
+    status: Status = Status.NOT_VERIFIED,
 ) -> RunResult:
     """The result of a run that ended without one (its worker process stopped or died: see
     ``parallel``): what it ``decided`` keeps its verdict, the rest is not verified (or ``status``)

@@ -97,6 +97,7 @@ def rerun(directory: Path, base_url: str, token: str | None, second_token: str |
     from .run.options import RunOptions
     from .runner import run
     from .verdicts.requirements import Level
+    from .verdicts.results import Status
 
     _, report = read(directory)
     cert = report["certificate"]
@@ -124,7 +125,8 @@ def rerun(directory: Path, base_url: str, token: str | None, second_token: str |
             skip=tuple(options.get("skip") or ()),
         )
     )
-    recorded = {r["id"]: r["status"] for r in report.get("requirements") or []}
+    # Status() reads the words of every format version ("skipped" before 5 is "not verified")
+    recorded = {r["id"]: Status(r["status"]).value for r in report.get("requirements") or []}
     now = {r.requirement.id: r.status.value for r in result.results}
     changed = [
         f"{rid}: {recorded.get(rid, 'absent')} -> {now.get(rid, 'absent')}"

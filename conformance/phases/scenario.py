@@ -47,7 +47,7 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     except CheckFailed as exc:
         status, message = Status.FAILED, str(exc)
     except NotVerified as exc:
-        status, message = Status.SKIPPED, f"not verified: {exc}"
+        status, message = Status.NOT_VERIFIED, f"not verified: {exc}"
     except TargetError as exc:
         status, message = Status.FAILED, f"the target misbehaved: {exc}"
     except Exception as exc:  # a suite bug must be visible, never a pass

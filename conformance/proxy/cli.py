@@ -14,6 +14,7 @@ from specs.documents import PROTOCOLS
 from specs.serving import LoopUnavailable, add_loop_argument
 
 from ..verdicts.requirements import Level
+from ..verdicts.results import Status
 
 if TYPE_CHECKING:
     from .observer import Selection
@@ -118,11 +119,12 @@ def command(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     result = write(observer, directory)
-    counts = {s: sum(1 for r in result.results if r.status.value == s) for s in ("passed", "failed", "skipped")}
+    counts = {s: sum(1 for r in result.results if r.status is s) for s in Status}
     har = f"; HAR in {args.har}" if args.har else ""
     print(
         f"{args.protocol} proxy: {observer.exchanges} exchanges, {observer.violations} violations; "
-        f"{counts['passed']} requirements passed, {counts['failed']} failed, {counts['skipped']} not observed; "
+        f"{counts[Status.PASSED]} requirements passed, {counts[Status.FAILED]} failed, "
+        f"{counts[Status.NOT_VERIFIED]} not verified (not observed); "
         f"reports in {directory}{har}",
         flush=True,
     )

@@ -1,7 +1,7 @@
 """The observer's tally as the suite's results model, so every report writer applies unchanged.
 
 Status mapping: exercised and never broken -> passed; broken by some exchange -> failed; never
-exercised -> skipped with a message starting "not observed" (a proxy never passes what it did
+exercised -> not verified, with a message starting "not observed" (a proxy never passes what it did
 not see).
 """
 
@@ -38,7 +38,7 @@ def _result(tally: Tally, judged: bool) -> RequirementResult:
         if judged
         else "the proxy cannot judge it from traffic alone (`conformance run` decides it)"
     )
-    return RequirementResult(tally.requirement, Status.SKIPPED, f"not observed: {why}")
+    return RequirementResult(tally.requirement, Status.NOT_VERIFIED, f"not observed: {why}")
 
 
 def run_result(observer: Observer) -> RunResult:

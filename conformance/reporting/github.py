@@ -30,14 +30,6 @@ SUMMARY_LIMIT = 1024 * 1024
 MESSAGE_LIMIT = 1000
 """Characters of a requirement's message in its annotation (the whole message is in the reports)."""
 
-STATE = {
-    Status.FAILED: "failed",
-    Status.SKIPPED: "not verified",
-    Status.ERROR: "error",
-    Status.BLOCKED: "blocked",
-    Status.ADVICE: "advice",
-}
-
 
 def data(text: str) -> str:
     """A workflow command's message, escaped as the Actions toolkit does."""
@@ -91,7 +83,7 @@ def _annotations(runs: list[RunResult], link: str) -> Iterator[tuple[str, str, s
         for r in run.failing:
             if id(r) not in stale:
                 rid = f"{r.requirement.id} ({r.requirement.level.value.upper()})"
-                yield "error", f"{rid} {STATE[r.status]}", _message(r, link)
+                yield "error", f"{rid} {r.verdict}", _message(r, link)
     for run in runs:
         failing = {id(r) for r in run.failing}
         for r in run.results:

@@ -17,7 +17,7 @@ h1{font-size:1.6em;margin-bottom:.2em} .meta{color:#555}
 table{border-collapse:collapse;width:100%;margin:1em 0}
 th,td{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}
 th{background:#f6f8fa}
-.s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-skipped{color:#9a6700}.s-error{color:#8250df;font-weight:600}
+.s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-not-verified{color:#9a6700}.s-error{color:#8250df;font-weight:600}
 .s-expected{color:#9a6700}.s-stale{color:#cf222e;font-weight:600}
 .s-blocked{color:#9a6700}.s-advice{color:#0969da}
 details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap;
@@ -36,20 +36,20 @@ table.reqs td{border:0;padding:.15em .3em} table.reqs td:nth-child(-n+3){display
 a{color:inherit;text-decoration:none}}
 """
 
-STATUSES = ("passed", "failed", "blocked", "skipped", "error")
+STATUSES = tuple(s for s in Status if s is not Status.ADVICE)
+"""The verdicts the requirements table filters by (advice has its own table)."""
 LEVELS = ("must", "should", "may")
 
 
 def _filter_css() -> str:
     """Filters without script (the page loads nothing and runs nothing): a cleared box hides its rows."""
-    rules = [f"body:has(#f-{s}:not(:checked)) tr.st-{s}{{display:none}}" for s in STATUSES]
+    rules = [f"body:has(#f-{s.slug}:not(:checked)) tr.st-{s.slug}{{display:none}}" for s in STATUSES]
     rules += [f"body:has(#f-{lv}:not(:checked)) tr.lv-{lv}{{display:none}}" for lv in LEVELS]
     return "\n".join(rules)
 
 
 def _filters() -> str:
-    words = {"skipped": "not verified"}  # the page says what every other report says
-    boxes = [f"<label><input type='checkbox' id='f-{s}' checked> {words.get(s, s)}</label>" for s in STATUSES]
+    boxes = [f"<label><input type='checkbox' id='f-{s.slug}' checked> {s.value}</label>" for s in STATUSES]
     boxes += [f"<label><input type='checkbox' id='f-{lv}' checked> {lv.upper()}</label>" for lv in LEVELS]
     return "<p class='filters'>Show: " + "".join(boxes) + "</p>"
 
@@ -117,9 +117,9 @@ def _row(res: RequirementResult, base_url: str) -> str:
     if evidence:  # collapsed: the page leads with verdicts, the exchanges are a click away
         detail += f"<details><summary>evidence</summary>{evidence}</details>"
     return (
-        f"<tr id='{escape(r.id)}' class='st-{res.status.value} lv-{r.level.value}'>"
+        f"<tr id='{escape(r.id)}' class='st-{res.status.slug} lv-{r.level.value}'>"
         f"<td><code>{escape(r.id)}</code></td><td>{r.level.value.upper()}</td>"
-        f"<td class='s-{res.baseline or res.status.value}'>{escape(res.verdict)}"
+        f"<td class='s-{res.baseline or res.status.slug}'>{escape(res.verdict)}"
         + (f"<br><small>baseline: {escape(res.baseline_reason)}</small>" if res.baseline else "")
         + (
             f"<br><small title='{escape(r.depends_on_state)}'>depends on the server's state</small>"
@@ -182,7 +182,7 @@ def render_html(run: RunResult) -> str:
     klass = {"PASS": "v-pass", "TARGET ERROR": "v-error"}.get(verdict, "v-fail")
     tally = "".join(
         f"<tr><td>{lvl.upper()}</td><td>{c['passed']}</td><td>{c['failed']}</td><td>{c['blocked']}</td>"
-        f"<td>{c['skipped']}</td><td>{c['error']}</td></tr>"
+        f"<td>{c[Status.NOT_VERIFIED.value]}</td><td>{c['error']}</td></tr>"
         for lvl, c in run.tally().items()
     )
     failing = [r for r in run.document if r.status is not Status.PASSED or r.baseline]

@@ -86,7 +86,7 @@ def _outcome(res: RequirementResult, gating: bool) -> tuple[str, str]:
     if res.status is Status.PASSED:
         return "", ""
     if not gating:
-        return ("skipped", res.message) if res.status in (Status.SKIPPED, Status.BLOCKED) else ("", "")
+        return ("skipped", res.message) if res.status in (Status.NOT_VERIFIED, Status.BLOCKED) else ("", "")
     if res.status is Status.FAILED:
         return "failure", res.message
     if res.status is Status.ERROR:

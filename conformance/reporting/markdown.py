@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from ..verdicts.results import RequirementResult, RunResult, Status
 
-ICON = {
-    Status.PASSED: "pass",
-    Status.FAILED: "**FAIL**",
-    Status.SKIPPED: "not verified",
-    Status.ERROR: "**ERROR**",
-    Status.BLOCKED: "blocked",
-    Status.ADVICE: "advice",
-}
-BASELINE_ICON = {"expected": "expected fail", "stale": "**STALE**"}
+LOUD = frozenset({Status.FAILED.value, Status.ERROR.value, "stale"})
+"""Verdicts that fail a run, set in bold (the words are every report's: ``RequirementResult.verdict``)."""
 
 
 def _cell(text: str, limit: int = 200) -> str:
@@ -29,8 +22,8 @@ def _rows(results: list[RequirementResult]) -> list[str]:
         detail = "" if res.status is Status.PASSED else _cell(res.message)
         if res.baseline:
             detail = _cell(f"baseline: {res.baseline_reason}") + (f"; {detail}" if detail else "")
-        icon = BASELINE_ICON.get(res.baseline) or ICON[res.status]
-        rows.append(f"| {r.id} | {r.level.value.upper()} | {icon} | {_cell(r.statement)} | {detail} |")
+        word = f"**{res.verdict}**" if res.verdict in LOUD else res.verdict
+        rows.append(f"| {r.id} | {r.level.value.upper()} | {word} | {_cell(r.statement)} | {detail} |")
     return rows
 
 
@@ -51,7 +44,7 @@ def render_markdown(run: RunResult) -> str:
     for level, counts in run.tally().items():
         lines.append(
             f"| {level.upper()} | {counts['passed']} | {counts['failed']} | {counts['blocked']} "
-            f"| {counts['skipped']} | {counts['error']} |"
+            f"| {counts[Status.NOT_VERIFIED.value]} | {counts['error']} |"
         )
     lines += ["", "| id | level | result | statement | detail |", "|---|---|---|---|---|"]
     lines += _rows(run.document)

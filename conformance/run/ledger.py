@@ -13,7 +13,8 @@ from ..verdicts.results import RequirementResult, Status, unblock
 class Ledger:
     def __init__(self, checks: Iterable[Check], elsewhere: Iterable[str] = ()) -> None:
         self._entries: dict[str, RequirementResult] = {
-            c.requirement.id: RequirementResult(c.requirement, Status.SKIPPED, "not verified (not run)") for c in checks
+            c.requirement.id: RequirementResult(c.requirement, Status.NOT_VERIFIED, "not verified (not run)")
+            for c in checks
         }
         self._decided: set[str] = set()
         self._elsewhere = tuple(elsewhere)
@@ -40,9 +41,9 @@ class Ledger:
         for entry in self._entries.values():
             unblock(entry, verdicts)
 
-    def close(self, kind: str, reason: str, status: Status = Status.SKIPPED) -> None:
+    def close(self, kind: str, reason: str, status: Status = Status.NOT_VERIFIED) -> None:
         """Every requirement not decided yet is not verified (or ``status``), with why the run stopped."""
-        word = "not verified" if status is Status.SKIPPED else status.value
+        word = "not verified" if status is Status.NOT_VERIFIED else status.value
         for rid, entry in self._entries.items():
             if rid not in self._decided:
                 entry.status = status

@@ -11,10 +11,12 @@ from typing import Any
 from .cksum import cksum
 from .requirements import Authority, Level, Requirement
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 """results.json's layout; raised whenever a field changes meaning or is removed (3: a finding's
 evidence is the sequence that reproduces it from a fresh state, with its captures; 4: ``summary``
-counts the document's requirements only, the practice ones are counted in ``advice``)."""
+counts the document's requirements only, the practice ones are counted in ``advice``; 5: the
+state every report calls "not verified" is ``"not verified"`` here too (it was ``"skipped"``), in
+``status``, ``summary`` and ``advice``)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
     "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
@@ -50,7 +52,7 @@ class Blocked(Exception):
 class Status(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
-    SKIPPED = "skipped"
+    NOT_VERIFIED = "not verified"
     """Not verified against this target; the message says why. Never counts as passed."""
     ERROR = "error"
     """The check could not reach a verdict (target unusable, suite bug); counts as not passed."""
@@ -61,6 +63,16 @@ class Status(StrEnum):
     ADVICE = "advice"
     """A practice requirement (observed upstream behaviour, not the document) the target does not
     follow: its findings are reported, apart from the verdicts, and never fail a run."""
+
+    @property
+    def slug(self) -> str:
+        """The state as one word (a CSS class, an id): ``not-verified``."""
+        return self.value.replace(" ", "-")
+
+    @classmethod
+    def _missing_(cls, value: object) -> Status | None:
+        # results.json before format 5 said "skipped" where every report says "not verified"
+        return cls.NOT_VERIFIED if value == "skipped" else None
 
 
 @dataclass(slots=True)
@@ -301,7 +313,7 @@ def unblock(result: RequirementResult, verdicts: Mapping[str, Status | None]) ->
         return result
     why = "though it passed its own check" if selected else "which is not in this run"
     reason = result.message.removeprefix(f"blocked by {by}: ")
-    result.status, result.blocked_by = Status.SKIPPED, None
+    result.status, result.blocked_by = Status.NOT_VERIFIED, None
     result.message = f"not verified: a step {by} owns failed here ({by}, {why}): {reason}"
     return result
 
@@ -416,7 +428,7 @@ class RunResult:
         musts = [r for r in document if r.requirement.level is Level.MUST]
         gating = musts or document
         if self.observed_only:
-            return [r for r in gating if r.status is not Status.SKIPPED]
+            return [r for r in gating if r.status is not Status.NOT_VERIFIED]
         return gating
 
     @property

@@ -70,7 +70,7 @@ def test_run_against_embedded_mock_writes_four_reports(tmp_path: Path, capsys: p
     assert (junit.get("tests"), junit.get("failures"), junit.get("errors")) == ("1", "0", "0")
     html = (report_dir / "report.html").read_text(encoding="utf-8")
     assert "AP-TASK-001" in html and "PASS" in html
-    assert "| AP-TASK-001 | MUST | pass |" in (report_dir / "summary.md").read_text(encoding="utf-8")
+    assert "| AP-TASK-001 | MUST | passed |" in (report_dir / "summary.md").read_text(encoding="utf-8")
 
     assert "agent-protocol: PASS - MUST 1 passed, 0 failed" in out
     assert "[1/1] AP-TASK-001 passed" in err  # progress while it runs

@@ -93,7 +93,7 @@ def test_a_phase_that_stops_the_run_leaves_everything_undecided_not_verified() -
     by_id = {r.requirement.id: r for r in result.results}
     assert by_id["AP-TASK-001"].status is Status.PASSED
     for rid in ("AP-TASK-002", "AP-SCHEMA-001"):
-        assert by_id[rid].status is Status.SKIPPED
+        assert by_id[rid].status is Status.NOT_VERIFIED
         assert (
             by_id[rid].message
             == "not verified (interrupted): interrupted by SIGINT before this requirement was decided"
@@ -147,7 +147,7 @@ def test_a_protocol_the_stopped_run_never_reached_reports_every_requirement_not_
     assert [type(e) for e in recorder.events] == [RunStarted, RunFinished]  # no phase, nothing sent
     assert (result.stopped, result.exit_code) == (INTERRUPTED, 130)
     assert result.results and all(
-        r.status is Status.SKIPPED
+        r.status is Status.NOT_VERIFIED
         and r.message == "not verified (interrupted): the run was interrupted during neuro-san"
         for r in result.results
     )
@@ -168,7 +168,7 @@ def test_a_check_is_never_left_blocked_by_a_requirement_that_passed() -> None:
 
         return decide
 
-    for owner, status in (("AP-TASK-001", Status.SKIPPED), ("AP-SCHEMA-001", Status.BLOCKED)):
+    for owner, status in (("AP-TASK-001", Status.NOT_VERIFIED), ("AP-SCHEMA-001", Status.BLOCKED)):
         result = run(
             options(), phases=[Stand("schema", "schema", passes), Stand("scenario", "scenario", blocked_by(owner))]
         )
@@ -179,4 +179,4 @@ def test_a_check_is_never_left_blocked_by_a_requirement_that_passed() -> None:
             )
         checked = next(r for r in result.results if r.requirement.id == "AP-TASK-002")
         assert checked.status is status, checked.message
-        assert (checked.blocked_by is None) == (status is Status.SKIPPED)
+        assert (checked.blocked_by is None) == (status is Status.NOT_VERIFIED)

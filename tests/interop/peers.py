@@ -214,7 +214,7 @@ class CliRun:
         got = {
             "passed": self.ids("passed") - either,
             "failed": self.ids("failed") - either,
-            "not verified": self.ids("skipped") - either,
+            "not verified": self.ids("not verified") - either,
             "blocked": self.ids("blocked") - either,
             "advice": self.ids("advice") - either,
         }

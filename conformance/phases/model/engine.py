@@ -356,17 +356,17 @@ def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> li
             )
         elif tally.lost:
             message = f"not verified ({STOPPED_ANSWERING}): {tally.lost}, after {compared} comparisons held"
-            results.append(RequirementResult(req, Status.SKIPPED, message, [], seconds, compared))
+            results.append(RequirementResult(req, Status.NOT_VERIFIED, message, [], seconds, compared))
         elif tally.out_of_time and not fatal:
             message = f"not verified (budget): the {stopped} after {compared} comparisons held"
-            results.append(RequirementResult(req, Status.SKIPPED, message, [], seconds, compared))
+            results.append(RequirementResult(req, Status.NOT_VERIFIED, message, [], seconds, compared))
         elif fatal or stopped:
             # a phase cut short decided nothing it had not failed yet, whatever it compared first
             message = fatal or f"{stopped}, after {compared} comparisons held"
             results.append(RequirementResult(req, Status.ERROR, message, [], seconds, compared))
         elif compared == 0:
             why = tally.unverifiable.get(req.id, "no sequence reached a comparison of this requirement")
-            results.append(RequirementResult(req, Status.SKIPPED, f"not verified: {why}", [], seconds, 0))
+            results.append(RequirementResult(req, Status.NOT_VERIFIED, f"not verified: {why}", [], seconds, 0))
         else:
             note = f"; not compared where {tally.unverifiable[req.id]}" if req.id in tally.unverifiable else ""
             message = f"{compared} comparisons over {tally.sequences} sequences held{note}"

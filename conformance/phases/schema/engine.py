@@ -378,18 +378,18 @@ def schema_verdicts(requirements: Iterable[Requirement], tally: SchemaTally) -> 
         elif stopped:
             # a phase cut short decided nothing it did not fail: "passed so far" is not passed
             kind, _, why = stopped.partition(": ")
-            status = Status.SKIPPED if kind in (INTERRUPTED, BUDGET, STOPPED_ANSWERING) else Status.ERROR
-            message = f"not verified ({kind}): {why}" if status is Status.SKIPPED else stopped
+            status = Status.NOT_VERIFIED if kind in (INTERRUPTED, BUDGET, STOPPED_ANSWERING) else Status.ERROR
+            message = f"not verified ({kind}): {why}" if status is Status.NOT_VERIFIED else stopped
             if t.passed:
                 message += f" after {t.passed} generated cases checked"
         elif t.passed and not t.reached:
-            status = Status.SKIPPED
+            status = Status.NOT_VERIFIED
             message = (
                 f"not verified: none of the {t.passed} generated cases reached an operation "
                 "(every answer was 404), so nothing exercised this check"
             )
         elif silent:
-            status = Status.SKIPPED
+            status = Status.NOT_VERIFIED
             message = (
                 f"not verified: {len(silent)} route(s) never gave a usable answer, so their operations were not "
                 f"checked ({', '.join(silent)}); {t.passed} generated cases checked elsewhere; {untested}"
@@ -400,7 +400,7 @@ def schema_verdicts(requirements: Iterable[Requirement], tally: SchemaTally) -> 
             if untested:
                 message += f" ({untested})"
         else:
-            status = Status.ERROR if untested else Status.SKIPPED
+            status = Status.ERROR if untested else Status.NOT_VERIFIED
             message = untested or "not verified: no generated case exercised this check against this target"
         evidence = [findings[0].evidence[-1]] if findings and findings[0].evidence else []
         results.append(RequirementResult(req, status, message, evidence, tally.seconds, total, findings))

@@ -37,12 +37,12 @@ def parsed(lines: list[str]) -> list[tuple[str, str, str]]:
 def test_every_must_that_did_not_pass_is_an_error_and_a_failed_should_a_warning() -> None:
     run = run_of(
         result("X-1", Status.FAILED, message="got 500"),
-        result("X-2", Status.SKIPPED, message="no task to read"),
+        result("X-2", Status.NOT_VERIFIED, message="no task to read"),
         result("X-3", Status.ERROR, message="the check raised"),
         result("X-4", Status.BLOCKED, message="blocked by X-1", blocked_by="X-1"),
         result("X-5", Status.PASSED),
         result("X-6", Status.FAILED, Level.SHOULD, message="no Retry-After"),
-        result("X-7", Status.SKIPPED, Level.SHOULD, message="not applicable"),
+        result("X-7", Status.NOT_VERIFIED, Level.SHOULD, message="not applicable"),
         result("X-8", Status.FAILED, message="known", baseline="expected"),
         result("X-9", Status.BLOCKED, message="blocked by X-8", blocked_by="X-8"),
     )

@@ -64,7 +64,7 @@ def make_run(*, fatal: str | None = None) -> RunResult:
             [failing_exchange()],
             0.25,
         ),
-        RequirementResult(req("T-SKIP-001", Level.SHOULD), Status.SKIPPED, "not verified: no second token"),
+        RequirementResult(req("T-SKIP-001", Level.SHOULD), Status.NOT_VERIFIED, "not verified: no second token"),
         RequirementResult(req("T-ERR-001", Level.MAY), Status.ERROR, "suite error: KeyError: 'x' (at a.py:1)"),
         RequirementResult(
             req("T-ERR-002", Level.MUST),
@@ -94,7 +94,7 @@ def test_all_musts_passed_exits_0_even_with_should_failures() -> None:
     assert run.must_passed and run.exit_code == 0
 
 
-@pytest.mark.parametrize("status", [Status.FAILED, Status.SKIPPED, Status.ERROR])
+@pytest.mark.parametrize("status", [Status.FAILED, Status.NOT_VERIFIED, Status.ERROR])
 def test_a_must_that_did_not_pass_exits_1(status: Status) -> None:
     run = _with(RequirementResult(req("A"), Status.PASSED), RequirementResult(req("B"), status, "why"))
     assert not run.must_passed
@@ -106,7 +106,7 @@ def test_a_selection_without_musts_gates_on_what_it_ran() -> None:
     assert (
         _with(
             RequirementResult(req("A", Level.SHOULD), Status.PASSED),
-            RequirementResult(req("B", Level.MAY), Status.SKIPPED, "why"),
+            RequirementResult(req("B", Level.MAY), Status.NOT_VERIFIED, "why"),
         ).exit_code
         == 1
     )
@@ -124,9 +124,9 @@ def test_fatal_exits_2_whatever_passed() -> None:
 
 def test_tally_rolls_up_by_level() -> None:
     tally = make_run().tally()
-    assert tally["must"] == {"passed": 1, "failed": 1, "skipped": 0, "error": 1, "blocked": 0}
-    assert tally["should"] == {"passed": 0, "failed": 0, "skipped": 1, "error": 0, "blocked": 0}
-    assert tally["may"] == {"passed": 0, "failed": 0, "skipped": 0, "error": 1, "blocked": 0}
+    assert tally["must"] == {"passed": 1, "failed": 1, "not verified": 0, "error": 1, "blocked": 0}
+    assert tally["should"] == {"passed": 0, "failed": 0, "not verified": 1, "error": 0, "blocked": 0}
+    assert tally["may"] == {"passed": 0, "failed": 0, "not verified": 0, "error": 1, "blocked": 0}
 
 
 # --- results.json --------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def test_results_json() -> None:
     assert (ev["method"], ev["url"], ev["status"]) == ("POST", "http://127.0.0.1:9/ap/v1/agent/tasks", 500)
     assert ev["request_body"] == '{"input": "x"}'
     assert ev["response_body"] == HOSTILE_BODY  # JSON carries it exactly
-    assert by_id["T-SKIP-001"]["status"] == "skipped" and by_id["T-SKIP-001"]["level"] == "should"
+    assert by_id["T-SKIP-001"]["status"] == "not verified" and by_id["T-SKIP-001"]["level"] == "should"
     assert by_id["T-ERR-002"]["evidence"][0]["error"].startswith("stream stalled")
 
 
@@ -290,9 +290,9 @@ def test_summary_markdown_table() -> None:
     fail = next(r for r in rows if r.startswith("| T-FAIL-001 "))
     # the statement's pipe is escaped, so the row still has exactly five cells
     assert len(re.split(r"(?<!\\)\|", fail.strip().strip("|"))) == 5
-    assert "**FAIL**" in fail and "expected HTTP 200, got 500" in fail
+    assert "**failed**" in fail and "expected HTTP 200, got 500" in fail
     assert "<script>" not in md and "<b>" not in md
-    assert next(r for r in rows if r.startswith("| T-PASS-001 ")).endswith("| pass | does a thing |  |")
+    assert next(r for r in rows if r.startswith("| T-PASS-001 ")).endswith("| passed | does a thing |  |")
     assert "| not verified |" in next(r for r in rows if r.startswith("| T-SKIP-001 "))
 
 

@@ -62,7 +62,7 @@ def test_a_listed_failure_is_expected_and_does_not_fail_the_run(
     assert (junit.get("failures"), junit.get("skipped")) == ("0", "1")
     skipped = junit.find(".//testcase/skipped")
     assert skipped is not None and skipped.get("message", "").startswith("expected failure (vendor bug 42)")
-    assert "| AP-TASK-001 | MUST | expected fail |" in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    assert "| AP-TASK-001 | MUST | expected failure |" in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
     assert "expected failure" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
     assert "1 expected failures, 0 stale" in capsys.readouterr().out
 
@@ -104,7 +104,7 @@ def test_a_listed_requirement_that_passes_is_stale_and_fails_the_run(
     assert "AP-TASK-001 is stale" in err and "remove the entry" in err
     junit = ET.parse(tmp_path / "r" / "junit.xml").getroot()
     assert junit.get("failures") == "1"
-    assert "| AP-TASK-001 | MUST | **STALE** |" in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    assert "| AP-TASK-001 | MUST | **stale** |" in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
 
 
 def test_entries_for_requirements_the_run_did_not_select_are_neither_expected_nor_stale(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ def test_every_must_passed_exits_0_whatever_the_shoulds() -> None:
     assert result.must_passed and result.exit_code == 0
 
 
-@pytest.mark.parametrize("status", [Status.FAILED, Status.SKIPPED, Status.ERROR, Status.BLOCKED])
+@pytest.mark.parametrize("status", [Status.FAILED, Status.NOT_VERIFIED, Status.ERROR, Status.BLOCKED])
 def test_a_must_that_did_not_pass_fails_the_run(status: Status) -> None:
     result = run_of(RequirementResult(req("X-1"), Status.PASSED), RequirementResult(req("X-2"), status))
     assert not result.must_passed and result.exit_code == 1
@@ -56,11 +56,11 @@ def test_the_tally_counts_every_status_per_level() -> None:
     result = run_of(
         RequirementResult(req("X-1"), Status.PASSED),
         RequirementResult(req("X-2"), Status.BLOCKED),
-        RequirementResult(req("X-3", Level.MAY), Status.SKIPPED),
+        RequirementResult(req("X-3", Level.MAY), Status.NOT_VERIFIED),
     )
     tally = result.tally()
-    assert tally["must"] == {"passed": 1, "failed": 0, "skipped": 0, "error": 0, "blocked": 1}
-    assert tally["may"]["skipped"] == 1 and sum(tally["should"].values()) == 0
+    assert tally["must"] == {"passed": 1, "failed": 0, "not verified": 0, "error": 0, "blocked": 1}
+    assert tally["may"]["not verified"] == 1 and sum(tally["should"].values()) == 0
     assert result.to_dict()["summary"] == tally
 
 
@@ -70,7 +70,7 @@ def test_failing_names_what_fails_the_run_and_nothing_else() -> None:
         RequirementResult(req("X-2"), Status.BLOCKED, blocked_by="X-1"),  # waits on the known bug
         RequirementResult(req("X-3"), Status.BLOCKED, blocked_by="X-4"),
         RequirementResult(req("X-4"), Status.FAILED),
-        RequirementResult(req("X-5"), Status.SKIPPED),
+        RequirementResult(req("X-5"), Status.NOT_VERIFIED),
         RequirementResult(req("X-6"), Status.ERROR),
         RequirementResult(req("X-7"), Status.PASSED),
         RequirementResult(req("X-8", Level.SHOULD), Status.FAILED),  # a SHOULD gates nothing beside MUSTs
@@ -105,7 +105,7 @@ def test_a_practice_requirement_not_followed_is_advice_and_the_document_still_fa
     advice = settle(RequirementResult(practice("X-1"), Status.FAILED, "no Content-Disposition"))
     failure = settle(RequirementResult(req("X-2"), Status.FAILED, "boom"))
     assert (advice.status, failure.status) == (Status.ADVICE, Status.FAILED)
-    assert settle(RequirementResult(practice("X-3"), Status.SKIPPED)).status is Status.SKIPPED
+    assert settle(RequirementResult(practice("X-3"), Status.NOT_VERIFIED)).status is Status.NOT_VERIFIED
 
 
 def test_advice_never_fails_a_run_nor_counts_in_a_level_tally() -> None:
@@ -135,16 +135,18 @@ def blocked(by: str) -> RequirementResult:
     return RequirementResult(req("X-9"), Status.BLOCKED, f"blocked by {by}: {by}'s step failed: 500", blocked_by=by)
 
 
-@pytest.mark.parametrize("owner", [Status.FAILED, Status.BLOCKED, Status.SKIPPED, Status.ERROR, Status.ADVICE, None])
+@pytest.mark.parametrize(
+    "owner", [Status.FAILED, Status.BLOCKED, Status.NOT_VERIFIED, Status.ERROR, Status.ADVICE, None]
+)
 def test_blocked_by_a_requirement_that_did_not_pass_stays_blocked(owner: Status | None) -> None:
     assert unblock(blocked("X-1"), {"X-1": owner, "X-9": None}).status is Status.BLOCKED
 
 
 def test_blocked_by_a_requirement_that_passed_or_is_not_run_is_not_verified_saying_so() -> None:
     passed = unblock(blocked("X-1"), {"X-1": Status.PASSED, "X-9": None})
-    assert (passed.status, passed.blocked_by) == (Status.SKIPPED, None)
+    assert (passed.status, passed.blocked_by) == (Status.NOT_VERIFIED, None)
     assert passed.message == "not verified: a step X-1 owns failed here (X-1, though it passed its own check): " + (
         "X-1's step failed: 500"
     )
     absent = unblock(blocked("X-1"), {"X-9": None})
-    assert absent.status is Status.SKIPPED and "which is not in this run" in absent.message
+    assert absent.status is Status.NOT_VERIFIED and "which is not in this run" in absent.message

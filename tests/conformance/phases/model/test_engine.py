@@ -118,7 +118,7 @@ def test_the_same_seed_gives_the_same_verdicts_and_evidence() -> None:
 
 def test_a_spent_budget_stops_the_phase_without_a_pass_for_what_was_never_compared() -> None:
     out = run(toy_server(), [LIST], budget=0.0)
-    assert out[LIST.id].status is Status.SKIPPED
+    assert out[LIST.id].status is Status.NOT_VERIFIED
     assert out[LIST.id].message.startswith("not verified (budget): ")
 
 

@@ -72,7 +72,7 @@ def test_an_agent_that_never_asks_leaves_clarification_not_verified(monkeypatch:
     monkeypatch.setattr(mock, "_CLARIFY", re.compile(r"(?!)"))  # the mock's trigger word no longer matches
     with EmbeddedServer(MockConfig(protocols=(PROTOCOL,))) as server:
         result = run(RunOptions(protocol=PROTOCOL, base_url=server.url, only=("SGR-CLAR-",), phases=("scenario",)))
-    assert statuses(result) == {"SGR-CLAR-001": Status.SKIPPED, "SGR-CLAR-002": Status.SKIPPED}
+    assert statuses(result) == {"SGR-CLAR-001": Status.NOT_VERIFIED, "SGR-CLAR-002": Status.NOT_VERIFIED}
     assert all("did not ask for a clarification" in r.message for r in result.results)
     assert result.exit_code == 1  # a MUST that is not verified is not passed
 
