@@ -1,34 +1,123 @@
 """The reports of a ``--protocol all`` run as one: summary.md, junit.xml and report.html beside the
-per-protocol folders, each built from the per-protocol writers so nothing is said twice."""
+per-protocol folders, each built from the per-protocol writers so nothing is said twice.
+
+The combined page reads as a certificate: the overall verdict, what was judged (the products, the
+suite version, the seeds, when), and per protocol its verdict, its counts in every state, the
+digest of the document it was judged against and of its results.json (which certifies every other
+file of its folder: ``conformance verify FOLDER``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from ..verdicts.results import RunResult
+from ..verdicts.results import RunResult, Status
 from .badge import level_reached, render_badge
+from .certificate import file_digest
+from .html import STYLE, t
 from .junit import render_junit
 from .markdown import render_markdown
 
+STATES = tuple(s for s in Status if s is not Status.ADVICE)
+"""The verdicts a protocol's row counts (of what the document fixes; advice is counted apart)."""
 
-def render_combined_markdown(runs: list[RunResult], folders: dict[str, str]) -> str:
-    lines = [
-        "# Conformance: every protocol",
-        "",
-        "| protocol | verdict | level reached | MUST | SHOULD | report |",
-        "|---|---|---|---|---|---|",
-    ]
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One protocol of the certificate."""
+
+    run: RunResult
+    folder: str
+    results_digest: str
+    """sha256 of the protocol's results.json ("" when it is not beside the page)."""
+
+    @property
+    def document_digest(self) -> str:
+        spec = self.run.meta.get("spec")
+        digest = spec.get("sha256") if isinstance(spec, dict) else None
+        return f"sha256:{digest}" if digest else ""
+
+    @property
+    def document(self) -> str:
+        spec = self.run.meta.get("spec")
+        return str(spec.get("document") or "") if isinstance(spec, dict) else ""
+
+
+def overall(runs: list[RunResult]) -> str:
+    """Every protocol's verdict in one: PASS only when each passed; FAIL when any failed; else
+    TARGET ERROR (a protocol that could not be tested is never a pass)."""
+    verdicts = {run.verdict for run in runs}
+    if verdicts <= {"PASS"} and runs:
+        return "PASS"
+    return "FAIL" if "FAIL" in verdicts or not runs else "TARGET ERROR"
+
+
+def _rows(runs: list[RunResult], root: Path | None, folders: dict[str, str]) -> list[Row]:
+    rows = []
     for run in runs:
-        t = run.tally()
-        verdict = run.verdict
+        folder = folders[run.protocol]
+        results = root / folder / "results.json" if root is not None else None
+        digest = file_digest(results.read_bytes()) if results is not None and results.is_file() else ""
+        rows.append(Row(run, folder, digest))
+    return rows
+
+
+def _facts(runs: list[RunResult]) -> list[tuple[str, str]]:
+    """What the certificate is about, each once (a value the protocols differ in: each of them)."""
+
+    def once(values: list[str]) -> str:
+        return ", ".join(dict.fromkeys(v for v in values if v)) or "-"
+
+    return [
+        ("implementation", once([r.product for r in runs])),
+        ("suite version", once([r.suite_version for r in runs])),
+        ("seed", once([str(r.seed) for r in runs])),
+        ("hash seed", once([str(r.meta.get("hash_seed") or "") for r in runs])),
+        ("started", min((r.started_at for r in runs), default="-")),
+        ("finished", max((r.finished_at for r in runs), default="-")),
+    ]
+
+
+def _counts(run: RunResult) -> dict[str, int]:
+    """Per state, the document's requirements of every level."""
+    tally = run.tally()
+    return {s.value: sum(level[s.value] for level in tally.values()) for s in STATES}
+
+
+def _level(run: RunResult, level: str) -> str:
+    c = run.tally()[level]
+    return f"{c[Status.PASSED.value]}/{sum(c.values())}"
+
+
+def render_combined_markdown(runs: list[RunResult], folders: dict[str, str], root: Path | None = None) -> str:
+    rows = _rows(runs, root, folders)
+    lines = [f"# Conformance: every protocol - {overall(runs)}", ""]
+    lines += [f"- {name}: {value}" for name, value in _facts(runs)]
+    lines += [
+        "",
+        "| protocol | verdict | level reached | MUST | SHOULD | MAY | "
+        + " | ".join(s.value for s in STATES)
+        + " | report |",
+        "|---" * (7 + len(STATES)) + "|",
+    ]
+    for row in rows:
+        run, counts = row.run, _counts(row.run)
         lines.append(
-            f"| {run.protocol} | {verdict} | {level_reached(run)} | {t['must']['passed']}/{sum(t['must'].values())} "
-            f"| {t['should']['passed']}/{sum(t['should'].values())} | {folders[run.protocol]}/summary.md |"
+            f"| {run.protocol} | {run.verdict} | {level_reached(run)} | {_level(run, 'must')} | "
+            f"{_level(run, 'should')} | {_level(run, 'may')} | "
+            + " | ".join(str(counts[s.value]) for s in STATES)
+            + f" | {row.folder}/summary.md |"
         )
+    lines += ["", "| protocol | document | document sha256 | results.json sha256 |", "|---|---|---|---|"]
+    lines += [
+        f"| {r.run.protocol} | {r.document} | `{r.document_digest or '-'}` | `{r.results_digest or '-'}` |"
+        for r in rows
+    ]
+    lines += ["", "Re-check a protocol: `python -m conformance verify FOLDER` (`--base-url URL`: run it again).", ""]
     body = [render_markdown(run).replace("# Conformance:", "## Conformance:", 1) for run in runs]
-    return "\n".join(lines) + "\n\n" + "\n".join(body)
+    return "\n".join(lines) + "\n" + "\n".join(body)
 
 
 def render_combined_junit(runs: list[RunResult]) -> str:
@@ -39,29 +128,51 @@ def render_combined_junit(runs: list[RunResult]) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def render_combined_html(runs: list[RunResult], folders: dict[str, str]) -> str:
-    rows = "".join(
-        f"<tr><td>{render_badge(run)}</td><td><a href='{escape(folders[run.protocol])}/report.html'>"
-        f"{escape(run.protocol)}</a></td><td>{escape(run.target)}</td><td>{run.duration_s:.1f} s</td></tr>"
-        for run in runs
+def render_combined_html(runs: list[RunResult], folders: dict[str, str], root: Path | None = None) -> str:
+    rows = _rows(runs, root, folders)
+    verdict = overall(runs)
+    klass = {"PASS": "v-pass", "TARGET ERROR": "v-error"}.get(verdict, "v-fail")
+    facts = "".join(f"<tr><th>{escape(name)}</th><td>{t(value)}</td></tr>" for name, value in _facts(runs))
+    heads = "".join(f"<th>{escape(s.value)}</th>" for s in STATES)
+    protocols = "".join(
+        f"<tr><td><a href='{escape(r.folder)}/report.html'>{escape(r.run.protocol)}</a><br>{render_badge(r.run)}</td>"
+        f"<td class='s-{'passed' if r.run.verdict == 'PASS' else 'failed'}'>{escape(r.run.verdict)}</td>"
+        f"<td>{escape(level_reached(r.run))}</td><td>{_level(r.run, 'must')}</td><td>{_level(r.run, 'should')}</td>"
+        f"<td>{_level(r.run, 'may')}</td>" + "".join(f"<td>{_counts(r.run)[s.value]}</td>" for s in STATES) + "</tr>"
+        for r in rows
+    )
+    digests = "".join(
+        f"<tr><td>{escape(r.run.protocol)}</td><td>{t(r.document)}<br><code>{escape(r.document_digest or '-')}</code>"
+        f"</td><td><a href='{escape(r.folder)}/results.json'>{escape(r.folder)}/results.json</a><br>"
+        f"<code>{escape(r.results_digest or '-')}</code></td></tr>"
+        for r in rows
     )
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Conformance: every protocol</title>
-<style>body{{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em}}
-table{{border-collapse:collapse;width:100%}} td,th{{border-bottom:1px solid #ddd;padding:.4em;text-align:left;
-overflow-wrap:anywhere}}</style></head><body>
-<h1>Conformance report: every protocol</h1>
-<table><tr><th>result</th><th>protocol</th><th>target</th><th>time</th></tr>{rows}</table>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Conformance: every protocol - {verdict}</title>
+<style>{STYLE}</style></head><body>
+<h1>Conformance certificate: every protocol <span class="verdict {klass}">{verdict}</span></h1>
+<div class="scroll"><table class="tally">{facts}</table></div>
+<h2>Verdicts</h2>
+<div class="scroll"><table class="tally"><tr><th>protocol</th><th>verdict</th><th>level reached</th><th>MUST</th>
+<th>SHOULD</th><th>MAY</th>{heads}</tr>{protocols}</table></div>
+<p>Counts are of the requirements the documents fix; practice advice is in each protocol's report.</p>
+<h2>Documents and reports</h2>
+<table><tr><th>protocol</th><th>document (sha256)</th><th>results (sha256)</th></tr>{digests}</table>
+<p>Each protocol's results.json carries the digest of every file of its folder and of itself: re-check
+one with <code>python -m conformance verify FOLDER</code>, or run it again with
+<code>python -m conformance verify FOLDER --base-url URL</code>.</p>
 </body></html>
 """
 
 
 def write_combined(runs: list[RunResult], root: Path, folders: dict[str, str]) -> list[Path]:
+    """The combined reports, after each protocol's own (the page names their digests)."""
     root.mkdir(parents=True, exist_ok=True)
     out = {
-        "summary.md": render_combined_markdown(runs, folders),
+        "summary.md": render_combined_markdown(runs, folders, root),
         "junit.xml": render_combined_junit(runs),
-        "report.html": render_combined_html(runs, folders),
+        "report.html": render_combined_html(runs, folders, root),
     }
     for name, text in out.items():
         (root / name).write_text(text, encoding="utf-8")
