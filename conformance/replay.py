@@ -30,6 +30,7 @@ from specs.documents import Spec, load
 from specs.schemas import SchemaSet
 
 from .check.script import compared, expected, observed, outside_state
+from .check.shown import shown
 from .verdicts.findings import operation_of
 from .verdicts.reproduction import Reproduction, fill, find, template, unknown_ids
 from .verdicts.results import Capture, Exchange
@@ -73,7 +74,7 @@ def load_report(path: Path) -> dict[str, Any]:
         raise ReplayError(f"{file} is not a conformance results.json")
     version = data.get("format_version")
     if not isinstance(version, int) or version < 2:
-        raise ReplayError(f"{file} has format_version {version!r}; replay needs 2 or later (it records findings)")
+        raise ReplayError(f"{file} has format_version {shown(version)}; replay needs 2 or later (it records findings)")
     return data
 
 
@@ -97,7 +98,11 @@ def judge_schema(
     content = (spec.resolve(documented) or {}).get("content") or {} if documented is not None else {}
     media = resp.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if number == "003":
-        return "" if not content or media in content else f"Content-Type {media!r} is not one of {sorted(content)}"
+        return (
+            ""
+            if not content or media in content
+            else f"Content-Type {shown(media)} is not one of {shown(sorted(content))}"
+        )
     schema = content.get(media, {}).get("schema") if media in content else None
     if schema is None or "json" not in media:
         return ""
@@ -218,7 +223,7 @@ def _replay_one(
 def _first_difference(want: str, got: str) -> str:
     for a, b in zip(want.split("\n"), got.split("\n"), strict=False):
         if a != b:
-            return f"recorded {a[:120]!r}, now {b[:120]!r}"
+            return f"recorded {shown(a[:120])}, now {shown(b[:120])}"
     return "recorded and new answers differ in length"
 
 

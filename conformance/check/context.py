@@ -23,6 +23,8 @@ from ..verdicts.results import Exchange
 from ..verdicts.results import NotVerified as NotVerified
 from .guard import StallGuard
 from .http import Client, Limits, Response, StreamingResponse, TargetError
+from .shown import body as shown_body
+from .shown import shown
 from .streams import Frame, FrameError, ndjson_frames, sse_events
 
 T = TypeVar("T")
@@ -193,11 +195,12 @@ class Context:
             return  # another success status is the owner's finding, not the setup's problem
         if response.status not in expected:
             want = " or ".join(map(str, expected))
-            body = getattr(response, "body", b"")[:300].decode("utf-8", "replace")
+            data: bytes = getattr(response, "body", b"")  # a stream's body is not read
+            body = shown_body(data, response.content_type, 300) if data else ""
             notes = []
             if 300 <= response.status < 400:
                 where = response.headers.get("location")
-                notes.append(f"a redirect to {where!r}; the suite follows no redirects" if where else "a redirect")
+                notes.append(f"a redirect to {shown(where)}; the suite follows no redirects" if where else "a redirect")
             if "retry-after" in response.headers:
                 notes.append(f"Retry-After: {response.headers['retry-after']}")
             note = f" ({'; '.join(notes)})" if notes else ""
@@ -205,7 +208,7 @@ class Context:
 
     def expect_equal(self, actual: Any, expected: Any, what: str) -> None:
         if actual != expected:
-            raise CheckFailed(f"{what}: expected {expected!r}, got {actual!r}")
+            raise CheckFailed(f"{what}: expected {shown(expected)}, got {shown(actual)}")
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         """Share an expensive fixture (a finished job, a task with steps) between checks of a run.
@@ -272,7 +275,8 @@ class Context:
             media = next(iter(content))  # read it as the document says it comes
         if media not in content:
             self.fail(
-                f"{operation_id} {response.status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}"
+                f"{operation_id} {response.status}: Content-Type {shown(media) if media else '(none)'} is not one of "
+                f"{shown(sorted(content))}"
             )
         schema = content[media].get("schema")
         if "json" not in media:

@@ -18,6 +18,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .shown import codepoints, shown
+
 T = TypeVar("T")
 
 LONG_CHARS = 64 * 1024
@@ -168,13 +170,8 @@ def same(a: Any, b: Any) -> bool:
 
 
 def brief(value: Any, limit: int = 80) -> str:
-    """A value's repr cut to ``limit`` characters, saying how long it was (a 64 Ki value stays readable)."""
-    shown = repr(value)
-    return (
-        shown
-        if len(shown) <= limit
-        else f"{shown[:limit]}... ({len(value) if isinstance(value, str | bytes) else len(shown)} long)"
-    )
+    """A value as JSON cut to ``limit`` characters, saying how long it was (a 64 Ki value stays readable)."""
+    return shown(value, limit)
 
 
 def text_difference(got: str, sent: str) -> str:
@@ -182,7 +179,7 @@ def text_difference(got: str, sent: str) -> str:
     where the two would look alike on screen."""
     for form in ("NFC", "NFD"):
         if got != sent and got == unicodedata.normalize(form, sent):
-            return f"came back normalised to {form}: sent {ascii(sent)[:120]}, got {ascii(got)[:120]}"
+            return f"came back normalised to {form}: sent {codepoints(sent, 120)}, got {codepoints(got, 120)}"
     if got == sent.strip():
         return f"came back with the whitespace at its ends trimmed: sent {brief(sent)}, got {brief(got)}"
     at = next((i for i, (x, y) in enumerate(zip(got, sent, strict=False)) if x != y), min(len(got), len(sent)))
@@ -190,7 +187,7 @@ def text_difference(got: str, sent: str) -> str:
     cut = " (cut short)" if sent.startswith(got) else ""
     return (
         f"came back as {len(got)} characters for the {len(sent)} sent{cut}, first differing at character {at}: "
-        f"sent {sent[window]!a}, got {got[window]!a}"
+        f"sent {codepoints(sent[window])}, got {codepoints(got[window])}"
     )
 
 

@@ -21,6 +21,7 @@ import httpx
 from ..verdicts.results import CheckFailed, Exchange
 from .curl import curl_command
 from .guard import STALLS_PER_ROUTE, StallGuard
+from .shown import body as shown_body
 
 EVIDENCE_BODY_CHARS = 4000
 
@@ -87,11 +88,15 @@ class Response:
         try:
             return json.loads(self.body)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise CheckFailed(f"response body is not valid JSON ({exc}); got {_preview(self.body)!r}") from None
+            raise CheckFailed(f"response body is not valid JSON ({exc}); got {self.shown(300)}") from None
 
     @property
     def text(self) -> str:
         return self.body.decode("utf-8", "replace")
+
+    def shown(self, limit: int = 200) -> str:
+        """The body as a message quotes it: JSON as JSON, an HTML page by its one useful line."""
+        return shown_body(self.body, self.content_type, limit)
 
 
 def _preview(body: bytes | str | None, limit: int = EVIDENCE_BODY_CHARS) -> str | None:

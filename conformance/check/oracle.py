@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from .shown import shown
+
 SKEW_S = 300.0
 """How far a target's clock may be from ours before its timestamps count as wrong (5 minutes)."""
 
@@ -63,14 +65,14 @@ def parse_datetime(value: Any, *, naive_is_utc: bool = False) -> tuple[datetime 
     """(the instant, '') or (None, why not). ``naive_is_utc``: a value without an offset is read
     as UTC (where a document allows local naive stamps, they are judged as UTC plus the skew)."""
     if not isinstance(value, str) or not _RFC3339.match(value):
-        return None, f"{value!r} is not an ISO 8601 / RFC 3339 date-time"
+        return None, f"{shown(value)} is not an ISO 8601 / RFC 3339 date-time"
     try:
         parsed = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
     except ValueError as exc:
-        return None, f"{value!r} is not a date-time ({exc})"
+        return None, f"{shown(value)} is not a date-time ({exc})"
     if parsed.tzinfo is None:
         if not naive_is_utc:
-            return None, f"{value!r} has no UTC offset, so it names no instant"
+            return None, f"{shown(value)} has no UTC offset, so it names no instant"
         parsed = parsed.replace(tzinfo=UTC)
     return parsed, ""
 
@@ -87,7 +89,7 @@ def datetime_problems(
     if not low <= at <= high:
         off = at - window.end if at > high else at - window.start
         return [
-            f"{what}: {value!r} is {abs(off):.0f} s {'after' if off > 0 else 'before'} the exchange "
+            f"{what}: {shown(value)} is {abs(off):.0f} s {'after' if off > 0 else 'before'} the exchange "
             f"({_at(window.start)}..{_at(window.end)}), beyond the {skew:g} s skew allowed"
         ]
     return []
@@ -97,7 +99,7 @@ def epoch_problems(value: Any, unit: EpochUnit, window: Window, what: str, *, sk
     """An integer epoch timestamp in the unit the document gives, within the skew of the exchange.
     A value that fits the other unit is named as such: the commonest bug of its kind."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return [f"{what}: {value!r} is not a number of {'seconds' if unit == 's' else 'milliseconds'}"]
+        return [f"{what}: {shown(value)} is not a number of {'seconds' if unit == 's' else 'milliseconds'}"]
     low, high = window.widened(skew)
     scale = _PER_SECOND[unit]
     if low * scale <= value <= high * scale:
@@ -105,23 +107,23 @@ def epoch_problems(value: Any, unit: EpochUnit, window: Window, what: str, *, sk
     other: EpochUnit = "ms" if unit == "s" else "s"
     names = {"s": "seconds", "ms": "milliseconds"}
     if low * _PER_SECOND[other] <= value <= high * _PER_SECOND[other]:
-        return [f"{what}: {value!r} is in {names[other]} since the epoch; the document says {names[unit]}"]
+        return [f"{what}: {shown(value)} is in {names[other]} since the epoch; the document says {names[unit]}"]
     when = _at(value / scale) if abs(value / scale) < 1e11 else "no time"
     return [
-        f"{what}: {value!r} {names[unit]} since the epoch is {when}, not near the exchange "
+        f"{what}: {shown(value)} {names[unit]} since the epoch is {when}, not near the exchange "
         f"({_at(window.start)}..{_at(window.end)})"
     ]
 
 
 def ordered_problems(first: float, second: float, what_first: str, what_second: str) -> list[str]:
     """``first`` must not come after ``second`` (request before response, start before end)."""
-    return [] if first <= second else [f"{what_first} ({first!r}) comes after {what_second} ({second!r})"]
+    return [] if first <= second else [f"{what_first} ({shown(first)}) comes after {what_second} ({shown(second)})"]
 
 
 def rpc_code_problems(value: Any, what: str) -> list[str]:
     """A google.rpc.Code: an integer 0-16. An HTTP status (100-599) sent instead is named as such."""
     if isinstance(value, bool) or not isinstance(value, int):
-        return [f"{what}: {value!r} is not a google.rpc.Code (an integer 0-16)"]
+        return [f"{what}: {shown(value)} is not a google.rpc.Code (an integer 0-16)"]
     if value in GOOGLE_RPC_CODES:
         return []
     if 100 <= value <= 599:

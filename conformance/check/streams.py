@@ -12,6 +12,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .shown import shown
+
 
 class FrameError(Exception):
     """The stream is not framed as the protocol says; the message names the frame."""
@@ -104,7 +106,7 @@ def _line_objects(line: bytes, line_no: int, index: int) -> Iterator[Frame]:
             value, end = _DECODER.raw_decode(text, pos)
         except (json.JSONDecodeError, ValueError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise FrameError(f"line {line_no} is not a complete JSON object ({reason}): {text[:120]!r}") from None
+            raise FrameError(f"line {line_no} is not a complete JSON object ({reason}): {shown(text[:120])}") from None
         if not isinstance(value, dict):
             raise FrameError(f"line {line_no} holds a JSON {type(value).__name__}, not an object")
         yield Frame(index, text[pos:end], value)
@@ -141,7 +143,7 @@ class SseReader:
             raise FrameError(f"the stream ended inside event {self._index + 1} (no blank line after its data)")
         if unfinished.strip() and not unfinished.startswith(b":"):
             raise FrameError(
-                f"the stream ended in the middle of a line (event {self._index + 1}): {unfinished[:120]!r}"
+                f"the stream ended in the middle of a line (event {self._index + 1}): {shown(unfinished[:120])}"
             )
 
     def _lines(self, lines: list[bytes]) -> Iterator[Frame]:

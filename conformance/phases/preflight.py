@@ -119,8 +119,7 @@ def _json(response: Response) -> Any:
 
 
 def _brief(response: Response) -> str:
-    body = response.body[:80].decode("utf-8", "replace").replace("\n", " ")
-    return f"{response.status} {body!r}" if body else str(response.status)
+    return f"{response.status} {response.shown(80)}" if response.body else str(response.status)
 
 
 def _probes(spec: Spec, most: int = 3) -> list[str]:

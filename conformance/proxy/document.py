@@ -16,6 +16,7 @@ from specs.documents import PROTOCOLS, Operation, Spec
 from specs.schemas import SchemaSet
 
 from ..check.passive import Verdict
+from ..check.shown import shown
 from ..check.traffic import NotJson, Observed, multipart_fields
 from ..verdicts.requirements import Level, Registry, Requirement
 
@@ -174,10 +175,10 @@ class DocumentJudge:
                 continue
             if raw is None:
                 if required:
-                    problems.append(f"required {where} parameter {name!r} is missing")
+                    problems.append(f"required {where} parameter {shown(name)} is missing")
                 continue
             for v in self.schemas.violations(schema, _coerce(raw, schema), limit=2):
-                problems.append(f"{where} parameter {name!r}={raw[:80]!r}: {v.message}")
+                problems.append(f"{where} parameter {shown(name)}={shown(raw[:80])}: {v.message}")
         if ex.request_body or compiled.body:
             problems += self._body_problems(ex, compiled.body)
         return problems
@@ -190,7 +191,9 @@ class DocumentJudge:
             return []  # the document says nothing of a body here
         media = ex.request_content_type
         if media not in content:
-            return [f"request Content-Type {media or '(none)'!r} is not one of {sorted(content)}"]
+            return [
+                f"request Content-Type {shown(media) if media else '(none)'} is not one of {shown(sorted(content))}"
+            ]
         schema = content[media].get("schema")
         if "json" in media:
             value = ex.request_json()
@@ -204,7 +207,7 @@ class DocumentJudge:
             if fields is None:
                 return ["the multipart request body does not parse"]
             required = self.spec.resolve(schema).get("required", [])
-            return [f"multipart field {name!r} is missing" for name in required if name not in fields]
+            return [f"multipart field {shown(name)} is missing" for name in required if name not in fields]
         return []
 
     def judge_request(self, ex: Observed, problems: list[str], verdict: Verdict) -> None:
@@ -294,7 +297,10 @@ class DocumentJudge:
             return self._broke(
                 verdict,
                 "003",
-                lambda: f"{op_id} {status}: Content-Type {media or '(none)'!r} is not one of {sorted(content)}",
+                lambda: (
+                    f"{op_id} {status}: Content-Type {shown(media) if media else '(none)'} is not one of "
+                    f"{shown(sorted(content))}"
+                ),
             )
         self._held(verdict, "003")
         if ex.streamed or compiled.streamed or "json" not in media:

@@ -7,6 +7,7 @@ import re
 from html import escape
 
 from ..check.script import script_name, script_of
+from ..check.shown import page_line
 from ..verdicts.results import Exchange, RequirementResult, RunResult, Status
 
 STYLE = """
@@ -83,7 +84,12 @@ def _exchange(ex: Exchange) -> str:
     parts = [f"<pre>{t(ex.method)} {t(ex.url)}\n{t(req_headers)}"]
     if ex.request_body:
         parts.append(f"\n\n{t(readable(ex.request_body))}")
-    parts.append(f"</pre><pre>{outcome} ({ex.elapsed_ms:g} ms)\n{t(resp_headers)}")
+    content_type = next((v for k, v in ex.response_headers.items() if k.lower() == "content-type"), "")
+    line = page_line(ex.response_body or "", html="html" in content_type.lower())
+    parts.append("</pre>")
+    if line is not None:  # a server's error page: its one useful line first, the markup below
+        parts.append(f"<p class='page'>{outcome}: an HTML page, <strong>{t(line)}</strong></p>")
+    parts.append(f"<pre>{outcome} ({ex.elapsed_ms:g} ms)\n{t(resp_headers)}")
     if ex.response_body:
         parts.append(f"\n\n{t(readable(ex.response_body))}")
     if ex.error:

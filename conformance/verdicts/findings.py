@@ -16,7 +16,7 @@ from .results import Exchange, Finding
 _VARIABLE = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"  # uuids
     r"|\b[0-9a-fA-F]{16,}\b"  # hex ids
-    r"|'[^']{0,200}'|\"[^\"]{0,200}\""  # quoted values (ids, echoed bodies)
+    r"|'(?:[^'\\]|\\.){0,200}'|\"(?:[^\"\\]|\\.){0,200}\""  # quoted values (ids, echoed bodies), escapes and all
     r"|\d+(?:\.\d+)?"  # counts, ports, timings
 )
 

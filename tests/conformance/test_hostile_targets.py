@@ -107,7 +107,7 @@ CHECK_CASES = [
     # these answer HTTP on every path, the root included
     ("invalid_utf8", False, ("not valid JSON", "can't decode byte 0xff")),
     ("invalid_json", False, ("not valid JSON", "Unterminated string")),
-    ("redirect_loop", False, ("got 302", "a redirect to '/ap/v1/agent/tasks'")),
+    ("redirect_loop", False, ("got 302", 'a redirect to "/ap/v1/agent/tasks"')),
     ("rate_limited", False, ("got 429", "Retry-After: 3600")),
     ("unavailable", False, ("got 503", "Retry-After: 3600")),
 ]

@@ -28,6 +28,7 @@ from ...check import edges
 from ...check.edges import same
 from ...check.http import Response
 from ...check.model import Model, ModelMachine, Session, Unshrunk, Violation
+from ...check.shown import shown
 from ...verdicts.requirements import Level, Requirement
 from .requirements import TASKS, task_path
 
@@ -289,7 +290,7 @@ class AgentProtocolModel(ModelMachine):
         self.session.check(
             LISTS,
             task_id not in self.ledger.tasks and task_id not in self.ledger.before,
-            f"createAgentTask answered task_id {task_id!r}, the id of a task that already exists",
+            f"createAgentTask answered task_id {shown(task_id)}, the id of a task that already exists",
         )
         self.ledger.tasks[task_id] = TaskModel(task_id, dict(body))  # type: ignore[arg-type]
         self.verify(task_id, "none")
@@ -339,7 +340,7 @@ class AgentProtocolModel(ModelMachine):
                 self.session.check(
                     LISTS,
                     step_id not in known,
-                    f"executeAgentTaskStep answered step_id {step_id!r}, a step already executed",
+                    f"executeAgentTaskStep answered step_id {shown(step_id)}, a step already executed",
                 )
                 model = StepModel(step_id, dict(step), str(step.get("status")))
                 self.see_status(task, model, step, "its POST answer")
@@ -374,14 +375,15 @@ class AgentProtocolModel(ModelMachine):
                     self.session.check(
                         SAME_ARTIFACT,
                         False,
-                        f"task {task_id}: the upload of {name!r} answered artifact_id {view['artifact_id']!r}, the "
-                        f"id of the earlier upload of {earlier.fields.get('file_name')!r} with other bytes: "
+                        f"task {task_id}: the upload of {shown(name)} answered artifact_id "
+                        f"{shown(view['artifact_id'])}, the "
+                        f"id of the earlier upload of {shown(earlier.fields.get('file_name'))} with other bytes: "
                         "the earlier artifact's bytes are replaced",
                     )
             self.session.check(
                 LISTS,
                 earlier is None,
-                f"uploadAgentTaskArtifacts answered artifact_id {view['artifact_id']!r}, "
+                f"uploadAgentTaskArtifacts answered artifact_id {shown(view['artifact_id'])}, "
                 "the id of an artifact the task already has",
             )
             # an id answered again keeps what it was first: the earlier upload's bytes are still its own
@@ -409,7 +411,8 @@ class AgentProtocolModel(ModelMachine):
                     SAME_TASK,
                     not diff,
                     lambda: (
-                        f"task {task_id}: GET by id and its item in the task list differ in {diff}: {got!r} vs {item!r}"
+                        f"task {task_id}: GET by id and its item in the task list differ in {diff}: {shown(got)} vs "
+                        f"{shown(item)}"
                     ),
                 )
         self.check_steps(task, steps_by_id)
@@ -422,22 +425,22 @@ class AgentProtocolModel(ModelMachine):
                     SAME_TASK,
                     same(got.get(key), task.first.get(key)),
                     lambda key=key: (
-                        f"task {task.task_id} ({where}): {key} is {got.get(key)!r}, "  # type: ignore[misc]
-                        f"its create answer said {task.first.get(key)!r}"
+                        f"task {task.task_id} ({where}): {key} is {shown(got.get(key))}, "  # type: ignore[misc]
+                        f"its create answer said {shown(task.first.get(key))}"
                     ),
                 )
 
     def compare_task_artifacts(self, task: TaskModel, got: dict[str, Any], where: str) -> None:
-        shown = by_id(got.get("artifacts"), "artifact_id")
+        listed = by_id(got.get("artifacts"), "artifact_id")
         for artifact_id, model in task.artifacts.items():
-            if artifact_id in shown:
-                self.same_artifact(task, model, shown[artifact_id], f"the task's artifacts ({where})")
+            if artifact_id in listed:
+                self.same_artifact(task, model, listed[artifact_id], f"the task's artifacts ({where})")
             elif model.data is None:  # produced by a step: the task produced it
                 self.session.check(
                     SAME_ARTIFACT,
                     False,
                     f"task {task.task_id} ({where}): artifact {artifact_id} that a step produced is "
-                    f"not among the task's artifacts {sorted(shown)}",
+                    f"not among the task's artifacts {shown(sorted(listed))}",
                 )
 
     def same_artifact(self, task: TaskModel, model: ArtifactModel, got: Any, where: str) -> None:
@@ -447,7 +450,7 @@ class AgentProtocolModel(ModelMachine):
             same(view, model.fields),
             lambda: (
                 f"task {task.task_id}: artifact {model.fields['artifact_id']} in {where} is "
-                f"{view!r}; first shown as {model.fields!r}"
+                f"{shown(view)}; first shown as {shown(model.fields)}"
             ),
         )
 
@@ -489,7 +492,7 @@ class AgentProtocolModel(ModelMachine):
         self.session.check(
             STEP_STATUS,
             STATUS_ORDER[status] >= STATUS_ORDER[before],
-            f"task {task.task_id}, step {step.step_id} ({where}): status {status!r} after it was {before!r}",
+            f"task {task.task_id}, step {step.step_id} ({where}): status {shown(status)} after it was {shown(before)}",
         )
         if STATUS_ORDER[status] > STATUS_ORDER[before]:
             step.status = status
@@ -505,7 +508,7 @@ class AgentProtocolModel(ModelMachine):
                 not diff,
                 lambda: (
                     f"task {task.task_id}, step {step.step_id} ({where}) differs in {diff} from "
-                    f"its first completed view: {got!r} vs {step.completed!r}"
+                    f"its first completed view: {shown(got)} vs {shown(step.completed)}"
                 ),
             )
         else:
@@ -515,7 +518,7 @@ class AgentProtocolModel(ModelMachine):
                     same(got.get(key), step.first.get(key)),
                     lambda key=key: (
                         f"task {task.task_id}, step {step.step_id} ({where}): {key} is "  # type: ignore[misc]
-                        f"{got.get(key)!r}, its POST answer said {step.first.get(key)!r}"
+                        f"{shown(got.get(key))}, its POST answer said {shown(step.first.get(key))}"
                     ),
                 )
         for artifact in got.get("artifacts") or []:
@@ -543,8 +546,8 @@ class AgentProtocolModel(ModelMachine):
                 ok,
                 ""
                 if ok
-                else f"task {task.task_id}: the step list holds {ids} (total_items {total}); the run "
-                f"executed {executed}" + (f", not the completed {strange}" if strange else ""),
+                else f"task {task.task_id}: the step list holds {shown(ids)} (total_items {total}); the run "
+                f"executed {shown(executed)}" + (f", not the completed {shown(strange)}" if strange else ""),
             )
             listed = by_id(items, "step_id")
             for step in task.steps:
@@ -585,7 +588,7 @@ class AgentProtocolModel(ModelMachine):
                     ""
                     if ok
                     else f"task {task.task_id}: downloading artifact {artifact_id} "
-                    f"({model.fields.get('file_name')!r}) gives {response.body[:40]!r}, not "
+                    f"({shown(model.fields.get('file_name'))}) gives {shown(response.body[:40])}, not "
                     f"the {len(model.data)} bytes uploaded as it",
                 )
 

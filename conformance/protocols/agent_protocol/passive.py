@@ -11,6 +11,7 @@ from typing import Any
 
 from ...check.edges import same
 from ...check.passive import Bounded, Checks, Verdict
+from ...check.shown import shown
 from ...check.traffic import NotJson, Observed, multipart_fields
 from .requirements import artifact_fields, content_disposition
 
@@ -48,7 +49,7 @@ def _echo(v: Verdict, rid: str, got: Any, sent: dict[str, Any], where: str) -> N
         return
     for name, value in sent.items():
         if not same(got.get(name), value):
-            v.fail(rid, f"{where}: {name} {got.get(name)!r} is not the {value!r} sent")
+            v.fail(rid, f"{where}: {name} {shown(got.get(name))} is not the {shown(value)} sent")
             return
     v.ok(rid)
 
@@ -88,10 +89,10 @@ class Passive(Checks):
             v.check(
                 "AP-ERR-004",
                 status == 422 and isinstance(body, dict),
-                f"{op} answered {status} with {str(body)[:120]} to a body that is not a JSON object",
+                f"{op} answered {status} with {shown(body, 120)} to a body that is not a JSON object",
             )
         elif op in ("createAgentTask", "executeAgentTaskStep") and status == 422:
-            v.check("AP-ERR-004", isinstance(body, dict), f"{op} 422: body {str(body)[:120]} is not an object")
+            v.check("AP-ERR-004", isinstance(body, dict), f"{op} 422: body {shown(body, 120)} is not an object")
         task_id = ex.path_params.get("task_id", "")
         if op == "createAgentTask" and 200 < status < 300:
             v.fail("AP-TASK-001", f"createAgentTask answered {status}, not the documented 200")
@@ -143,7 +144,7 @@ class Passive(Checks):
     # errors ---------------------------------------------------------------------------------------
     def _not_found(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
         shaped = isinstance(body, dict) and isinstance(body.get("message"), str)
-        reason = f"{op} 404: body {str(body)[:120]} has no message string"
+        reason = f"{op} 404: body {shown(body, 120)} has no message string"
         if op in TASK_SCOPED_404:
             v.check("AP-ERR-001", shaped, reason)
         elif op == "getAgentTaskStep":
@@ -159,7 +160,9 @@ class Passive(Checks):
     # tasks ----------------------------------------------------------------------------------------
     def _created(self, ex: Observed, v: Verdict, body: Any) -> None:
         task_id = body.get("task_id") if isinstance(body, dict) else None
-        if not v.check("AP-TASK-001", isinstance(task_id, str) and task_id, f"the answer has no task_id: {body!r}"):
+        if not v.check(
+            "AP-TASK-001", isinstance(task_id, str) and task_id, f"the answer has no task_id: {shown(body)}"
+        ):
             return
         sent = _sent(ex)
         _echo(v, "AP-TASK-002", body, sent, "createAgentTask answer")
@@ -180,7 +183,7 @@ class Passive(Checks):
                 v.check(
                     "AP-ARTIFACT-005",
                     found is not None and same(artifact_fields(found), artifact_fields(up.answer)),
-                    f"the task's artifacts {str(listed)[:160]} lack the uploaded {artifact_fields(up.answer)!r}",
+                    f"the task's artifacts {shown(listed, 160)} lack the uploaded {shown(artifact_fields(up.answer))}",
                 )
 
     # steps ----------------------------------------------------------------------------------------
@@ -221,15 +224,15 @@ class Passive(Checks):
         if self._never_issued(task_id, step_id) and body.get("step_id") != step_id:
             v.fail(
                 "AP-ERR-002",
-                f"step id {step_id!r}, which no answer ever named, answered 200 with step "
-                f"{body.get('step_id')!r} instead of 404",
+                f"step id {shown(step_id)}, which no answer ever named, answered 200 with step "
+                f"{shown(body.get('step_id'))} instead of 404",
             )
             return
         v.check(
             "AP-STEP-004",
             body.get("step_id") == step_id and body.get("task_id") == task_id,
-            f"GET step {step_id} of task {task_id} answered step {body.get('step_id')!r} "
-            f"of task {body.get('task_id')!r}",
+            f"GET step {step_id} of task {task_id} answered step {shown(body.get('step_id'))} "
+            f"of task {shown(body.get('task_id'))}",
         )
         known = self.completed.get((task_id, step_id))
         if known is not None:
@@ -254,17 +257,17 @@ class Passive(Checks):
         if not (isinstance(body.get("artifact_id"), str) and body["artifact_id"]):
             problems.append("no artifact_id")
         if body.get("agent_created") is not False:
-            problems.append(f"agent_created is {body.get('agent_created')!r}, not false")
+            problems.append(f"agent_created is {shown(body.get('agent_created'))}, not false")
         if name is not None and body.get("file_name") != name:
-            problems.append(f"file_name {body.get('file_name')!r} is not the {name!r} uploaded")
+            problems.append(f"file_name {shown(body.get('file_name'))} is not the {shown(name)} uploaded")
         if relative is not None and body.get("relative_path") != relative:
-            problems.append(f"relative_path {body.get('relative_path')!r} is not the {relative!r} sent")
+            problems.append(f"relative_path {shown(body.get('relative_path'))} is not the {shown(relative)} sent")
         digest = hashlib.sha256(data).hexdigest()
         earlier = self.uploads.get(task_id, {}).get(str(body.get("artifact_id")))
         if earlier is not None and earlier.digest != digest:
             problems.append(
-                f"artifact_id {body.get('artifact_id')!r} is the one an earlier upload of other bytes "
-                f"({earlier.answer.get('file_name')!r}) was given: that artifact's bytes are replaced"
+                f"artifact_id {shown(body.get('artifact_id'))} is the one an earlier upload of other bytes "
+                f"({shown(earlier.answer.get('file_name'))}) was given: that artifact's bytes are replaced"
             )
         v.check("AP-ARTIFACT-001", not problems, "the upload's answer: " + "; ".join(problems))
         if isinstance(body.get("artifact_id"), str) and "file" in fields:
@@ -286,7 +289,7 @@ class Passive(Checks):
 
     def _downloaded(self, ex: Observed, v: Verdict, task_id: str, artifact_id: str) -> None:
         if self._never_issued(task_id, artifact_id):
-            v.fail("AP-ERR-003", f"artifact id {artifact_id!r}, which no answer ever named, answered 200, not 404")
+            v.fail("AP-ERR-003", f"artifact id {shown(artifact_id)}, which no answer ever named, answered 200, not 404")
             return
         up = self.uploads.get(task_id, {}).get(artifact_id)
         if up is None:
@@ -303,7 +306,7 @@ class Passive(Checks):
         v.check(
             "AP-ARTIFACT-003",
             kind == "attachment" and name == up.answer.get("file_name"),
-            f"Content-Disposition {header!r} is not an attachment named {up.answer.get('file_name')!r}",
+            f"Content-Disposition {shown(header)} is not an attachment named {shown(up.answer.get('file_name'))}",
         )
 
     # pagination -----------------------------------------------------------------------------------
@@ -314,7 +317,7 @@ class Passive(Checks):
             or not isinstance(body.get(key), list)
             or not isinstance(body.get("pagination"), dict)
         ):
-            v.fail(rid, f"the answer is not {{{key}, pagination}}: {str(body)[:120]}")
+            v.fail(rid, f"the answer is not {{{key}, pagination}}: {shown(body, 120)}")
             return
         items, page = body[key], body["pagination"]
         defaults = self.defaults.get(op, {})
@@ -325,7 +328,7 @@ class Passive(Checks):
             return  # an invalid request: the document judge has it
         total = page.get("total_items")
         if not isinstance(total, int) or total < 0 or size < 1:
-            v.fail(rid, f"total_items is {total!r}")
+            v.fail(rid, f"total_items is {shown(total)}")
             return
         pages = math.ceil(total / size)
         want = {"total_items": total, "total_pages": pages, "current_page": current, "page_size": size}
@@ -334,7 +337,7 @@ class Passive(Checks):
                 "AP-PAGE-004",
                 items == [] and page.get("total_pages") == pages,
                 f"page {current} beyond the last of {total} items at page_size {size}: "
-                f"{len(items)} items, total_pages {page.get('total_pages')!r}",
+                f"{len(items)} items, total_pages {shown(page.get('total_pages'))}",
             )
             return
         expected = min(size, total - (current - 1) * size)
@@ -377,6 +380,6 @@ class Passive(Checks):
                 v.check(
                     "AP-ARTIFACT-004",
                     same(artifact_fields(artifact), artifact_fields(up.answer)),
-                    f"listed artifact {artifact_fields(artifact)!r} differs from the upload's answer "
-                    f"{artifact_fields(up.answer)!r}",
+                    f"listed artifact {shown(artifact_fields(artifact))} differs from the upload's answer "
+                    f"{shown(artifact_fields(up.answer))}",
                 )

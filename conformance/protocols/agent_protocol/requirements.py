@@ -21,6 +21,7 @@ from ...check import edges
 from ...check.context import Context
 from ...check.edges import difference, same
 from ...check.http import Response
+from ...check.shown import shown
 from ...check.signature import Signature, has
 from ...verdicts.requirements import Authority, Level, Registry, operation_ref
 
@@ -124,7 +125,7 @@ def new_task(ctx: Context, body: Mapping[str, Any] | None = None) -> dict[str, A
         task = ctx.conforms(ctx.client.post(TASKS, json=sent), "createAgentTask", 200)
         ctx.expect(
             isinstance(task, dict) and isinstance(task.get("task_id"), str) and task["task_id"],
-            f"createAgentTask: the answer has no task_id: {task!r}",
+            f"createAgentTask: the answer has no task_id: {shown(task)}",
         )
     return dict(task)
 
@@ -136,7 +137,7 @@ def execute(ctx: Context, task_id: str, body: Mapping[str, Any]) -> tuple[dict[s
         step = ctx.conforms(response, "executeAgentTaskStep", 200)
         ctx.expect(
             isinstance(step, dict) and isinstance(step.get("step_id"), str) and step["step_id"],
-            f"executed step has no step_id: {step!r}",
+            f"executed step has no step_id: {shown(step)}",
         )
         ctx.expect_equal(step.get("task_id"), task_id, "the executed step's task_id")
     return dict(step), response
@@ -225,7 +226,7 @@ def uploaded(ctx: Context) -> Uploaded:
             artifact = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
             ctx.expect(
                 isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str) and artifact["artifact_id"],
-                f"uploaded artifact has no artifact_id: {artifact!r}",
+                f"uploaded artifact has no artifact_id: {shown(artifact)}",
             )
         return Uploaded(task_id, dict(artifact), name, relative_path, data, response)
 
@@ -282,13 +283,14 @@ def edge_artifact(ctx: Context, sent: Sent, earlier: dict[str, str] | None = Non
         return None
     if 400 <= response.status < 500:
         ctx.fail(
-            f"{edge.file_name!r} (relative_path {edge.relative_path!r}, {len(edge.data)} bytes) was refused with "
-            f"{response.status}; the document sets no limit that excludes it: {response.text[:200]}"
+            f"{shown(edge.file_name)} (relative_path {shown(edge.relative_path)}, {len(edge.data)} bytes) was "
+            "refused with "
+            f"{response.status}; the document sets no limit that excludes it: {response.shown(200)}"
         )
     artifact = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
     ctx.expect(
         isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str) and artifact["artifact_id"],
-        f"the upload of {edge.file_name!r} answered no artifact_id: {artifact!r:.200}",
+        f"the upload of {shown(edge.file_name)} answered no artifact_id: {shown(artifact, 200)}",
     )
     for field, value in (("file_name", edge.file_name), ("relative_path", edge.relative_path)):
         ctx.expect(same(artifact.get(field), value), f"{field} " + difference(artifact.get(field), value))
@@ -296,7 +298,7 @@ def edge_artifact(ctx: Context, sent: Sent, earlier: dict[str, str] | None = Non
         first = earlier.setdefault(artifact["artifact_id"], edge.name)
         ctx.expect(
             first == edge.name,
-            f"answered artifact_id {artifact['artifact_id']!r}, the id the upload {first!r} was given: "
+            f"answered artifact_id {shown(artifact['artifact_id'])}, the id the upload {shown(first)} was given: "
             "an upload replaced an earlier artifact",
         )
     return dict(artifact)
@@ -329,7 +331,7 @@ def list_page(
     body = ctx.conforms(ctx.client.get(path, params=params), operation, 200, judge=judge)
     ctx.expect(
         isinstance(body, dict) and isinstance(body.get(key), list) and isinstance(body.get("pagination"), dict),
-        f"{operation}: the answer has no {key!r} list and pagination object: {body!r:.300}",
+        f"{operation}: the answer has no {shown(key)} list and pagination object: {shown(body, 300)}",
     )
     return list(body[key]), dict(body["pagination"])
 
@@ -353,7 +355,7 @@ def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[A
     The items' form is AP-SCHEMA-005's and the round-trip requirements' subject, not the paging's."""
     items, pagination = list_page(ctx, path, operation, key, False, current_page=1, page_size=size)
     total = pagination["total_items"]
-    ctx.expect(isinstance(total, int) and total >= 0, f"{operation}: total_items is {total!r}")
+    ctx.expect(isinstance(total, int) and total >= 0, f"{operation}: total_items is {shown(total)}")
     lengths = page_lengths(total, size)
     ctx.expect(len(lengths) <= MAX_PAGES, f"{operation}: {len(lengths)} pages of {size}; too many to walk")
     if not lengths:
@@ -431,7 +433,7 @@ def task_round_trip(ctx: Context) -> None:
                 created = ctx.conforms(response, "createAgentTask", 200)
                 ctx.expect(
                     isinstance(created, dict) and isinstance(created.get("task_id"), str),
-                    f"the create answered no task_id: {created!r:.200}",
+                    f"the create answered no task_id: {shown(created, 200)}",
                 )
             read = ctx.conforms(ctx.client.get(task_path(created["task_id"])), "getAgentTask", 200)
             ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id")
@@ -467,7 +469,7 @@ def unknown_task(ctx: Context) -> None:
             body = ctx.conforms(call(), operation, 404)
             ctx.expect(
                 isinstance(body, dict) and isinstance(body.get("message"), str),
-                f"{operation} 404: body {body!r} has no message string",
+                f"{operation} 404: body {shown(body)} has no message string",
             )
 
 
@@ -492,7 +494,7 @@ def unknown_step(ctx: Context) -> None:
             body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
             ctx.expect(
                 isinstance(body, dict) and isinstance(body.get("message"), str),
-                f"getAgentTaskStep 404 for {what}: body {body!r} has no message string",
+                f"getAgentTaskStep 404 for {what}: body {shown(body)} has no message string",
             )
 
 
@@ -516,7 +518,7 @@ def unknown_artifact(ctx: Context) -> None:
             body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)
             ctx.expect(
                 isinstance(body, dict) and isinstance(body.get("message"), str),
-                f"downloadAgentTaskArtifact 404 for {what}: body {body!r} has no message string",
+                f"downloadAgentTaskArtifact 404 for {what}: body {shown(body)} has no message string",
             )
 
 
@@ -541,7 +543,7 @@ def invalid_bodies(ctx: Context) -> None:
     for what, content in INVALID_BODIES:
         with ctx.part(f"createAgentTask with {what}"):
             body = ctx.conforms(ctx.client.post(TASKS, content=content, headers=JSON), "createAgentTask", 422)
-            ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {body!r} is not an object")
+            ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {shown(body)} is not an object")
     task_id = new_task(ctx)["task_id"]
     # A server may list planned steps (status "created") before any runs: compare, don't expect zero.
     with ctx.setup("AP-STEP-003"):
@@ -550,13 +552,15 @@ def invalid_bodies(ctx: Context) -> None:
         with ctx.part(f"executeAgentTaskStep with {what}"):
             response = ctx.client.post(task_path(task_id, "steps"), content=content, headers=JSON)
             body = ctx.conforms(response, "executeAgentTaskStep", 422)
-            ctx.expect(isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {body!r} is not an object")
+            ctx.expect(
+                isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {shown(body)} is not an object"
+            )
     with ctx.setup("AP-STEP-003"):
         after = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
     ctx.expect(
         after == before,
         f"refused step POSTs changed the task's steps: {len(before)} listed before, "
-        f"{len(after)} after ({[s.get('status') for s in after]})",
+        f"{len(after)} after ({shown([s.get('status') for s in after])})",
     )
 
 
@@ -582,7 +586,7 @@ def step_progression(ctx: Context) -> None:
     ctx.expect(
         run.finished,
         f"no step reported is_last: true within {STEP_BOUND} POSTs "
-        f"(is_last values: {[s.get('is_last') for s in run.steps]})",
+        f"(is_last values: {shown([s.get('is_last') for s in run.steps])})",
     )
 
 
@@ -615,7 +619,7 @@ def step_round_trip(ctx: Context) -> None:
                 continue
             with ctx.setup("AP-STEP-001"):  # the step answer's status and form are AP-STEP-001's
                 step = ctx.conforms(response, "executeAgentTaskStep", 200)
-                ctx.expect(isinstance(step, dict), f"the step answer is not an object: {step!r:.200}")
+                ctx.expect(isinstance(step, dict), f"the step answer is not an object: {shown(step, 200)}")
             finished = step.get("is_last") is True
             step_echoes(ctx, task_id, sent, step, ctx.conforms)
 
@@ -628,7 +632,7 @@ def refused(ctx: Context, response: Response, refusable: bool, operation: str) -
     ctx.cite(response.exchange)
     ctx.expect(
         refusable,
-        f"{operation} refused it with {response.status}, though the document accepts it: {response.text[:200]}",
+        f"{operation} refused it with {response.status}, though the document accepts it: {response.shown(200)}",
     )
     return True
 
@@ -669,7 +673,7 @@ def listed_steps(ctx: Context) -> None:
             with ctx.part():
                 ctx.expect(
                     same(got.get(field), step.get(field)),
-                    f"listed step {number}: {field} is {got.get(field)!r}, executed {step.get(field)!r}",
+                    f"listed step {number}: {field} is {shown(got.get(field))}, executed {shown(step.get(field))}",
                 )
 
 
@@ -694,7 +698,8 @@ def get_step(ctx: Context) -> None:
             with ctx.part():
                 ctx.expect(
                     same(read.get(field), step.get(field)),
-                    f"step {number} read back by id: {field} is {read.get(field)!r}, executed {step.get(field)!r}",
+                    f"step {number} read back by id: {field} is {shown(read.get(field))}, executed "
+                    f"{shown(step.get(field))}",
                 )
 
 
@@ -720,7 +725,7 @@ def upload_answer(ctx: Context) -> None:
     ctx.expect_equal(up.artifact.get("relative_path"), up.relative_path, "uploaded artifact's relative_path")
     ctx.expect(
         up.artifact.get("agent_created") is False,
-        f"an uploaded artifact must be agent_created: false, got {up.artifact.get('agent_created')!r}",
+        f"an uploaded artifact must be agent_created: false, got {shown(up.artifact.get('agent_created'))}",
     )
     earlier: dict[str, str] = {}
     for sent in edge_uploads(ctx).sent:
@@ -747,7 +752,7 @@ def download_bytes(ctx: Context) -> None:
     for sent, artifact in stored:
         with ctx.part(sent.edge.name):
             got = ctx.conforms(download(ctx, ups.task_id, artifact["artifact_id"]), "downloadAgentTaskArtifact", 200)
-            expect_bytes(ctx, got, sent.edge.data, f"the download of {sent.edge.file_name!r}")
+            expect_bytes(ctx, got, sent.edge.data, f"the download of {shown(sent.edge.file_name)}")
 
 
 @registry.requirement(
@@ -767,8 +772,8 @@ def download_disposition(ctx: Context) -> None:
     header = response.headers.get("content-disposition")
     ctx.expect(header, "the download has no Content-Disposition header")
     kind, name = content_disposition(header or "")
-    ctx.expect_equal(kind, "attachment", f"Content-Disposition {header!r}: disposition type")
-    ctx.expect_equal(name, up.name, f"Content-Disposition {header!r}: file name")
+    ctx.expect_equal(kind, "attachment", f"Content-Disposition {shown(header)}: disposition type")
+    ctx.expect_equal(name, up.name, f"Content-Disposition {shown(header)}: file name")
     ups, stored = accepted_edges(ctx)
     for sent, artifact in stored:
         if sent.edge.refusable:
@@ -780,7 +785,7 @@ def download_disposition(ctx: Context) -> None:
             name = content_disposition(header)[1]
             ctx.expect(
                 name == sent.edge.file_name,
-                f"Content-Disposition {header!r}: the file name " + difference(name, sent.edge.file_name),
+                f"Content-Disposition {shown(header)}: the file name " + difference(name, sent.edge.file_name),
             )
 
 
@@ -797,12 +802,13 @@ def listed_artifact(ctx: Context) -> None:
     listed = all_items(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
     found = [a for a in listed if a.get("artifact_id") == up.artifact["artifact_id"]]
     ctx.expect(
-        found, f"the uploaded artifact {up.artifact['artifact_id']!r} is not listed ({len(listed)} artifacts listed)"
+        found,
+        f"the uploaded artifact {shown(up.artifact['artifact_id'])} is not listed ({len(listed)} artifacts listed)",
     )
     ctx.expect(
         same(artifact_fields(found[0]), artifact_fields(up.artifact)),
-        f"listed artifact {artifact_fields(found[0])!r} differs from the upload's answer "
-        f"{artifact_fields(up.artifact)!r}",
+        f"listed artifact {shown(artifact_fields(found[0]))} differs from the upload's answer "
+        f"{shown(artifact_fields(up.artifact))}",
     )
     ups, stored = accepted_edges(ctx)
     listed = all_items(ctx, task_path(ups.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
@@ -811,12 +817,12 @@ def listed_artifact(ctx: Context) -> None:
             found = [a for a in listed if isinstance(a, dict) and a.get("artifact_id") == artifact["artifact_id"]]
             ctx.expect(
                 len(found) == 1,
-                f"{sent.edge.file_name!r} ({artifact['artifact_id']}) is listed {len(found)} times "
+                f"{shown(sent.edge.file_name)} ({artifact['artifact_id']}) is listed {len(found)} times "
                 f"among the task's {len(listed)} artifacts",
             )
             ctx.expect(
                 same(artifact_fields(found[0]), artifact_fields(artifact)),
-                f"listed as {artifact_fields(found[0])!r}; the upload answered {artifact_fields(artifact)!r}",
+                f"listed as {shown(artifact_fields(found[0]))}; the upload answered {shown(artifact_fields(artifact))}",
             )
 
 
@@ -838,11 +844,12 @@ def task_lists_artifact(ctx: Context) -> None:
     found = [a for a in task.get("artifacts") or [] if a.get("artifact_id") == up.artifact["artifact_id"]]
     ctx.expect(
         found,
-        f"the task's artifacts do not include the uploaded {up.artifact['artifact_id']!r}: {task.get('artifacts')!r}",
+        f"the task's artifacts do not include the uploaded {shown(up.artifact['artifact_id'])}: "
+        f"{shown(task.get('artifacts'))}",
     )
     ctx.expect(
         same(artifact_fields(found[0]), artifact_fields(up.artifact)),
-        f"the task's copy {artifact_fields(found[0])!r} differs from the upload's answer",
+        f"the task's copy {shown(artifact_fields(found[0]))} differs from the upload's answer",
     )
 
 
@@ -890,7 +897,7 @@ def traversal(ctx: Context) -> None:
     original = b"victim bytes\x00\xff" + rnd.randbytes(64)
     with ctx.setup("AP-ARTIFACT-001"):
         kept = ctx.conforms(upload(ctx, victim, "victim.txt", original, "shared"), "uploadAgentTaskArtifacts", 200)
-        ctx.expect(isinstance(kept, dict) and kept.get("artifact_id"), f"the upload answered {kept!r:.200}")
+        ctx.expect(isinstance(kept, dict) and kept.get("artifact_id"), f"the upload answered {shown(kept, 200)}")
     with ctx.setup("AP-ARTIFACT-002"):  # readable before the attack, so a loss after it is the attack's
         before = download(ctx, victim, kept["artifact_id"])
         ctx.expect_status(before, 200)
@@ -899,18 +906,18 @@ def traversal(ctx: Context) -> None:
     seen = original  # what the victim's download gave last, so each change is put on the upload that made it
     for number, (form, name, relative_path) in enumerate(traversal_attempts(victim), 1):
         hostile = f"attacker {number} ".encode() + rnd.randbytes(32)
-        where = f"upload {number}, {form} (file name {name!r}, relative_path {relative_path!r})"
+        where = f"upload {number}, {form} (file name {shown(name)}, relative_path {shown(relative_path)})"
         with ctx.part(where):
             response = upload(ctx, attacker, name, hostile, relative_path)
             if 200 <= response.status < 300:  # any other answer stored nothing this check can read back
                 stored = ctx.conforms(response, "uploadAgentTaskArtifacts", response.status, judge=False)
                 artifact_id = stored.get("artifact_id") if isinstance(stored, dict) else None
-                ctx.expect(artifact_id, f"accepted ({response.status}) without an artifact_id: {stored!r:.200}")
+                ctx.expect(artifact_id, f"accepted ({response.status}) without an artifact_id: {shown(stored, 200)}")
                 back = download(ctx, attacker, str(artifact_id))
                 ctx.expect(
                     back.status == 200 and back.body == hostile,
                     f"accepted, but its own download answers {back.status} with {len(back.body)} bytes "
-                    f"({back.body[:24]!r}...), not the {len(hostile)} uploaded: the name was taken as a path "
+                    f"({shown(back.body[:24])}...), not the {len(hostile)} uploaded: the name was taken as a path "
                     "out of its task",
                 )
         with ctx.part(f"the other task's artifact after {where}"):
@@ -921,7 +928,7 @@ def traversal(ctx: Context) -> None:
                 ctx.fail(
                     "the crafted upload overwrote it: it now downloads as that upload's bytes"
                     if now == hostile
-                    else f"it changed: its download answers {after.status} with {after.body[:24]!r}..., "
+                    else f"it changed: its download answers {after.status} with {shown(after.body[:24])}..., "
                     "not the bytes it was uploaded with"
                 )
     with ctx.part("the other task's artifact list"):
@@ -951,7 +958,7 @@ def task_pages(ctx: Context) -> None:
     items, pagination = list_page(ctx, TASKS, "listAgentTasks", "tasks", False)
     total = pagination.get("total_items")
     if not isinstance(total, int) or total < len(created):
-        ctx.fail(f"total_items {total!r} after creating 3 tasks")
+        ctx.fail(f"total_items {shown(total)} after creating 3 tasks")
     ctx.expect_equal(
         (pagination.get("current_page"), pagination.get("page_size")),
         (1, 10),
@@ -1002,13 +1009,13 @@ def artifact_pages(ctx: Context) -> None:
                 "uploadAgentTaskArtifacts",
                 200,
             )
-            ctx.expect(isinstance(answer, dict) and answer.get("artifact_id"), f"upload answered {answer!r:.200}")
+            ctx.expect(isinstance(answer, dict) and answer.get("artifact_id"), f"upload answered {shown(answer, 200)}")
         ids.append(answer["artifact_id"])
     listed = walk(ctx, task_path(task["task_id"], "artifacts"), "listAgentTaskArtifacts", "artifacts", 2)
     ctx.expect_equal(len(listed), before + 5, "artifacts over all pages (total_items)")
     got = {a.get("artifact_id") for a in listed}
     missing = [i for i in ids if i not in got]
-    ctx.expect(not missing, f"uploaded artifacts missing from the pages: {missing}")
+    ctx.expect(not missing, f"uploaded artifacts missing from the pages: {shown(missing)}")
 
 
 @registry.requirement(

@@ -33,6 +33,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import rpc_code_problems
+from ...check.shown import shown
 from ...verdicts.requirements import Level, Requirement
 from .requirements import (
     ANSWER,
@@ -205,7 +206,7 @@ class NeuroSanModel(ModelMachine):
                 DESCRIBED,
                 described(route, got) == described(route, first),
                 lambda got=got, first=first, route=route: (
-                    f"{route} of {name!r} now answers "  # type: ignore[misc]
+                    f"{route} of {shown(name)} now answers "  # type: ignore[misc]
                     f"{json.dumps(got)[:300]}; it first answered {json.dumps(first)[:300]}"
                 ),
             )
@@ -217,7 +218,9 @@ class NeuroSanModel(ModelMachine):
                     if isinstance(i, dict) and isinstance(o := i.get("origin"), str)
                 ]
                 twice = sorted({str(o) for o in origins if origins.count(o) > 1})
-                self.session.check(DESCRIBED, not twice, f"connectivity of {name!r} describes {twice} more than once")
+                self.session.check(
+                    DESCRIBED, not twice, f"connectivity of {shown(name)} describes {twice} more than once"
+                )
 
     @rule(kind=st.sampled_from(ERRORS))
     def provoke_error(self, kind: str) -> None:
@@ -282,7 +285,7 @@ class NeuroSanModel(ModelMachine):
             self.session.cannot_compare(STREAMS, f"{what}: the stream is not whole ChatResponses (NS-STREAM-001)")
             return None
         problems = [
-            f"message {n + 1} has type {m.get('type')!r}"
+            f"message {n + 1} has type {shown(m.get('type'))}"
             for n, m in enumerate(messages)
             if m.get("type") not in MESSAGE_TYPES
         ]
@@ -291,7 +294,7 @@ class NeuroSanModel(ModelMachine):
         if not messages:
             problems.append("the stream closed without any message")
         elif last.get("type") != ANSWER:
-            problems.append(f"the last message is {last.get('type')!r}, not {ANSWER}")
+            problems.append(f"the last message is {shown(last.get('type'))}, not {ANSWER}")
         else:
             if not (isinstance(last.get("text"), str) and last["text"].strip()):
                 problems.append(f"the final {ANSWER} message has no answer text")
@@ -312,8 +315,8 @@ class NeuroSanModel(ModelMachine):
                 front is not None,
                 lambda: (
                     f"{what}: no history of the returned chat_context holds the question "
-                    f"{text!r} as a HUMAN message: "
-                    f"{ {o: [brief(m) for m in ms] for o, ms in held.items()} }"
+                    f"{shown(text)} as a HUMAN message: "
+                    f"{shown({o: [brief(m) for m in ms] for o, ms in held.items()}, 400)}"
                 ),
             )
             if front is None:
@@ -328,9 +331,11 @@ class NeuroSanModel(ModelMachine):
                 CONVERSATION,
                 ok,
                 lambda: (
-                    f"{what}: the chat_context sent back held the front man's history {before}; the answer's "
-                    + (f"is {now}" if history is not None else f"has no history of origin {front}")
-                    + f": it should start with the one sent back, then hold the question {text!r} as a HUMAN message"
+                    f"{what}: the chat_context sent back held the front man's history {shown(before, 400)}; the "
+                    "answer's "
+                    + (f"is {shown(now, 400)}" if history is not None else f"has no history of origin {front}")
+                    + f": it should start with the one sent back, then hold the question {shown(text)} as a HUMAN "
+                    "message"
                 ),
             )
             if not ok:

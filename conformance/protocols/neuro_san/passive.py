@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...check.passive import Checks, StreamState, Verdict
+from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
 from .requirements import ANSWER, STREAM_MEDIA_TYPES, is_status
@@ -25,7 +26,7 @@ class Passive(Checks):
             v.check(
                 "NS-ERR-002",
                 is_status(body),
-                f"{op} {status}: body {str(body)[:120]} is not a Status {{code: int, message: str}}",
+                f"{op} {status}: body {shown(body, 120)} is not a Status {{code: int, message: str}}",
             )
         if status != 200 or not isinstance(body, dict):
             return
@@ -53,7 +54,7 @@ class Passive(Checks):
         v.check(
             "NS-STREAM-003",
             ex.content_type in STREAM_MEDIA_TYPES,
-            f"the stream is labelled {ex.content_type!r}, not one of {list(STREAM_MEDIA_TYPES)}",
+            f"the stream is labelled {shown(ex.content_type)}, not one of {shown(list(STREAM_MEDIA_TYPES))}",
         )
         request = ex.request_json()
         chat_filter = request.get("chat_filter") if isinstance(request, dict) else None
@@ -90,7 +91,7 @@ class Passive(Checks):
         v.check(
             "NS-CTX-001",
             isinstance(context, dict) and not problems and context.get("chat_histories"),
-            f"the final answer's chat_context is {str(context)[:120]} ({problems})",
+            f"the final answer's chat_context is {shown(context, 120)} ({problems})",
         )
         if stream.notes["filter"] == "MINIMAL":
             extra = [m.get("type") for m in messages if m.get("type") != ANSWER or "chat_context" not in m]

@@ -22,6 +22,8 @@ from specs.schemas import SchemaSet
 from ...check import edges
 from ...check.context import CheckFailed, Context, NotVerified
 from ...check.http import Response, TargetError
+from ...check.shown import body as shown_body
+from ...check.shown import shown
 from ...check.signature import Signature, has
 from ...verdicts.requirements import Authority, Level, Registry, operation_ref
 
@@ -97,7 +99,7 @@ def _discover(ctx: Context) -> str | _NoAgent:
         status = ctx.client.get(f"/api/v1/{name}/connectivity").status
         if status == 200:
             return name
-        answers.append(f"{name!r} -> HTTP {status}")
+        answers.append(f"{shown(name)} -> HTTP {status}")
     return _NoAgent(
         f"no agent to test with: GET /api/v1/list {how}, and no candidate answered 200 on "
         f"GET /api/v1/{{agent_name}}/connectivity ({'; '.join(answers)})"
@@ -187,7 +189,10 @@ def _chat(
             stream.read()
             return None
         if stream.status != 200:
-            ctx.fail(f"streaming_chat answered HTTP {stream.status}, expected 200: {stream.read()[:300]!r}")
+            ctx.fail(
+                f"streaming_chat answered HTTP {stream.status}, expected 200: "
+                f"{shown_body(stream.read(), stream.content_type, 300)}"
+            )
         messages = []
         with ctx.setup(framing_owner):
             for frame in ctx.frames(stream, "ndjson"):
@@ -212,7 +217,8 @@ def final_answer(
         last = transcript.messages[-1]
         if last.get("type") != ANSWER:
             ctx.fail(
-                f"{what}: the last streamed message is {last.get('type')!r}, not {ANSWER} (types: {transcript.types})"
+                f"{what}: the last streamed message is {shown(last.get('type'))}, not {ANSWER} (types: "
+                f"{shown(transcript.types)})"
             )
         text = last.get("text")
         if need_text:  # an echo of an empty question may fairly be empty
@@ -264,7 +270,8 @@ def expect_status_body(ctx: Context, response: Response, operation_id: str, what
     """A JSON Status: an integer code with a string message (its Content-Type is NS-SCHEMA-003's)."""
     body = ctx.conforms(response, operation_id, judge=False)
     ctx.expect(
-        is_status(body), f"{what}: HTTP {response.status} body is not a Status {{code: int, message: str}}: {body!r}"
+        is_status(body),
+        f"{what}: HTTP {response.status} body is not a Status {{code: int, message: str}}: {shown(body)}",
     )
 
 
@@ -282,11 +289,13 @@ def connectivity(ctx: Context) -> None:
     # The schema requires nothing; an entry without the node it describes ("origin") describes nothing.
     name = agent(ctx)
     body = ctx.conforms(ctx.client.get(f"/api/v1/{name}/connectivity"), "AgentService_Connectivity", 200)
-    ctx.expect(isinstance(body, dict), f"connectivity answered {body!r}, not an object")
+    ctx.expect(isinstance(body, dict), f"connectivity answered {shown(body)}, not an object")
     for n, entry in enumerate(body.get("connectivity_info") or ()):
         with ctx.part():
             origin = entry.get("origin")
-            ctx.expect(isinstance(origin, str) and origin, f"connectivity_info[{n}] names no origin node: {entry!r}")
+            ctx.expect(
+                isinstance(origin, str) and origin, f"connectivity_info[{n}] names no origin node: {shown(entry)}"
+            )
 
 
 @registry.requirement(
@@ -301,7 +310,7 @@ def function(ctx: Context) -> None:
     body = ctx.conforms(ctx.client.get(f"/api/v1/{name}/function"), "AgentService_Function", 200)
     ctx.expect(
         isinstance(body, dict) and isinstance(body.get("function"), dict),
-        f"the FunctionResponse carries no `function` object: {body!r}",
+        f"the FunctionResponse carries no `function` object: {shown(body)}",
     )
 
 
@@ -348,7 +357,7 @@ def unknown_agent_is_an_error(ctx: Context) -> None:
             ctx.expect(
                 response.status >= 400,
                 f"{method} /api/v1/{UNKNOWN_AGENT}/{route} answered HTTP {response.status}; an unknown agent must be "
-                f"an error: {response.text[:200]!r}",
+                f"an error: {response.shown(200)}",
             )
 
 
@@ -396,7 +405,7 @@ def invalid_chat_request(ctx: Context) -> None:
             response = ctx.client.post(f"/api/v1/{name}/streaming_chat", headers=headers, **payload)
             ctx.expect(
                 400 <= response.status < 500,
-                f"{what}: expected a 4xx rejection, got HTTP {response.status}: {response.text[:200]!r}",
+                f"{what}: expected a 4xx rejection, got HTTP {response.status}: {response.shown(200)}",
             )
             expect_status_body(ctx, response, "AgentService_StreamingChat", what)
 
@@ -448,7 +457,8 @@ def stream_content_type(ctx: Context) -> None:
             ctx.expect_status(stream, 200)
         ctx.expect(
             stream.content_type in STREAM_MEDIA_TYPES,
-            f"the stream's Content-Type is {stream.content_type or '(none)'!r}, not one of {list(STREAM_MEDIA_TYPES)}",
+            f"the stream's Content-Type is {shown(stream.content_type) if stream.content_type else '(none)'}, not "
+            f"one of {shown(list(STREAM_MEDIA_TYPES))}",
         )
 
 
@@ -468,7 +478,7 @@ def final_carries_context(ctx: Context) -> None:
     if not isinstance(context, dict):
         ctx.fail(f"the final {ANSWER} message has no chat_context: {json.dumps(last)[:300]}")
     ctx.validate_component("ChatContext", context, "chat_context")
-    ctx.expect(context.get("chat_histories"), f"the chat_context holds no chat history: {context!r}")
+    ctx.expect(context.get("chat_histories"), f"the chat_context holds no chat history: {shown(context)}")
 
 
 CONVERSATION = (
@@ -507,7 +517,7 @@ def context_continues(ctx: Context) -> None:
                 "the chat_context was not continued",
             )
             missing = [t for t in earlier if not any(t in held for held in texts)]
-            ctx.expect(not missing, f"turn {turn}: the returned history lost the earlier exchange(s) {missing}")
+            ctx.expect(not missing, f"turn {turn}: the returned history lost the earlier exchange(s) {shown(missing)}")
         earlier += [text, last["text"]]
         size = len(texts)
     edge_conversation(ctx, name)
@@ -587,7 +597,7 @@ def maximal_filter(ctx: Context) -> None:
     final_answer(ctx, transcript, "with MAXIMAL")
     ctx.expect(
         len(transcript.messages) > 1,
-        f"with MAXIMAL the stream carried only the answer ({transcript.types}), no intermediate message",
+        f"with MAXIMAL the stream carried only the answer ({shown(transcript.types)}), no intermediate message",
     )
 
 
@@ -610,7 +620,8 @@ def concierge_list(ctx: Context) -> None:
     ctx.expect_status(response, 200)
     ctx.expect(
         response.content_type == "application/json",
-        f"Content-Type {response.content_type or '(none)'!r}, expected 'application/json'",
+        f"Content-Type {shown(response.content_type) if response.content_type else '(none)'}, expected "
+        "'application/json'",
     )
     body = response.json()
     problems = _upstream_schemas().violations({"$ref": "#/components/schemas/ConciergeResponse"}, body)

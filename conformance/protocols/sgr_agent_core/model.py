@@ -27,6 +27,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import Window, datetime_problems, epoch_problems
+from ...check.shown import shown
 from ...verdicts.requirements import Level, Requirement
 from .requirements import ANSWER, CHAT, DEFAULT_MODEL, DONE, PROVOKE, TASK, agent_names
 
@@ -203,7 +204,7 @@ class SgrModel(ModelMachine):
         self.session.check(
             LISTED,
             agent_id not in self.ledger.agents and agent_id not in self.ledger.before,
-            f"a new chat answered X-Agent-ID {agent_id!r}, an agent that already exists",
+            f"a new chat answered X-Agent-ID {shown(agent_id)}, an agent that already exists",
         )
         agent = AgentModel(agent_id, messages, self.session.window())
         self.ledger.agents[agent_id] = agent
@@ -219,9 +220,9 @@ class SgrModel(ModelMachine):
         window = self.session.window()
         problems = []
         if streamed.content_type != "text/event-stream":
-            problems.append(f"Content-Type {streamed.content_type!r}")
+            problems.append(f"Content-Type {shown(streamed.content_type)}")
         if header(streamed, "X-Agent-ID") != agent_id:
-            problems.append(f"X-Agent-ID {header(streamed, 'X-Agent-ID')!r}")
+            problems.append(f"X-Agent-ID {shown(header(streamed, 'X-Agent-ID'))}")
         if streamed.error:
             problems.append(f"it did not end cleanly: {streamed.error}")
         elif not streamed.events or streamed.events[-1] != DONE:
@@ -267,15 +268,17 @@ class SgrModel(ModelMachine):
                     ok,
                     ""
                     if ok
-                    else f"agent {agent.agent_id}: {key} in /agents is {item.get(key)!r}, its state says "
-                    f"{state.get(key)!r}",
+                    else f"agent {agent.agent_id}: {key} in /agents is {shown(item.get(key))}, its state says "
+                    f"{shown(state.get(key))}",
                 )
             before, after = state.get("state"), item.get("state")
             ok = before == after or ORDER.get(str(after), -1) > ORDER.get(str(before), 3)
             self.session.check(
                 SAME_AGENT,
                 ok,
-                "" if ok else f"agent {agent.agent_id}: its state says {before!r}, then /agents says {after!r}",
+                ""
+                if ok
+                else f"agent {agent.agent_id}: its state says {shown(before)}, then /agents says {shown(after)}",
             )
             problems = datetime_problems(
                 item.get("creation_time"), agent.created, "creation_time", skew=LOCAL_TIME_SPAN_S, naive_is_utc=True
@@ -288,7 +291,7 @@ class SgrModel(ModelMachine):
             self.session.check(
                 SAME_AGENT,
                 body["total"] == len(ids),
-                f"GET /agents says total {body['total']!r} and lists {len(ids)} agents",
+                f"GET /agents says total {shown(body['total'])} and lists {len(ids)} agents",
             )
         counts = Counter(ids)
         live = [a for a in self.ledger.agents.values() if not a.deleted]
@@ -315,24 +318,26 @@ class SgrModel(ModelMachine):
         self.session.check(
             MESSAGES,
             ok,
-            "" if ok else f"agent {agent.agent_id}: task_messages {messages!r} are not the chat's {agent.messages!r}",
+            ""
+            if ok
+            else f"agent {agent.agent_id}: task_messages {shown(messages)} are not the chat's {shown(agent.messages)}",
         )
         if state not in ORDER or listed:
             return
         problems = []
         last = agent.states[-1] if agent.states else None
         if last in FINAL and state != last:
-            problems.append(f"state {state!r} after the final {last!r}")
+            problems.append(f"state {shown(state)} after the final {shown(last)}")
         elif last is not None and ORDER[str(state)] < ORDER[last]:
-            problems.append(f"state {state!r} after {last!r}")
+            problems.append(f"state {shown(state)} after {shown(last)}")
         if state == WAITING and last != WAITING:
             agent.waits += 1
         agent.states.append(str(state))
         result = got.get("execution_result")
         if state == "completed" and not (isinstance(result, str) and result):
-            problems.append(f"completed with execution_result {result!r}")
+            problems.append(f"completed with execution_result {shown(result)}")
         if state in ("inited", "researching", WAITING) and result is not None:
-            problems.append(f"{state} (not finished) with execution_result {str(result)[:60]!r}")
+            problems.append(f"{state} (not finished) with execution_result {shown(result, 60)}")
         used = got.get("clarifications_used")
         if isinstance(used, int) and not isinstance(used, bool):
             if used < agent.last_clarifications:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...check.passive import Bounded, Checks, StreamState, Verdict
+from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
 from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, agent_names, finish_reason
@@ -52,7 +53,8 @@ class Passive(Checks):
         v.check(
             "SGR-STREAM-001",
             ex.content_type == "text/event-stream" and cache == "no-cache",
-            f"Content-Type {ex.content_type!r} and Cache-Control {cache!r}, not text/event-stream and no-cache",
+            f"Content-Type {shown(ex.content_type)} and Cache-Control {shown(cache)}, not text/event-stream and "
+            "no-cache",
         )
         agent_id = ex.response_headers.get("x-agent-id")
         stream.notes.update(agent_id=agent_id, chunks=0, done=False, last=None, models=set())
@@ -62,12 +64,12 @@ class Passive(Checks):
             v.check(
                 "SGR-STREAM-002",
                 agent_id is not None and re.fullmatch(pattern, agent_id),
-                f"X-Agent-ID {agent_id!r} is not {model}_<uuid>",
+                f"X-Agent-ID {shown(agent_id)} is not {model}_<uuid>",
             )
             v.check(
                 "SGR-STREAM-003",
                 ex.response_headers.get("x-agent-model") == model,
-                f"X-Agent-Model {ex.response_headers.get('x-agent-model')!r} is not the requested {model!r}",
+                f"X-Agent-Model {shown(ex.response_headers.get('x-agent-model'))} is not the requested {shown(model)}",
             )
             if agent_id:
                 self.agents[agent_id] = Agent(request.get("messages"))
@@ -81,7 +83,7 @@ class Passive(Checks):
         notes = stream.notes
         where = f"event {frame.index + 1}"
         if notes["done"]:
-            v.fail("SGR-STREAM-007", f"{where} came after data: [DONE]: {frame.raw[:120]!r}")
+            v.fail("SGR-STREAM-007", f"{where} came after data: [DONE]: {shown(frame.raw[:120])}")
             return
         v.check(
             "SGR-STREAM-004",
@@ -93,7 +95,7 @@ class Passive(Checks):
             notes["done"] = True
             return
         if not isinstance(frame.value, dict):
-            v.fail("SGR-STREAM-004", f"{where} is not a JSON object: {frame.raw[:120]!r}")
+            v.fail("SGR-STREAM-004", f"{where} is not a JSON object: {shown(frame.raw[:120])}")
             return
         problems = self.violations_of("ChatCompletionChunk", frame.value)
         v.check("SGR-STREAM-004", not problems, f"{where} is not a chat.completion.chunk: {problems}")
@@ -104,19 +106,19 @@ class Passive(Checks):
             v.check(
                 "SGR-STREAM-005",
                 model in agent_names(notes["agent_id"]),
-                f"{where}: model {model!r} names neither X-Agent-ID {notes['agent_id']!r} nor its model",
+                f"{where}: model {shown(model)} names neither X-Agent-ID {shown(notes['agent_id'])} nor its model",
             )
             v.check(
                 "SGR-STREAM-008",
                 model == notes["agent_id"],
-                f"{where}: model {model!r} is not X-Agent-ID {notes['agent_id']!r}",
+                f"{where}: model {shown(model)} is not X-Agent-ID {shown(notes['agent_id'])}",
             )
         else:
             notes["models"].add(str(model))
             v.check(
                 "SGR-STREAM-005",
                 len(notes["models"]) == 1 and AGENT_ID.match(str(model)),
-                f"{where}: chunk models {sorted(notes['models'])} are not one agent id",
+                f"{where}: chunk models {shown(sorted(notes['models']))} are not one agent id",
             )
 
     def on_stream_end(self, ex: Observed, v: Verdict, stream: StreamState, error: str | None) -> None:
@@ -132,7 +134,7 @@ class Passive(Checks):
             v.check(
                 "SGR-STREAM-006",
                 finish_reason(notes["last"]) == "stop",
-                f"the last chunk's finish_reason is {finish_reason(notes['last'])!r}, not 'stop'",
+                f"the last chunk's finish_reason is {shown(finish_reason(notes['last']))}, not 'stop'",
             )
         agent = self.agents.get(str(notes.get("agent")))
         if agent is not None and notes["done"]:
@@ -149,7 +151,7 @@ class Passive(Checks):
                 and body.get("status") == "healthy"
                 and isinstance(body.get("service"), str)
                 and body["service"],
-                f"the health answer {str(body)[:120]} is not status 'healthy' with a service name",
+                f"the health answer {shown(body, 120)} is not status 'healthy' with a service name",
             )
         elif op == "listModels" and status == 200:
             self._models(v, body)
@@ -162,7 +164,7 @@ class Passive(Checks):
         elif op == "deleteAgent" and status == 200:
             self._deleted(ex, v, body)
         if status == 404 and op in ("getAgentState", "provideClarification", "deleteAgent"):
-            v.check("SGR-ERR-003", _detail(body), f'{op} 404: body {str(body)[:120]} is not {{"detail": string}}')
+            v.check("SGR-ERR-003", _detail(body), f'{op} 404: body {shown(body, 120)} is not {{"detail": string}}')
         if op in STREAMING and ex.problems and status is not None and 200 <= status < 300:
             v.fail("SGR-ERR-004", f"{op} accepted an invalid body ({status}): {ex.problems[0]}")
         if status == 422:
@@ -178,7 +180,7 @@ class Passive(Checks):
                     for d in detail
                 )
             )
-            v.check("SGR-ERR-004", shaped, f"{op} 422: detail {str(detail)[:160]} is not a list of {{type, loc, msg}}")
+            v.check("SGR-ERR-004", shaped, f"{op} 422: detail {shown(detail, 160)} is not a list of {{type, loc, msg}}")
             if shaped and isinstance(detail, list):
                 where = [d["loc"] for d in detail]
                 v.check("SGR-ERR-005", all(loc[:1] == ["body"] for loc in where), f"{op} 422: loc {where} not in body")
@@ -191,7 +193,7 @@ class Passive(Checks):
             and isinstance(data, list)
             and all(isinstance(m, dict) and m.get("object") == "model" and isinstance(m.get("id"), str) for m in data)
         )
-        if v.check("SGR-MODEL-001", ok, f"the model list {str(body)[:160]} is not object 'list' of 'model's"):
+        if v.check("SGR-MODEL-001", ok, f"the model list {shown(body, 160)} is not object 'list' of 'model's"):
             assert isinstance(data, list)
             self.models = {m["id"] for m in data}
 
@@ -201,7 +203,7 @@ class Passive(Checks):
             v.check(
                 "SGR-ERR-002",
                 status == 501 and _detail(body),
-                f'stream=false answered {status} {str(body)[:120]}, not 501 {{"detail": string}}',
+                f'stream=false answered {status} {shown(body, 120)}, not 501 {{"detail": string}}',
             )
         elif (
             self.models
@@ -213,10 +215,10 @@ class Passive(Checks):
             v.check(
                 "SGR-ERR-001",
                 status == 400 and _detail(body),
-                f'unknown model {model!r} answered {status} {str(body)[:120]}, not 400 {{"detail": string}}',
+                f'unknown model {shown(model)} answered {status} {shown(body, 120)}, not 400 {{"detail": string}}',
             )
         elif status == 400:
-            v.check("SGR-ERR-001", _detail(body), f'400: body {str(body)[:120]} is not {{"detail": string}}')
+            v.check("SGR-ERR-001", _detail(body), f'400: body {shown(body, 120)} is not {{"detail": string}}')
 
     def _listed(self, v: Verdict, body: Any) -> None:
         agents = body.get("agents") if isinstance(body, dict) else None
@@ -225,7 +227,7 @@ class Passive(Checks):
         v.check(
             "SGR-AGENT-001",
             body.get("total") == len(agents),
-            f"total {body.get('total')!r} does not count the {len(agents)} agents listed",
+            f"total {shown(body.get('total'))} does not count the {len(agents)} agents listed",
         )
         listed = {a.get("agent_id"): a for a in agents if isinstance(a, dict)}
         for agent_id, agent in self.agents.items():
@@ -255,8 +257,8 @@ class Passive(Checks):
         v.check(
             "SGR-AGENT-002",
             body.get("agent_id") == agent_id and body.get("task_messages") == agent.messages,
-            f"state of {agent_id}: agent_id {body.get('agent_id')!r}, task_messages "
-            f"{str(body.get('task_messages'))[:120]} are not those of the chat that created it",
+            f"state of {agent_id}: agent_id {shown(body.get('agent_id'))}, task_messages "
+            f"{shown(body.get('task_messages'), 120)} are not those of the chat that created it",
         )
         state = body.get("state")
         if agent.ended is None or state == WAITING:
@@ -273,7 +275,7 @@ class Passive(Checks):
         v.check(
             "SGR-AGENT-003",
             state == "completed" and isinstance(result, str) and result.strip(),
-            f"after its stream ended the agent is {state!r} with execution_result {str(result)[:80]!r}",
+            f"after its stream ended the agent is {shown(state)} with execution_result {shown(result, 80)}",
         )
 
     def _deleted(self, ex: Observed, v: Verdict, body: Any) -> None:
@@ -285,7 +287,7 @@ class Passive(Checks):
             and isinstance(body.get("final_state"), str)
         )
         v.check(
-            "SGR-AGENT-004", ok, f"the delete answer {str(body)[:160]} is not {{agent_id, deleted: true, final_state}}"
+            "SGR-AGENT-004", ok, f"the delete answer {shown(body, 160)} is not {{agent_id, deleted: true, final_state}}"
         )
         agent = self.agents.get(agent_id)
         if agent is not None:

@@ -24,6 +24,8 @@ import httpx
 from ...check import edges
 from ...check.context import CheckFailed, Context
 from ...check.http import TargetError
+from ...check.shown import body as shown_body
+from ...check.shown import shown
 from ...check.signature import Signature, has
 from ...verdicts.requirements import Authority, Level, Registry
 from ...verdicts.results import Exchange
@@ -131,7 +133,7 @@ def record(ctx: Context, path: str, body: dict[str, Any]) -> Recorded:
                     continue
                 where = f"event {frame.index + 1}"
                 if not isinstance(frame.value, dict):
-                    rec.problem = rec.problem or f"{where} is not a JSON object: {frame.raw[:160]!r}"
+                    rec.problem = rec.problem or f"{where} is not a JSON object: {shown(frame.raw[:160])}"
                     continue
                 rec.chunks.append(frame.value)
                 if not rec.problem:
@@ -149,8 +151,10 @@ def expect_stream(ctx: Context, rec: Recorded, owner: str | None = "SGR-STREAM-0
     """The chat answered 200 with a stream (SGR-STREAM-001's subject; any other check is blocked)."""
     with ctx.setup(owner):
         if rec.status != 200:
-            body = rec.body[:300].decode("utf-8", "replace")
-            ctx.fail(f"expected HTTP 200 with an event stream, got {rec.status}: {body}")
+            ctx.fail(
+                f"expected HTTP 200 with an event stream, got {rec.status}: "
+                f"{shown_body(rec.body, rec.content_type, 300)}"
+            )
 
 
 def expect_complete(ctx: Context, rec: Recorded, owner: str | None = "SGR-STREAM-007") -> None:
@@ -167,7 +171,7 @@ def _expect_done(ctx: Context, rec: Recorded) -> None:
     if DONE not in rec.events:
         ctx.fail(f"the stream ended after {len(rec.events)} event(s) without data: [DONE]")
     if rec.events.index(DONE) != len(rec.events) - 1:
-        ctx.fail(f"events after data: [DONE]: {rec.events[rec.events.index(DONE) + 1 :][:3]!r}")
+        ctx.fail(f"events after data: [DONE]: {shown(rec.events[rec.events.index(DONE) + 1 :][:3])}")
 
 
 def finish_reason(chunk: dict[str, Any]) -> Any:
@@ -239,18 +243,18 @@ def edge_chats(ctx: Context) -> list[EdgeChat]:
     return list(ctx.memo("sgr:edge-chats", run))
 
 
-def edge_task_messages(ctx: Context, shown: Callable[[str], Any], where: str) -> None:
-    """Each corpus text, as the agent its chat created shows it (``shown``: the agent's task_messages
+def edge_task_messages(ctx: Context, read: Callable[[str], Any], where: str) -> None:
+    """Each corpus text, as the agent its chat created shows it (``read``: the agent's task_messages
     by agent id, read from one route), one part per value."""
     for chat in edge_chats(ctx):
         if 400 <= chat.rec.status < 500 and all(e.refusable for e in chat.edges):
             continue  # refused a value the document lets it refuse
         got: Any = None
         with ctx.part(chat.edges[0].name if len(chat.edges) == 1 else "the corpus's texts"):
-            got = shown(agent_of(ctx, chat.rec))
+            got = read(agent_of(ctx, chat.rec))
             ctx.expect(
                 isinstance(got, list) and len(got) == len(chat.messages),
-                f"{where}: task_messages holds {len(got) if isinstance(got, list) else got!r} messages for the "
+                f"{where}: task_messages holds {len(got) if isinstance(got, list) else shown(got)} messages for the "
                 f"{len(chat.messages)} sent",
             )
         if not isinstance(got, list) or len(got) != len(chat.messages):
@@ -283,7 +287,7 @@ def settle(ctx: Context, agent_id: str) -> dict[str, Any]:
             body = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
             ctx.expect(
                 isinstance(body, dict) and isinstance(body.get("state"), str),
-                f"the agent's state has no state field: {body!r:.300}",
+                f"the agent's state has no state field: {shown(body, 300)}",
             )
         if body.get("state") not in RUNNING or time.monotonic() > deadline:
             return dict(body)
@@ -292,10 +296,10 @@ def settle(ctx: Context, agent_id: str) -> dict[str, Any]:
 
 def expect_detail(ctx: Context, body: Any, what: str) -> None:
     """The document's DetailError: ``{"detail": "<message>"}`` (other members are allowed)."""
-    ctx.expect(isinstance(body, dict) and "detail" in body, f'{what}: the body is not {{"detail": ...}}: {body!r}')
+    ctx.expect(isinstance(body, dict) and "detail" in body, f'{what}: the body is not {{"detail": ...}}: {shown(body)}')
     ctx.expect(
         isinstance(body["detail"], str) and body["detail"],
-        f"{what}: detail should be a non-empty string (the error message), got {body['detail']!r}",
+        f"{what}: detail should be a non-empty string (the error message), got {shown(body['detail'])}",
     )
 
 
@@ -364,7 +368,7 @@ def stream_agent_id(ctx: Context) -> None:
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
     pattern = rf"{re.escape(found.model)}_{UUID}"
-    ctx.expect(re.fullmatch(pattern, agent_id), f"X-Agent-ID {agent_id!r} is not {found.model}_<uuid>")
+    ctx.expect(re.fullmatch(pattern, agent_id), f"X-Agent-ID {shown(agent_id)} is not {found.model}_<uuid>")
 
 
 @registry.requirement(
@@ -446,7 +450,7 @@ def stream_model_is_agent_id(ctx: Context) -> None:
         ctx.expect(rec.agent_id, "the chat's stream has no X-Agent-ID header to compare the chunks with")
     ctx.expect(rec.chunks, "the stream carried no JSON chunk")
     models = sorted({str(c.get("model")) for c in rec.chunks})
-    ctx.expect(models == [rec.agent_id], f"chunk model is {models}, not the agent id {rec.agent_id!r}")
+    ctx.expect(models == [rec.agent_id], f"chunk model is {models}, not the agent id {shown(rec.agent_id)}")
 
 
 @registry.requirement(
@@ -493,7 +497,7 @@ def agent_listed(ctx: Context) -> None:
     agent_id = agent_of(ctx, found.rec)
     body = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
     agents = {a["agent_id"]: a for a in body["agents"]}
-    ctx.expect(agent_id in agents, f"{agent_id} is not listed; listed: {sorted(agents)[:10]}")
+    ctx.expect(agent_id in agents, f"{agent_id} is not listed; listed: {shown(sorted(agents)[:10])}")
     ctx.expect_equal(agents[agent_id]["task_messages"], found.messages, "task_messages")
     ctx.expect_equal(body["total"], len(body["agents"]), "total")
 
@@ -544,7 +548,9 @@ def agent_completes(ctx: Context) -> None:
         ctx.fail(f"the agent is still {body['state']} {ctx.options.timeout:g} s after its stream ended")
     ctx.expect_equal(body["state"], "completed", "state")
     result = body.get("execution_result")
-    ctx.expect(isinstance(result, str) and result.strip(), f"execution_result should be the report, got {result!r}")
+    ctx.expect(
+        isinstance(result, str) and result.strip(), f"execution_result should be the report, got {shown(result)}"
+    )
 
 
 @registry.requirement(
@@ -560,7 +566,7 @@ def agent_deleted(ctx: Context) -> None:
     before = settle(ctx, agent_id)["state"]
     body = ctx.conforms(ctx.client.delete(f"/agents/{agent_id}"), "deleteAgent", 200)
     ctx.expect_equal(body["agent_id"], agent_id, "agent_id")
-    ctx.expect(body["deleted"] is True, f"deleted should be true, got {body['deleted']!r}")
+    ctx.expect(body["deleted"] is True, f"deleted should be true, got {shown(body['deleted'])}")
     expected = "cancelled" if before in (*RUNNING, WAITING) else before
     ctx.expect_equal(body["final_state"], expected, f"final_state of an agent that was {before}")
     # gone: the 404's body is SGR-ERR-003's subject
@@ -659,19 +665,19 @@ def _invalid_body_answer(ctx: Context, operation_id: str, path: str, body: dict[
     response = ctx.client.post(path, json=body)
     if response.status not in allowed:
         want = " or ".join(map(str, allowed))
-        ctx.fail(f"{what}: expected HTTP {want}, got {response.status}: {response.text[:200]}")
+        ctx.fail(f"{what}: expected HTTP {want}, got {response.status}: {response.shown(200)}")
     answer = ctx.conforms(response, operation_id, response.status)
     if response.status == 400:
         expect_detail(ctx, answer, what)
         return
     detail = answer.get("detail") if isinstance(answer, dict) else None
     if not isinstance(detail, list) or not detail:
-        ctx.fail(f"{what}: detail should be a non-empty list of errors, got {detail!r}")
+        ctx.fail(f"{what}: detail should be a non-empty list of errors, got {shown(detail)}")
     for n, item in enumerate(detail):
         ctx.expect(isinstance(item, dict), f"{what}: detail[{n}] is not an object")
         ctx.expect(
             isinstance(item.get("type"), str) and isinstance(item.get("msg"), str),
-            f"{what}: detail[{n}] needs string type and msg, got {item!r}",
+            f"{what}: detail[{n}] needs string type and msg, got {shown(item)}",
         )
 
 
@@ -716,7 +722,7 @@ def waiting_agent(ctx: Context) -> tuple[str, dict[str, Any]]:
     state = settle(ctx, agent_id)
     if state["state"] != WAITING:
         ctx.not_verified(
-            f"the agent did not ask for a clarification (state {state['state']!r} after a vague request that "
+            f"the agent did not ask for a clarification (state {shown(state['state'])} after a vague request that "
             f"says 'clarify'); a server decides by itself when to ask, so the resumption could not be exercised"
         )
     return agent_id, state
@@ -731,14 +737,16 @@ def expect_resumed(ctx: Context, agent_id: str, before: dict[str, Any]) -> None:
         )
     if after["state"] == "completed":
         result = after.get("execution_result")
-        ctx.expect(isinstance(result, str) and result.strip(), f"execution_result should be the report, got {result!r}")
+        ctx.expect(
+            isinstance(result, str) and result.strip(), f"execution_result should be the report, got {shown(result)}"
+        )
         return
     progress = ("clarifications_used", "iteration")
     moved = any(after.get(key) != before.get(key) for key in progress)
     if after["state"] == WAITING and moved:
         ctx.not_verified("the agent asked for another clarification; that it completes could not be observed")
     ctx.fail(
-        f"after the clarification the agent is {after['state']!r}, "
+        f"after the clarification the agent is {shown(after['state'])}, "
         + ", ".join(f"{key} {before.get(key)} -> {after.get(key)}" for key in progress)
     )
 

@@ -25,6 +25,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 from ...check.http import Response
 from ...check.model import Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
+from ...check.shown import shown
 from ...verdicts.requirements import Level, Requirement
 from .requirements import CHAT_START, LEVELS, SESSION, SESSIONS_LIST
 
@@ -257,7 +258,7 @@ class SynapseModel(ModelMachine):
         self.session.check(
             SESSIONS,
             session_id not in self.ledger.sessions and session_id not in self.ledger.before,
-            f"createAgentSession answered sessionId {session_id!r}, a session that already exists",
+            f"createAgentSession answered sessionId {shown(session_id)}, a session that already exists",
         )
         model = SessionModel(session_id, dict(body), level, body.get("etag"), body.get("modifiedOn"), window)
         self.ledger.sessions[session_id] = model
@@ -278,13 +279,13 @@ class SynapseModel(ModelMachine):
             self.session.check(
                 SAME_SESSION,
                 body.get("etag") != old_etag,
-                f"session {model.session_id}: the update answer's etag {body.get('etag')!r} is the "
+                f"session {model.session_id}: the update answer's etag {shown(body.get('etag'))} is the "
                 "one it had before the update",
             )
             self.session.check(
                 SAME_SESSION,
                 body.get("modifiedOn") != old_modified or old_modified is None,
-                f"session {model.session_id}: modifiedOn {body.get('modifiedOn')!r} did not move with the update",
+                f"session {model.session_id}: modifiedOn {shown(body.get('modifiedOn'))} did not move with the update",
             )
             model.etag, model.modified = body.get("etag"), body.get("modifiedOn")
             self.judge_session_times(model, body, "its update answer")
@@ -335,8 +336,8 @@ class SynapseModel(ModelMachine):
                     ok,
                     ""
                     if ok
-                    else f"session {model.session_id} ({where}): {key} is {got.get(key)!r}, the model "
-                    f"expects {want!r} (from its create answer and the updates since)",
+                    else f"session {model.session_id} ({where}): {key} is {shown(got.get(key))}, the model "
+                    f"expects {shown(want)} (from its create answer and the updates since)",
                 )
         if not etag_may_change and "modifiedOn" in got:
             ok = got.get("modifiedOn") == model.modified
@@ -345,8 +346,8 @@ class SynapseModel(ModelMachine):
                 ok,
                 ""
                 if ok
-                else f"session {model.session_id} ({where}): modifiedOn is {got.get('modifiedOn')!r}, the "
-                f"last write answered {model.modified!r}",
+                else f"session {model.session_id} ({where}): modifiedOn is {shown(got.get('modifiedOn'))}, the "
+                f"last write answered {shown(model.modified)}",
             )
 
     def judge_session_times(self, model: SessionModel, got: dict[str, Any], where: str) -> None:
@@ -368,7 +369,7 @@ class SynapseModel(ModelMachine):
             )
         if self.ledger.user_id is not None and "startedBy" in got and got.get("startedBy") != self.ledger.user_id:
             problems.append(
-                f"session {model.session_id} ({where}): startedBy {got.get('startedBy')!r} is not the "
+                f"session {model.session_id} ({where}): startedBy {shown(got.get('startedBy'))} is not the "
                 f"caller's user id {self.ledger.user_id}"
             )
         self.session.check(VALUES, not problems, "; ".join(problems))
@@ -401,7 +402,8 @@ class SynapseModel(ModelMachine):
             ok,
             ""
             if ok
-            else f"the sessions list is not ordered by startedOn descending: {[s.get('startedOn') for s in items][:8]}",
+            else "the sessions list is not ordered by startedOn descending: "
+            + shown([s.get("startedOn") for s in items][:8]),
         )
         for item in items:
             model = self.ledger.sessions.get(str(item.get("sessionId")))
@@ -421,13 +423,15 @@ class SynapseModel(ModelMachine):
             if job.finished is not None:
                 problems.append(f"{where} answered 202 (still running) after a poll had seen it finished")
             if body.get("jobState") != "PROCESSING":
-                problems.append(f"{where}: the 202 says jobState {body.get('jobState')!r}, not PROCESSING")
+                problems.append(f"{where}: the 202 says jobState {shown(body.get('jobState'))}, not PROCESSING")
             if "jobId" in body and body.get("jobId") != job.job_id:
-                problems.append(f"{where}: the 202 says jobId {body.get('jobId')!r}")
+                problems.append(f"{where}: the 202 says jobId {shown(body.get('jobId'))}")
             sent = {k: v for k, v in job.request.items() if k != "concreteType"}
-            shown = body.get("requestBody")
-            if isinstance(shown, dict) and any(shown.get(k) != v for k, v in sent.items()):
-                problems.append(f"{where}: the 202's requestBody {shown!r} is not the request sent {job.request!r}")
+            echoed = body.get("requestBody")
+            if isinstance(echoed, dict) and any(echoed.get(k) != v for k, v in sent.items()):
+                problems.append(
+                    f"{where}: the 202's requestBody {shown(echoed)} is not the request sent {shown(job.request)}"
+                )
             self.session.check(POLLS, not problems, "; ".join(problems))
             self.judge_job_times(job, body, window)
             return True
@@ -438,11 +442,11 @@ class SynapseModel(ModelMachine):
             text = body.get("responseText")
             problems = []
             if body.get("sessionId", model.session_id) != model.session_id:
-                problems.append(f"{where} finished with sessionId {body.get('sessionId')!r}")
+                problems.append(f"{where} finished with sessionId {shown(body.get('sessionId'))}")
             if not isinstance(text, str) or not text:
-                problems.append(f"{where} answered finished with no responseText: {body!r}")
+                problems.append(f"{where} answered finished with no responseText: {shown(body)}")
             elif job.response_text is not None and text != job.response_text:
-                problems.append(f"{where} answered {text!r}, an earlier poll {job.response_text!r}")
+                problems.append(f"{where} answered {shown(text)}, an earlier poll {shown(job.response_text)}")
             self.session.check(POLLS, not problems, "; ".join(problems))
             if job.finished is None:
                 job.finished, job.response_text = window, text if isinstance(text, str) else None
@@ -467,7 +471,7 @@ class SynapseModel(ModelMachine):
             and body["startedByUserId"] != self.ledger.user_id
         ):
             problems.append(
-                f"job {job.job_id}: startedByUserId {body['startedByUserId']!r} is not the caller's "
+                f"job {job.job_id}: startedByUserId {shown(body['startedByUserId'])} is not the caller's "
                 f"user id {self.ledger.user_id}"
             )
         self.session.check(VALUES, not problems, "; ".join(problems))
@@ -512,17 +516,19 @@ class SynapseModel(ModelMachine):
         extra = got - texts
         if extra:
             problems.append(
-                f"session {model.session_id}: the history holds requests never sent to it: {sorted(extra)[:3]}"
+                f"session {model.session_id}: the history holds requests never sent to it: {shown(sorted(extra)[:3])}"
             )
         lost = Counter(str(j.request["chatText"]) for j in finished) - got
         if lost:
-            problems.append(f"session {model.session_id}: finished chats missing from its history: {sorted(lost)[:3]}")
+            problems.append(
+                f"session {model.session_id}: finished chats missing from its history: {shown(sorted(lost)[:3])}"
+            )
         stamps = [millis(i.get("requestTimestamp")) for i in page]
         known = [t for t in stamps if t is not None]
         if known != sorted(known, reverse=True):
             problems.append(
                 f"session {model.session_id}: the history is not newest first: "
-                f"{[i.get('requestTimestamp') for i in page][:6]}"
+                f"{shown([i.get('requestTimestamp') for i in page][:6])}"
             )
         lifetime = (
             Window(model.jobs[0].started.start, max((j.finished or j.started).end for j in model.jobs))

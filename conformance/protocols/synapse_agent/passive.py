@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...check.passive import Bounded, Checks, Verdict
+from ...check.shown import shown
 from ...check.traffic import Observed
 
 SESSION_OPS = ("getAgentSession", "updateAgentSession", "getSessionHistory", "startAgentChat")
@@ -63,7 +64,7 @@ class Passive(Checks):
         if status == 401:
             return  # a token the proxy was not told about: it cannot tell whose fault this is
         if status == 404:
-            v.check("SYN-ERR-001", _error(body), f"{op} 404: body {str(body)[:120]} is not an ErrorResponse")
+            v.check("SYN-ERR-001", _error(body), f"{op} 404: body {shown(body, 120)} is not an ErrorResponse")
             session_id = ex.path_params.get("sessionId", "")
             if op in SESSION_OPS and self.sessions.get(session_id, ("", ""))[0] == token:
                 rid = "SYN-SESS-002" if session_id in self.updated else "SYN-SESS-001"
@@ -104,8 +105,8 @@ class Passive(Checks):
             if v.check(
                 "SYN-SESS-001",
                 ok,
-                f"createAgentSession answered {status} {str(body)[:160]}, not 201 with a "
-                f"sessionId and the requested {request.get('agentAccessLevel')!r}",
+                f"createAgentSession answered {status} {shown(body, 160)}, not 201 with a "
+                f"sessionId and the requested {shown(request.get('agentAccessLevel'))}",
             ):
                 self.sessions[body["sessionId"]] = (token, str(body["agentAccessLevel"]))
         elif op in ("getAgentSession", "updateAgentSession") and isinstance(body, dict):
@@ -121,7 +122,7 @@ class Passive(Checks):
             v.check(
                 rid,
                 body.get("sessionId") == session_id and body.get("agentAccessLevel") == level,
-                f"{op} of {session_id}: {str(body)[:160]} does not show agentAccessLevel {level!r}",
+                f"{op} of {session_id}: {shown(body, 160)} does not show agentAccessLevel {shown(level)}",
             )
         elif op == "listAgentSessions" and isinstance(body, dict):
             listed = body.get("page")
@@ -138,7 +139,7 @@ class Passive(Checks):
             if v.check(
                 "SYN-JOB-001",
                 fresh and status == 201,
-                f"startAgentChat answered {status} with token {job_id!r}, not 201 with a new string of digits",
+                f"startAgentChat answered {status} with token {shown(job_id)}, not 201 with a new string of digits",
             ):
                 self.jobs[str(job_id)] = Job(token, str(request.get("sessionId")), time.monotonic())
         elif op == "getAgentChatResult":
@@ -150,7 +151,7 @@ class Passive(Checks):
             return
         if status == 202:
             state = body.get("jobState") if isinstance(body, dict) else None
-            v.check("SYN-JOB-003", state == "PROCESSING", f"a running job's 202 says jobState {state!r}")
+            v.check("SYN-JOB-003", state == "PROCESSING", f"a running job's 202 says jobState {shown(state)}")
             if job.done:
                 v.fail("SYN-JOB-002", "the job answered 202 again after it had answered its result")
             elif time.monotonic() - job.started > self.settle_s:
@@ -164,7 +165,7 @@ class Passive(Checks):
         v.check(
             "SYN-JOB-002",
             ok,
-            f"the job's result {str(body)[:160]} is not an AgentChatResponse for session "
+            f"the job's result {shown(body, 160)} is not an AgentChatResponse for session "
             f"{job.session_id} with a responseText",
         )
         job.done = True

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from ...check import edges
 from ...check.context import CheckFailed, Context
 from ...check.http import Response
+from ...check.shown import shown
 from ...check.signature import Signature, has
 from ...verdicts.requirements import Level, Registry, operation_ref
 
@@ -96,7 +97,7 @@ def _nonce() -> str:
 def _json_object(resp: Response, what: str) -> dict[str, Any]:
     body = resp.json()
     if not isinstance(body, dict):
-        raise CheckFailed(f"{what}: expected a JSON object, got {body!r:.200}")
+        raise CheckFailed(f"{what}: expected a JSON object, got {shown(body, 200)}")
     return body
 
 
@@ -105,10 +106,10 @@ def _session(ctx: Context, level: str = "PUBLICLY_ACCESSIBLE", auth: str | None 
     with ctx.setup("SYN-SESS-001"):
         resp = ctx.client.post(SESSION, json={"agentAccessLevel": level}, auth=auth)
         if not 200 <= resp.status < 300:
-            ctx.fail(f"creating a session answered {resp.status}: {resp.text[:300]}")
+            ctx.fail(f"creating a session answered {resp.status}: {resp.shown(300)}")
         body = _json_object(resp, "created session")
         if not isinstance(body.get("sessionId"), str) or not body["sessionId"]:
-            ctx.fail(f"the created session has no sessionId: {body!r:.300}")
+            ctx.fail(f"the created session has no sessionId: {shown(body, 300)}")
     return body
 
 
@@ -118,10 +119,10 @@ def _start(ctx: Context, session_id: str, text: str, trace: bool = False, auth: 
     with ctx.setup("SYN-JOB-001"):
         resp = ctx.client.post(CHAT_START, json=body, auth=auth)
         if not 200 <= resp.status < 300:
-            ctx.fail(f"starting a chat job answered {resp.status}: {resp.text[:300]}")
+            ctx.fail(f"starting a chat job answered {resp.status}: {resp.shown(300)}")
         token = _json_object(resp, "started job").get("token")
         if not isinstance(token, str | int) or isinstance(token, bool) or token == "":
-            ctx.fail(f"the started job has no token: {resp.text[:300]}")
+            ctx.fail(f"the started job has no token: {resp.shown(300)}")
     return str(token)
 
 
@@ -176,14 +177,14 @@ def _pages(
             200,
             judge=False,
         )
-        ctx.expect(isinstance(body, dict), f"{operation_id}: a page is not a JSON object: {body!r:.200}")
+        ctx.expect(isinstance(body, dict), f"{operation_id}: a page is not a JSON object: {shown(body, 200)}")
         yield body
         token = body.get("nextPageToken")
         if not token:
             return
         with ctx.setup(owner):  # the tokens are the paging requirement's subject
             if token in handed_out:
-                ctx.fail(f"{operation_id}: nextPageToken {token!r} was handed out twice, so paging never ends")
+                ctx.fail(f"{operation_id}: nextPageToken {shown(token)} was handed out twice, so paging never ends")
         handed_out.add(token)
     with ctx.setup(owner):
         ctx.fail(f"{operation_id}: still a nextPageToken after {MAX_PAGES} pages")
@@ -249,7 +250,7 @@ def _expect_error(ctx: Context, resp: Response, operation_id: str, status: int) 
     body = ctx.conforms(resp, operation_id, status, judge=False)
     ctx.expect(
         isinstance(body, dict) and isinstance(body.get("reason"), str),
-        f"{operation_id} {status}: the body is not an ErrorResponse with a reason: {resp.text[:200]}",
+        f"{operation_id} {status}: the body is not an ErrorResponse with a reason: {resp.shown(200)}",
     )
 
 
@@ -264,7 +265,7 @@ def _start_refused(ctx: Context, body: dict[str, Any], status: int, auth: str | 
     token = resp.json().get("token") if isinstance(resp.json(), dict) else None
     ctx.expect(
         isinstance(token, str | int) and not isinstance(token, bool) and token != "",
-        f"startAgentChat answered {resp.status} without refusing and without a job token: {resp.text[:200]}",
+        f"startAgentChat answered {resp.status} without refusing and without a job token: {resp.shown(200)}",
     )
     deadline = time.monotonic() + job_bound(ctx)
     delay = FIRST_POLL_DELAY
@@ -278,7 +279,7 @@ def _start_refused(ctx: Context, body: dict[str, Any], status: int, auth: str | 
     if 200 <= result.status < 300:
         ctx.fail(
             f"the chat was accepted: startAgentChat answered {resp.status} and its job result "
-            f"{result.status}, neither {status}: {result.text[:200]}"
+            f"{result.status}, neither {status}: {result.shown(200)}"
         )
     _expect_error(ctx, result, "getAgentChatResult", status)
 
@@ -314,7 +315,7 @@ def session_created_and_readable(ctx: Context) -> None:
         body = ctx.conforms(ctx.client.post(SESSION, json={"agentAccessLevel": level}), "createAgentSession", 201)
         session_id = body.get("sessionId")
         ctx.expect(isinstance(session_id, str) and session_id, f"the created session has no sessionId: {body}")
-        ctx.expect(session_id not in seen, f"sessionId {session_id!r} was issued twice")
+        ctx.expect(session_id not in seen, f"sessionId {shown(session_id)} was issued twice")
         seen.add(session_id)
         ctx.expect_equal(body.get("agentAccessLevel"), level, "agentAccessLevel of the created session")
         got = ctx.conforms(ctx.client.get(f"{SESSION}/{_seg(session_id)}"), "getAgentSession", 200)
@@ -358,7 +359,7 @@ def session_etag(ctx: Context) -> None:
     before, after = created.get("etag"), updated.get("etag")
     if before is None or after is None:
         ctx.not_verified("the server sends no etag on sessions (the field is optional)")
-    ctx.expect(after != before, f"the etag stayed {before!r} although the access level changed")
+    ctx.expect(after != before, f"the etag stayed {shown(before)} although the access level changed")
     got = ctx.conforms(ctx.client.get(path), "getAgentSession", 200)
     ctx.expect_equal(got.get("etag"), after, "etag read back after the update")
 
@@ -454,8 +455,8 @@ def history_grows_once(ctx: Context) -> None:
             if got != Counter(asked):
                 ctx.fail(
                     f"after {n} completed chat(s), {reading} reading: expected exactly one interaction per "
-                    f"chat {[t for t, _ in asked]}, the history holds {len(items)}: "
-                    f"{[(i.get('requestText'), str(i.get('responseText'))[:60]) for i in items]}"
+                    f"chat {shown([t for t, _ in asked])}, the history holds {len(items)}: "
+                    f"{shown([(i.get('requestText'), str(i.get('responseText'))[:60]) for i in items], 400)}"
                 )
     edge_history(ctx)
 
@@ -592,10 +593,10 @@ def job_started(ctx: Context) -> None:
         token = answer.get("token")
         ctx.expect(
             isinstance(token, str) and token.isascii() and token.isdigit(),
-            f"token {token!r} is not a string of decimal digits",
+            f"token {shown(token)} is not a string of decimal digits",
         )
         tokens.append(token)
-    ctx.expect(tokens[0] != tokens[1], f"two jobs got the same token {tokens[0]!r}")
+    ctx.expect(tokens[0] != tokens[1], f"two jobs got the same token {shown(tokens[0])}")
 
 
 @registry.requirement(
@@ -783,7 +784,9 @@ def auth_challenge(ctx: Context) -> None:
         challenge = str(resp.headers.get("www-authenticate", ""))
         ctx.expect(
             challenge.lower().startswith("bearer"),
-            f"WWW-Authenticate is {challenge!r}, not a Bearer challenge" if challenge else "no WWW-Authenticate header",
+            f"WWW-Authenticate is {shown(challenge)}, not a Bearer challenge"
+            if challenge
+            else "no WWW-Authenticate header",
         )
 
     _each(

@@ -114,7 +114,7 @@ def test_the_checks_own_step_inside_a_setup_stays_strict_and_fails(ctx: Context)
 def test_judge_false_reads_a_body_whose_form_another_requirement_owns(ctx: Context) -> None:
     labelled = _response(ctx, 404, b'{"reason": "no such session"}', "text/plain")
     assert ctx.conforms(labelled, "getAgentSession", 404, judge=False) == {"reason": "no such session"}
-    with pytest.raises(CheckFailed, match="Content-Type 'text/plain'"):
+    with pytest.raises(CheckFailed, match='Content-Type "text/plain"'):
         ctx.conforms(labelled, "getAgentSession", 404)  # type: ignore[arg-type]
     with pytest.raises(CheckFailed, match="expected HTTP 403, got 404"):
         ctx.conforms(labelled, "getAgentSession", 403, judge=False)  # type: ignore[arg-type]

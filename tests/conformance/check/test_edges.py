@@ -69,9 +69,9 @@ def test_binary_holds_every_byte_at_any_size() -> None:
         ("caf\u00e9", "cafe\u0301", "normalised to NFC"),
         ("x", "  x ", "whitespace at its ends trimmed"),
         ("abc", "abcdef", "3 characters for the 6 sent (cut short), first differing at character 3"),
-        ("ab?d", "ab\U0001f680d", "first differing at character 2: sent 'ab\\U0001f680d', got 'ab?d'"),
-        ({"a": 1, "b": 2}, {"a": 1, "b": 3}, "1 member(s): 'b': sent 3, got 2"),
-        (None, "x", "None is not the 'x' sent"),
+        ("ab?d", "ab\U0001f680d", 'first differing at character 2: sent "ab\\ud83d\\ude80d", got "ab?d"'),
+        ({"a": 1, "b": 2}, {"a": 1, "b": 3}, '1 member(s): "b": sent 3, got 2'),
+        (None, "x", 'null is not the "x" sent'),
     ],
 )
 def test_a_difference_says_what_happened(got: Any, sent: Any, expected: str) -> None:

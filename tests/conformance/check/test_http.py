@@ -113,7 +113,7 @@ def test_redirects_are_not_followed() -> None:
     ("body", "fragment"),
     [
         (b'{"task_id": ', "response body is not valid JSON"),
-        (b"<html>oops</html>", "got '<html>oops</html>'"),
+        (b"<html>oops</html>", 'got an HTML page: "oops"'),
         (b'{"a": "\xff\xfe"}', "not valid JSON"),
         (b"", "not valid JSON"),
     ],

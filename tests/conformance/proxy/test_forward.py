@@ -51,7 +51,7 @@ def test_client_requests_are_judged_against_the_document(through_proxy: ProxyFac
     with through_proxy("agent-protocol") as p, httpx.Client(base_url=p.url, timeout=10) as client:
         assert client.get("/ap/v1/agent/tasks", params={"page_size": "ten"}).status_code == 422
     failed = p.failed()
-    assert "query parameter 'page_size'='ten'" in failed["AP-CLIENT-001"]
+    assert 'query parameter "page_size"="ten"' in failed["AP-CLIENT-001"]
     assert p.statuses()["AP-SCHEMA-006"] is Status.PASSED  # the mock refused it, as it should
 
 

@@ -192,7 +192,7 @@ def test_a_frame_without_a_response_message_fails(make_ctx: Callable[[Handler], 
 def test_a_trailing_message_after_the_answer_fails(make_ctx: Callable[[Handler], Context]) -> None:
     ctx = make_ctx(streaming(line(answer()) + "\n" + line({"response": {"type": "AI", "text": "x"}}) + "\n"))
     ns.stream_ends_with_answer(ctx)  # each filter is a part of its own: both fail, both are recorded
-    assert [m for m, _ in ctx.failures] and all("last streamed message is 'AI'" in m for m, _ in ctx.failures)
+    assert [m for m, _ in ctx.failures] and all('last streamed message is "AI"' in m for m, _ in ctx.failures)
 
 
 def test_an_answer_without_text_fails(make_ctx: Callable[[Handler], Context]) -> None:
