@@ -469,6 +469,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "html_error": ("got 502", "<html>"),
     "invalid_json": ("not valid JSON",),
     "invalid_utf8": ("can't decode byte 0xff", "not valid UTF-8"),
+    "garbage": ("broke the HTTP exchange",),
 }
 
 
