@@ -7,7 +7,6 @@ import asyncio
 import logging
 import os
 import secrets
-import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +17,7 @@ from aiohttp import web
 
 from specs.documents import PROTOCOLS, SpecError, load
 from specs.program import __version__, program_name
-from specs.serving import LoopUnavailable, add_loop_argument, run, settle_heap
+from specs.serving import LoopUnavailable, add_loop_argument, run, settle_heap, stop_on_signals
 
 from . import fixtures
 from .api import ProtocolApi
@@ -202,10 +201,7 @@ async def serve(
     print(f"mockserver listening on http://{host}:{bound} ({', '.join(config.protocols)}; {kind} loop)", flush=True)
     if config.record:
         print(f"recording {config.record} to {record_to} (written when the mock stops)", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     try:
         await stop.wait()
     finally:

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import gc
 import importlib.util
+import signal
 import threading
 from collections.abc import Callable, Coroutine
 from types import TracebackType
@@ -63,6 +64,16 @@ def settle_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event the running loop sets on SIGINT or SIGTERM: a server command's coroutine waits on it,
+    then shuts down cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
 
 
 def run(main: Coroutine[Any, Any, T], loop: str | None = None) -> T:

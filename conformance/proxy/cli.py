@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specs.documents import PROTOCOLS
-from specs.serving import LoopUnavailable, add_loop_argument
+from specs.serving import LoopUnavailable, add_loop_argument, stop_on_signals
 
 from ..verdicts.requirements import Level
 from ..verdicts.results import Status
@@ -166,10 +165,8 @@ def _selection(args: argparse.Namespace) -> Selection:
 async def _serve(config: Any, observer: Any, host: str, port: int) -> None:
     from .forward import serve
 
-    stop = asyncio.Event()
+    stop = stop_on_signals()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
 
     def listening(bound: int) -> None:
         kind = type(loop).__module__.split(".")[0]
