@@ -154,6 +154,7 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     again.add_argument("--id", action="append", default=[], metavar="ID_PREFIX", help="only these requirements")
     again.add_argument("--base-url", default="", help="send to this target instead of the recorded one")
     again.add_argument("--timeout", type=float, default=10.0)
+    _credential_options(again, "the calls")
     check_report = sub.add_parser(
         "verify",
         help="re-check a report's certificate (nothing edited, same documents); with --base-url, run it again",
@@ -162,9 +163,18 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     check_report.add_argument(
         "--base-url", default="", help="run the suite again as recorded against this URL and compare every verdict"
     )
-    check_report.add_argument("--token", help="bearer token for the re-run (synapse-agent)")
-    check_report.add_argument("--second-token", help="a second user's token for the re-run")
+    _credential_options(check_report, "the re-run")
     return p
+
+
+def _credential_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """A report names the run's tokens, never holds them: they are given again."""
+    parser.add_argument(
+        "--token", help=f"bearer token for {what} (else $CONFORMANCE_TOKEN or $TOKEN; a report names it ${{TOKEN}})"
+    )
+    parser.add_argument(
+        "--second-token", help=f"a second user's token for {what} (else $CONFORMANCE_SECOND_TOKEN or $SECOND_TOKEN)"
+    )
 
 
 def _shard(text: str) -> Shard:
@@ -351,11 +361,13 @@ def merge_command(args: argparse.Namespace) -> int:
 
 
 def replay_command(args: argparse.Namespace) -> int:
+    from .check.credentials import Credentials
     from .replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ReplayError, load_report, replay
 
     try:
         report = load_report(args.report)
-        outcomes = replay(report, only=args.id, base_url=args.base_url, timeout=args.timeout)
+        credentials = Credentials.from_environment(args.token, args.second_token)
+        outcomes = replay(report, only=args.id, base_url=args.base_url, timeout=args.timeout, credentials=credentials)
     except ReplayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -376,6 +388,7 @@ def replay_command(args: argparse.Namespace) -> int:
 
 
 def verify_command(args: argparse.Namespace) -> int:
+    from .check.credentials import Credentials
     from .verify import VerifyError, check_files, rerun
 
     try:
@@ -390,7 +403,8 @@ def verify_command(args: argparse.Namespace) -> int:
         if not args.base_url:
             print("verify: the report is intact")
             return EXIT_OK
-        changed, total = rerun(args.report, args.base_url, args.token, args.second_token)
+        credentials = Credentials.from_environment(args.token, args.second_token)
+        changed, total = rerun(args.report, args.base_url, credentials)
     except VerifyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,6 +19,7 @@ them in order, each id taken from today's answers where the recorded one was, an
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +30,22 @@ import httpx
 from specs.documents import Spec, load
 from specs.schemas import SchemaSet
 
-from .check.script import compared, expected, observed, outside_state
+from .check.credentials import NONE, Credentials
+from .check.http import GAP_S
+from .check.script import expected, observed, truncated
 from .check.shown import shown
 from .verdicts.findings import operation_of
-from .verdicts.reproduction import Reproduction, fill, find, template, unknown_ids
+from .verdicts.reproduction import (
+    Reproduction,
+    compared,
+    fill,
+    find,
+    outside_state,
+    pauses,
+    required,
+    template,
+    unknown_ids,
+)
 from .verdicts.results import Capture, Exchange
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
@@ -121,12 +134,23 @@ def reproduction_of(finding: dict[str, Any]) -> Reproduction:
     baked = [str(v) for v in finding.get("baked") or []]
     if "captures" not in finding:
         baked = sorted(unknown_ids(steps, captures))
-    return Reproduction(steps, captures, baked)
+    wrong, probe = ([int(n) for n in finding.get(k) or []] for k in ("wrong", "probe"))
+    unsure = str(finding.get("unsure") or "")
+    return Reproduction(steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure)
 
 
 def replay(
-    report: dict[str, Any], *, only: Iterable[str] = (), base_url: str = "", timeout: float = 10.0
+    report: dict[str, Any],
+    *,
+    only: Iterable[str] = (),
+    keys: Iterable[str] = (),
+    base_url: str = "",
+    timeout: float = 10.0,
+    credentials: Credentials = NONE,
 ) -> list[Replayed]:
+    """Each finding of ``report`` (of the requirements ``only`` names; ``keys``: only these
+    findings) sent again, in order, to ``base_url`` (else the recorded target), with the tokens the
+    report names by variable taken from ``credentials``."""
     protocol = str(report.get("protocol"))
     spec_meta = report.get("spec") or {}
     spec = load(protocol, spec_meta.get("profile") if isinstance(spec_meta, dict) else None)
@@ -135,22 +159,31 @@ def replay(
     target = base_url or recorded_base
     if not target:
         raise ReplayError("the report records no base URL: pass --base-url")
-    prefixes = tuple(only)
+    prefixes, wanted = tuple(only), set(keys)
+    chosen = [
+        (req, reproduction_of(finding), str(finding.get("key")))
+        for req in report["requirements"]
+        if not prefixes or str(req.get("id")).startswith(prefixes)
+        for finding in req.get("findings") or []
+        if not wanted or finding.get("key") in wanted
+    ]
+    missing = credentials.missing(ex for _, rep, _ in chosen for ex in rep.steps)
+    if missing:
+        given = " and ".join(f"--{name.lower().replace('_', '-')}" for name in missing)
+        raise ReplayError(
+            f"the findings send the run's {' and '.join(missing)} (the report names it, never holds it): "
+            f"give {given}, or set {' and '.join(missing)} in the environment"
+        )
     out: list[Replayed] = []
     with httpx.Client(timeout=timeout, follow_redirects=False) as client:
-        for req in report["requirements"]:
+        for req, rep, key in chosen:
             rid = str(req.get("id"))
-            if prefixes and not rid.startswith(prefixes):
+            rep.state_dependent = bool(req.get("depends_on_state"))
+            if not rep.steps:
+                out.append(Replayed(key, rid, None, None, INCONCLUSIVE, "the finding records no call"))
                 continue
-            for finding in req.get("findings") or []:
-                key = str(finding.get("key"))
-                rep = reproduction_of(finding)
-                rep.state_dependent = bool(req.get("depends_on_state"))
-                if not rep.steps:
-                    out.append(Replayed(key, rid, None, None, INCONCLUSIVE, "the finding records no call"))
-                    continue
-                judge = _schema_judge(spec, schemas, rid, recorded_base) if req.get("phase") == "schema" else None
-                out.append(_replay_one(client, rep, key, rid, recorded_base, target, judge))
+            judge = _schema_judge(spec, schemas, rid, recorded_base) if req.get("phase") == "schema" else None
+            out.append(_replay_one(client, rep, key, rid, recorded_base, target, judge, credentials))
     return out
 
 
@@ -165,29 +198,40 @@ def _schema_judge(spec: Spec, schemas: SchemaSet, rid: str, recorded_base: str) 
 
 
 def _replay_one(
-    client: httpx.Client, rep: Reproduction, key: str, rid: str, recorded_base: str, target: str, judge: Judge
+    client: httpx.Client,
+    rep: Reproduction,
+    key: str,
+    rid: str,
+    recorded_base: str,
+    target: str,
+    judge: Judge,
+    credentials: Credentials,
 ) -> Replayed:
     deciding = rep.steps[-1]
     recorded_status = deciding.status
     values: dict[str, str] = {}
     base = recorded_base.rstrip("/")
     judged = compared(rep)
+    waits = pauses(rep)
     sent_baked: list[str] = []
     differ: list[str] = []
     for index, ex in enumerate(rep.steps):
+        if index:  # the time the recorded run left the server before this call (at least as the suite's client)
+            time.sleep(max(waits[index], GAP_S))
         relative = bool(base) and ex.url.startswith(base)
-        url = (target.rstrip("/") if relative else "") + fill(
-            template(ex.url[len(base) :] if relative else ex.url, rep.captures, index), values
+        url = (target.rstrip("/") if relative else "") + credentials.fill(
+            fill(template(ex.url[len(base) :] if relative else ex.url, rep.captures, index), values)
         )
         raw = ex.sent_body
         if raw is None and ex.request_body is not None:
             why = f"call {index + 1}: the report kept only the start of its body"
             return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
-        body = fill(template(raw.decode("latin-1"), rep.captures, index), values).encode("latin-1") if raw else None
-        headers = {k: v for k, v in ex.request_headers.items() if k.lower() not in _OWN_HEADERS}
-        sent_baked += [v for v in rep.baked if v in url or (body and v.encode() in body)]
+        # latin-1: each byte one character, so a binary body goes through whole; ids and tokens are ASCII
+        body = credentials.fill(fill(template(raw.decode("latin-1"), rep.captures, index), values)) if raw else None
+        headers = {k: credentials.fill(v) for k, v in ex.request_headers.items() if k.lower() not in _OWN_HEADERS}
+        sent_baked += [v for v in rep.baked if v in url or (body and v in body)]
         try:
-            resp = client.request(ex.method, url, headers=headers, content=body)
+            resp = client.request(ex.method, url, headers=headers, content=body.encode("latin-1") if body else None)
         except httpx.HTTPError as exc:
             if index == len(rep.steps) - 1 and ex.error:  # the recorded failure: no whole answer came
                 why = f"no whole answer again ({type(exc).__name__}), as recorded: {ex.error}"
@@ -195,22 +239,27 @@ def _replay_one(
             why = f"call {index + 1}: no answer ({type(exc).__name__}: {exc})"
             return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
         last = index == len(rep.steps) - 1
-        if not last and index in judged and not _same_class(resp.status_code, ex.status):
+        if required(rep, index) and not _same_class(resp.status_code, ex.status):
             call = f"setup call {index + 1} ({ex.method} {_path(url)})"
             why = f"{call} answered {resp.status_code}, recorded {ex.status}" + _gone(sent_baked, resp.status_code)
             return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
         for capture in (c for c in rep.captures if c.step == index):
             found = find(capture, resp.text, resp.headers.multi_items())
+            if not found and not capture.used:
+                continue  # only named where it stands: its absence is a difference the comparison shows
             if not found:
-                why = f"answer {index + 1} carries no {capture.key} to take {capture.name} from"
-                return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why)
+                why = f"answer {index + 1} (HTTP {resp.status_code}, recorded {ex.status}) carries no {capture.key} "
+                if index in rep.probe and not outside_state(rep):  # the failure's own call answered otherwise
+                    why += f"for the calls after it: the failure's own call {index + 1} answered otherwise"
+                    return Replayed(key, rid, recorded_status, None, NOT_REPRODUCED, why)
+                return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why + f"to take {capture.name} from")
             values[capture.name] = found
         if last and ex.error:  # the recorded failure was that no whole answer came; one came
             differ.append(
                 f"call {index + 1}: a whole answer came (HTTP {resp.status_code}); the recorded call got none"
             )
         elif index in judged:
-            seen = observed(rep, index, resp.status_code, resp.headers.multi_items(), resp.content, values)
+            seen = observed(rep, index, resp.status_code, resp.headers.multi_items(), resp.content, values, credentials)
             if seen != expected(rep, index):
                 differ.append(
                     f"call {index + 1} ({ex.method} {_path(url)}): {_first_difference(expected(rep, index), seen)}"
@@ -241,6 +290,11 @@ def _verdict(
     why = judge(deciding, resp) if judge is not None else None
     if why:  # the requirement judged again on today's answer: still broken
         return Replayed(key, rid, deciding.status, now, REPRODUCED, why)
+    if why is None and not differ and truncated(deciding):
+        detail = (
+            "the answers are the recorded ones as far as the report kept the last (what broke the rule may lie past it)"
+        )
+        return Replayed(key, rid, deciding.status, now, INCONCLUSIVE, detail)
     if why is None and not differ:
         return Replayed(key, rid, deciding.status, now, REPRODUCED, "the answers are the recorded ones")
     detail = "; ".join(differ) if why is None else f"the requirement holds on this answer (HTTP {now})"

@@ -20,6 +20,7 @@ from typing import Any
 from specs.documents import protocol
 
 from . import __version__
+from .check.credentials import Credentials, redact_result
 from .check.guard import STOPPED_ANSWERING, Routes, StallGuard
 from .phases import PHASES, Phase, RunState, TargetUnusable
 from .run.budget import Budget
@@ -121,6 +122,8 @@ def run_phases(the_plan: RunPlan, state: RunState, phases: Iterable[Phase] = PHA
     """Each phase in turn: a gate always, the others when they decide a selected requirement.
     ``RunStopped`` passes through (the caller closes the ledger with why)."""
     emit, options = state.emit, the_plan.options
+    # no token given to the run reaches a result: evidence names each by its variable (${TOKEN})
+    credentials = Credentials.of(options.token, options.second_token)
     emit(_started(the_plan, state.result))
     for phase in phases:
         state.watchdog.check()  # a stopped run starts no further phase
@@ -131,13 +134,13 @@ def run_phases(the_plan: RunPlan, state: RunState, phases: Iterable[Phase] = PHA
         started = time.monotonic()
         try:
             for n, res in enumerate(phase.run(the_plan, state), 1):
-                unblock(settle(res), state.ledger.verdicts())
+                unblock(settle(redact_result(res, credentials)), state.ledger.verdicts())
                 judge(res, options.expected_failures)
                 state.ledger.record(res)
                 emit(RequirementFinished(res, n, len(requirements)))
         except TargetUnusable as unusable:
-            state.result.fatal = unusable.reason
-            emit(Fatal(unusable.reason))
+            state.result.fatal = credentials.redact(unusable.reason)
+            emit(Fatal(state.result.fatal))
             emit(PhaseFinished(phase.name, time.monotonic() - started))
             state.ledger.close("not run", f"the {phase.name} found the target unusable")
             return

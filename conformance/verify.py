@@ -18,6 +18,7 @@ from typing import Any
 
 from specs.documents import SpecError, load
 
+from .check.credentials import NONE, Credentials
 from .reporting.certificate import file_digest, intact
 
 
@@ -91,9 +92,9 @@ def _version() -> str:
     return __version__
 
 
-def rerun(directory: Path, base_url: str, token: str | None, second_token: str | None) -> tuple[list[str], int]:
-    """The suite again as recorded against ``base_url``: the verdicts that changed, and how many
-    were compared."""
+def rerun(directory: Path, base_url: str, credentials: Credentials = NONE) -> tuple[list[str], int]:
+    """The suite again as recorded against ``base_url`` (with the tokens the report names, given
+    again): the verdicts that changed, and how many were compared."""
     from .run.options import RunOptions
     from .runner import run
     from .verdicts.requirements import Level
@@ -112,8 +113,8 @@ def rerun(directory: Path, base_url: str, token: str | None, second_token: str |
         RunOptions(
             protocol=str(report["protocol"]),
             base_url=base_url,
-            token=token,
-            second_token=second_token,
+            token=credentials.values.get("TOKEN"),
+            second_token=credentials.values.get("SECOND_TOKEN"),
             seed=int(cert.get("seed") or 0),
             max_examples=int(options.get("max_examples") or 10),
             timeout=float(options.get("timeout") or 10.0),

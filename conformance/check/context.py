@@ -8,7 +8,7 @@ reports every distinct failure it meets, not only its first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol, TypeVar
@@ -43,6 +43,29 @@ class _Failed:
         return kind(f"shared setup failed earlier in this run: {self.error}")
 
 
+JOURNAL = 2000
+"""Calls of a phase the journal keeps (``Context.journal``)."""
+
+
+@dataclass
+class Journal:
+    """Every call a phase's checks made, oldest first (the latest ``JOURNAL``), and which were a
+    failure's own (its probe: the intruder's write another check saw let through), which a later
+    finding's replay sends for their effect but never requires to answer as recorded."""
+
+    calls: list[Exchange] = field(default_factory=list)
+    failed: set[int] = field(default_factory=set)
+    """``id()`` of the calls of a failure's probe, among ``calls``."""
+
+    def add(self, made: Iterable[Exchange], probed: Iterable[Exchange]) -> None:
+        self.calls.extend(made)
+        self.failed |= {id(ex) for ex in probed}
+        if len(self.calls) > JOURNAL:
+            del self.calls[:-JOURNAL]
+            kept = {id(ex) for ex in self.calls}
+            self.failed &= kept
+
+
 class CheckOptions(Protocol):
     """What a check reads of the run's options (``run.options.RunOptions`` is one): the check kit
     sits beneath the run machinery, so it names only what it uses."""
@@ -68,6 +91,10 @@ class Context:
     memo_store: dict[str, Any] = field(default_factory=dict)
     guard: StallGuard | None = None
     """The run's stall guard, told by every client of the check (check/guard.py)."""
+    journal: Journal = field(default_factory=lambda: Journal())
+    """The calls the phase's earlier checks made: a failure here may show what one of them did to
+    a shared object (the update another check made to the session a fixture holds), so its
+    reproduction is drawn from them too."""
     client: Client = field(init=False)
     _clients: list[Client] = field(default_factory=list, init=False)
     _setup: list[str | None] = field(default_factory=list, init=False)
@@ -77,6 +104,9 @@ class Context:
     """Failures recorded by ``part`` so far: the message and the exchanges that decided it."""
     blocks: list[tuple[Blocked, list[Exchange]]] = field(default_factory=list, init=False)
     """Parts that another requirement's failure left nothing to judge (the check is then blocked)."""
+    probes: dict[int, int] = field(default_factory=dict, init=False)
+    """Where each failed part's own calls begin among the calls handed over with it, by the
+    ``id()`` of its deciding call: a replay requires what came before, and compares the rest."""
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
@@ -89,7 +119,19 @@ class Context:
 
     def exchanges(self) -> list[Exchange]:
         """Every exchange this check made, across all its clients: the evidence."""
-        return self._inherited + [exchange for client in self._clients for exchange in client.log]
+        return self._inherited + self.made()
+
+    def made(self) -> list[Exchange]:
+        """The exchanges this check's own clients made (not the fixture's it cites)."""
+        return [exchange for client in self._clients for exchange in client.log]
+
+    def record(self, failures: Iterable[tuple[str, list[Exchange]]]) -> None:
+        """The check is over: its calls join the journal the later checks' reproductions draw
+        from, those of its failures' probes marked (``failures``: its parts' and its own)."""
+        probed = [
+            ex for _, calls in failures if calls for ex in calls[self.probes.get(id(calls[-1]), len(calls) - 1) :]
+        ]
+        self.journal.add(self.made(), probed)
 
     def close(self) -> None:
         for client in self._clients:
@@ -154,9 +196,16 @@ class Context:
             message = f"{label}: {exc}" if label else str(exc)
             # every call so far, up to the one whose answer broke the rule: the part's last call, or
             # for a part that judged an earlier answer, the latest call of the operation it names
-            self.failures.append((message, self.exchanges()[: self.deciding(message, mark) + 1]))
+            self.failures.append((message, self._probed(message, mark)))
         except Blocked as exc:  # this part cannot be judged; the others still can
-            self.blocks.append((exc, self.exchanges()[: self.deciding(str(exc), mark) + 1]))
+            self.blocks.append((exc, self._probed(str(exc), mark)))
+
+    def _probed(self, message: str, mark: int) -> list[Exchange]:
+        """The calls up to the one a part's failure judged, noting where the part's own began."""
+        calls = self.exchanges()[: self.deciding(message, mark) + 1]
+        if calls:
+            self.probes[id(calls[-1])] = min(mark, len(calls) - 1)
+        return calls
 
     def deciding(self, message: str, mark: int = 0) -> int:
         """Index (in ``exchanges()``) of the call whose answer a failure message judges: the last

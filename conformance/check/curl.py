@@ -7,11 +7,33 @@ requests), so a vendor replays a property-based case and a scenario exchange the
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 
+from ..verdicts.reproduction import CREDENTIALS
+
 # Headers curl sets itself, or that only describe this one connection.
 _OWN = frozenset({"host", "content-length", "connection", "user-agent", "accept-encoding", "transfer-encoding"})
+
+
+PLACEHOLDER = re.compile(r"\$\{(" + "|".join(CREDENTIALS) + r")\}")
+"""A credential a report names by its variable (``credentials.py``): a curl line expands it."""
+
+
+def word(text: str) -> str:
+    """``text`` as one shell word, taken literally but for the credentials it names
+    (``'authorization: Bearer '"${TOKEN}"``), which the shell expands from the environment."""
+    parts: list[str] = []
+    last = 0
+    for hit in PLACEHOLDER.finditer(text):
+        if hit.start() > last:
+            parts.append(shlex.quote(text[last : hit.start()]))
+        parts.append(f'"{hit.group()}"')
+        last = hit.end()
+    if last < len(text) or not parts:
+        parts.append(shlex.quote(text[last:]))
+    return "".join(parts)
 
 
 def printable(data: bytes) -> str | None:
@@ -23,20 +45,17 @@ def printable(data: bytes) -> str | None:
     return text if all(ch.isprintable() or ch in "\n\t" for ch in text) else None
 
 
+_PRINTF = [
+    "%%" if byte == 0x25 else "\\\\" if byte == 0x5C else chr(byte) if 0x20 <= byte < 0x7F else f"\\{byte:03o}"
+    for byte in range(256)
+]
+"""How ``printf`` writes each byte: % and backslash escaped, printable ASCII as itself, the rest in octal."""
+
+
 def printf_format(data: bytes) -> str:
     """A quoted POSIX ``printf`` format that writes exactly ``data``: octal escapes for every byte
     outside printable ASCII (a shell word cannot hold NUL at all, so the bytes go through a pipe)."""
-    out = []
-    for byte in data:
-        if byte == 0x25:  # %
-            out.append("%%")
-        elif byte == 0x5C:  # backslash
-            out.append("\\\\")
-        elif 0x20 <= byte < 0x7F:
-            out.append(chr(byte))
-        else:
-            out.append(f"\\{byte:03o}")
-    return shlex.quote("".join(out))
+    return shlex.quote("".join(map(_PRINTF.__getitem__, data)))
 
 
 def curl_command(method: str, url: str, headers: Mapping[str, str], body: bytes | None, *, stream: bool = False) -> str:
@@ -48,15 +67,15 @@ def curl_command(method: str, url: str, headers: Mapping[str, str], body: bytes 
     parts += ["-X", method.upper()]
     for name, value in headers.items():
         if name.lower() not in _OWN:
-            parts += ["-H", shlex.quote(f"{name}: {value}")]
+            parts += ["-H", word(f"{name}: {value}")]
     prefix = ""
     if body:
         text = printable(body)
         if text is not None:
-            parts += ["--data-binary", shlex.quote(text)]
+            parts += ["--data-binary", word(text)]
         else:
             prefix = f"printf -- {printf_format(body)} | "  # a multipart body starts with "--"
             parts += ["--data-binary", "@-"]
     # --globoff: brackets and braces in a generated query are data, not curl URL globs
-    parts += ["--globoff", shlex.quote(url)]
+    parts += ["--globoff", word(url)]
     return prefix + " ".join(parts)

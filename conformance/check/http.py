@@ -24,6 +24,10 @@ from .guard import STALLS_PER_ROUTE, StallGuard
 from .shown import body as shown_body
 
 EVIDENCE_BODY_CHARS = 4000
+"""An answer's body is kept as evidence up to here (its start shows what it was)."""
+REQUEST_EVIDENCE_CHARS = 1 << 20
+"""A request's body is kept whole up to here: a finding's reproduction sends it again (the suite
+made it, so it is bounded: the edge corpus's longest value is 64 Ki characters)."""
 
 
 class TargetError(Exception):
@@ -106,6 +110,11 @@ def _preview(body: bytes | str | None, limit: int = EVIDENCE_BODY_CHARS) -> str 
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
+def request_preview(body: bytes | str | None) -> str | None:
+    """A request body as evidence: whole, unless it is past ``REQUEST_EVIDENCE_CHARS``."""
+    return _preview(body, REQUEST_EVIDENCE_CHARS)
+
+
 def _raw_chunks(resp: httpx.Response) -> Iterator[bytes]:
     """The body as sent, chunk by chunk; in one piece when a transport (e.g. httpx.MockTransport
     with ``content=``/``json=``) handed over a response that is already read."""
@@ -132,6 +141,19 @@ def _describe(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
     if isinstance(exc, httpx.ReadError | httpx.WriteError):
         return TargetError(f"{url}: connection reset ({exc or type(exc).__name__})")
     return TargetError(f"{url}: {type(exc).__name__}: {exc}")
+
+
+GAP_S = 0.002
+"""The least time between the end of one call and the start of the next, in this process: two
+things the suite did are never stamped by a server with the same millisecond by chance, so a
+replay can tell a modifiedOn that did not move from one that moved fast (``check/script.py``)."""
+_ended = [0.0]
+
+
+def _spaced() -> None:
+    wait = _ended[0] + GAP_S - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
 
 
 @cache
@@ -187,7 +209,7 @@ class Client:
 
     def _record(self, request: httpx.Request, stream: bool) -> Exchange:
         raw = request.read()  # bodies here are small and in memory; multipart included
-        body = _preview(raw) if raw else None
+        body = request_preview(raw) if raw else None
         headers = dict(request.headers)
         exchange = Exchange(request.method, str(request.url), headers, body)
         exchange.curl = curl_command(request.method, str(request.url), headers, raw, stream=stream)
@@ -252,6 +274,8 @@ class Client:
         (told to the run's guard, which may refuse the request, or shorten its wait)."""
         request = self._build(method, path, headers, auth, **kwargs)
         exchange = self._record(request, stream)
+        _spaced()
+        exchange.started = round(time.time(), 3)
         bound = self._bound(request, exchange)
         started = time.monotonic()
         try:
@@ -272,6 +296,7 @@ class Client:
             raise
         finally:
             exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+            _ended[0] = time.monotonic()
 
     def _bound(self, request: httpx.Request, exchange: Exchange) -> _Bound:
         """The exchange's bounds, as the run's guard sees its route: refused when the target stopped

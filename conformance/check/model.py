@@ -72,6 +72,8 @@ class Streamed:
     error: str = ""
     body: bytes = b""
     """The whole answer when it was not a 200 stream (an error Status, say)."""
+    exchange: Exchange | None = None
+    """The call as recorded (its evidence)."""
 
     @property
     def answer(self) -> str:
@@ -79,10 +81,18 @@ class Streamed:
         return f"HTTP {self.status}" if self.status else f"no answer: {self.error}"
 
 
+HISTORY = 2000
+"""Calls of the run a session remembers: a failure may show what an earlier sequence made."""
+
+
 @dataclass(slots=True)
 class Found:
     message: str
     calls: list[Call]
+    """The (minimal) sequence that showed it."""
+    history: list[Call] = field(default_factory=list)
+    """The run's calls up to and including it (the latest ``HISTORY``): the ledger spans sequences,
+    so the objects a failing read judged may have been made and changed by earlier ones."""
 
 
 class Session:
@@ -103,6 +113,7 @@ class Session:
         self.unverifiable: dict[str, str] = {}
         """Requirement id -> why a comparison could not be made (another requirement's subject)."""
         self.calls: list[Call] = []
+        self.history: list[Call] = []
         self.examples = 0
         self.requests = 0
         self.first_failure: int | None = None
@@ -129,8 +140,14 @@ class Session:
         finally:
             exchange = self.client.log[-1] if self.client.log else None
             if exchange is not None:
-                self.calls.append(Call(exchange, Window(start, time.time())))
+                self._called(Call(exchange, Window(start, time.time())))
         return response
+
+    def _called(self, call: Call) -> None:
+        self.calls.append(call)
+        self.history.append(call)
+        if len(self.history) > 2 * HISTORY:
+            del self.history[:-HISTORY]
 
     def sse(self, path: str, body: Any) -> Streamed:
         """POST and read a server-sent-event answer to its end (bounded by the client's stream
@@ -166,14 +183,19 @@ class Session:
             self.stalled = self.stalled or isinstance(exc, TargetError)
         finally:
             if self.client.log:
-                self.calls.append(Call(self.client.log[-1], Window(start, time.time())))
+                out.exchange = self.client.log[-1]
+                self._called(Call(out.exchange, Window(start, time.time())))
         return out
 
     def window(self) -> Window:
         """The wall-clock bounds of the latest call."""
         return self.calls[-1].window
 
-    def check(self, rid: str, ok: object, message: str | Callable[[], str]) -> None:
+    def check(
+        self, rid: str, ok: object, message: str | Callable[[], str], answer: Response | Streamed | None = None
+    ) -> None:
+        """``answer``: the one judged, when it is not the latest call's (a state read before a
+        listing): the finding is keyed on it, and its reproduction ends with it."""
         if rid not in self.requirements:
             return  # not selected in this run
         self.compared[rid] += 1
@@ -182,7 +204,11 @@ class Session:
         if rid not in self.active:
             return  # already reported; muted so the run can look for the others
         text = message() if callable(message) else message
-        self.found[rid] = Found(text, list(self.calls))  # the final (shrunk) replay overwrites
+        calls, history = list(self.calls), self.history[-HISTORY:]
+        judged = answer.exchange if answer is not None else None
+        if judged is not None:
+            calls, history = _through(calls, judged), _through(history, judged)
+        self.found[rid] = Found(text, calls, history)  # the final (shrunk) replay overwrites
         if self.first_failure is None:
             self.first_failure = self.examples - 1
         if self.stalled:
@@ -192,6 +218,12 @@ class Session:
     def cannot_compare(self, rid: str, why: str) -> None:
         """A comparison another requirement's failure prevents: noted, never counted as passed."""
         self.unverifiable.setdefault(rid, why)
+
+
+def _through(calls: list[Call], judged: Exchange) -> list[Call]:
+    """The calls up to and including the one that got ``judged`` (all of them if none did)."""
+    at = next((n for n in range(len(calls) - 1, -1, -1) if calls[n].exchange is judged), len(calls) - 1)
+    return calls[: at + 1]
 
 
 class ModelMachine(RuleBasedStateMachine):

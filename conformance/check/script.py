@@ -15,9 +15,10 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from ..verdicts.cksum import cksum
-from ..verdicts.reproduction import WRITES, Part, Reproduction, fill, produced, sent_tokens, template
+from ..verdicts.reproduction import CUT, Part, Reproduction, compared, fill, outside_state, pauses, required, template
 from ..verdicts.results import Exchange, Finding
-from .curl import printable, printf_format
+from .credentials import NONE, Credentials, variables
+from .curl import printable, printf_format, word
 
 # Blanked in a fingerprint (after today's captured values are named): what every run makes anew.
 # Each is written once for Python (``re``) and once for sed's basic regular expressions, the same.
@@ -29,33 +30,84 @@ VOLATILE: tuple[tuple[str, str, str], ...] = (
     ),
     # a hex id (a completion's chatcmpl-...) before numbers: a digit run inside one is not a number
     (r"[0-9a-f]{16,}", r"[0-9a-f]\{16,\}", "<hex>"),
-    (
-        r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?",
-        r"[0-9]\{4\}-[0-9]\{2\}-[0-9]\{2\}[T ][0-9]\{2\}:[0-9]\{2\}:[0-9]\{2\}\(\.[0-9][0-9]*\)\{0,1\}",
-        "<date-time>",
-    ),
-    (r"[0-9]{9,}(\.[0-9]+)?", r"[0-9]\{9,\}\(\.[0-9][0-9]*\)\{0,1\}", "<n>"),
+    # epoch times (and other long numbers) by their number of digits: seconds and milliseconds differ
+    *((rf"[0-9]{{{k}}}(\.[0-9]+)?", rf"[0-9]\{{{k}\}}\(\.[0-9][0-9]*\)\{{0,1\}}", f"<n{k}>") for k in range(19, 8, -1)),
 )
+DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+")
+"""A date-time to the fraction of a second, blanked by its rank among the answer's own
+(``<date-time#2>``): which came first, and which are the same, is kept (a response time before its
+request, a modifiedOn that did not move), what the clock said is not. The suite's client never
+sends two calls within 2 ms (``check/http.py``), so two events it caused never share a time by
+chance; a date-time to the second only (many calls share one) is blanked as ``<date-time>``."""
+_DATE_ERE = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]\\.[0-9]+"
+SECONDS: tuple[str, str, str] = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}",
+    r"[0-9]\{4\}-[0-9]\{2\}-[0-9]\{2\}[T ][0-9]\{2\}:[0-9]\{2\}:[0-9]\{2\}",
+    "<date-time>",
+)
+"""A date-time to the second, blanked after the ranked ones (for Python and for sed, the same)."""
+RANK_DATES = (
+    '{ body = body (NR > 1 ? "\\n" : "") $0 } END { s = body; n = 0\n'
+    f"  while (match(s, /{_DATE_ERE}/)) {{ v = substr(s, RSTART, RLENGTH)\n"
+    "    if (!(v in seen)) { seen[v] = 1; d[++n] = v }\n"
+    "    s = substr(s, RSTART + RLENGTH) }\n"
+    "  for (i = 2; i <= n; i++) { x = d[i]; j = i - 1\n"
+    "    while (j > 0 && d[j] > x) { d[j + 1] = d[j]; j-- }\n"
+    "    d[j + 1] = x }\n"
+    "  for (i = 1; i <= n; i++) rank[d[i]] = i\n"
+    '  out = ""; s = body\n'
+    f"  while (match(s, /{_DATE_ERE}/)) {{\n"
+    '    out = out substr(s, 1, RSTART - 1) "<date-time#" rank[substr(s, RSTART, RLENGTH)] ">"\n'
+    "    s = substr(s, RSTART + RLENGTH) }\n"
+    '  printf "%s", out s }'
+)
+"""The same ranking for the script (POSIX awk, no sort of its own: an insertion sort)."""
+
+
+def _seconds(text: str) -> str:
+    return re.sub(SECONDS[0], SECONDS[2], text)
+
+
+def rank_dates(text: str) -> str:
+    """Each date-time as its rank among the text's distinct date-times (the same sort awk does)."""
+    ranks = {v: n for n, v in enumerate(sorted(set(DATE_TIME.findall(text))), 1)}
+    return DATE_TIME.sub(lambda m: f"<date-time#{ranks[m.group()]}>", text)
 
 
 # ---- judging ----------------------------------------------------------------------------------
 
 
-def fingerprint(body: str, named: dict[str, str]) -> str:
-    """A body as a reproduction compares it: captured values named, volatile ones blanked."""
+def fingerprint(body: str, named: dict[str, str], *, ranked: bool = True) -> str:
+    """A body as a reproduction compares it: captured values named, volatile ones blanked (date-
+    times by their rank, unless ``ranked`` is False: the caller ranks several texts as one)."""
     for value, name in sorted(named.items(), key=lambda kv: -len(kv[0])):
         if value:
             body = body.replace(value, "{" + name + "}")
     for python, _sed, mark in VOLATILE:
         body = re.sub(python, mark, body)
-    return body.rstrip("\n")
+    return (_seconds(rank_dates(body)) if ranked else body).rstrip("\n")
+
+
+_PREVIEW_CUT = CUT
+
+
+def truncated(ex: Exchange) -> bool:
+    """Whether the report kept only the start of the answer (``... [N more characters]``): what
+    the check judged may lie past it, so the same start cannot say the failure is still there."""
+    return _PREVIEW_CUT.search(ex.response_body or "") is not None
+
+
+def undecidable(rep: Reproduction) -> bool:
+    """Whether a replay's verdict may be inconclusive however the target answers: the recorded
+    answers depend on state the calls did not make, or the deciding answer was kept only in part."""
+    return outside_state(rep) or truncated(rep.steps[-1])
 
 
 def recorded_body(ex: Exchange) -> tuple[str, int | None]:
     """The recorded answer's text and, when the report kept only its start, how many bytes of a
     new answer to compare (None: the whole)."""
     text = ex.response_body or ""
-    cut = re.search(r"\.\.\. \[\d+ more characters\]$", text)
+    cut = _PREVIEW_CUT.search(text)
     if cut:
         text = text[: cut.start()]
     elif not streamed(ex) or ex.stream_ended:
@@ -96,26 +148,15 @@ BINARY = "<binary>"
 """A body the report kept only as a lossy preview and no checksum of: compared by status and headers."""
 
 
-def judged_setup(rep: Reproduction, index: int) -> bool:
-    """Whether a replay requires the call at ``index`` to answer as recorded: a write, or a call
-    whose answer gives a later one its id. A read that only looked (a poll, a probe) is sent for its
-    timing and never judged: its recorded answer may be the very fault."""
-    ex = rep.steps[index]
-    return ex.method.upper() in WRITES or any(c.step == index for c in rep.captures)
-
-
-def compared(rep: Reproduction) -> list[int]:
-    """The calls whose answers a replay compares with the recorded ones: the judged setup calls
-    (an earlier answer may be the wrong one, as an upload's that a later listing contradicts) and
-    the deciding call."""
-    last = len(rep.steps) - 1
-    return [n for n in range(last) if judged_setup(rep, n)] + [last]
-
-
 def _headers(headers: Iterable[tuple[str, str]], named: dict[str, str]) -> list[str]:
-    return sorted(
-        f"{k.lower()}: {fingerprint(v.strip(), named)}" for k, v in headers if k.lower() not in VOLATILE_HEADERS
-    )
+    """The compared headers, named and blanked, their date-times ranked together (as the script
+    ranks its header lines)."""
+    lines = [
+        f"{k.lower()}: {fingerprint(v.strip(), named, ranked=False)}"
+        for k, v in headers
+        if k.lower() not in VOLATILE_HEADERS
+    ]
+    return sorted(_seconds(rank_dates("\n".join(lines))).split("\n")) if lines else []
 
 
 def expected(rep: Reproduction, index: int) -> str:
@@ -131,10 +172,18 @@ def expected(rep: Reproduction, index: int) -> str:
 
 
 def observed(
-    rep: Reproduction, index: int, status: int, headers: Iterable[tuple[str, str]], body: bytes, values: dict[str, str]
+    rep: Reproduction,
+    index: int,
+    status: int,
+    headers: Iterable[tuple[str, str]],
+    body: bytes,
+    values: dict[str, str],
+    credentials: Credentials = NONE,
 ) -> str:
-    """Today's answer of call ``index`` as a replay compares it (``values``: today's captures)."""
+    """Today's answer of call ``index`` as a replay compares it (``values``: today's captures; a
+    token it echoes named as the report names it)."""
     ex = rep.steps[index]
+    headers = [(k, credentials.header(v)) for k, v in headers]
     text, cut = recorded_body(ex)
     names = {c.name for c in rep.captures if c.step <= index}
     named = {v: k for k, v in values.items() if k in names}
@@ -144,26 +193,8 @@ def observed(
         shown = BINARY
     else:
         kept = body[:cut] if cut is not None else body
-        shown = fingerprint(kept.decode("utf-8", "replace"), named)
+        shown = fingerprint(credentials.redact(kept.decode("utf-8", "replace")), named)
     return "\n".join([f"HTTP {status}", *_headers(headers, named), "--", shown])
-
-
-def outside_state(rep: Reproduction) -> bool:
-    """Whether the recorded answers depend on state these calls did not make: the requirement says
-    so, or a compared read answered with objects they did not make (a listing of what the whole run,
-    or the server before it, held). From a fresh state those answers differ whatever the server
-    does, so a difference cannot tell."""
-    if rep.state_dependent:
-        return True
-    made = {v for ex in rep.steps if ex.method.upper() in WRITES for _, _, v in produced(ex)}
-    made |= {v for ex in rep.steps for v in sent_tokens(ex)}
-    for n in compared(rep):
-        ex = rep.steps[n]
-        if ex.method.upper() in WRITES:
-            continue
-        if any(v not in made and any(ch.isdigit() for ch in v) for _, _, v in produced(ex)):
-            return True
-    return False
 
 
 # ---- the script -------------------------------------------------------------------------------
@@ -172,28 +203,48 @@ _OWN_HEADERS = frozenset({"host", "content-length", "connection", "user-agent", 
 
 
 def _sh(parts: Sequence[Part]) -> str:
-    return "".join(f'"${{{p}}}"' if var else shlex.quote(p) for p, var in parts if p)
+    return "".join(f'"${{{p}}}"' if var else word(p) for p, var in parts if p)
+
+
+def _ere(text: str) -> str:
+    """``text`` matched literally in a POSIX extended regular expression (``grep -E``)."""
+    return re.sub(r"([.\[\]{}()*+?^$|\\])", r"\\\1", text)
 
 
 def _sed_header(name: str) -> str:
     return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in name)
 
 
-_PRELUDE = r"""set -u
+_PRELUDE = r"""set -u -f
 LC_ALL=C; export LC_ALL
 MAX_TIME=${MAX_TIME:-30}
 D=$(mktemp -d) || exit 2
 trap 'rm -rf "$D"' EXIT
-NAMED=""   # sed expressions naming each captured value, as the recorded answers name them
+: > "$D/named"  # sed commands naming each captured value as the recorded answers name it
 DIFFER=""  # the calls whose answer is not the recorded one
 inconclusive() { echo "INCONCLUSIVE: $*"; exit 2; }
-capture() { # variable, value, call
+capture() { # variable, value, call: a value a later call sends
   [ -n "$2" ] || inconclusive "answer $3 carries no value for $1"
-  eval "$1=\$2"
-  NAMED="$NAMED -e s/$(printf '%s' "$2" | sed 's/[.]/\\./g')/{$1}/g"
+  name "$1" "$2"
 }
-norm() {
-  sed -e 's/^//' $NAMED @NORM@
+need() { # variable, call: a value the failure's own call gave (none: it answered otherwise)
+  eval "value=\${$1:-}"
+  [ -n "$value" ] || { DIFFER="$DIFFER $2"; echo "$2. HTTP $(cat "$D/$2.code"): no $1 for the calls after it"; finish; }
+}
+name() { # variable, value: named where the recorded answers name it (absent: left as it came)
+  [ -n "$2" ] || return 0
+  eval "$1=\$2"
+  printf '%s s/%s/{%s}/g\n' "${#2}" "$(literal "$2")" "$1" >> "$D/named"
+}
+literal() { printf '%s' "$1" | sed 's/[][\/.^$*&]/\\&/g'; }  # a value as a sed pattern
+secret() { # variable: a credential the report names by it (never printed)
+  eval "value=\${$1:-}"
+  [ -n "$value" ] || inconclusive "set $1 to the token the run was given (the report names it \${$1})"
+  printf '%s s/%s/${%s}/g\n' "${#value}" "$(literal "$value")" "$1" >> "$D/named"
+}
+norm() { # the longest value named first: an id may hold another (sgr_agent_1f2e holds sgr_agent)
+  sort -rn "$D/named" | sed 's/^[0-9]* //' > "$D/named.sed"
+  sed -f "$D/named.sed" | sed @NORM@ | awk @RANK@ | sed @SECONDS@
 }
 setup() { # call, recorded status: a setup call must answer as it did (a 2xx stays a 2xx)
   got=$(cat "$D/$1.code"); echo "$1. HTTP $got (recorded $2)"
@@ -208,6 +259,7 @@ heads() { # call: its answer's headers, named, sorted, without those that change
 compare() { # call [bytes]: its answer (status, headers, body) against the recorded one
   body=$(sed -n '/^--$/{n;p;q;}' "$D/$1.want")
   case "$body" in
+    "<binary> - "*) body="<binary> - $(wc -c < "$D/$1.body" | tr -d ' ')";;  # too large to checksum: its size
     "<binary> "*) body="<binary> $(cksum < "$D/$1.body")";;
     "<binary>") ;;
     *) if [ -n "${2:-}" ]; then body=$(dd bs=1 count="$2" 2>/dev/null < "$D/$1.body" | norm)
@@ -229,11 +281,14 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
     norm = " ".join(f"-e {shlex.quote(f's/{sed}/{mark}/g')}" for _, sed, mark in VOLATILE)
     judged = compared(rep)
     outside = outside_state(rep)
+    credentials = variables(rep.steps)  # the tokens, from the environment
     lines = [
         "#!/bin/sh",
         *(f"# {line}" for line in title.splitlines()[:6]),
         f"# {len(rep.steps)} call(s) from a fresh state; the last one's answer broke the rule.",
-        "# Usage: sh THIS_FILE [BASE_URL]    (needs curl, grep and sed)",
+        "# Usage: "
+        + "".join(f"{name}=... " for name in credentials)
+        + "sh THIS_FILE [BASE_URL]    (needs curl, grep and sed)",
         "# Exit: 0 reproduced, 1 not reproduced (an answer differs), 2 inconclusive (it cannot tell).",
         "# MAX_TIME (seconds, default 30) bounds each call.",
     ]
@@ -241,12 +296,29 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
         lines.append(
             f"# Sends values an earlier run's answers gave (the server may no longer hold them): {', '.join(rep.baked)}"
         )
-    if outside:
+    if rep.unsure:
+        lines.append(f"# Another answer cannot tell: {rep.unsure}.")
+    elif outside:
         lines.append(
             "# The recorded answers also showed objects these calls did not make: another state answers otherwise."
         )
-    prelude = _PRELUDE.replace("@NORM@", norm).replace("@HEADERS@", "|".join(sorted(VOLATILE_HEADERS)))
+    prelude = (
+        _PRELUDE.replace("@NORM@", norm)
+        .replace("@RANK@", shlex.quote(RANK_DATES))
+        .replace("@SECONDS@", shlex.quote(f"s/{SECONDS[1]}/{SECONDS[2]}/g"))
+        .replace("@HEADERS@", "|".join(sorted(VOLATILE_HEADERS)))
+    )
     lines += [f"BASE=${{1:-{shlex.quote(base)}}}", prelude]
+    if outside:
+        lines.append(
+            'finish() { inconclusive "call(s)$DIFFER answered otherwise, but the recorded answers showed objects '
+            'made elsewhere"; }'
+        )
+    else:
+        lines.append('finish() { echo "NOT REPRODUCED: call(s)$DIFFER answered otherwise than recorded"; exit 1; }')
+    lines += [f"secret {name}" for name in credentials]
+    waits = pauses(rep)
+    compare: list[str] = []
     for n, ex in enumerate(rep.steps, 1):
         index = n - 1
         last = index == len(rep.steps) - 1
@@ -267,7 +339,7 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
         opts += ["-X", ex.method.upper()]
         for name, value in ex.request_headers.items():
             if name.lower() not in _OWN_HEADERS:
-                opts += ["-H", shlex.quote(f"{name}: {value}")]
+                opts += ["-H", word(f"{name}: {value}")]
         prefix = ""
         raw = ex.sent_body
         if raw:
@@ -284,53 +356,73 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
                 prefix = "{ " + "; ".join(printfs) + "; } | "
                 opts += ["--data-binary", "@-"]
         opts += ["--globoff", ('"$BASE"' if relative else "") + _sh(url)]
-        what = "the answer that broke the rule" if last else ("setup" if index in judged else "sent for its timing")
         shown = fill(url, {c.name: "{" + c.name + "}" for c in rep.captures})
         lines += [
             "",
-            f"# {n}. {ex.method.upper()} {urlsplit(shown).path or shown} (recorded: HTTP {ex.status}; {what})",
+            f"# {n}. {ex.method.upper()} {urlsplit(shown).path or shown} (recorded: HTTP {ex.status}; "
+            f"{_role(rep, index, judged)})",
         ]
+        if waits[index]:
+            lines.append(f"sleep {waits[index]:g}  # as long as the recorded run waited before it")
         call = f'{prefix}{" ".join(opts)} > "$D/{n}.code"'
         if last and ex.error:  # the recorded failure is that no whole answer came: still none is the same
             lines.append(f'{call} || {{ echo "REPRODUCED: no whole answer within $MAX_TIME s, as recorded"; exit 0; }}')
             lines.append(f'DIFFER="$DIFFER {n}"; echo "{n}. a whole answer came; the recorded call got none"')
         else:
             lines.append(f'{call} || inconclusive "call {n} got no whole answer within $MAX_TIME s"')
-        if index in judged and not last:
+        if required(rep, index):
             lines.append(f"setup {n} {ex.status}")
+        probe = index in rep.probe  # the failure's own call: a value it gives is not required of it
         for c in rep.captures:
             if c.step != index:
                 continue
             if c.source == "header":
                 grab = f"tr -d '\\r' < \"$D/{n}.head\" | sed -n 's/^{_sed_header(c.key)}: *//p' | sed -n '$p'"
             else:
-                member = shlex.quote(f'"{c.key}" *: *"[^"]*"')
-                value_of = 'sed \'s/.*"\\([^"]*\\)"$/\\1/\''
-                grab = f"grep -o {member} \"$D/{n}.body\" | sed -n '{c.nth}p' | {value_of}"
-            lines.append(f'capture {c.name} "$({grab})" {n}')
-        if index in judged:
+                member = shlex.quote(f'"{_ere(c.key)}" *: *("[^"]*"|-?[0-9]+)')
+                value_of = 'sed \'s/^"[^"]*" *: *//; s/^"//; s/"$//\''
+                grab = f"grep -o -E {member} \"$D/{n}.body\" | sed -n '{c.nth}p' | {value_of}"
+            if c.used and not probe:
+                lines.append(f'capture {c.name} "$({grab})" {n}')
+            else:
+                lines.append(f'name {c.name} "$({grab})"')
+        if index in judged:  # compared once every call is sent: the calls go out as fast as recorded
             _, cut = recorded_body(ex)
-            lines += [f"cat > \"$D/{n}.want\" <<'RECORDED_{n}'", expected(rep, index), f"RECORDED_{n}"]
-            lines.append(f"compare {n}" + (f" {cut}" if cut is not None else ""))
+            compare += [f"cat > \"$D/{n}.want\" <<'RECORDED_{n}'", expected(rep, index), f"RECORDED_{n}"]
+            compare.append(f"compare {n}" + (f" {cut}" if cut is not None else ""))
+        if probe:
+            lines += [f"need {c.name} {n}" for c in rep.captures if c.step == index and c.used]
+    lines += ["", "# the answers against the recorded ones", *compare]
     n = len(rep.steps)
-    lines += [
-        f'echo "{n}. HTTP $(cat "$D/{n}.code") (recorded {rep.steps[-1].status})"; cat "$D/{n}.body"; echo',
-        'if [ -z "$DIFFER" ]; then echo "REPRODUCED: the answers are the recorded ones"; exit 0; fi',
-    ]
-    if outside:
+    lines.append(f'echo "{n}. HTTP $(cat "$D/{n}.code") (recorded {rep.steps[-1].status})"; cat "$D/{n}.body"; echo')
+    if truncated(rep.steps[-1]):
+        kept = recorded_body(rep.steps[-1])[1]
         lines.append(
-            'inconclusive "call(s)$DIFFER answered otherwise, but the recorded answers showed objects made elsewhere"'
+            'if [ -z "$DIFFER" ]; then inconclusive "the answers are the recorded ones as far as the report '
+            f'kept answer {n} (its first {kept} bytes): what broke the rule may lie past them"; fi'
         )
     else:
-        lines.append('echo "NOT REPRODUCED: call(s)$DIFFER answered otherwise than recorded"; exit 1')
+        lines.append('if [ -z "$DIFFER" ]; then echo "REPRODUCED: the answers are the recorded ones"; exit 0; fi')
+    lines.append("finish")
     return "\n".join(lines) + "\n"
+
+
+def _role(rep: Reproduction, index: int, judged: list[int]) -> str:
+    """What a call is to the reproduction, as its comment in the script says."""
+    if index == len(rep.steps) - 1:
+        return "the answer that broke the rule"
+    if index in rep.probe:
+        return "the failure's own call"
+    if index in rep.wrong:
+        return "another failure's call"
+    return "setup" if index in judged else "sent for its timing"
 
 
 def script_of(finding: Finding, base_url: str, *, state_dependent: bool = False) -> str:
     """The finding's reproduction as a script (empty when it records no call)."""
     if not finding.evidence:
         return ""
-    rep = Reproduction(finding.evidence, finding.captures, finding.baked, state_dependent)
+    rep = Reproduction.of(finding, state_dependent)
     return script(rep, f"{finding.key}\n{finding.message}", base_url)
 
 

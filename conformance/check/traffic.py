@@ -19,7 +19,7 @@ from specs.documents import Operation, Spec
 
 from ..verdicts.results import Exchange
 from .curl import curl_command
-from .http import _preview
+from .http import _preview, request_preview
 
 _NOT_PARSED = object()
 
@@ -112,7 +112,7 @@ class Observed:
             self.method,
             url,
             dict(self.request_headers),
-            _preview(self.request_body) if self.request_body else None,
+            request_preview(self.request_body) if self.request_body else None,
             self.status,
             dict(self.response_headers),
             _preview(self.response_body) if self.response_body else None,

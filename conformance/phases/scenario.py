@@ -7,7 +7,7 @@ import time
 import traceback
 from collections.abc import Iterator
 
-from ..check.context import Blocked, CheckFailed, Context, NotVerified
+from ..check.context import Blocked, CheckFailed, Context, Journal, NotVerified
 from ..check.http import TargetError
 from ..run.events import RequirementStarted
 from ..run.plan import RunPlan
@@ -26,10 +26,12 @@ class ScenarioPhase:
 
     def run(self, plan: RunPlan, state: RunState) -> Iterator[RequirementResult]:
         checks = plan.phase(self.name)
+        journal = Journal()  # every check's calls, for the reproductions of the later ones
         for n, check in enumerate(checks, 1):
             state.watchdog.check()  # a stopped run starts no further check
             state.emit(RequirementStarted(check.requirement, n, len(checks)))
-            yield run_check(check, Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo, state.guard))
+            ctx = Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo, state.guard, journal)
+            yield run_check(check, ctx)
 
 
 def run_check(check: Check, ctx: Context) -> RequirementResult:
@@ -65,7 +67,9 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     others = [b for b, _ in ctx.blocks if b.by != rid]
     ended = log[: ctx.deciding(message, len(log)) + 1]  # the calls up to the one the message judged
     failures = [*ctx.failures, *own, *([(message, ended)] if status is Status.FAILED else [])]
-    findings = scenario_findings(ctx.spec, ctx.base_url, rid, failures)
+    journal = ctx.journal
+    findings = scenario_findings(ctx.spec, ctx.base_url, rid, failures, ctx.probes, journal.calls, journal.failed)
+    ctx.record(failures)
     if ctx.failures or own:  # a part failed: the requirement fails, whatever ended the check after it
         rest = "" if status in (Status.PASSED, Status.FAILED) else f"; then {message}"
         rest += f"; a part was blocked by {others[0].by}" if others else ""

@@ -92,6 +92,7 @@ class Observer:
     ) -> None:
         self.protocol_id = protocol_id
         self.upstream = upstream.rstrip("/")
+        self.tokens = tokens
         self.console = console
         self.max_frames = max_frames
         self.selection = selection

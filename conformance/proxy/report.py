@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__
+from ..check.credentials import Credentials, redact_result
 from ..reporting import write_reports
 from ..verdicts import baseline
 from ..verdicts.results import RequirementResult, RunResult, Status, settle
@@ -52,7 +53,12 @@ def run_result(observer: Observer) -> RunResult:
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         duration_s=time.monotonic() - observer.started,
     )
-    result.results = [settle(_result(observer.tallies[r.id], r.id in observer.judged)) for r in observer.requirements]
+    # the tokens the proxy was given are named in its reports (${TOKEN}, ${SECOND_TOKEN}), never written
+    credentials = Credentials.of(*(*observer.tokens, None, None)[:2])
+    result.results = [
+        settle(redact_result(_result(observer.tallies[r.id], r.id in observer.judged), credentials))
+        for r in observer.requirements
+    ]
     selection = observer.selection
     for res in result.results:
         baseline.judge(res, selection.expected_failures)

@@ -77,13 +77,22 @@ def readable(body: str) -> str:
         return body
 
 
+SHOWN_BODY = 4000
+"""Characters of a request body the page shows (results.json and the script hold all of it)."""
+
+
+def _cut(text: str) -> str:
+    more = len(text) - SHOWN_BODY
+    return text if more <= 0 else f"{text[:SHOWN_BODY]}... [{more} more characters: the whole body is in results.json]"
+
+
 def _exchange(ex: Exchange) -> str:
     req_headers = "\n".join(f"{k}: {v}" for k, v in ex.request_headers.items())
     resp_headers = "\n".join(f"{k}: {v}" for k, v in ex.response_headers.items())
     outcome = f"HTTP {ex.status}" if ex.status is not None else "no response"
     parts = [f"<pre>{t(ex.method)} {t(ex.url)}\n{t(req_headers)}"]
     if ex.request_body:
-        parts.append(f"\n\n{t(readable(ex.request_body))}")
+        parts.append(f"\n\n{t(_cut(readable(ex.request_body)))}")
     content_type = next((v for k, v in ex.response_headers.items() if k.lower() == "content-type"), "")
     line = page_line(ex.response_body or "", html="html" in content_type.lower())
     parts.append("</pre>")

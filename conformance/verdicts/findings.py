@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from specs.documents import Spec
@@ -69,16 +69,38 @@ def operation_named(spec: Spec, message: str) -> str | None:
 
 
 def scenario_findings(
-    spec: Spec, base_url: str, rid: str, failures: Iterable[tuple[str, list[Exchange]]]
+    spec: Spec,
+    base_url: str,
+    rid: str,
+    failures: Iterable[tuple[str, list[Exchange]]],
+    probes: Mapping[int, int] | None = None,
+    before: Sequence[Exchange] = (),
+    failed: Collection[int] = (),
 ) -> list[Finding]:
     """A scenario check's failures (each part's, and the one that ended it) as distinct findings,
     each keyed by the operation of the exchange that decided it (the last of the calls handed
-    over) and a digest of its message, with the calls that reproduce it from a fresh state."""
+    over) and a digest of its message, with the calls that reproduce it from a fresh state.
+    ``probes``: where among its calls each failure's own probe began, by its deciding call's
+    ``id()`` (``Context.probes``; a failure not listed: its deciding call alone). ``before``: the
+    calls earlier checks made, which a reproduction may need too, and ``failed`` the ``id()`` of
+    those that were another failure's own (``Context.journal``)."""
+    failures = [(message, calls) for message, calls in failures]
+    starts = probes or {}
+    own = [calls[starts.get(id(calls[-1]), len(calls) - 1) :] if calls else [] for _, calls in failures]
+    earlier = {id(ex) for ex in before}
     found = FindingSet()
-    for message, calls in failures:
+    for n, (message, calls) in enumerate(failures):
         last = calls[-1] if calls else None
         operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
-        found.add(rid, operation, f"scenario:{digest(message)}", message, calls)
+        # another failure's calls, in this one's reproduction: causes sent for their effect
+        others = [ex for m, probe in enumerate(own) if m != n for ex in probe]
+        others += [ex for ex in before if id(ex) in failed]
+        kind = f"scenario:{digest(message)}"
+        # a fixture's calls where they were made, among the earlier checks'
+        history = [*before, *(ex for ex in calls if id(ex) not in earlier)]
+        if calls and id(calls[-1]) in earlier:  # it judged a fixture's answer: the calls up to that one
+            history = history[: next(i for i, ex in enumerate(history) if ex is calls[-1]) + 1]
+        found.add(rid, operation, kind, message, history, wrong=others, probe=own[n][:-1])
     return found.ordered()
 
 
@@ -90,11 +112,15 @@ def summary(findings: list[Finding]) -> str:
     return f"{len(findings)} distinct failures: " + "; ".join(parts)
 
 
-def reproducing(finding: Finding, calls: list[Exchange]) -> Finding:
-    """``finding`` with the calls among ``calls`` that reproduce it (the last one decided it)."""
+def reproducing(
+    finding: Finding, calls: list[Exchange], wrong: Iterable[Exchange] = (), probe: Iterable[Exchange] = ()
+) -> Finding:
+    """``finding`` with the calls among ``calls`` that reproduce it (the last one decided it);
+    ``wrong`` and ``probe``: calls of another failure, and of this one's probe (``Reproduction``)."""
     if calls:
-        rep = reproduction(calls, len(calls) - 1)
+        rep = reproduction(calls, len(calls) - 1, wrong=wrong, probe=probe, message=finding.message)
         finding.evidence, finding.captures, finding.baked = rep.steps, rep.captures, rep.baked
+        finding.wrong, finding.probe, finding.unsure = rep.wrong, rep.probe, rep.unsure
     return finding
 
 
@@ -105,7 +131,16 @@ class FindingSet:
         self._by_key: dict[str, Finding] = {}
 
     def add(
-        self, rid: str, operation: str, kind: str, message: str, calls: Iterable[Exchange], *, fresh: bool = True
+        self,
+        rid: str,
+        operation: str,
+        kind: str,
+        message: str,
+        calls: Iterable[Exchange],
+        *,
+        fresh: bool = True,
+        wrong: Iterable[Exchange] = (),
+        probe: Iterable[Exchange] = (),
     ) -> None:
         """A failure; ``calls`` are those made up to the deciding one (the last), of which the
         finding keeps the ones the failure depends on (``reproduction.reproduction``). ``fresh=False``:
@@ -116,7 +151,7 @@ class FindingSet:
         if found is not None:
             found.count += 1
         else:
-            finding = reproducing(Finding(key, rid, operation, kind, message, 1), list(calls))
+            finding = reproducing(Finding(key, rid, operation, kind, message, 1), list(calls), wrong, probe)
             if not fresh:
                 finding.baked = sorted(set(finding.baked) | unknown_ids(finding.evidence, finding.captures))
             self._by_key[key] = finding

@@ -3,37 +3,84 @@ each call needs taken from the answers before it.
 
 ``reproduction(calls, deciding)`` picks, among every call a check made, the deciding call and each
 earlier one it depends on: a call whose answer gave a value a later chosen call sent (the create
-whose ``task_id`` the read names) or showed (the write whose object a listing shows), or a write
-that sent the same object's id (the steps run on the task before it was read). Each server-made
-value a chosen call sends becomes a ``Capture``: where in which answer it is found (a JSON string
-member, or a header), so a replay sends the id today's server gave, not the old one.
-``check/script.py`` renders the reproduction as a ``sh`` script; ``conformance replay`` runs it.
+whose ``task_id`` the read names) or showed (the create whose object a listing shows), or a write
+that sent the id of an object a chosen call sends or shows (the steps run on the task before it was
+read, the update of a session a listing shows). Each server-made value a chosen call sends becomes
+a ``Capture``: where in which answer it is found (a JSON member, or a header), so a replay sends the
+id today's server gave, not the old one. A compared answer's own made-anew values (a job token
+``7000003``, an etag) are named the same way, unused: a fresh server counts from its own start,
+so a replay compares them by where they stand and which answers share them, not by their value.
+
+A value is an answer's *own* when it is not inside an array: the id a create answers with, as
+against the ids a listing shows. A compared answer that shows objects no kept call made answered
+from state the calls did not make (``outside_state``): from a fresh state it differs whatever the
+server does. ``check/script.py`` renders the reproduction as a ``sh`` script; ``conformance
+replay`` runs it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .results import Capture, Exchange
+from .results import Capture, Exchange, Finding
 
 MAX_STEPS = 40
 """Calls a reproduction keeps at most (the producers first, then the latest ones)."""
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:~@+=-]{2,199}")
 """What a server-made value a client sends back looks like (ids, names, tokens)."""
-_NOT_ID = re.compile(r"[0-9.:T+-]+Z?")
-"""Numbers, dates and times: shared by unrelated answers, so never taken for a made object's id."""
+_NOT_ID = re.compile(r"(?=.*[.:T+-])[0-9.:T+-]+Z?")
+"""Decimals, dates and times: shared by unrelated answers, so never taken for a made object's id
+(a run of digits alone is: a job token, a sequence number)."""
+_MADE_ANEW = re.compile(
+    r"(?:[A-Za-z][A-Za-z_-]{0,19})?[0-9]{3,}"  # a sequence number: 7000003, job-17
+    r"|(?:[A-Za-z][A-Za-z_-]{0,19})?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|(?:[A-Za-z][A-Za-z_-]{0,19})?[0-9a-f]{16,}"  # a uuid or a long hex id, bare or prefixed (chatcmpl-...)
+)
+"""A value a server makes anew for each object (a fresh server gives another): an answer's own
+is named where it stands, so a replay sees which answers give the same one (an etag that did not
+change with an update) without comparing the value itself."""
 _ID_HEADER = re.compile(r"(^|-)id$", re.IGNORECASE)
+_NUMBER_ID = range(100_000, 100_000_000)
+"""JSON numbers that may be ids (a job token sent as a number): smaller ones are counts, larger
+ones times (epoch seconds, blanked as what every run makes anew)."""
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
+def writes(ex: Exchange) -> bool:
+    """Whether a call may change what the server holds: a PUT, PATCH or DELETE, or a POST that
+    sends something (a POST of nothing, ``{}``, asks: a listing, a history read)."""
+    method = ex.method.upper()
+    if method != "POST":
+        return method in WRITES
+    return (ex.request_body or "").strip() not in ("", "{}", "[]")
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """An id-like value an answer carries."""
+
+    source: str
+    """``body`` (a JSON member) or ``header``."""
+    key: str
+    value: str
+    own: bool
+    """Not inside an array: the answer's own value, as against one of the items it lists."""
+
+
 def pattern(capture: Capture) -> re.Pattern[str]:
-    """Where a body capture is found: a JSON string member by name (as the script's grep finds it)."""
-    return re.compile(rf'"{re.escape(capture.key)}" *: *"([^"]*)"')
+    """Where a body capture is found: a JSON member by name, a string or an integer (as the
+    script's grep finds it)."""
+    return re.compile(rf'"{re.escape(capture.key)}" *: *(?:"([^"]*)"|(-?[0-9]+))')
+
+
+def _hits(capture: Capture, body: str) -> list[str]:
+    return [text or number for text, number in pattern(capture).findall(body)]
 
 
 def find(capture: Capture, body: str, headers: Iterable[tuple[str, str]]) -> str | None:
@@ -41,7 +88,7 @@ def find(capture: Capture, body: str, headers: Iterable[tuple[str, str]]) -> str
     if capture.source == "header":
         found = [v for k, v in headers if k.lower() == capture.key.lower()]
         return found[-1].strip() if found else None
-    hits = pattern(capture).findall(body)
+    hits = _hits(capture, body)
     return hits[capture.nth - 1] if len(hits) >= capture.nth else None
 
 
@@ -57,43 +104,136 @@ class Reproduction:
     state_dependent: bool = False
     """The requirement's verdict depends on what the server held (``Requirement.depends_on_state``):
     from a fresh state its answers differ whatever the server does."""
+    wrong: list[int] = field(default_factory=list)
+    """Earlier calls of another failure (the intruder's write that was let through): kept only
+    where this failure needs them (an id, or a write to what it decides on), compared but never
+    required, since a server that refuses them now is fixed there, not unable to go on."""
+    probe: list[int] = field(default_factory=list)
+    """Earlier calls of the failure's own probe (the chat start whose job's result broke the rule):
+    compared, never required, since answering otherwise there is the failure not coming back."""
+    unsure: str = ""
+    """Why, whatever the server does, a replay's answers may differ from the recorded ones (empty:
+    they may not): more calls than ``MAX_STEPS`` led to the failure and some were left out, or the
+    deciding call reads an object whose answers changed by themselves in the recorded run (a job
+    that finishes: a replay cannot be at the same moment of it)."""
+
+    @classmethod
+    def of(cls, finding: Finding, state_dependent: bool = False) -> Reproduction:
+        """A recorded finding's reproduction."""
+        return cls(
+            finding.evidence,
+            finding.captures,
+            finding.baked,
+            state_dependent,
+            finding.wrong,
+            finding.probe,
+            finding.unsure,
+        )
 
 
 # ---- which calls ------------------------------------------------------------------------------
 
 
-def _strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
-    """(member name, string) for every string in a JSON value; array items take their parent's name."""
+def _members(value: Any, key: str = "", own: bool = True) -> Iterator[tuple[str, str, bool]]:
+    """(member name, value, own) for every string and large integer of a JSON value; array items
+    take their parent's name and are not the answer's own."""
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(v, str(k))
+            yield from _members(v, str(k), own)
     elif isinstance(value, list):
         for v in value:
-            yield from _strings(v, key)
-    elif isinstance(value, str) and key:
-        yield key, value
+            yield from _members(v, key, False)
+    elif not key or isinstance(value, bool):
+        return
+    elif isinstance(value, str):
+        yield key, value, own
+    elif isinstance(value, int) and value in _NUMBER_ID:
+        yield key, str(value), own
 
 
-def _json_values(text: str | None) -> list[tuple[str, str]]:
-    """String members of a JSON body, or of each JSON line or SSE ``data:`` event of a stream."""
+def _docs(text: str | None) -> list[Any]:
+    """A JSON body, or each JSON line or SSE ``data:`` event of a stream."""
     if not text:
         return []
-    docs: list[Any] = []
     try:
-        docs.append(json.loads(text))
+        return [json.loads(text)]
     except ValueError:
-        for line in text.splitlines():
-            line = line.removeprefix("data:").strip()
-            if line.startswith(("{", "[")):
-                try:
-                    docs.append(json.loads(line))
-                except ValueError:
-                    continue
-    return [(k, v) for doc in docs for k, v in _strings(doc) if is_id(v)]
+        pass
+    docs: list[Any] = []
+    for line in text.splitlines():
+        line = line.removeprefix("data:").strip()
+        if line.startswith(("{", "[")):
+            try:
+                docs.append(json.loads(line))
+            except ValueError:
+                continue
+    return docs
+
+
+CUT = re.compile(r"\.\.\. \[\d+ more characters\]$")
+"""How a report marks a body it kept only the start of (``check/http.py``)."""
+_MEMBER = re.compile(r'"((?:[^"\\]|\\.){1,200})" *: *(?:"((?:[^"\\]|\\.){0,200})"|(-?[0-9]+))')
+
+
+def _json_values(text: str | None) -> list[tuple[str, str, bool]]:
+    """Id-like members of a JSON body, or of each JSON line or SSE ``data:`` event of a stream; of
+    a body the report kept only the start of, the members it holds (where they stand unknown)."""
+    docs = _docs(text)
+    if docs or not text or not CUT.search(text):
+        return [(k, v, own) for doc in docs for k, v, own in _members(doc) if is_id(v)]
+    found = []
+    for key, string, number in _MEMBER.findall(text):
+        try:
+            value = number or json.loads(f'"{string}"')
+        except ValueError:
+            continue
+        if is_id(value) and (not number or int(number) in _NUMBER_ID):
+            found.append((json.loads(f'"{key}"'), value, True))
+    return found
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a JSON value."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+def _items(value: Any) -> Iterator[Any]:
+    """Every element of every array of a JSON value (the things a listing shows)."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _items(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield v
+            yield from _items(v)
+
+
+def _sends_content(ex: Exchange) -> bool:
+    """Whether a call sends something of its own (a question, an input, a file), not only ids
+    (a read, or a listing asked for with POST and ``{}``)."""
+    if ex.method.upper() not in WRITES or not ex.request_body:
+        return False
+    docs = _docs(ex.request_body)
+    if not docs:
+        return True  # a form or a file
+    return any(not is_id(s) for doc in docs for s in _strings(doc))
+
+
+def _distinctive(text: str) -> bool:
+    """Text one object carries and another would not (a question asked, a time, an id), as against
+    a word many share (an enum value, a node's name)."""
+    return len(text) >= 4 and any(ch.isdigit() or ch.isspace() for ch in text)
 
 
 def is_id(value: str) -> bool:
-    """An id, a name or a token: not a word of prose, not a number or a date."""
+    """An id, a name or a token: not a word of prose, not a decimal or a date."""
     return (
         _ID.fullmatch(value) is not None
         and _NOT_ID.fullmatch(value) is None
@@ -101,18 +241,47 @@ def is_id(value: str) -> bool:
     )
 
 
-def produced(ex: Exchange) -> list[tuple[str, str, str]]:
-    """(source, key, value) of every id-like value the answer carries."""
-    out = [("body", k, v) for k, v in _json_values(ex.response_body)]
+_SEEN: OrderedDict[tuple[Any, ...], tuple[Exchange, Any]] = OrderedDict()
+"""What ``produced`` and ``sent_tokens`` found in the latest exchanges: every finding of a run draws
+its reproduction from the same calls (the run's journal), each parsed once."""
+
+
+def _memo(kind: str, ex: Exchange, find: Callable[[Exchange], Any]) -> Any:
+    # the exchange itself is kept with the answer, so its id is never another's while cached
+    key = (kind, id(ex), ex.url, ex.status, len(ex.request_body or ""), len(ex.response_body or ""))
+    hit = _SEEN.get(key)
+    if hit is not None and hit[0] is ex:
+        _SEEN.move_to_end(key)
+        return hit[1]
+    value = find(ex)
+    _SEEN[key] = (ex, value)
+    if len(_SEEN) > 20_000:
+        _SEEN.popitem(last=False)
+    return value
+
+
+def produced(ex: Exchange) -> list[Value]:
+    """Every id-like value the answer carries."""
+    found: list[Value] = _memo("produced", ex, _produced)
+    return found
+
+
+def _produced(ex: Exchange) -> list[Value]:
+    out = [Value("body", k, v, own) for k, v, own in _json_values(ex.response_body)]
     for name, value in ex.response_headers.items():
         if _ID_HEADER.search(name) and is_id(value.strip()):
-            out.append(("header", name, value.strip()))
+            out.append(Value("header", name, value.strip(), True))
     return out
 
 
 def sent_tokens(ex: Exchange) -> set[str]:
     """Values a request sends where a server-made one would go: path segments, query values, and
     the strings of a JSON body (a form or multipart body is searched as text)."""
+    found: set[str] = _memo("sent", ex, _sent_tokens)
+    return found
+
+
+def _sent_tokens(ex: Exchange) -> set[str]:
     parts = urlsplit(ex.url)
     tokens = {unquote(s) for s in parts.path.split("/") if s}
     tokens |= {unquote(p.partition("=")[2]) for p in parts.query.split("&") if "=" in p}
@@ -121,63 +290,153 @@ def sent_tokens(ex: Exchange) -> set[str]:
     if body:
         values = _json_values(body)
         if values or body.lstrip().startswith(("{", "[")):
-            tokens |= {v for _, v in values}
+            tokens |= {v for _, v, _ in values}
         else:
             tokens |= {t for t in _ID.findall(body) if is_id(t)}
     return tokens
 
 
-def _shown(ex: Exchange) -> set[str]:
-    return {v for _, _, v in produced(ex)}
+def _object_id(value: str) -> bool:
+    """An id carries a digit: a name or an enum word a write's answer repeats is not an object."""
+    return any(ch.isdigit() for ch in value)
 
 
-def reproduction(exchanges: Sequence[Exchange], deciding: int) -> Reproduction:
-    """The calls among ``exchanges`` that the call at ``deciding`` depends on, and the captures."""
+def reproduction(
+    exchanges: Sequence[Exchange],
+    deciding: int,
+    *,
+    wrong: Iterable[Exchange] = (),
+    probe: Iterable[Exchange] = (),
+    message: str = "",
+) -> Reproduction:
+    """The calls among ``exchanges`` that the call at ``deciding`` depends on, and the captures.
+    ``wrong`` and ``probe``: calls of another failure, and of this one's probe (``Reproduction``).
+    ``message``: the failure's; an object it names (the session a listing left out) is one the
+    deciding call depends on, as if it sent its id."""
     calls = list(exchanges[: deciding + 1])
     sent = [sent_tokens(ex) for ex in calls]
-    # who first answered each value, if no earlier request had sent it (then it is the client's)
+    # who first answered each value (``maker``), and whose answer first had it as its own
+    # (``owner``), if no earlier request had sent it (then it is the client's)
     maker: dict[str, int] = {}
+    owner: dict[str, int] = {}
     client_made: set[str] = set()
-    for n, ex in enumerate(calls):
-        client_made |= sent[n] - set(maker)
-        for _, _, value in produced(ex):
-            if value not in maker and value not in client_made:
-                maker[value] = n
+    answers = [produced(ex) for ex in calls]
+    for n in range(len(calls)):
+        client_made |= sent[n] - maker.keys()
+        for v in answers[n]:
+            if v.value in client_made:
+                continue
+            maker.setdefault(v.value, n)
+            if v.own:
+                owner.setdefault(v.value, n)
     server_sent = [{v for v in sent[n] if v in maker and maker[v] < n} for n in range(len(calls))]
-    writes = {n for n, ex in enumerate(calls) if ex.method.upper() in WRITES and ex.status is not None}
-    # objects the calls made (a write's answer gave their id), as against what a read found there
-    # (an id carries a digit: a name or an enum word a write's answer repeats is not an object it made)
-    objects = {v for v, m in maker.items() if m in writes and any(ch.isdigit() for ch in v)}
+    writing = {n for n, ex in enumerate(calls) if writes(ex) and ex.status is not None}
+    # objects the calls made (a write answered with their id as its own), as against what a read
+    # or a listing found there
+    objects = {v for v, m in owner.items() if m in writing and _object_id(v)}
+    # the resources a path names that some answer gave (an agent a listing found), not the
+    # document's own words (streaming_chat)
+    addressed = [_path_values(ex) & maker.keys() for ex in calls]
+    paths = [urlsplit(ex.url).path for ex in calls]
+    named = {t for t in _ID.findall(message) if t in objects}
     chosen = {deciding}
+    others = {n for n, ex in enumerate(calls) if id(ex) in {id(w) for w in wrong}} - {id(p) for p in probe}
+    # what the deciding call itself is about: another failure's write to it still changed it
+    needed = (server_sent[deciding] | named) & objects
+
+    # the same request just before it: a read may change what the next one answers (a job's result
+    # consumed by its first read, a state that reverts once seen)
+    def request(ex: Exchange) -> tuple[str, str, str | None]:
+        return ex.method, ex.url, ex.request_body
+
+    again = [n for n in range(deciding) if request(calls[n]) == request(calls[deciding])]
+    chosen |= set(again[-1:])
     changed = True
     while changed:
         changed = False
-        touched = set().union(*(server_sent[n] for n in chosen))
-        shown = set().union(*(_shown(calls[n]) for n in chosen))
+        touched = named.union(*(server_sent[n] for n in chosen))
+        shown = set().union(*({v.value for v in answers[n]} for n in chosen)) & objects
+        # what a chosen read addresses: a write there may change what it shows (a chat with the agent
+        # whose connectivity is read); a chat or a create answers for itself
+        at = set().union(*(addressed[n] for n in chosen if not _sends_content(calls[n])))
+        # what a chosen read lists: a delete of one of its items leaves no trace in it but its count
+        listed = tuple(paths[n].rstrip("/") + "/" for n in chosen if not _sends_content(calls[n]))
+        givers = {maker[v] for v in touched}  # the answers that gave an id a chosen call sends
+        makers = {owner[v] for v in shown}  # the writes that made what a chosen answer shows
+        touched_objects = touched & objects
         for n in range(deciding):
             if n in chosen:
                 continue
-            makes = {v for v, m in maker.items() if m == n}
-            gave = bool(makes & touched)  # its answer gave an id a chosen call sends
-            same_object = calls[n].status is not None and bool(server_sent[n] & touched & objects)
-            shows_its_work = n in writes and bool(makes & shown & objects)  # a chosen answer shows what it made
-            if gave or same_object or shows_its_work:
+            # a write to an object a chosen call sends (a read of it in between only waited: the
+            # pause before the next call stands for it), to one a chosen answer shows, or to a
+            # resource a chosen call names (the chat with the agent whose connectivity is read)
+            wrote = n in writing and bool(
+                server_sent[n] & touched_objects
+                or server_sent[n] & shown
+                or addressed[n] & at
+                or (calls[n].method.upper() == "DELETE" and paths[n].startswith(listed))
+            )
+            if n in others and n not in givers and not server_sent[n] & needed:
+                continue  # another failure's call, needed neither for an id nor for what decides this one
+            if n in givers or (n in writing and n in makers) or wrote:
                 chosen.add(n)
                 changed = True
     order = sorted(chosen)
+    unsure = _drifts(calls, deciding, sent, writing)
     if len(order) > MAX_STEPS:
+        unsure = f"{len(order)} calls led to it: the first and last {MAX_STEPS // 2} are kept"
         order = order[: MAX_STEPS // 2] + order[-(MAX_STEPS - MAX_STEPS // 2) :]
     kept = {m: i for i, m in enumerate(order)}
-    out = _captured([calls[n] for n in order], maker={v: kept[m] for v, m in maker.items() if m in kept})
+    own = {id(ex) for ex in probe}
+    out = Reproduction(
+        [calls[n] for n in order],
+        wrong=[i for i, n in enumerate(order[:-1]) if n in others],
+        probe=[i for i, n in enumerate(order[:-1]) if id(calls[n]) in own],
+        unsure=unsure,
+    )
+    out.captures = _captured(out, maker={v: kept[m] for v, m in maker.items() if m in kept})
     captured = {c.value for c in out.captures}
     out.baked = sorted({v for n in order for v in server_sent[n] if v not in captured})
     return out
 
 
-def _captured(steps: list[Exchange], maker: dict[str, int]) -> Reproduction:
-    out = Reproduction(steps)
+_SHAPE = re.compile(r"[0-9a-fA-F]{8,}|[0-9]+")
+
+
+def _drifts(calls: list[Exchange], deciding: int, sent: list[set[str]], writing: set[int]) -> str:
+    """Why the deciding call's answer may differ by the moment it is sent: a read of an object it
+    names was sent twice in the run and answered otherwise (not only other ids, times or counts),
+    and nothing wrote anything in between (a job that finished, an agent that researched on).
+    Reads of other resources under the same object (two artifacts of one task) differ by nature."""
+    last_seen: dict[tuple[str, str, str | None], str] = {}
+    for n in range(deciding):
+        ex = calls[n]
+        if n in writing:
+            last_seen.clear()  # what a read answers next may be the write's doing
+            continue
+        if not sent[n] & sent[deciding]:
+            continue
+        request = (ex.method.upper(), ex.url, ex.request_body)
+        shape = f"{ex.status} " + _SHAPE.sub("#", ex.response_body or "")
+        if request in last_seen and last_seen[request] != shape:
+            path = urlsplit(ex.url).path
+            return f"{ex.method.upper()} {path} answered otherwise by itself between two reads of the recorded run"
+        last_seen[request] = shape
+    return ""
+
+
+def _path_values(ex: Exchange) -> set[str]:
+    """The id-like segments of a request's path: the resource it addresses."""
+    return {v for v in (unquote(s) for s in urlsplit(ex.url).path.split("/") if s) if is_id(v)}
+
+
+def _captured(rep: Reproduction, maker: dict[str, int]) -> list[Capture]:
+    """The values the calls send that an earlier kept answer gave, then the sequence numbers the
+    compared answers give of their own (named, unused)."""
+    steps = rep.steps
+    out: list[Capture] = []
     names: dict[str, str] = {}
-    taken: set[str] = set()
+    taken: set[str] = set(RESERVED)
     for n, ex in enumerate(steps):
         for value in sorted(sent_tokens(ex), key=len, reverse=True):
             if value in names:
@@ -185,20 +444,47 @@ def _captured(steps: list[Exchange], maker: dict[str, int]) -> Reproduction:
             m = maker.get(value)
             if m is None or m >= n:
                 continue
-            where = next(((s, k) for s, k, v in produced(steps[m]) if v == value), None)
-            if where is None:
-                continue
-            source, key = where
-            nth = 1
-            if source == "body":
-                hits = pattern(Capture("", m, source, key, 1, value)).findall(steps[m].response_body or "")
-                if value not in hits:
-                    continue  # found only inside a stream's escaped text: not where grep can reach
-                nth = hits.index(value) + 1
-            name = _var(key, taken)
-            names[value] = name
-            out.captures.append(Capture(name, m, source, key, nth, value))
+            capture = _capture(steps[m], m, value, taken, used=True)
+            if capture is not None:
+                names[value] = capture.name
+                out.append(capture)
+    rep.captures = out
+    judged = set(compared(rep))
+    sent: set[str] = set()
+    for n, ex in enumerate(steps):
+        sent |= sent_tokens(ex)
+        if n not in judged:
+            continue
+        for v in produced(ex):
+            if v.own and v.value not in names and v.value not in sent and _MADE_ANEW.fullmatch(v.value):
+                capture = _capture(ex, n, v.value, taken, used=False)
+                if capture is not None:
+                    names[v.value] = capture.name
+                    out.append(capture)
     return out
+
+
+def _capture(answer: Exchange, step: int, value: str, taken: set[str], *, used: bool) -> Capture | None:
+    """Where in ``answer`` (call ``step``) ``value`` is first found, as a capture; None when grep
+    cannot reach it (only inside a stream's escaped text)."""
+    where = next(((v.source, v.key) for v in produced(answer) if v.value == value), None)
+    if where is None:
+        return None
+    source, key = where
+    nth = 1
+    if source == "body":
+        hits = _hits(Capture("", step, source, key, 1, value), answer.response_body or "")
+        if value not in hits:
+            return None
+        nth = hits.index(value) + 1
+    return Capture(_var(key, taken), step, source, key, nth, value, used)
+
+
+CREDENTIALS = ("TOKEN", "SECOND_TOKEN")
+"""The variables a report names the run's tokens by (``--token``, ``--second-token``): a curl line
+or a script expands them from the environment (``check/credentials.py``)."""
+RESERVED = frozenset({*CREDENTIALS, "BASE", "D", "MAX_TIME", "NAMED", "DIFFER"})
+"""Names a script already gives a meaning (the credentials, its own variables)."""
 
 
 def _var(key: str, taken: set[str]) -> str:
@@ -216,8 +502,93 @@ def _var(key: str, taken: set[str]) -> str:
 def unknown_ids(steps: Sequence[Exchange], captures: Sequence[Capture]) -> set[str]:
     """Id-like values the calls send that no capture takes from an answer: where the calls did not
     start from a fresh state, whoever made them is unknown (an earlier session's objects)."""
-    captured = {c.value for c in captures}
-    return {v for ex in steps for v in sent_tokens(ex) if v not in captured and any(ch.isdigit() for ch in v)}
+    captured = {c.value for c in captures if c.used}
+    return {v for ex in steps for v in sent_tokens(ex) if v not in captured and _object_id(v)}
+
+
+# ---- what a replay requires and compares ------------------------------------------------------
+
+
+def judged_setup(rep: Reproduction, index: int) -> bool:
+    """Whether a replay compares the answer of the call at ``index`` with the recorded one: a
+    write (a failure can lie in an upload's answer that a later listing contradicts), or a call
+    whose answer gives a later one its id. A read that only looked (a poll) is sent for its timing
+    and never judged: its recorded answer may be the very fault."""
+    ex = rep.steps[index]
+    return writes(ex) or any(c.step == index and c.used for c in rep.captures)
+
+
+def required(rep: Reproduction, index: int) -> bool:
+    """Whether a replay that gets another kind of answer here (a 4xx for a recorded 2xx) cannot
+    tell (inconclusive): a judged setup call, not a failure's own call (this one's probe, or
+    another failure's: the intruder's write now refused is a difference, not a missing setup)."""
+    last = len(rep.steps) - 1
+    return index < last and index not in rep.probe and index not in rep.wrong and judged_setup(rep, index)
+
+
+def pauses(rep: Reproduction) -> list[float]:
+    """Seconds to wait before each call, as the recorded run left the server between them (a job
+    finishing while the check polled it), each at most ``PAUSE`` and all at most ``PAUSES``."""
+    out: list[float] = []
+    left = PAUSES
+    for n, ex in enumerate(rep.steps):
+        before = rep.steps[n - 1] if n else None
+        gap = 0.0
+        if before is not None and before.started is not None and ex.started is not None:
+            gap = ex.started - (before.started + before.elapsed_ms / 1000)
+        gap = round(min(max(gap, 0.0), PAUSE, left), 2)
+        gap = gap if gap >= 0.02 else 0.0
+        left -= gap
+        out.append(gap)
+    return out
+
+
+PAUSE, PAUSES = 1.0, 3.0
+"""At most this long a wait between two calls, and in all (an earlier sequence of the model-based
+phase ran between two calls of its reproduction: that wait is not part of it)."""
+
+
+def compared(rep: Reproduction) -> list[int]:
+    """The calls whose answers a replay compares with the recorded ones: the judged setup calls
+    (an earlier answer may be the wrong one, as an upload's that a later listing contradicts) and
+    the deciding call."""
+    last = len(rep.steps) - 1
+    return [n for n in range(last) if judged_setup(rep, n)] + [last]
+
+
+def outside_state(rep: Reproduction) -> bool:
+    """Whether the recorded answers depend on state these calls did not make: the requirement says
+    so, or a compared answer showed objects they did not make (a listing of what the whole run, or
+    the server before it, held). From a fresh state those answers differ whatever the server does,
+    so a difference cannot tell."""
+    if rep.state_dependent or rep.unsure:
+        return True
+    made = {v.value for ex in rep.steps for v in produced(ex) if v.own}
+    made |= {v for ex in rep.steps for v in sent_tokens(ex)}
+    # what the calls said, and what their writes were answered: a listed item showing none of it
+    # (a question another session asked) is something else's
+    said = {s for ex in rep.steps for doc in _docs(ex.request_body) for s in _strings(doc)}
+    raw = "".join(ex.request_body or "" for ex in rep.steps)  # a form or multipart body, as text
+    for n in compared(rep):
+        # what an earlier write answered with is its doing too (the artifacts a step made)
+        earlier = [ex for ex in rep.steps[:n] if writes(ex)]
+        made |= {v.value for ex in earlier for v in produced(ex)}
+        said |= {s for ex in earlier for doc in _docs(ex.response_body) for s in _strings(doc)}
+        answer = rep.steps[n]
+        if any(not v.own and v.value not in made and _object_id(v.value) for v in produced(answer)):
+            return True
+        if _sends_content(answer):  # what a chat or a create answers with is its own doing
+            continue
+        if CUT.search(answer.response_body or ""):  # a read kept only in part: what else it showed is unknown
+            return True
+        if n < len(rep.steps) - 1:
+            continue  # a setup read's items may be the server's own catalogue (the agents it offers)
+        for doc in _docs(answer.response_body):
+            for item in _items(doc):
+                texts = [s for s in _strings(item) if _distinctive(s)]
+                if texts and not any(s in said or s in made or s in raw for s in texts):
+                    return True
+    return False
 
 
 # ---- templates --------------------------------------------------------------------------------
@@ -228,7 +599,7 @@ Part = tuple[str, bool]
 
 def template(text: str, captures: Sequence[Capture], before: int) -> list[Part]:
     """``text`` with each value captured before step ``before`` replaced by its variable."""
-    usable = sorted((c for c in captures if c.step < before), key=lambda c: -len(c.value))
+    usable = sorted((c for c in captures if c.step < before and c.used), key=lambda c: -len(c.value))
     if not usable:
         return [(text, False)]
     rx = re.compile("|".join(re.escape(c.value) for c in usable))

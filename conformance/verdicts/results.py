@@ -16,7 +16,9 @@ FORMAT_VERSION = 5
 evidence is the sequence that reproduces it from a fresh state, with its captures; 4: ``summary``
 counts the document's requirements only, the practice ones are counted in ``advice``; 5: the
 state every report calls "not verified" is ``"not verified"`` here too (it was ``"skipped"``), in
-``status``, ``summary`` and ``advice``)."""
+``status``, ``summary`` and ``advice``; the run's tokens appear only as ``${TOKEN}`` and
+``${SECOND_TOKEN}``; a finding's ``wrong``, ``probe`` and ``unsure``, an exchange's ``started`` and a
+capture's ``used`` are new, all optional when read)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
     "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
@@ -98,6 +100,9 @@ class Exchange:
     response_cksum: str | None = None
     """``CRC SIZE`` of an answer that is not UTF-8 text, as POSIX ``cksum`` prints it: the
     preview cannot show such a body, so a replay compares it by this (``cksum.py``)."""
+    started: float | None = None
+    """When the request was sent (seconds since the epoch): a replay leaves the server the time the
+    recorded run left it between two calls (a job finishing while the check polled it)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,13 +153,16 @@ class Capture:
     nth: int
     value: str
     """The value the recorded run got."""
+    used: bool = True
+    """A later call sends it; False: only named where it stands, so a replay compares an answer's
+    own sequence number (a job token a fresh server numbers anew) by its place, not its value."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Capture:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 @dataclass(slots=True)
@@ -180,6 +188,14 @@ class Finding:
     """Values a call sends that an earlier call's answer gave (ids): a replay takes today's."""
     baked: list[str] = field(default_factory=list)
     """Server-made values the calls send that no kept answer gives: a replay must send the old ones."""
+    wrong: list[int] = field(default_factory=list)
+    """Indices of earlier calls of another failure of the same check: a replay sends them for their
+    effect and neither requires nor compares their answers."""
+    probe: list[int] = field(default_factory=list)
+    """Indices of earlier calls of this failure's own probe: compared, never required."""
+    unsure: str = ""
+    """Why a replay may not tell whatever the server does (calls left out; an object that changes
+    by itself), empty when it can."""
 
     @property
     def deciding(self) -> Exchange | None:
@@ -198,6 +214,9 @@ class Finding:
             "evidence": [e.to_dict() for e in self.evidence],
             "captures": [c.to_dict() for c in self.captures],
             "baked": self.baked,
+            "wrong": self.wrong,
+            "probe": self.probe,
+            "unsure": self.unsure,
         }
 
     @classmethod
@@ -213,6 +232,9 @@ class Finding:
             evidence,
             [Capture.from_dict(c) for c in data.get("captures") or []],
             [str(v) for v in data.get("baked") or []],
+            [int(n) for n in data.get("wrong") or []],
+            [int(n) for n in data.get("probe") or []],
+            str(data.get("unsure") or ""),
         )
 
 

@@ -5,6 +5,7 @@ not, and that it cannot tell when a call needs an object the server no longer ho
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.check.credentials import Credentials
 from conformance.cli import main
 from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, load_report, replay
 from conformance.reporting import write_reports
@@ -30,6 +32,11 @@ CASES = {
     "syn-error-body-message": ("SYN-ERR-001",),
     "sgr-missing-done": ("SGR-STREAM-007",),
 }
+
+
+TOKENS = {"TOKEN": EMBEDDED_TOKENS[0], "SECOND_TOKEN": EMBEDDED_TOKENS[1]}
+"""A report names the run's tokens; its curl lines, scripts and replay are given them again."""
+GIVEN = Credentials(TOKENS)
 
 
 def protocol_of(fault: str) -> str:
@@ -70,7 +77,9 @@ def test_every_curl_line_run_as_printed_gets_the_recorded_status(faulty: tuple[s
     assert findings, f"{fault}: the report has no finding"
     for finding in findings:
         assert finding["curl"] and finding["status"] is not None, finding["key"]
-        done = subprocess.run(["bash", "-c", finding["curl"]], capture_output=True, timeout=60)
+        done = subprocess.run(
+            ["bash", "-c", finding["curl"]], capture_output=True, timeout=60, env={**os.environ, **TOKENS}
+        )
         assert done.returncode in (0, 18, 28), done.stderr  # 18/28: a stream the server left unfinished
         assert status_of(done.stdout) == finding["status"], finding["curl"]
 
@@ -78,12 +87,12 @@ def test_every_curl_line_run_as_printed_gets_the_recorded_status(faulty: tuple[s
 def test_replay_reproduces_the_findings_and_a_fixed_server_does_not(faulty: tuple[str, str, Path]) -> None:
     fault, _, reports = faulty
     report = load_report(reports)
-    again = replay(report)
+    again = replay(report, credentials=GIVEN)
     assert again and all(o.verdict == REPRODUCED for o in again), [o.to_dict() for o in again]
     pid = protocol_of(fault)
     with EmbeddedServer(MockConfig(protocols=(pid,))) as fixed:
         fixed_base = fixed.url + load(pid).info.base_path
-        after = replay(report, base_url=fixed_base)
+        after = replay(report, base_url=fixed_base, credentials=GIVEN)
     assert {o.key for o in after} == {o.key for o in again}
     # a generated request for a task no server holds (a random id) gets 404: that cannot tell
     cannot_tell = [o for o in after if o.verdict == INCONCLUSIVE and "may no longer hold" in o.detail]
@@ -128,6 +137,21 @@ def test_a_call_for_an_object_the_server_no_longer_holds_is_inconclusive(tmp_pat
         again = next(o for o in replay(report, base_url=restarted.url) if o.key == read["key"])
     assert again.verdict == INCONCLUSIVE and again.status == 404, again.to_dict()
     assert "may no longer hold" in again.detail
+
+
+@pytest.mark.parametrize("faulty", ["syn-error-body-message"], indirect=True)
+def test_replay_is_given_the_tokens_the_report_names(
+    faulty: tuple[str, str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report names the run's tokens and never holds them: without them replay says which to give."""
+    _, _, reports = faulty
+    for name in ("TOKEN", "SECOND_TOKEN", "CONFORMANCE_TOKEN", "CONFORMANCE_SECOND_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["replay", str(reports)]) == 2
+    assert "give --token" in capsys.readouterr().err
+    monkeypatch.setenv("TOKEN", EMBEDDED_TOKENS[0])
+    assert main(["replay", str(reports), "--second-token", EMBEDDED_TOKENS[1]]) == 1  # reproduced
+    assert "0 inconclusive" in capsys.readouterr().out
 
 
 def test_replay_refuses_what_is_not_a_report(tmp_path: Path) -> None:

@@ -331,8 +331,9 @@ def _stop(part: ModelTally, session: Session, exc: BaseException) -> None:
 def _finding(spec: Spec, base_url: str, rid: str, found: Found) -> Finding:
     """One distinct failure per requirement (the machine stops at the first), keyed like a scenario's:
     the operation of the read that showed it, and a digest of the message without its ids; its
-    evidence is the minimal sequence's calls that the failing read depends on."""
-    calls = [c.exchange for c in found.calls]
+    evidence is the calls of the run (the minimal sequence's, and the earlier sequences' that made
+    what it judged) that the failing read depends on."""
+    calls = [c.exchange for c in (found.history or found.calls)]
     last = calls[-1] if calls else None
     operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
     kind = f"model:{digest(found.message)}"

@@ -23,7 +23,7 @@ from specs.documents import Spec
 
 from ...check.context import Context
 from ...check.curl import curl_command
-from ...check.http import Client, Limits, TargetError, _preview
+from ...check.http import Client, Limits, TargetError, _preview, request_preview
 from ...run.depth import INDEPENDENT_DEPTHS
 from ...run.events import CaseFinished, Event, StageStarted
 from ...run.exampledb import hypothesis_default
@@ -133,7 +133,7 @@ class SchemaTally:
 def _exchange(interaction: Any) -> Exchange:
     req, resp = interaction.request, interaction.response
     headers = {k: ", ".join(v) for k, v in dict(req.headers).items()}
-    exchange = Exchange(req.method, req.uri, headers, _preview(req.body) if req.body else None)
+    exchange = Exchange(req.method, req.uri, headers, request_preview(req.body) if req.body else None)
     exchange.curl = curl_command(req.method, req.uri, headers, req.body)
     exchange.record_body(req.body)
     if resp is not None:

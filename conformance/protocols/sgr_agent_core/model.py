@@ -25,6 +25,7 @@ from urllib.parse import quote
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
+from ...check.http import Response
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import Window, datetime_problems, epoch_problems
 from ...check.shown import shown
@@ -258,9 +259,9 @@ class SgrModel(ModelMachine):
         state = response.json() if response.status == 200 and "json" in response.content_type else None
         if not isinstance(state, dict):
             return
-        self.judge_state(agent, state)
+        self.judge_state(agent, state, response)
         if isinstance(item, dict):
-            self.judge_state(agent, item, listed=True)
+            self.judge_state(agent, item, listed, in_list=True)
             for key in ("agent_id", "task_messages"):
                 ok = item.get(key) == state.get(key)
                 self.session.check(
@@ -311,7 +312,8 @@ class SgrModel(ModelMachine):
             f"{strange[:2]} that no chat of the run created",
         )
 
-    def judge_state(self, agent: AgentModel, got: dict[str, Any], listed: bool = False) -> None:
+    def judge_state(self, agent: AgentModel, got: dict[str, Any], answer: Response, in_list: bool = False) -> None:
+        """``got``: the agent as ``answer`` showed it (its state, or its item in the list)."""
         state = got.get("state")
         messages = got.get("task_messages")
         ok = messages == agent.messages
@@ -321,8 +323,9 @@ class SgrModel(ModelMachine):
             ""
             if ok
             else f"agent {agent.agent_id}: task_messages {shown(messages)} are not the chat's {shown(agent.messages)}",
+            answer,
         )
-        if state not in ORDER or listed:
+        if state not in ORDER or in_list:
             return
         problems = []
         last = agent.states[-1] if agent.states else None
@@ -348,7 +351,7 @@ class SgrModel(ModelMachine):
                     f"and saw {agent.waits} request(s) for one"
                 )
             agent.last_clarifications = used
-        self.session.check(STATES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
+        self.session.check(STATES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems), answer)
 
 
 MODEL = Model(SgrModel, prepare, steps=6, requirements=REQUIREMENTS)

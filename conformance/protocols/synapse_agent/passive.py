@@ -45,13 +45,13 @@ class Passive(Checks):
             v.check(
                 "SYN-AUTH-003",
                 challenge.lower().startswith("bearer"),
-                f"{op} 401 carries WWW-Authenticate {challenge!r}, not a Bearer challenge",
+                f"{op} 401 carries WWW-Authenticate {shown(challenge)}, not a Bearer challenge",
             )
         if not token:
             v.check(
                 "SYN-AUTH-001",
                 status == 401 and _error(body),
-                f"{op} without credentials answered {status} {str(body)[:100]}, not 401 with an ErrorResponse",
+                f"{op} without credentials answered {status} {shown(body, 100)}, not 401 with an ErrorResponse",
             )
             return
         if self.tokens and token not in self.tokens:

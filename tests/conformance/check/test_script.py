@@ -21,6 +21,7 @@ TOOLS = {
     "awk",
     "sort",
     "cksum",
+    "wc",
     "dd",
     "cmp",
     "diff",
@@ -69,17 +70,36 @@ def test_the_script_is_posix_sh_and_uses_only_common_tools() -> None:
 
 def test_what_every_run_makes_anew_is_blanked_and_captured_ids_named() -> None:
     rep = _rep()
-    assert expected(rep, 0).endswith('--\n{"task_id": "{TASK_ID}", "created_at": "<date-time>Z"}')
+    assert expected(rep, 0).endswith('--\n{"task_id": "{TASK_ID}", "created_at": "<date-time#1>Z"}')
     assert "date:" not in expected(rep, 1)  # a header that changes by itself is not compared
-    assert fingerprint("id 123456789012 and 0b8e6f1e-2222-4a0b-9a55-3f1a2b3c4d5e", {}) == "id <n> and <uuid>"
+    assert fingerprint("id 123456789012 and 0b8e6f1e-2222-4a0b-9a55-3f1a2b3c4d5e", {}) == "id <n12> and <uuid>"
 
 
 @pytest.mark.skipif(shutil.which("sed") is None, reason="sed is not installed")
 def test_sed_blanks_what_python_blanks() -> None:
-    from conformance.check.script import VOLATILE
+    from conformance.check.script import RANK_DATES, SECONDS, VOLATILE
 
     sample = "a 2026-01-01T00:00:00.123Z b 1712345678.25 c 0b8e6f1e-2222-4a0b-9a55-3f1a2b3c4d5e"
-    sample += " d deadbeefdeadbeefdeadbeefdead"
+    sample += " d deadbeefdeadbeefdeadbeefdead e 2025-12-31 23:59:59 f 2026-01-01T00:00:00.123Z\ng 1712345678123"
+    sample += " h 2025-12-31T23:59:59.5Z"
     args = [a for _, sed, mark in VOLATILE for a in ("-e", f"s/{sed}/{mark}/g")]
-    done = subprocess.run(["sed", *args], input=sample.encode(), capture_output=True, check=True)
-    assert done.stdout.decode().strip() == fingerprint(sample, {})
+    blanked = subprocess.run(["sed", *args], input=sample.encode(), capture_output=True, check=True).stdout
+    ranked = subprocess.run(["awk", RANK_DATES], input=blanked, capture_output=True, check=True).stdout
+    seconds = subprocess.run(["sed", f"s/{SECONDS[1]}/{SECONDS[2]}/g"], input=ranked, capture_output=True, check=True)
+    assert seconds.stdout.decode() == fingerprint(sample, {})
+    assert "a <date-time#2>Z" in seconds.stdout.decode() and "e <date-time> f <date-time#2>Z" in seconds.stdout.decode()
+    assert "h <date-time#1>Z" in seconds.stdout.decode()  # earlier: ranked first; the same time: the same rank
+
+
+def test_a_script_takes_the_tokens_from_the_environment() -> None:
+    call = Exchange("GET", f"{BASE}/{TASK}", {"authorization": "Bearer ${TOKEN}"}, None, 200, {}, "{}")
+    text = script(Reproduction([call, call]), "SYN-OWN-001|GET|scenario:x", "http://127.0.0.1:9")
+    assert "# Usage: TOKEN=... sh THIS_FILE [BASE_URL]" in text and "\nsecret TOKEN\n" in text
+    assert "-H 'authorization: Bearer '\"${TOKEN}\"" in text and "SECOND_TOKEN" not in text
+    if shutil.which("sh"):
+        assert subprocess.run(["sh", "-n"], input=text.encode(), capture_output=True).returncode == 0
+        # without the token it cannot tell: it says which variable to set
+        run = subprocess.run(
+            ["sh", "-c", text, "sh", "http://127.0.0.1:9"], capture_output=True, env={"PATH": "/usr/bin:/bin"}
+        )
+        assert run.returncode == 2 and b"set TOKEN" in run.stdout

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from conformance.verdicts.reproduction import find, reproduction, unknown_ids
+from conformance.verdicts.reproduction import (
+    MAX_STEPS,
+    find,
+    judged_setup,
+    outside_state,
+    reproduction,
+    required,
+    unknown_ids,
+)
 from conformance.verdicts.results import Exchange
 
 BASE = "http://127.0.0.1:9/ap/v1/agent/tasks"
@@ -21,7 +29,7 @@ def test_the_create_before_the_read_is_kept_and_its_id_captured_unrelated_calls_
         _ex("POST", BASE, 200, f'{{"task_id": "{TASK}", "input": "a"}}', '{"input": "a"}'),
         _ex("GET", f"{BASE}/{OTHER}", 404, '{"message": "not found"}'),  # a probe with the client's own id
         _ex("POST", BASE, 200, f'{{"task_id": "{OTHER}x", "input": "b"}}', '{"input": "b"}'),  # another task
-        _ex("POST", f"{BASE}/{TASK}/steps", 200, '{"step_id": "s-1", "task_id": "' + TASK + '"}', "{}"),
+        _ex("POST", f"{BASE}/{TASK}/steps", 200, '{"step_id": "s-1", "task_id": "' + TASK + '"}', '{"input": "go"}'),
         _ex("GET", f"{BASE}/{TASK}", 200, f'{{"task_id": "{TASK}", "input": "b"}}'),
     ]
     rep = reproduction(calls, 4)
@@ -57,18 +65,103 @@ def test_an_id_from_a_header_and_the_nth_member_of_a_listing() -> None:
     assert find(listing.captures[0], '[{"id": "a_1"}, {"id": "a_2"}]', []) == "a_2"
 
 
-def test_what_a_discovery_read_found_links_no_other_call() -> None:
-    """An agent found by a listing is not an object the calls made: two chats with it are unrelated."""
+def test_a_write_to_the_resource_a_read_names_is_kept_a_read_of_another_is_not() -> None:
+    """An agent found by a listing is not an object the calls made, but a chat with it may change
+    what its connectivity shows (each chat registered a tool again): the chat before the read is
+    kept, and the same read before it (a read may change what the next one shows); a chat with
+    another agent is not."""
     calls = [
-        _ex("GET", "http://h/api/v1/list", 200, '{"agents": [{"agent_name": "hello_world"}]}'),
+        _ex("GET", "http://h/api/v1/list", 200, '{"agents": [{"agent_name": "hello_world"}, {"agent_name": "e_2"}]}'),
         _ex("POST", "http://h/api/v1/hello_world/streaming_chat", 200, '{"response": {}}', '{"a": 1}'),
-        _ex("POST", "http://h/api/v1/hello_world/streaming_chat", 200, '{"response": {}}', '{"a": 2}'),
+        _ex("POST", "http://h/api/v1/e_2/streaming_chat", 200, '{"response": {}}', '{"a": 2}'),
+        _ex("GET", "http://h/api/v1/hello_world/connectivity", 200, '{"connectivity_info": []}'),
+        _ex("GET", "http://h/api/v1/hello_world/connectivity", 200, '{"connectivity_info": [{}]}'),
     ]
-    rep = reproduction(calls, 2)
-    assert [e.request_body for e in rep.steps] == [None, '{"a": 2}']
-    assert [c.value for c in rep.captures] == ["hello_world"]
+    rep = reproduction(calls, 4)
+    kept = [(e.method, e.url.rsplit("/", 2)[-2], e.request_body) for e in rep.steps]
+    assert kept == [("GET", "v1", None), ("POST", "hello_world", '{"a": 1}'), *[("GET", "hello_world", None)] * 2]
+    assert [c.value for c in rep.captures] == ["hello_world"] and not rep.unsure
+
+
+def test_a_reproduction_longer_than_it_keeps_says_it_cannot_tell() -> None:
+    calls = [_ex("POST", BASE, 200, f'{{"task_id": "{TASK}"}}', '{"input": "a"}')]
+    calls += [_ex("POST", f"{BASE}/{TASK}/steps", 200, "{}", '{"input": "b"}') for _ in range(60)]
+    calls.append(_ex("GET", f"{BASE}/{TASK}/steps", 200, "{}"))
+    rep = reproduction(calls, len(calls) - 1)
+    assert len(rep.steps) == MAX_STEPS and rep.unsure.startswith("62 calls led to it") and outside_state(rep)
 
 
 def test_ids_whose_maker_is_unknown_are_listed() -> None:
     read = _ex("GET", f"{BASE}/{TASK}", 200, "{}")
     assert unknown_ids([read], []) == {TASK}
+
+
+def test_a_job_token_of_digits_is_captured_and_an_etag_made_anew_is_named_where_it_stands() -> None:
+    session = "0b8e6f1e-2222-4a0b-9a55-3f1a2b3c4d5e"
+    calls = [
+        _ex("POST", "http://h/session", 201, f'{{"sessionId": "{session}", "etag": "{TASK}"}}', '{"level": "x"}'),
+        _ex("POST", "http://h/chat", 201, '{"token": "7000003"}', f'{{"sessionId": "{session}", "chatText": "hi"}}'),
+        _ex("GET", "http://h/chat/7000003", 200, '{"jobState": "COMPLETE"}'),
+    ]
+    rep = reproduction(calls, 2)
+    assert len(rep.steps) == 3 and rep.baked == []
+    by_name = {c.name: (c.step, c.value, c.used) for c in rep.captures}
+    assert by_name["TOKEN_2"] == (1, "7000003", True)  # TOKEN is the run's bearer token's name
+    assert by_name["ETAG"] == (0, TASK, False)  # compared by where it stands, never sent
+
+
+def test_an_object_the_message_names_brings_the_calls_that_made_and_changed_it() -> None:
+    """A listing that leaves a session out shows nothing of it: the message names it."""
+    left_out = "0b8e6f1e-2222-4a0b-9a55-3f1a2b3c4d5e"
+    calls = [
+        _ex("POST", "http://h/session", 201, f'{{"sessionId": "{left_out}"}}', '{"level": "x"}'),
+        _ex("PUT", f"http://h/session/{left_out}", 200, f'{{"sessionId": "{left_out}"}}', '{"level": "x"}'),
+        _ex("POST", "http://h/session", 201, f'{{"sessionId": "{TASK}"}}', '{"level": "x"}'),
+        _ex("POST", "http://h/sessions/list", 200, f'{{"page": [{{"sessionId": "{TASK}"}}]}}', "{}"),
+    ]
+    plain = reproduction(calls, 3)
+    assert [e.method for e in plain.steps] == ["POST", "POST"]
+    named = reproduction(calls, 3, message=f"session {left_out} is missing from the list")
+    assert [e.method for e in named.steps] == ["POST", "PUT", "POST", "POST"]
+
+
+def test_calls_of_another_failure_and_of_the_own_probe_are_marked() -> None:
+    calls = [
+        _ex("POST", BASE, 200, f'{{"task_id": "{TASK}"}}', '{"input": "a"}'),
+        _ex("PUT", f"{BASE}/{TASK}", 200, "{}", "{}"),  # another failure's: the intruder's write let through
+        _ex("POST", f"{BASE}/{TASK}/steps", 200, '{"step_id": "s-1234"}', '{"input": "b"}'),  # this failure's probe
+        _ex("GET", f"{BASE}/{TASK}/steps/s-1234", 200, "{}"),
+    ]
+    rep = reproduction(calls, 3, wrong=[calls[1]], probe=[calls[2]])
+    assert (rep.wrong, rep.probe) == ([1], [2])
+    assert judged_setup(rep, 1) and judged_setup(rep, 2)  # both compared
+    assert not required(rep, 1) and not required(rep, 2) and required(rep, 0)  # neither required
+
+
+def test_a_read_of_an_object_that_changed_by_itself_cannot_tell() -> None:
+    """A job that finished between two reads, nothing written to it: a replay cannot be at the
+    moment the recorded read was."""
+    job = "http://h/chat/7000003"
+    calls = [
+        _ex("POST", "http://h/chat", 201, '{"token": "7000003"}', '{"chatText": "hi"}'),
+        _ex("GET", job, 202, '{"jobState": "PROCESSING"}'),
+        _ex("GET", job, 200, '{"responseText": "hello"}'),
+        _ex("POST", f"{job}/trace", 200, '{"page": [{"message": "Received"}]}', "{}"),
+    ]
+    assert "GET /chat/7000003 answered otherwise by itself" in reproduction(calls, 3).unsure
+    assert reproduction(calls[:2] + calls[3:], 2).unsure == ""  # read once: nothing says it moves
+
+
+def test_reads_of_other_resources_under_one_object_differ_by_nature() -> None:
+    """Two artifacts of one task, each downloaded once: other answers, and no drift."""
+    task = "http://h/tasks/t-0001"
+    calls = [
+        _ex("POST", "http://h/tasks", 200, '{"task_id": "t-0001"}', '{"input": "x"}'),
+        _ex("GET", f"{task}/artifacts/a-0001", 200, "first file"),
+        _ex("GET", f"{task}/artifacts/a-0002", 200, "second file"),
+        _ex("GET", f"{task}/artifacts/a-0002", 200, "second file"),
+        _ex("POST", f"{task}/steps", 200, '{"step_id": "s-0001"}', '{"input": "y"}'),
+        _ex("GET", f"{task}/artifacts/a-0002", 200, "changed by the step"),
+        _ex("GET", task, 200, '{"task_id": "t-0001"}'),
+    ]
+    assert reproduction(calls, 6).unsure == ""  # what a write changed did not change by itself
