@@ -136,7 +136,8 @@ def reproduction_of(finding: dict[str, Any]) -> Reproduction:
         baked = sorted(unknown_ids(steps, captures))
     wrong, probe = ([int(n) for n in finding.get(k) or []] for k in ("wrong", "probe"))
     unsure = str(finding.get("unsure") or "")
-    return Reproduction(steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure)
+    also = [int(n) for n in finding.get("also") or []]
+    return Reproduction(steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure, also=also)
 
 
 def replay(

@@ -93,6 +93,9 @@ class Found:
     history: list[Call] = field(default_factory=list)
     """The run's calls up to and including it (the latest ``HISTORY``): the ledger spans sequences,
     so the objects a failing read judged may have been made and changed by earlier ones."""
+    also: list[Exchange] = field(default_factory=list)
+    """Earlier answers the failing one was compared with (a task read by id, against its item in
+    the list): its reproduction keeps and compares them, whichever of the two is wrong."""
 
 
 class Session:
@@ -192,10 +195,16 @@ class Session:
         return self.calls[-1].window
 
     def check(
-        self, rid: str, ok: object, message: str | Callable[[], str], answer: Response | Streamed | None = None
+        self,
+        rid: str,
+        ok: object,
+        message: str | Callable[[], str],
+        answer: Response | Streamed | None = None,
+        also: Iterable[Exchange | None] = (),
     ) -> None:
         """``answer``: the one judged, when it is not the latest call's (a state read before a
-        listing): the finding is keyed on it, and its reproduction ends with it."""
+        listing): the finding is keyed on it, and its reproduction ends with it. ``also``: earlier
+        answers it was compared with (``Found.also``)."""
         if rid not in self.requirements:
             return  # not selected in this run
         self.compared[rid] += 1
@@ -208,7 +217,8 @@ class Session:
         judged = answer.exchange if answer is not None else None
         if judged is not None:
             calls, history = _through(calls, judged), _through(history, judged)
-        self.found[rid] = Found(text, calls, history)  # the final (shrunk) replay overwrites
+        compared = [ex for ex in also if ex is not None]
+        self.found[rid] = Found(text, calls, history, compared)  # the final (shrunk) replay overwrites
         if self.first_failure is None:
             self.first_failure = self.examples - 1
         if self.stalled:

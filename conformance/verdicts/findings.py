@@ -113,14 +113,19 @@ def summary(findings: list[Finding]) -> str:
 
 
 def reproducing(
-    finding: Finding, calls: list[Exchange], wrong: Iterable[Exchange] = (), probe: Iterable[Exchange] = ()
+    finding: Finding,
+    calls: list[Exchange],
+    wrong: Iterable[Exchange] = (),
+    probe: Iterable[Exchange] = (),
+    also: Iterable[Exchange] = (),
 ) -> Finding:
     """``finding`` with the calls among ``calls`` that reproduce it (the last one decided it);
-    ``wrong`` and ``probe``: calls of another failure, and of this one's probe (``Reproduction``)."""
+    ``wrong``, ``probe`` and ``also``: calls of another failure, of this one's probe, and the
+    answers the deciding one was compared with (``Reproduction``)."""
     if calls:
-        rep = reproduction(calls, len(calls) - 1, wrong=wrong, probe=probe, message=finding.message)
+        rep = reproduction(calls, len(calls) - 1, wrong=wrong, probe=probe, also=also, message=finding.message)
         finding.evidence, finding.captures, finding.baked = rep.steps, rep.captures, rep.baked
-        finding.wrong, finding.probe, finding.unsure = rep.wrong, rep.probe, rep.unsure
+        finding.wrong, finding.probe, finding.unsure, finding.also = rep.wrong, rep.probe, rep.unsure, rep.also
     return finding
 
 

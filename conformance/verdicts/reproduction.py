@@ -116,6 +116,9 @@ class Reproduction:
     they may not): more calls than ``MAX_STEPS`` led to the failure and some were left out, or the
     deciding call reads an object whose answers changed by themselves in the recorded run (a job
     that finishes: a replay cannot be at the same moment of it)."""
+    also: list[int] = field(default_factory=list)
+    """Earlier reads the deciding answer was compared with (a task read by id, against its item in
+    the list): kept and compared, never required, since either answer may be the wrong one."""
 
     @classmethod
     def of(cls, finding: Finding, state_dependent: bool = False) -> Reproduction:
@@ -128,6 +131,7 @@ class Reproduction:
             finding.wrong,
             finding.probe,
             finding.unsure,
+            finding.also,
         )
 
 
@@ -226,6 +230,23 @@ def _sends_content(ex: Exchange) -> bool:
     return any(not is_id(s) for doc in docs for s in _strings(doc))
 
 
+_COUNT = re.compile(r"total|count", re.IGNORECASE)
+
+
+def _counts(value: Any) -> Iterator[int]:
+    """The integers a JSON value gives as counts (``total_items``, ``count``): what a listing says
+    the server holds."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, int) and not isinstance(v, bool) and _COUNT.search(str(k)):
+                yield v
+            else:
+                yield from _counts(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _counts(v)
+
+
 def _distinctive(text: str) -> bool:
     """Text one object carries and another would not (a question asked, a time, an id), as against
     a word many share (an enum value, a node's name)."""
@@ -307,10 +328,12 @@ def reproduction(
     *,
     wrong: Iterable[Exchange] = (),
     probe: Iterable[Exchange] = (),
+    also: Iterable[Exchange] = (),
     message: str = "",
 ) -> Reproduction:
     """The calls among ``exchanges`` that the call at ``deciding`` depends on, and the captures.
-    ``wrong`` and ``probe``: calls of another failure, and of this one's probe (``Reproduction``).
+    ``wrong``, ``probe`` and ``also``: calls of another failure, of this one's probe, and the
+    answers the deciding one was compared with (``Reproduction``), which are always kept.
     ``message``: the failure's; an object it names (the session a listing left out) is one the
     deciding call depends on, as if it sent its id."""
     calls = list(exchanges[: deciding + 1])
@@ -339,7 +362,8 @@ def reproduction(
     addressed = [_path_values(ex) & maker.keys() for ex in calls]
     paths = [urlsplit(ex.url).path for ex in calls]
     named = {t for t in _ID.findall(message) if t in objects}
-    chosen = {deciding}
+    compared_with = {id(ex) for ex in also}
+    chosen = {deciding} | {n for n in range(deciding) if id(calls[n]) in compared_with}
     others = {n for n, ex in enumerate(calls) if id(ex) in {id(w) for w in wrong}} - {id(p) for p in probe}
     # what the deciding call itself is about: another failure's write to it still changed it
     needed = (server_sent[deciding] | named) & objects
@@ -393,6 +417,7 @@ def reproduction(
         wrong=[i for i, n in enumerate(order[:-1]) if n in others],
         probe=[i for i, n in enumerate(order[:-1]) if id(calls[n]) in own],
         unsure=unsure,
+        also=[i for i, n in enumerate(order[:-1]) if id(calls[n]) in compared_with],
     )
     out.captures = _captured(out, maker={v: kept[m] for v, m in maker.items() if m in kept})
     captured = {c.value for c in out.captures}
@@ -515,7 +540,7 @@ def judged_setup(rep: Reproduction, index: int) -> bool:
     whose answer gives a later one its id. A read that only looked (a poll) is sent for its timing
     and never judged: its recorded answer may be the very fault."""
     ex = rep.steps[index]
-    return writes(ex) or any(c.step == index and c.used for c in rep.captures)
+    return writes(ex) or index in rep.also or any(c.step == index and c.used for c in rep.captures)
 
 
 def required(rep: Reproduction, index: int) -> bool:
@@ -523,7 +548,8 @@ def required(rep: Reproduction, index: int) -> bool:
     tell (inconclusive): a judged setup call, not a failure's own call (this one's probe, or
     another failure's: the intruder's write now refused is a difference, not a missing setup)."""
     last = len(rep.steps) - 1
-    return index < last and index not in rep.probe and index not in rep.wrong and judged_setup(rep, index)
+    mine = index in rep.probe or index in rep.wrong or index in rep.also
+    return index < last and not mine and judged_setup(rep, index)
 
 
 def pauses(rep: Reproduction) -> list[float]:
@@ -569,6 +595,9 @@ def outside_state(rep: Reproduction) -> bool:
     # (a question another session asked) is something else's
     said = {s for ex in rep.steps for doc in _docs(ex.request_body) for s in _strings(doc)}
     raw = "".join(ex.request_body or "" for ex in rep.steps)  # a form or multipart body, as text
+    # the objects the writes made: a listing that counts more (total_items 57 for the 3 made) counted
+    # what the rest of the run made, even when the page it shows is empty
+    created = {v.value for ex in rep.steps if writes(ex) for v in produced(ex) if v.own and _object_id(v.value)}
     for n in compared(rep):
         # what an earlier write answered with is its doing too (the artifacts a step made)
         earlier = [ex for ex in rep.steps[:n] if writes(ex)]
@@ -579,6 +608,8 @@ def outside_state(rep: Reproduction) -> bool:
             return True
         if _sends_content(answer):  # what a chat or a create answers with is its own doing
             continue
+        if any(count > len(created) for doc in _docs(answer.response_body) for count in _counts(doc)):
+            return True
         if CUT.search(answer.response_body or ""):  # a read kept only in part: what else it showed is unknown
             return True
         if n < len(rep.steps) - 1:

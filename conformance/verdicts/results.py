@@ -17,7 +17,7 @@ evidence is the sequence that reproduces it from a fresh state, with its capture
 counts the document's requirements only, the practice ones are counted in ``advice``; 5: the
 state every report calls "not verified" is ``"not verified"`` here too (it was ``"skipped"``), in
 ``status``, ``summary`` and ``advice``; the run's tokens appear only as ``${TOKEN}`` and
-``${SECOND_TOKEN}``; a finding's ``wrong``, ``probe`` and ``unsure``, an exchange's ``started`` and a
+``${SECOND_TOKEN}``; a finding's ``wrong``, ``probe``, ``unsure`` and ``also``, an exchange's ``started`` and a
 capture's ``used`` are new, all optional when read)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
@@ -196,6 +196,9 @@ class Finding:
     unsure: str = ""
     """Why a replay may not tell whatever the server does (calls left out; an object that changes
     by itself), empty when it can."""
+    also: list[int] = field(default_factory=list)
+    """Indices of earlier reads the deciding answer was compared with (a task by id, against its
+    item in the list): compared, never required, since either may be the wrong one."""
 
     @property
     def deciding(self) -> Exchange | None:
@@ -217,6 +220,7 @@ class Finding:
             "wrong": self.wrong,
             "probe": self.probe,
             "unsure": self.unsure,
+            "also": self.also,
         }
 
     @classmethod
@@ -235,6 +239,7 @@ class Finding:
             [int(n) for n in data.get("wrong") or []],
             [int(n) for n in data.get("probe") or []],
             str(data.get("unsure") or ""),
+            [int(n) for n in data.get("also") or []],
         )
 
 

@@ -337,7 +337,8 @@ def _finding(spec: Spec, base_url: str, rid: str, found: Found) -> Finding:
     last = calls[-1] if calls else None
     operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
     kind = f"model:{digest(found.message)}"
-    return reproducing(Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, found.message, 1), calls)
+    finding = Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, found.message, 1)
+    return reproducing(finding, calls, also=found.also)
 
 
 def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> list[RequirementResult]:

@@ -398,6 +398,7 @@ class AgentProtocolModel(ModelMachine):
         (after an upload): a reread reads them all, so each write costs few calls."""
         task = self.ledger.tasks[task_id]
         got = read_json(self.session, task_path(task_id))
+        by_id = self.session.calls[-1].exchange if self.session.calls else None
         if isinstance(got, dict) and got.get("task_id") == task_id:
             self.compare_task(task, got, "GET by id")
             self.compare_task_artifacts(task, got, "GET by id")
@@ -414,6 +415,7 @@ class AgentProtocolModel(ModelMachine):
                         f"task {task_id}: GET by id and its item in the task list differ in {diff}: {shown(got)} vs "
                         f"{shown(item)}"
                     ),
+                    also=[by_id],  # either answer may be the wrong one
                 )
         self.check_steps(task, steps_by_id)
         self.check_artifacts(task)

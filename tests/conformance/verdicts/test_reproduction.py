@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from conformance.verdicts.reproduction import (
     MAX_STEPS,
+    compared,
     find,
     judged_setup,
     outside_state,
@@ -165,3 +166,33 @@ def test_reads_of_other_resources_under_one_object_differ_by_nature() -> None:
         _ex("GET", task, 200, '{"task_id": "t-0001"}'),
     ]
     assert reproduction(calls, 6).unsure == ""  # what a write changed did not change by itself
+
+
+def test_a_listing_that_counts_more_than_the_calls_made_cannot_tell() -> None:
+    """An empty page past the end still counts every task of the run: from a fresh state with
+    these calls alone it counts otherwise, whatever the server does."""
+    created = _ex("POST", BASE, 200, f'{{"task_id": "{TASK}", "input": "a"}}', '{"input": "a"}')
+
+    def page(total: int, tasks: str = "") -> Exchange:
+        pagination = f'"pagination": {{"total_items": {total}, "total_pages": 1, "current_page": 1, "page_size": 2}}'
+        return _ex("GET", f"{BASE}?current_page=1&page_size=2", 200, f'{{"tasks": [{tasks}], {pagination}}}')
+
+    assert outside_state(reproduction([created, page(57)], 1))
+    listed = f'{{"task_id": "{TASK}", "input": "a"}}'
+    assert not outside_state(reproduction([created, page(1, listed)], 1))  # what the calls made, counted
+    assert outside_state(reproduction([created, page(2, listed)], 1))
+
+
+def test_an_answer_the_deciding_one_was_compared_with_is_kept_and_compared_never_required() -> None:
+    """A task read by id against its item in the list: either may be the wrong one, so the read by
+    id is in the reproduction and compared, but a server that answers it otherwise is a difference."""
+    calls = [
+        _ex("POST", BASE, 200, f'{{"task_id": "{TASK}", "input": "a"}}', '{"input": "a"}'),
+        _ex("GET", f"{BASE}/{TASK}", 200, f'{{"task_id": "{TASK}", "artifacts": []}}'),
+        _ex("GET", f"{BASE}?page_size=100", 200, f'{{"tasks": [{{"task_id": "{TASK}", "artifacts": [1]}}]}}'),
+    ]
+    alone = reproduction(calls, 2)
+    assert [ex.url for ex in alone.steps] == [calls[0].url, calls[2].url]  # a read only looked: left out
+    rep = reproduction(calls, 2, also=[calls[1]])
+    assert [ex.url for ex in rep.steps] == [c.url for c in calls] and rep.also == [1]
+    assert 1 in compared(rep) and not required(rep, 1)
