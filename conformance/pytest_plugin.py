@@ -323,7 +323,7 @@ class RequirementItem(pytest.Item):
                 if res.status in (Status.NOT_VERIFIED, Status.BLOCKED):
                     pytest.skip(res.message)
                 if res.status is Status.ADVICE:  # practice, not the document: never a failure
-                    pytest.skip(f"advice (practice, not the document): {res.message}")
+                    pytest.skip(f"advice (practice, not the document) on {self.requirement_id}: {res.message}")
                 if res.baseline == "expected":
                     pytest.xfail(f"expected failure ({res.baseline_reason}): {res.message}")
                 if res.baseline == "stale":

@@ -10,7 +10,7 @@ from ...check.passive import Checks, StreamState, Verdict
 from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
-from .requirements import ANSWER, STREAM_MEDIA_TYPES, is_status
+from .requirements import ANSWER, STREAM_MEDIA_TYPES, intermediate, is_status
 
 CHAT = "AgentService_StreamingChat"
 
@@ -94,7 +94,7 @@ class Passive(Checks):
             f"the final answer's chat_context is {shown(context, 120)} ({problems})",
         )
         if stream.notes["filter"] == "MINIMAL":
-            extra = [m.get("type") for m in messages if m.get("type") != ANSWER or "chat_context" not in m]
+            extra = intermediate(messages)
             v.check("NS-FILTER-001", not extra, f"with MINIMAL the stream also carried {extra}")
         elif stream.notes["filter"] == "MAXIMAL":
             v.check("NS-FILTER-002", len(messages) > 1, f"with MAXIMAL the stream carried only {types}")

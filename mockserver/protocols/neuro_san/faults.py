@@ -157,7 +157,6 @@ FAULTS: tuple[Fault, ...] = (
         # NS-CTX-002 has no context to send back: blocked by NS-CTX-001
         ("NS-CTX-001", "NS-MODEL-002"),
         "the final AGENT_FRAMEWORK message carries no chat_context",
-        advises=("NS-FILTER-001",),
     ),
     _fault(
         "ns-context-ignored",
