@@ -14,7 +14,7 @@ from ...check.passive import Bounded, Checks, StreamState, Verdict
 from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
-from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, agent_names, finish_reason
+from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, agent_names, finish_reason, one_agent
 
 STREAMING = ("createChatCompletion", "provideClarification")
 
@@ -57,7 +57,7 @@ class Passive(Checks):
             "no-cache",
         )
         agent_id = ex.response_headers.get("x-agent-id")
-        stream.notes.update(agent_id=agent_id, chunks=0, done=False, last=None, models=set())
+        stream.notes.update(agent_id=agent_id, chunks=0, done=False, last=None, models=set(), requested=model)
         new = ex.operation_id == "createChatCompletion" and isinstance(model, str) and not AGENT_ID.match(model)
         if new:
             pattern = rf"{re.escape(str(model))}_{UUID}"
@@ -117,8 +117,8 @@ class Passive(Checks):
             notes["models"].add(str(model))
             v.check(
                 "SGR-STREAM-005",
-                len(notes["models"]) == 1 and AGENT_ID.match(str(model)),
-                f"{where}: chunk models {shown(sorted(notes['models']))} are not one agent id",
+                one_agent(notes["models"], notes["requested"]),
+                f"{where}: chunk models {shown(sorted(notes['models']))} are not one agent id or the requested model",
             )
 
     def on_stream_end(self, ex: Observed, v: Verdict, stream: StreamState, error: str | None) -> None:

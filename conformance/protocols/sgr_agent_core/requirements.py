@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -413,6 +413,12 @@ def agent_names(agent_id: str) -> set[str]:
     return {agent_id, re.sub(rf"_{UUID}$", "", agent_id)}
 
 
+def one_agent(models: Collection[str], requested: object) -> bool:
+    """Whether chunk models name one agent when no X-Agent-ID says which (SGR-STREAM-002's finding,
+    not SGR-STREAM-005's): one value, an agent id or the model the chat asked for."""
+    return len(set(models)) == 1 and any(bool(AGENT_ID.match(m)) or m == requested for m in models)
+
+
 @registry.requirement(
     "SGR-STREAM-005",
     Level.MUST,
@@ -428,11 +434,14 @@ def stream_model_is_agent(ctx: Context) -> None:
     expect_stream(ctx, rec)
     ctx.expect(rec.chunks, "the stream carried no JSON chunk")
     models = sorted({str(c.get("model")) for c in rec.chunks})
-    allowed = agent_names(rec.agent_id) if rec.agent_id else {found.model}  # no header: SGR-STREAM-002's finding
-    ctx.expect(
-        set(models) <= allowed | {found.model},
-        f"chunk model should name the agent ({' or '.join(sorted(allowed | {found.model}))}), got {models}",
-    )
+    if not rec.agent_id:
+        ctx.expect(
+            one_agent(models, found.model), f"chunk models {shown(models)} are not one agent id or {shown(found.model)}"
+        )
+        return
+    allowed = agent_names(rec.agent_id) | {found.model}
+    names = " or ".join(sorted(allowed))
+    ctx.expect(set(models) <= allowed, f"chunk model should name the agent ({names}), got {shown(models)}")
 
 
 @registry.requirement(
