@@ -28,6 +28,7 @@ class Switches(_Switches):
     maximal_no_context: bool = False
     message_type_enum: bool = False
     minimal_verbose: bool = False
+    no_concierge_list: bool = False
     stream_content_type: bool = False
     stream_multiline: bool = False
     stream_no_answer: bool = False
@@ -209,6 +210,13 @@ FAULTS: tuple[Fault, ...] = (
         "ns-list-names-only",
         ("NS-LIST-001",),
         "GET /api/v1/list answers a list of bare names instead of AgentInfo objects",
+    ),
+    # recognised without the concierge: the preflight still knows a NeuroSan server by its
+    # well-known agent or an unknown agent's Status (tests/conformance/phases/test_preflight.py)
+    _fault(
+        "ns-no-concierge-list",
+        ("NS-LIST-001",),
+        "GET /api/v1/list (the upstream concierge, not in the published document) answers 404",
     ),
     # the model-based phase's facts (conformance/protocols/neuro_san/model.py)
     _fault(

@@ -233,6 +233,8 @@ class NeuroSan(Handlers):
     # upstream serves it (the official client's concierge list calls it).
     @route("GET", "/api/v1/list")
     async def concierge_list(self, request: web.Request) -> web.Response:
+        if self.on.no_concierge_list:  # a server of the published document alone: no concierge
+            return self.api.errors.response(ApiError(404, "Not Found"))
         networks = {**NETWORKS, **self.data.networks}
         if self.on.list_names_only:
             return web.json_response({"agents": list(networks)})

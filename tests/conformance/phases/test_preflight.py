@@ -89,3 +89,10 @@ def test_an_answer_that_is_no_answer_leaves_the_question_open() -> None:
     for status, body in ((503, '{"detail": "down"}'), (429, "{}"), (200, '{"tasks": ')):
         with Alike(status, body) as server:
             assert check("agent-protocol", server.url) is None, (status, body)
+
+
+def test_a_neuro_san_server_without_the_concierge_list_is_recognised() -> None:
+    """The published document has no parameterless operation and no list: its well-known agent or
+    the documented Status of an agent it does not host tell a NeuroSan server all the same."""
+    with EmbeddedServer(MockConfig(protocols=("neuro-san",), faults=("ns-no-concierge-list",))) as server:
+        assert check("neuro-san", server.url) is None
