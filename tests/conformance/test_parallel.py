@@ -120,7 +120,14 @@ def test_a_parallel_run_reports_what_a_sequential_run_reports(tmp_path: Path) ->
     def lines(done: subprocess.CompletedProcess[str], folder: Path) -> list[str]:
         return [re.sub(r" in [0-9.]+ s;", ";", line).replace(str(folder), "") for line in done.stdout.splitlines()]
 
-    assert lines(one, sequential) == lines(two, parallel) and len(lines(one, sequential)) == len(PROTOCOLS)
+    # one line per protocol, then the closing line over all of them
+    summary = lines(one, sequential)
+    assert summary == lines(two, parallel) and len(summary) == len(PROTOCOLS) + 1
+    failed = {
+        pid: [r["id"] for r in _results(sequential / "reports" / pid)["requirements"] if r["status"] == "failed"]
+        for pid in sorted(PROTOCOLS)
+    }
+    assert summary[-1].startswith(f"all {len(PROTOCOLS)} protocols: PASS"), (summary[-1], failed)
     for name in ("summary.md", "junit.xml", "report.html"):
         assert (parallel / "reports" / name).is_file()
 
