@@ -66,10 +66,27 @@ def test_without_the_concierge_list_the_well_known_agent_is_used() -> None:
     assert set(found.values()) == {Status.PASSED}
 
 
+NO_WELL_KNOWN_AGENT = {
+    "stubs": [
+        {
+            "request": {
+                "protocol": PROTOCOL,
+                "operation": "AgentService_Connectivity",
+                "path": {"agent_name": "hello_world"},
+            },
+            "response": {"error": {"status": 404, "message": "Agent 'hello_world' not found on this server"}},
+        }
+    ]
+}
+
+
 def test_a_target_without_agents_reports_agent_requirements_not_verified() -> None:
-    # Another protocol's mock: nothing answers under /api/v1, so there is no agent to talk to.
-    with EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as server:
+    # A NeuroSan server (an unknown agent's Status tells it) with no concierge list and no hello_world:
+    # no agent to talk to. (Another protocol's server is no NeuroSan server: the preflight says so.)
+    config = MockConfig(protocols=(PROTOCOL,), faults=("ns-no-concierge-list",), stubs=NO_WELL_KNOWN_AGENT)
+    with EmbeddedServer(config) as server:
         result = run(RunOptions(protocol=PROTOCOL, base_url=server.url, phases=("scenario",), timeout=3))
+    assert result.fatal is None, result.fatal
     skipped = {r.requirement.id: r.message for r in result.results if r.status is Status.NOT_VERIFIED}
     assert "NS-CONN-001" in skipped and "NS-CTX-002" in skipped and "NS-STREAM-001" in skipped
     assert all("no agent to test with" in m and "hello_world" in m for m in skipped.values())
