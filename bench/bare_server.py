@@ -5,7 +5,12 @@ what it must (the JSON body) and serializes a body shaped like the mock's answer
 the JSON library the mock uses (orjson) and the same headers, so that the two do the same HTTP work
 byte for byte and the gap is the mock's own work.
 
-    python bench/bare_server.py --port 8100
+    python bench/bare_server.py --port 8100 [--loop asyncio|uvloop]
+
+It runs on the event loop the mock runs on (uvloop when installed, else asyncio; ``--loop`` names
+one), started the way the mock starts its own (``specs.serving.run``, the heap settled with
+``settle_heap`` as the mock settles its own), so that the ceiling is read on the same loop and
+under the same garbage collector settings.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+
+from specs.serving import add_loop_argument, run, settle_heap, stop_on_signals
 
 TASK_INPUT = "Write 'Washington' to the file 'output.txt'."
 STORED_TASKS = [
@@ -157,12 +164,25 @@ def create_app() -> web.Application:
     return app
 
 
+async def serve(host: str, port: int) -> None:
+    runner = web.AppRunner(create_app(), access_log=None)
+    await runner.setup()
+    settle_heap()  # as the mock does: the ceiling pays no collection the mock does not
+    await web.TCPSite(runner, host, port).start()
+    stop = stop_on_signals()
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8100)
+    add_loop_argument(parser)
     args = parser.parse_args()
-    web.run_app(create_app(), host=args.host, port=args.port, access_log=None, print=None)
+    run(serve(args.host, args.port), args.loop)
 
 
 if __name__ == "__main__":

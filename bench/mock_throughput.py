@@ -4,6 +4,7 @@
     python bench/mock_throughput.py --duration 2 --warmup 1 --rounds 1   # a quick look
     python bench/mock_throughput.py --profile      # also record py-spy profiles of mock and bare
     python bench/mock_throughput.py --paired       # the verdict on a busy machine: CPU per request, A/B
+    python bench/mock_throughput.py --paired --loops asyncio,uvloop   # both loops in the same rounds
 
 --paired is the judgement that holds on a shared machine. For each operation one bare and one mock
 server stay up, and wrk loads them in alternation (bare, mock, mock, bare, bare, mock, ...: each
@@ -11,7 +12,10 @@ round swaps who goes first), several short rounds each. A server's CPU time per 
 the kernel's nanosecond run-time accounting of its threads (/proc/PID/task/*/schedstat), over the
 requests wrk completed; each round's bare / mock ratio compares two measurements seconds apart, so
 a neighbour's load inflates both alike. It reports the median ratio over rounds with the spread,
-beside the requests/s of the same runs. Writes bench/results/mock_throughput_paired.{json,md}.
+beside the requests/s of the same runs. Bare and mock run on the same event loop (``--loops``:
+the default one, uvloop when installed; ``asyncio,uvloop`` puts a bare and a mock of each loop in
+the same rounds, and also reports each server's uvloop / asyncio ratios). Writes
+bench/results/mock_throughput_paired.{json,md}.
 
 Each round starts fresh servers, each a subprocess on a free 127.0.0.1 port pinned to CPU 0, and
 loads them one after another (order rotated per round) with wrk pinned to CPU 1 (a 2-core
@@ -69,6 +73,8 @@ from _common import (
     wrk_settings,
 )
 
+from specs.serving import LOOPS, default_loop
+
 PRISM = BENCH / ".prism" / "node_modules" / ".bin" / "prism"
 AP_DOCUMENT = ROOT / "specs" / "agent-protocol" / "openapi.json"
 
@@ -77,24 +83,26 @@ BARE_TARGETS = {"read": 0.90, "write": 0.85, "neuro-san stream": 0.85, "sgr stre
 PRISM_TARGET = 5.0  # mock >= 5x Prism's requests/s on the same operations
 
 
-def start_command(name: str, port: int) -> list[str]:
+def start_command(name: str, port: int, loop: str) -> list[str]:
+    """The command of a server (bare and mock on ``loop``; Prism has its own runtime)."""
     if name == "bare":
-        return [PYTHON, str(BENCH / "bare_server.py"), "--host", "127.0.0.1", "--port", str(port)]
+        return [PYTHON, str(BENCH / "bare_server.py"), "--host", "127.0.0.1", "--port", str(port), "--loop", loop]
     if name == "mock":
-        return mock_command(port)
+        return mock_command(port, "--loop", loop)
     return [str(PRISM), "mock", "-h", "127.0.0.1", "-p", str(port), "-v", "error", str(AP_DOCUMENT)]
 
 
 @contextlib.contextmanager
-def start(name: str, scripts: Path) -> Iterator[Server]:
+def start(name: str, scripts: Path, loop: str) -> Iterator[Server]:
     port = free_port()
-    with server(name, start_command(name, port), port, SERVER_CPU, scripts / f"{name}.log") as srv:
+    log = scripts / f"{name}-{loop}.log"
+    with server(name, start_command(name, port, loop), port, SERVER_CPU, log) as srv:
         yield srv
 
 
-def seed(srv: Server) -> None:
+def seed(srv: Server, kind: str | None = None) -> None:
     """A few stored tasks, so the read lists real ones (bare and Prism answer fixed bodies)."""
-    if srv.name == "mock":
+    if (kind or srv.name) in ("mock", "before"):
         for _ in range(STORED_TASKS):
             status, _ = http("POST", srv.url + "/ap/v1/agent/tasks", TASK_BODY)
             if status != 200:
@@ -271,29 +279,33 @@ def paired_run(srv: Server, scenario: Scenario, args: argparse.Namespace, lua: P
     }
 
 
-def before_command(checkout: Path, port: int) -> list[str]:
-    """``python -m mockserver`` from another checkout (its mockserver and specs imported first)."""
+def before_command(checkout: Path, port: int, loop: str) -> list[str]:
+    """``python -m mockserver`` from another checkout (its mockserver and specs imported first; a
+    checkout whose mock has ``--loop``)."""
     boot = (
         f"import runpy, sys; sys.path.insert(0, {str(checkout)!r}); runpy.run_module('mockserver', run_name='__main__')"
     )
-    return [PYTHON, "-c", boot, *mock_command(port)[3:]]
+    return [PYTHON, "-c", boot, *mock_command(port, "--loop", loop)[3:]]
 
 
 @contextlib.contextmanager
 def start_paired(name: str, scripts: Path, before: Path | None) -> Iterator[Server]:
-    if name != "before" or before is None:
-        with start(name, scripts) as srv:
+    """``name`` is ``server/loop``: bare, mock or before (the mock of ``--before``) on that loop."""
+    kind, loop = name.split("/")
+    if kind != "before" or before is None:
+        with start(kind, scripts, loop) as srv:
             yield srv
         return
     port = free_port()
-    with server(name, before_command(before, port), port, SERVER_CPU, scripts / f"{name}.log") as srv:
+    with server(name, before_command(before, port, loop), port, SERVER_CPU, scripts / f"before-{loop}.log") as srv:
         yield srv
 
 
 def paired(args: argparse.Namespace, scripts: Path) -> dict[str, Any]:
-    """Per operation: a fresh bare and mock (and the mock of ``--before``), then ``args.rounds``
-    rounds of one wrk run on each, the order rotated per round."""
-    names = ["bare", "mock", *(["before"] if args.before else [])]
+    """Per operation: a fresh bare and mock (and the mock of ``--before``) on each loop, then
+    ``args.rounds`` rounds of one wrk run on each, the order rotated per round."""
+    kinds = ["bare", "mock", *(["before"] if args.before else [])]
+    names = [f"{kind}/{loop}" for loop in args.loops for kind in kinds]
     out: dict[str, Any] = {}
     for scenario in SCENARIOS:
         lua = scripts / f"{scenario.name.replace(' ', '_')}.lua"
@@ -303,7 +315,7 @@ def paired(args: argparse.Namespace, scripts: Path) -> dict[str, Any]:
         with contextlib.ExitStack() as stack:
             servers = {name: stack.enter_context(start_paired(name, scripts, args.before)) for name in names}
             for srv in servers.values():
-                seed(srv)
+                seed(srv, srv.name.split("/")[0])
                 sanity(srv, scenario)
                 if args.warmup > 0:
                     run_wrk(srv.url + scenario.path, lua, args.warmup, args.threads, args.connections)
@@ -322,13 +334,34 @@ def paired(args: argparse.Namespace, scripts: Path) -> dict[str, Any]:
             "other_load_cores": _spread([r["other_load_cores"] for rs in runs.values() for r in rs]),
             "errors": sum(r["errors"] for rs in runs.values() for r in rs),
         }
-        for name in names[1:]:  # each round's ratio: two runs seconds apart, so a neighbour hits both alike
-            pairs = list(zip(runs["bare"], runs[name], strict=True))
-            suffix = "" if name == "mock" else f"_{name}"
-            result["cpu_share" + suffix] = _spread(
-                [b["cpu_us_per_request"] / m["cpu_us_per_request"] for b, m in pairs]
-            )
-            result["rps_share" + suffix] = _spread([m["rps"] / b["rps"] for b, m in pairs])
+        for loop in args.loops:  # each round's ratio: two runs seconds apart, so a neighbour hits both alike
+            bare = runs[f"bare/{loop}"]
+            shares: dict[str, Any] = result.setdefault("by_loop", {}).setdefault(loop, {})
+            for kind in kinds[1:]:
+                pairs = list(zip(bare, runs[f"{kind}/{loop}"], strict=True))
+                suffix = "" if kind == "mock" else f"_{kind}"
+                shares["cpu_share" + suffix] = _spread(
+                    [b["cpu_us_per_request"] / m["cpu_us_per_request"] for b, m in pairs]
+                )
+                shares["rps_share" + suffix] = _spread([m["rps"] / b["rps"] for b, m in pairs])
+        if {"asyncio", "uvloop"} <= set(args.loops):  # what uvloop gives each server, round by round
+            result["uvloop_gain"] = {
+                kind: {
+                    "rps": _spread(
+                        [
+                            u["rps"] / a["rps"]
+                            for a, u in zip(runs[f"{kind}/asyncio"], runs[f"{kind}/uvloop"], strict=True)
+                        ]
+                    ),
+                    "cpu": _spread(
+                        [
+                            a["cpu_us_per_request"] / u["cpu_us_per_request"]
+                            for a, u in zip(runs[f"{kind}/asyncio"], runs[f"{kind}/uvloop"], strict=True)
+                        ]
+                    ),
+                }
+                for kind in kinds
+            }
         out[scenario.name] = result
     return out
 
@@ -345,39 +378,56 @@ def _spread(values: Sequence[float]) -> dict[str, float]:
     }
 
 
-def paired_table(results: dict[str, Any], rounds: int) -> str:
-    before = any("cpu_share_before" in r for r in results.values())
+def paired_table(results: dict[str, Any], rounds: int, loops: Sequence[str]) -> str:
+    before = any("cpu_share_before" in shares for r in results.values() for shares in r["by_loop"].values())
     extra_head = " before CPU µs/req | bare / before CPU, per round: median (IQR) |" if before else ""
     rows = [
-        "| operation | bare CPU µs/req | mock CPU µs/req | bare / mock CPU, per round: median (IQR; range) | "
+        "| operation | loop | bare CPU µs/req | mock CPU µs/req | bare / mock CPU, per round: median (IQR; range) | "
         f"target |{extra_head} bare req/s | mock req/s | mock / bare req/s, per round: median (range) | "
         "other load | errors |",
-        "|---|---:|---:|---|---|" + ("---:|---|" if before else "") + "---:|---:|---|---:|---:|",
+        "|---|---|---:|---:|---|---|" + ("---:|---|" if before else "") + "---:|---:|---|---:|---:|",
     ]
     for scenario in SCENARIOS:
         r = results.get(scenario.name)
         if r is None:
             continue
-        share, rps = r["cpu_share"], r["rps_share"]
-        target = BARE_TARGETS[scenario.name]
-        verdict = "**met**" if share["median"] >= target else "**missed**"
-        load = r["other_load_cores"]
-        extra = ""
-        if before:
-            b = r["cpu_share_before"]
-            extra = (
-                f" {r['cpu_us_per_request']['before']['median']:.1f} | "
-                f"{b['median']:.0%} ({b['q1']:.0%}-{b['q3']:.0%}) |"
+        for loop in loops:
+            shares = r["by_loop"][loop]
+            share, rps = shares["cpu_share"], shares["rps_share"]
+            target = BARE_TARGETS[scenario.name]
+            verdict = "**met**" if share["median"] >= target else "**missed**"
+            load = r["other_load_cores"]
+            cpu, got = r["cpu_us_per_request"], r["rps"]
+            extra = ""
+            if before:
+                b = shares["cpu_share_before"]
+                extra = f" {cpu[f'before/{loop}']['median']:.1f} | {b['median']:.0%} ({b['q1']:.0%}-{b['q3']:.0%}) |"
+            rows.append(
+                f"| {scenario.name} | {loop} | {cpu[f'bare/{loop}']['median']:.1f} | "
+                f"{cpu[f'mock/{loop}']['median']:.1f} | {share['median']:.0%} "
+                f"({share['q1']:.0%}-{share['q3']:.0%}; {share['min']:.0%}-{share['max']:.0%}) | "
+                f">= {target:.0%}: {verdict} |{extra} {got[f'bare/{loop}']['median']:,.0f} | "
+                f"{got[f'mock/{loop}']['median']:,.0f} | {rps['median']:.0%} ({rps['min']:.0%}-{rps['max']:.0%}) | "
+                f"{load['median']:.2f} ({load['min']:.2f}-{load['max']:.2f}) cores | {r['errors']} |"
             )
-        rows.append(
-            f"| {scenario.name} | {r['cpu_us_per_request']['bare']['median']:.1f} | "
-            f"{r['cpu_us_per_request']['mock']['median']:.1f} | {share['median']:.0%} "
-            f"({share['q1']:.0%}-{share['q3']:.0%}; {share['min']:.0%}-{share['max']:.0%}) | "
-            f">= {target:.0%}: {verdict} |{extra} {r['rps']['bare']['median']:,.0f} | "
-            f"{r['rps']['mock']['median']:,.0f} | {rps['median']:.0%} ({rps['min']:.0%}-{rps['max']:.0%}) | "
-            f"{load['median']:.2f} ({load['min']:.2f}-{load['max']:.2f}) cores | {r['errors']} |"
-        )
-    return "\n".join(rows) + f"\n\n{rounds} rounds per operation; CPU µs/req and req/s are medians over rounds.\n"
+    text = "\n".join(rows) + f"\n\n{rounds} rounds per operation; CPU µs/req and req/s are medians over rounds.\n"
+    gains = [(name, r["uvloop_gain"]) for name, r in results.items() if "uvloop_gain" in r]
+    if gains:
+        lines = [
+            "",
+            "| operation | server | uvloop / asyncio req/s, per round: median (IQR; range) | asyncio / uvloop CPU "
+            "µs/req, per round: median (IQR) |",
+            "|---|---|---|---|",
+        ]
+        for name, gain in gains:
+            for kind, g in gain.items():
+                rps, cpu = g["rps"], g["cpu"]
+                lines.append(
+                    f"| {name} | {kind} | {rps['median']:.2f}x ({rps['q1']:.2f}-{rps['q3']:.2f}; "
+                    f"{rps['min']:.2f}-{rps['max']:.2f}) | {cpu['median']:.2f}x ({cpu['q1']:.2f}-{cpu['q3']:.2f}) |"
+                )
+        text += "\n".join(lines) + "\n"
+    return text
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -468,6 +518,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "commit) in the same rounds, as 'before'",
     )
     parser.add_argument("--before-label", help="what --before is, for the results file (e.g. its commit)")
+    parser.add_argument(
+        "--loops",
+        default=default_loop(),
+        help=f"event loops bare and mock run on, comma-separated (default {default_loop()}: the mock's default); "
+        "--paired loads each loop's servers in the same rounds; otherwise the first loop is used",
+    )
     parser.add_argument("--output", help="results file stem under bench/results/ (default mock_throughput[_paired])")
     parser.add_argument(
         "--quiet-wait",
@@ -485,6 +541,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(args, name, paired_default if args.paired else default)
     if args.output is None:
         args.output = "mock_throughput_paired" if args.paired else "mock_throughput"
+    args.loops = [loop.strip() for loop in args.loops.split(",") if loop.strip()]
+    if not args.loops or any(loop not in LOOPS for loop in args.loops):
+        parser.error(f"--loops: a comma-separated subset of {', '.join(LOOPS)}")
     if args.duration > 120 or args.warmup > 60 or not 1 <= args.rounds <= 31:
         parser.error("keep runs bounded: --duration <= 120, --warmup <= 60, 1 <= --rounds <= 31")
 
@@ -520,6 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         client_cpu=CLIENT_CPU,
         stored_tasks=STORED_TASKS,
         prism_flags="-v error (logging off)",
+        loop=args.loops[0],
     )
     print(
         f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --latency "
@@ -537,7 +597,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             order = rotated(wanted, number)
             print(f"round {number + 1}/{args.rounds}", flush=True)
             with contextlib.ExitStack() as stack:
-                servers = {name: stack.enter_context(start(name, scripts)) for name in order}
+                servers = {name: stack.enter_context(start(name, scripts, args.loops[0])) for name in order}
                 for srv in servers.values():
                     seed(srv)
                 for scenario in SCENARIOS:
@@ -551,7 +611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in ("mock", "bare"):
                 if name not in wanted:
                     continue
-                with start(name, scripts) as srv:
+                with start(name, scripts, args.loops[0]) as srv:
                     seed(srv)
                     for scenario in SCENARIOS:
                         if name in scenario.servers:
@@ -584,6 +644,7 @@ def main_paired(args: argparse.Namespace) -> int:
         stored_tasks=STORED_TASKS,
         cpu_source="/proc/PID/task/*/schedstat (ns on CPU)",
         before=(args.before_label or "another checkout") if args.before else None,
+        loops=args.loops,
     )
     print(
         f"paired: {args.rounds} rounds of wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s on each of "
@@ -592,7 +653,7 @@ def main_paired(args: argparse.Namespace) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="bench-wrk-") as tmp:
         results = paired(args, Path(tmp))
-    text = paired_table(results, args.rounds)
+    text = paired_table(results, args.rounds, args.loops)
     print("\n" + text)
     write_json(f"{args.output}.json", {"machine": facts, "settings": settings, "results": results})
     write_table(

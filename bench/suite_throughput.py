@@ -17,12 +17,20 @@ bench/results/suite_throughput.{json,md}.
 
 Against the schemathesis CLI (``--cli``, or ``--cli-only``): the suite's property-based phase
 (``conformance run --phase schema --base-url``) and ``schemathesis run`` on the same document
-(``Spec.schemathesis_document``), the same configuration written as a ``schemathesis.toml``
-(``phases.schema.engine.schemathesis_config``: checks, seed, max-examples, mode, per-operation settings)
-and one worker, each against a fresh mock process on the other core, in rotated order for
-``--rounds`` rounds. Reported: cases each generated (they should agree), the phase's own seconds
-against the CLI engine's running time, wall time, CPU, and the ratios. The same runs give the
-scenario phase's time per requirement (``--phase scenario``, results.json durations).
+(``Spec.schemathesis_document``: the servers replaced, the stream media aliases added), the same
+configuration written as a ``schemathesis.toml`` (``phases.schema.engine.schemathesis_config``:
+checks, seed, max-examples, mode, per-operation settings) and one worker, each against a fresh mock
+process on the other core, in rotated order for ``--rounds`` rounds. Both processes get the same
+PYTHONHASHSEED (the suite pins 0 itself) and one warmed Hypothesis storage folder, and both run
+under the same clock: schemathesis's engine (``ExecutionPlan.execute``, first event to last) timed
+in wall and CPU seconds of the whole process, all threads, so start-up is left out on both sides
+alike. Reported: the cases each generated, cases per engine second and per engine CPU second, the
+per-round ratios (suite / CLI) and their median, wall and CPU of the processes, and the mock's CPU
+per side (the same cases cost the server the same). The suite's targeted cases go out after the
+engine (the CLI has none): they are counted from its ``--events`` file, left out of the engine's
+cases, and counted in a "whole phase" ratio against the phase's own seconds. ``--versus TREE`` runs
+another checkout's phase in the same rounds (before/after). The same runs give the scenario phase's
+time per requirement (``--phase scenario``, results.json durations; ``--no-scenario`` leaves it out).
 
 The default run of all four protocols (``--default-all ROUNDS``): one ``conformance run --protocol
 all`` command, as a user runs it (its protocols in worker processes, one per core: ``--jobs``);
@@ -48,7 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -65,6 +73,7 @@ from _common import (
     median,
     mock_command,
     pinned,
+    process_cpu_seconds,
     server,
     toml_text,
     wait_quiet,
@@ -331,11 +340,32 @@ def table(rows: list[dict[str, Any]], scale: dict[str, Any] | None) -> str:
 
 
 SCHEMATHESIS = Path(PYTHON).with_name("schemathesis")
+ENGINE_CLOCK = "BENCH_ENGINE_CLOCK"
+"""The file the clocked process writes its engine's wall and CPU seconds to."""
+CLOCKED = f"""
+import json, os, runpy, sys, time
+import schemathesis.engine.core as core
+execute = core.ExecutionPlan.execute
+def clocked(self, engine):
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield from execute(self, engine)
+    with open(os.environ["{ENGINE_CLOCK}"], "w") as out:
+        json.dump({{"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}}, out)
+core.ExecutionPlan.execute = clocked
+sys.argv = sys.argv[1:]
+if sys.argv[0] == "schemathesis":
+    from schemathesis.cli import schemathesis
+    schemathesis()
+else:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+"""Either side run with schemathesis's engine clocked. Passed with ``python -c``, not as a file: a
+script's literals would join Hypothesis's pool of local constants, and change the CLI's cases."""
 
 
-def cli_inputs(protocol: str, max_examples: int, folder: Path) -> tuple[Path, Path, str]:
+def cli_inputs(protocol: str, max_examples: int, folder: Path) -> tuple[Path, Path]:
     """The document and ``schemathesis.toml`` the suite's schema phase hands schemathesis, written
-    to files for its CLI; and the base path to append to the mock's URL."""
+    to files for its CLI."""
     protocol_suite, spec = suite(protocol), load(protocol)
     requirements = [c.requirement for c in protocol_suite.registry if c.requirement.phase == "schema"]
     headers = {"Authorization": f"Bearer {EMBEDDED_TOKENS[0]}"} if protocol_suite.needs_auth else {}
@@ -354,23 +384,45 @@ def cli_inputs(protocol: str, max_examples: int, folder: Path) -> tuple[Path, Pa
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "openapi.json").write_text(json.dumps(document))
     (folder / "schemathesis.toml").write_text(toml_text(config))
-    return folder / "openapi.json", folder / "schemathesis.toml", spec.info.base_path
+    return folder / "openapi.json", folder / "schemathesis.toml"
 
 
-def _client(command: list[str], timeout: float, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
+def _client(
+    command: list[str], timeout: float, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], float, float]:
     """A client process pinned to the client core: its result, wall seconds and CPU seconds."""
     before = cpu_children()
     started = time.monotonic()
     done = subprocess.run(
         [*pinned(CLIENT_CPU), *command],
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
     )
     return done, time.monotonic() - started, cpu_children() - before
+
+
+def _clocked(
+    command: list[str], timeout: float, cwd: Path, folder: Path, storage: Path, tree: Path = ROOT
+) -> tuple[subprocess.CompletedProcess[str], float, float, dict[str, float]]:
+    """``command`` (``module args...`` or ``schemathesis args...``) run with the engine clocked, with
+    ``storage`` as Hypothesis's folder and ``tree``'s modules first on the path; the engine's
+    seconds are empty when it did not finish."""
+    clock = folder / "engine-clock.json"
+    clock.unlink(missing_ok=True)
+    env = {
+        "PYTHONHASHSEED": "0",
+        "HYPOTHESIS_STORAGE_DIRECTORY": str(storage),
+        ENGINE_CLOCK: str(clock),
+        "PYTHONPATH": str(tree),
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    done, wall, cpu = _client([PYTHON, "-c", CLOCKED, *command], timeout, cwd, env)
+    engine = json.loads(clock.read_text()) if clock.exists() else {}
+    return done, wall, cpu, engine
 
 
 def _phase_command(protocol: str, base_url: str, phase: str, folder: Path, *more: str) -> list[str]:
@@ -380,53 +432,66 @@ def _phase_command(protocol: str, base_url: str, phase: str, folder: Path, *more
     return [*run, *tokens, "--phase", phase, *more, "-q", "--report-dir", str(folder)]
 
 
-def suite_side(protocol: str, max_examples: int, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
-    """``conformance run --phase schema`` against a running mock."""
-    done, wall, cpu = _client(
-        _phase_command(protocol, base_url, "schema", folder, "--max-examples", str(max_examples)), timeout, ROOT
-    )
-    results = folder / "results.json"
-    if not results.exists():
-        return {"error": (done.stderr.strip() or done.stdout.strip())[-400:] or "no results.json"}
-    stats = json.loads(results.read_text()).get("stats", {})
+def _engine_figures(cases: int, wall: float, cpu: float, engine: dict[str, float], exit_code: int) -> dict[str, Any]:
     return {
-        "cases": int(stats.get("schema_cases") or 0),
-        "engine_s": float(stats.get("schema_seconds") or 0.0),
+        "cases": cases,
+        "engine_s": round(engine["wall_s"], 3),
+        "engine_cpu_s": round(engine["cpu_s"], 3),
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
-        "exit_code": done.returncode,
+        "exit_code": exit_code,
     }
 
 
-def cli_side(document: Path, settings: Path, base_url: str, timeout: float) -> dict[str, Any]:
+def suite_side(
+    protocol: str, max_examples: int, base_url: str, folder: Path, storage: Path, timeout: float, tree: Path = ROOT
+) -> dict[str, Any]:
+    """``conformance run --phase schema`` against a running mock, run from ``tree`` (this checkout,
+    or another one for a before/after pair)."""
+    events = folder / "events.jsonl"
+    more = ("--max-examples", str(max_examples), "--events", str(events))
+    command = _phase_command(protocol, base_url, "schema", folder, *more)[2:]
+    done, wall, cpu, engine = _clocked(command, timeout, tree, folder, storage, tree)
+    results = folder / "results.json"
+    if not results.exists() or not engine:
+        return {"error": (done.stderr.strip() or done.stdout.strip())[-400:] or "no results.json"}
+    stats = json.loads(results.read_text()).get("stats", {})
+    phase_cases = int(stats.get("schema_cases") or 0)
+    # the targeted cases (phases/schema/targeted.py) go out after schemathesis's engine, which the
+    # CLI has alone: the engine's own cases are the phase's less those
+    targeted = sum(1 for case in _case_events(events) if case.get("stage") == "targeted")
+    got = _engine_figures(phase_cases - targeted, wall, cpu, engine, done.returncode)
+    got["phase_s"] = float(stats.get("schema_seconds") or 0.0)
+    got["phase_cases"] = phase_cases
+    got["targeted_cases"] = targeted
+    return got
+
+
+def _case_events(events: Path) -> Iterator[dict[str, Any]]:
+    """The ``case_finished`` events of a run's ``--events`` file."""
+    if not events.exists():
+        return
+    for line in events.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if "outcome" in event and "stage" in event:
+            yield event
+
+
+def cli_side(
+    document: Path, settings: Path, base_url: str, folder: Path, storage: Path, timeout: float
+) -> dict[str, Any]:
     """``schemathesis run`` on the same document and settings, one worker, no report files."""
-    done, wall, cpu = _client(
-        [
-            str(SCHEMATHESIS),
-            "--no-color",
-            "--config-file",
-            str(settings),
-            "run",
-            str(document),
-            "--url",
-            base_url,
-            "--workers",
-            "1",
-        ],
-        timeout,
-        document.parent,
+    command = ["schemathesis", "--no-color", "--config-file", str(settings), "run", str(document)]
+    done, wall, cpu, engine = _clocked(
+        [*command, "--url", base_url, "--workers", "1"], timeout, folder, folder, storage
     )
     generated = re.search(r"(\d+) generated", done.stdout)
     running = re.search(r" in ([\d.]+)s =", done.stdout)
-    if generated is None or running is None:
+    if generated is None or running is None or not engine:
         return {"error": (done.stdout.strip() or done.stderr.strip())[-400:]}
-    return {
-        "cases": int(generated.group(1)),
-        "engine_s": float(running.group(1)),
-        "wall_s": round(wall, 2),
-        "cpu_s": round(cpu, 2),
-        "exit_code": done.returncode,
-    }
+    got = _engine_figures(int(generated.group(1)), wall, cpu, engine, done.returncode)
+    got["phase_s"] = float(running.group(1))
+    return got
 
 
 def scenario_side(protocol: str, base_url: str, folder: Path, timeout: float) -> dict[str, Any]:
@@ -450,47 +515,94 @@ def scenario_side(protocol: str, base_url: str, folder: Path, timeout: float) ->
 
 
 def against_cli(
-    protocols: list[str], max_examples: int, rounds: int, tmp: Path, timeout: float
+    protocols: list[str],
+    max_examples: int,
+    rounds: int,
+    tmp: Path,
+    timeout: float,
+    versus: Path | None = None,
+    scenario: bool = True,
 ) -> list[dict[str, Any]]:
-    """Suite and CLI side by side, each on a fresh mock, the order rotated per round; medians."""
+    """Suite and CLI side by side, each on a fresh mock, the order rotated per round; medians. With
+    ``versus``, the suite of that checkout too ("before"); with ``scenario``, the scenario phase."""
     rows = []
+    storage = tmp / "hypothesis"
     for protocol in protocols:
-        document, settings, base_path = cli_inputs(protocol, max_examples, tmp / f"cli-{protocol}")
-        runs: dict[str, list[dict[str, Any]]] = {"suite": [], "cli": [], "scenario": []}
+        base_path = load(protocol).info.base_path
+        port = free_port()
+        inputs = cli_inputs(protocol, max_examples, tmp / f"cli-{protocol}")
+        with server("mock", mock_command(port, "--protocol", protocol), port, SERVER_CPU) as srv:
+            # a first CLI run, not measured, writes Hypothesis's caches (its character tables) for both
+            cli_side(*inputs, srv.url + base_path, tmp / "warm-up", storage, timeout)
+        sides = ["suite", "cli", *(["scenario"] if scenario else []), *(["before"] if versus is not None else [])]
+        runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
         for n in range(rounds):
-            order = ["suite", "cli", "scenario"]
-            order = order[n % 3 :] + order[: n % 3]
+            order = sides[n % len(sides) :] + sides[: n % len(sides)]
             for side in order:
                 port = free_port()
                 command = mock_command(port, "--protocol", protocol, "--job-seconds", "0.3")
-                with LoadMeter() as load, server("mock", command, port, SERVER_CPU) as srv:
+                with LoadMeter() as load_meter, server("mock", command, port, SERVER_CPU) as srv:
                     url = srv.url + base_path
+                    mock_cpu = process_cpu_seconds(srv.pid)
                     if side == "suite":
-                        got = suite_side(protocol, max_examples, url, tmp / f"suite-{protocol}-{n}", timeout)
+                        got = suite_side(protocol, max_examples, url, tmp / f"suite-{protocol}-{n}", storage, timeout)
                     elif side == "cli":
-                        got = cli_side(document, settings, url, timeout)
+                        got = cli_side(*inputs, url, tmp / f"cli-{protocol}", storage, timeout)
+                    elif side == "before" and versus is not None:
+                        folder = tmp / f"before-{protocol}-{n}"
+                        got = suite_side(protocol, max_examples, url, folder, storage, timeout, versus)
                     else:
                         got = scenario_side(protocol, url, tmp / f"scenario-{protocol}-{n}", timeout)
-                got["other_load_cores"] = load.other_cores
+                    got["mock_cpu_s"] = round(process_cpu_seconds(srv.pid) - mock_cpu, 2)
+                got["other_load_cores"] = load_meter.other_cores
                 runs[side].append(got)
-                print(f"  {protocol:15} round {n + 1} {side:8} {json.dumps(got)[:220]}", flush=True)
+                print(f"  {protocol:15} round {n + 1} {side:8} {json.dumps(got)[:260]}", flush=True)
         rows.append(_against_row(protocol, max_examples, runs))
     return rows
 
 
 def _against_row(protocol: str, max_examples: int, runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     def med(side: str, key: str) -> float | None:
-        values = [r[key] for r in runs[side] if r.get(key) is not None and "error" not in r]
+        values = [r[key] for r in runs.get(side, []) if r.get(key) is not None and "error" not in r]
         return median(values) if values else None
 
     row: dict[str, Any] = {"protocol": protocol, "max_examples": max_examples, "runs": runs}
-    for side in ("suite", "cli"):
-        for key in ("cases", "engine_s", "wall_s", "cpu_s"):
+    for side in [side for side in ("suite", "cli", "before") if side in runs]:
+        for key in (
+            "cases",
+            "phase_cases",
+            "targeted_cases",
+            "engine_s",
+            "engine_cpu_s",
+            "phase_s",
+            "wall_s",
+            "cpu_s",
+            "mock_cpu_s",
+        ):
             row[f"{side}_{key}"] = med(side, key)
-        cases, engine = row[f"{side}_cases"], row[f"{side}_engine_s"]
-        row[f"{side}_cases_per_s"] = round(cases / engine, 1) if cases and engine else None
-    suite_rate, cli_rate = row["suite_cases_per_s"], row["cli_cases_per_s"]
-    row["rate_ratio"] = round(suite_rate / cli_rate, 3) if suite_rate and cli_rate else None
+        for run in runs[side]:
+            if "error" not in run:
+                run["cases_per_s"] = round(run["cases"] / run["engine_s"], 2) if run["engine_s"] else None
+                run["cases_per_cpu_s"] = round(run["cases"] / run["engine_cpu_s"], 2) if run["engine_cpu_s"] else None
+                # the whole phase as its own clock reads it: the suite's with its targeted cases
+                whole = run.get("phase_cases", run["cases"])
+                run["phase_cases_per_s"] = round(whole / run["phase_s"], 2) if run.get("phase_s") else None
+        row[f"{side}_cases_per_s"] = med(side, "cases_per_s")
+        row[f"{side}_cases_per_cpu_s"] = med(side, "cases_per_cpu_s")
+    # each round's suite / CLI ratio compares two runs minutes apart on the same machine: their
+    # median is the figure, the range beside it
+    for key in ("cases_per_s", "cases_per_cpu_s", "phase_cases_per_s"):
+        if "before" in runs:
+            before = [
+                b[key] / c[key] for b, c in zip(runs["before"], runs["cli"], strict=False) if b.get(key) and c.get(key)
+            ]
+            row[f"before_{key}_ratio"] = round(median(before), 3) if before else None
+            row[f"before_{key}_ratios"] = [round(r, 3) for r in before]
+        ratios = [
+            s[key] / c[key] for s, c in zip(runs["suite"], runs["cli"], strict=False) if s.get(key) and c.get(key)
+        ]
+        row[f"{key}_ratio"] = round(median(ratios), 3) if ratios else None
+        row[f"{key}_ratios"] = [round(r, 3) for r in ratios]
     row["wall_ratio"] = (
         round(row["suite_wall_s"] / row["cli_wall_s"], 3) if row["suite_wall_s"] and row["cli_wall_s"] else None
     )
@@ -508,18 +620,34 @@ def against_table(rows: list[dict[str, Any]]) -> str:
     def show(value: Any, unit: str = "") -> str:
         return "n/a" if value is None else f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
 
+    def ratio(r: dict[str, Any], key: str) -> str:
+        return f"{show(r[key])} ({', '.join(f'{v:g}' for v in r[key + 's']) or 'n/a'})"
+
+    before = any("before_cases" in r for r in rows)
     lines = [
-        "| protocol | --max-examples | cases (suite / CLI) | cases/s suite | cases/s CLI | suite / CLI cases/s | "
-        "phase s (suite / CLI) | wall s (suite / CLI) | CPU s (suite / CLI) | scenario ms per requirement "
-        "(count) | other load |",
-        "|---|---:|---|---:|---:|---:|---|---|---|---|---:|",
+        "| protocol | --max-examples | cases (suite / CLI) | cases/s (suite / CLI) | suite / CLI cases/s: median "
+        "(rounds) | cases per CPU s (suite / CLI) | suite / CLI per CPU s: median (rounds) | "
+        "whole phase, targeted cases added: suite / CLI cases/s (rounds) | "
+        + ("before / CLI cases/s (rounds) | before / CLI per CPU s (rounds) | " if before else "")
+        + "engine CPU s (suite / CLI) | process wall s (suite / CLI) | process CPU s (suite / CLI) | mock CPU s "
+        "(suite / CLI) | scenario ms per requirement (count) | other load |",
+        "|---|---:|---|---|---|---|---|---|" + ("---|---|" if before else "") + "---|---|---|---|---|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['protocol']} | {r['max_examples']} | {show(r['suite_cases'])} / {show(r['cli_cases'])} | "
-            f"{show(r['suite_cases_per_s'])} | {show(r['cli_cases_per_s'])} | {show(r['rate_ratio'])} | "
-            f"{show(r['suite_engine_s'])} / {show(r['cli_engine_s'])} | {show(r['suite_wall_s'])} / "
+            f"{show(r['suite_cases_per_s'])} / {show(r['cli_cases_per_s'])} | {ratio(r, 'cases_per_s_ratio')} | "
+            f"{show(r['suite_cases_per_cpu_s'])} / {show(r['cli_cases_per_cpu_s'])} | "
+            f"{ratio(r, 'cases_per_cpu_s_ratio')} | "
+            f"{ratio(r, 'phase_cases_per_s_ratio')} ({show(r['suite_targeted_cases'])} targeted) | "
+            + (
+                f"{ratio(r, 'before_cases_per_s_ratio')} | {ratio(r, 'before_cases_per_cpu_s_ratio')} | "
+                if before
+                else ""
+            )
+            + f"{show(r['suite_engine_cpu_s'])} / {show(r['cli_engine_cpu_s'])} | {show(r['suite_wall_s'])} / "
             f"{show(r['cli_wall_s'])} | {show(r['suite_cpu_s'])} / {show(r['cli_cpu_s'])} | "
+            f"{show(r['suite_mock_cpu_s'])} / {show(r['cli_mock_cpu_s'])} | "
             f"{show(r['scenario_per_requirement_ms'])} ({show(r['scenario_requirements'])}) | "
             f"{r['other_load_cores']:.2f} cores |"
         )
@@ -677,6 +805,10 @@ def model_share(protocols: list[str], tmp: Path, timeout: float, rounds: int) ->
     return rows
 
 
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {**vars(args), "versus": [_tree_name(tree) for tree in args.versus]}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS), help="default: all four")
@@ -689,6 +821,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true", help="also run the schema phase against the schemathesis CLI")
     parser.add_argument("--cli-only", action="store_true", help="only that comparison")
     parser.add_argument("--cli-examples", type=int, default=DEFAULT_EXAMPLES, help="its --max-examples")
+    parser.add_argument("--no-scenario", action="store_true", help="that comparison without the scenario phase")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of that comparison (median kept)")
     parser.add_argument("--output", default="suite_throughput", help="results file stem under bench/results/")
     parser.add_argument("--quiet-wait", type=float, default=180.0, help="wait up to this long for an idle machine")
@@ -710,7 +843,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="TREE",
-        help="another checkout of the project run alternately with this one by --default-all (before/after)",
+        help="another checkout of the project run alternately with this one by --default-all and --cli (before/after)",
     )
     args = parser.parse_args(argv)
     protocols = args.protocol or sorted(PROTOCOLS)
@@ -725,8 +858,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             all_rows = default_all_rounds(trees, args.default_all, Path(tmp_name), args.timeout * len(PROTOCOLS))
         text = default_all_table(all_rows)
         print("\n" + text)
-        settings = {**vars(args), "versus": [_tree_name(tree) for tree in args.versus]}
-        write_json(f"{args.output}_default_all.json", {"machine": facts, "settings": settings, "runs": all_rows})
+        write_json(f"{args.output}_default_all.json", {"machine": facts, "settings": _settings(args), "runs": all_rows})
         write_table(f"{args.output}_default_all.md", "The default run of all four protocols", text, facts)
         return 0
     if args.model_share:
@@ -744,7 +876,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         text = "\n".join(lines) + "\n"
         print("\n" + text)
-        write_json("model_share.json", {"machine": facts, "settings": vars(args), "runs": share})
+        write_json("model_share.json", {"machine": facts, "settings": _settings(args), "runs": share})
         (RESULTS / "model_share.md").write_text(f"# The model-based phase's share ({facts['date']})\n\n" + text)
         return 0
     rows: list[dict[str, Any]] = []
@@ -757,12 +889,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"schema phase vs the schemathesis CLI, --max-examples {args.cli_examples}, {args.rounds} rounds",
                 flush=True,
             )
-            versus = against_cli(protocols, args.cli_examples, args.rounds, tmp, args.timeout)
+            before = args.versus[0].resolve() if args.versus else None
+            versus = against_cli(
+                protocols, args.cli_examples, args.rounds, tmp, args.timeout, before, not args.no_scenario
+            )
         if args.cli_only:
             assert versus is not None
             text = against_table(versus)
             print("\n" + text)
-            write_json(f"{args.output}_cli.json", {"machine": facts, "settings": vars(args), "rows": versus})
+            write_json(f"{args.output}_cli.json", {"machine": facts, "settings": _settings(args), "rows": versus})
             write_table(f"{args.output}_cli.md", "Schema phase vs the schemathesis CLI", text, facts)
             return 0
         if args.xdist or args.xdist_only:
@@ -771,7 +906,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             assert xdist is not None
             text = xdist_table(xdist)
             print("\n" + text)
-            write_json(f"{args.output}_xdist.json", {"machine": facts, "settings": vars(args), "xdist": xdist})
+            write_json(f"{args.output}_xdist.json", {"machine": facts, "settings": _settings(args), "xdist": xdist})
             (RESULTS / f"{args.output}_xdist.md").write_text(f"# pytest plugin under xdist ({facts['date']})\n\n{text}")
             return 0
         for protocol in protocols:
@@ -788,7 +923,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.output}.json",
         {
             "machine": facts,
-            "settings": vars(args),
+            "settings": _settings(args),
             "runs": rows,
             "scaling": scale,
             "xdist": xdist,
