@@ -305,12 +305,17 @@ def edge_artifact(ctx: Context, sent: Sent, earlier: dict[str, str] | None = Non
 
 
 def accepted_edges(ctx: Context) -> tuple[EdgeUploads, list[tuple[Sent, dict[str, Any]]]]:
-    """Every edge upload the server stored, with its artifact; one AP-ARTIFACT-001 did not accept is
-    left out here (that requirement reports it; a check judging what was stored cannot judge it)."""
+    """Every edge upload the server stored, with its artifact. One it did not store (not answered
+    2xx: refused, or a 5xx) is no subject of a check judging what was stored: it is left out
+    without a word (AP-ARTIFACT-001 reports it), so one name a server cannot store does not block
+    what the others show. One answered 2xx that cannot be judged (no artifact_id, an earlier
+    upload's id) blocks its part: the server says it stored something, and what is not known."""
     ups = edge_uploads(ctx)
     stored = []
     earlier: dict[str, str] = {}
     for sent in ups.sent:
+        if not 200 <= sent.response.status < 300:
+            continue
         with ctx.part(sent.edge.name), ctx.setup("AP-ARTIFACT-001"):
             artifact = edge_artifact(ctx, sent, earlier)
             if artifact is not None:

@@ -281,3 +281,21 @@ def test_payload_holds_the_awkward_bytes() -> None:
 def test_step_bodies_carry_nested_values() -> None:
     body = ap.step_body(0)
     assert json.loads(json.dumps(body)) == body and body["additional_input"]["nested"]["list"][3] == {"x": 1.5}
+
+
+@pytest.mark.parametrize("fault", ["ap-upload-folder-collision-500", "ap-upload-empty-refused"])
+def test_an_edge_upload_the_server_did_not_store_blocks_none_of_what_it_stored(fault: str) -> None:
+    """An edge name a server answers 5xx (or refuses, though it must not) fails AP-ARTIFACT-001; the
+    checks that judge what was stored still judge every other upload, and pass, instead of being
+    blocked by the one name (the Agent Protocol SDK's Content-Disposition was never judged so)."""
+    from conformance.runner import run
+
+    stored = ("AP-ARTIFACT-002", "AP-ARTIFACT-003", "AP-ARTIFACT-004")
+    with EmbeddedServer(MockConfig(protocols=(PROTOCOL,), faults=(fault,))) as server:
+        result = run(
+            RunOptions(protocol=PROTOCOL, base_url=server.url, phases=("scenario",), only=("AP-ARTIFACT-001", *stored))
+        )
+    got = {r.requirement.id: r for r in result.results}
+    assert got["AP-ARTIFACT-001"].status is Status.FAILED, got["AP-ARTIFACT-001"].message
+    for rid in stored:
+        assert got[rid].status is Status.PASSED and got[rid].blocked_by is None, (rid, got[rid].message)
