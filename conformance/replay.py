@@ -299,7 +299,8 @@ def _verdict(
     if why is None and not differ:
         return Replayed(key, rid, deciding.status, now, REPRODUCED, "the answers are the recorded ones")
     detail = "; ".join(differ) if why is None else f"the requirement holds on this answer (HTTP {now})"
-    if sent_baked and now in _GONE:
+    # an old run's value: gone, or (nothing judged again on today's answer) read otherwise, as a cursor
+    if sent_baked and (now in _GONE or why is None):
         return Replayed(key, rid, deciding.status, now, INCONCLUSIVE, detail + _gone(sent_baked, now))
     if why is None and outside_state(rep):
         detail += (
@@ -310,9 +311,12 @@ def _verdict(
 
 
 def _gone(baked: list[str], status: int) -> str:
-    if not baked or status not in _GONE:
+    if not baked:
         return ""
-    return f"; it sent {', '.join(dict.fromkeys(baked))} from the recorded run, which this server may no longer hold"
+    sent = ", ".join(dict.fromkeys(baked))
+    if status not in _GONE:
+        return f"; it sent {sent} from the recorded run, which this server may read otherwise"
+    return f"; it sent {sent} from the recorded run, which this server may no longer hold"
 
 
 def _same_class(now: int, recorded: int | None) -> bool:

@@ -421,8 +421,20 @@ def reproduction(
     )
     out.captures = _captured(out, maker={v: kept[m] for v, m in maker.items() if m in kept})
     captured = {c.value for c in out.captures}
-    out.baked = sorted({v for n in order for v in server_sent[n] if v not in captured})
+    out.baked = sorted({v for n in order for v in server_sent[n] | _cut_off(calls, n, sent) if v not in captured})
     return out
+
+
+def _cut_off(calls: list[Exchange], n: int, sent: list[set[str]]) -> set[str]:
+    """Ids call ``n`` sends first to a path whose earlier answer the report kept only in part (a
+    page's nextPageToken past the first 4000 characters of a long page): they may have come from
+    the part cut off, so their origin is unknown, as an earlier session's ids are."""
+    path = urlsplit(calls[n].url).path
+    cut = [m for m in range(n) if urlsplit(calls[m].url).path == path and CUT.search(calls[m].response_body or "")]
+    if not cut:
+        return set()
+    before = set().union(*sent[:n]) if n else set()
+    return {v for v in sent[n] - before - _path_values(calls[n]) if _object_id(v)}
 
 
 _SHAPE = re.compile(r"[0-9a-fA-F]{8,}|[0-9]+")
@@ -554,18 +566,21 @@ def required(rep: Reproduction, index: int) -> bool:
 
 def pauses(rep: Reproduction) -> list[float]:
     """Seconds to wait before each call, as the recorded run left the server between them (a job
-    finishing while the check polled it), each at most ``PAUSE`` and all at most ``PAUSES``."""
-    out: list[float] = []
-    left = PAUSES
+    finishing while the check polled it), each at most ``PAUSE`` and all at most ``PAUSES``, the
+    latest first: the wait just before the deciding call is the one its answer shows."""
+    gaps: list[float] = []
     for n, ex in enumerate(rep.steps):
         before = rep.steps[n - 1] if n else None
         gap = 0.0
         if before is not None and before.started is not None and ex.started is not None:
             gap = ex.started - (before.started + before.elapsed_ms / 1000)
-        gap = round(min(max(gap, 0.0), PAUSE, left), 2)
-        gap = gap if gap >= 0.02 else 0.0
-        left -= gap
-        out.append(gap)
+        gaps.append(min(max(gap, 0.0), PAUSE))
+    out = [0.0] * len(gaps)
+    left = PAUSES
+    for n in range(len(gaps) - 1, -1, -1):
+        gap = round(min(gaps[n], left), 2)
+        out[n] = gap if gap >= 0.02 else 0.0
+        left -= out[n]
     return out
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from conformance.verdicts.reproduction import (
     MAX_STEPS,
+    Reproduction,
     compared,
     find,
     judged_setup,
     outside_state,
+    pauses,
     reproduction,
     required,
     unknown_ids,
@@ -196,3 +198,30 @@ def test_an_answer_the_deciding_one_was_compared_with_is_kept_and_compared_never
     rep = reproduction(calls, 2, also=[calls[1]])
     assert [ex.url for ex in rep.steps] == [c.url for c in calls] and rep.also == [1]
     assert 1 in compared(rep) and not required(rep, 1)
+
+
+def test_a_token_sent_back_to_a_path_whose_answer_was_cut_short_is_of_unknown_origin() -> None:
+    """A long page kept only in part: the nextPageToken the next read sends may have been past the
+    cut, so it is an old run's value (baked), never one the client made."""
+    history = f"{BASE}/{TASK}/history"
+    first = _ex("POST", history, 200, '{"page": [{"text": "' + "x" * 50 + '"... [9000 more characters]', "{}")
+    calls = [
+        _ex("POST", BASE, 200, f'{{"task_id": "{TASK}", "input": "a"}}', '{"input": "a"}'),
+        first,
+        _ex("POST", history, 200, '{"page": []}', '{"nextPageToken": "1.ab12cd34ef"}'),
+    ]
+    assert reproduction(calls, 2).baked == ["1.ab12cd34ef"]
+    whole = _ex("POST", history, 200, '{"page": [], "nextPageToken": "1.ab12cd34ef"}', "{}")
+    assert reproduction([calls[0], whole, calls[2]], 2).baked == []  # found in the answer: captured
+
+
+def test_the_wait_before_the_deciding_call_is_kept_first() -> None:
+    """Many slow setup calls, then the read that waited for a job: the budget goes to the latest
+    waits, so the read still comes as late after the job's start as it did."""
+    calls = [_ex("POST", BASE, 201, f'{{"task_id": "t-{n:04d}"}}', '{"input": "a"}') for n in range(6)]
+    for n, ex in enumerate(calls):
+        ex.started, ex.elapsed_ms = 100.0 + 2 * n, 0.0  # 2 s between each: more than the budget
+    read = _ex("GET", f"{BASE}/t-0005", 200, '{"task_id": "t-0005"}')
+    read.started = calls[-1].started + 0.8
+    waits = pauses(Reproduction([*calls, read]))
+    assert waits[-1] == 0.8 and sum(waits) <= 3.0 and waits[0] == 0.0
