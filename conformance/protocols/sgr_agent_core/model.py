@@ -354,4 +354,16 @@ class SgrModel(ModelMachine):
         self.session.check(STATES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems), answer)
 
 
-MODEL = Model(SgrModel, prepare, steps=6, requirements=REQUIREMENTS)
+def more_agents_than_a_page(machine: SgrModel) -> None:
+    """More agents than a list of the newest few holds, each chat followed by the list (``verify``
+    reads it): every agent of the run must stay listed whatever its age. The draws make a handful,
+    so a list of the newest 10 was seen only where earlier phases had left enough agents behind."""
+    for _ in range(LISTED_AGENTS):
+        if not machine.chat(TASK):
+            return
+
+
+LISTED_AGENTS = 12
+"""Agents the fixed sequence creates: more than a default page (10) of a "recent agents" list."""
+
+MODEL = Model(SgrModel, prepare, steps=6, requirements=REQUIREMENTS, targeted=(more_agents_than_a_page,))

@@ -33,6 +33,7 @@ class Switches(_Switches):
     json_content_type: bool = False
     list_drops_finished: bool = False
     list_newest_3: bool = False
+    list_newest_10: bool = False
     list_state_at_creation: bool = False
     missing_agent_id: bool = False
     missing_done: bool = False
@@ -117,6 +118,12 @@ FAULTS: tuple[Fault, ...] = (
         "sgr-list-newest-3",
         ("SGR-AGENT-001", "SGR-FACT-002"),
         "GET /agents lists only the 3 newest agents (and counts them)",
+    ),
+    _fault(
+        "sgr-list-newest-10",
+        ("SGR-FACT-002",),
+        "GET /agents lists only the 10 newest agents, a default page size (and counts them): a run that "
+        "creates few agents never sees the oldest dropped",
     ),
     _fault(
         "sgr-created-milliseconds",

@@ -282,6 +282,8 @@ class SgrAgentCore(Handlers):
         agents += [agent.summary() for agent in self.ghosts.values()]
         if on.list_newest_3:
             agents = agents[-3:]  # a "recent agents" query
+        if on.list_newest_10:
+            agents = agents[-10:]  # a default page size
         if on.list_state_at_creation:
             agents = [{**a, "state": INITED} for a in agents]  # the row written when the agent was created
         total = len(agents) + (self.deleted if on.total_counts_deleted else 0)
