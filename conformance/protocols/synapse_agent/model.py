@@ -568,4 +568,18 @@ def two_sessions(machine: SynapseModel) -> None:
     machine.verify(sessions[first], listed=True)
 
 
-MODEL = Model(SynapseModel, prepare, steps=8, requirements=REQUIREMENTS, targeted=(two_sessions,))
+def more_sessions_than_a_page(machine: SynapseModel) -> None:
+    """More sessions than a list of the newest 20 holds, the list walked after each create: every
+    session of the run must stay listed whatever its age. The draws make a handful, so a list cut to
+    the newest 20 was seen only where earlier phases had left enough sessions behind."""
+    for n in range(LISTED_SESSIONS):
+        if not machine.new_session(LEVELS[n % len(LEVELS)]):
+            return
+
+
+LISTED_SESSIONS = 22
+"""Sessions the fixed sequence creates: more than a "recent sessions" list of 20 holds."""
+
+MODEL = Model(
+    SynapseModel, prepare, steps=8, requirements=REQUIREMENTS, targeted=(two_sessions, more_sessions_than_a_page)
+)
