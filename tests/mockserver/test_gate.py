@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -24,11 +23,11 @@ from mockserver import EmbeddedServer, MockConfig, create_app
 from mockserver.__main__ import choose_admin_token
 from mockserver.gate import Gate, GateError, host_name, is_loopback
 from specs.serving import AppServer
+from tests.chromium import CHROMIUM, MISSING, page_title
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 EVIL = "https://evil.example"
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SAMPLE = {"name": "agent-protocol.json", "protocol": "agent-protocol", "tail": "nothing-here", "stub_id": "s1"}
 """A value for each placeholder of an admin route."""
 
@@ -267,38 +266,16 @@ class _Page(AppServer):
         return app
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+@pytest.mark.skipif(CHROMIUM is None, reason=MISSING)
 def test_a_page_on_another_origin_cannot_read_or_change_the_mock(tmp_path: Path) -> None:
     with EmbeddedServer(MockConfig(journal=50)) as mock, httpx.Client(base_url=mock.url, timeout=10) as c:
         secret = "the developer's secret prompt"
         task = c.post("/ap/v1/agent/tasks", json={"input": secret}).json()["task_id"]
         assert secret in c.get("/__mock/journal").text
         with _Page(PAGE % {"mock": mock.url}) as page:
-            assert CHROMIUM is not None
-            done = subprocess.run(
-                [
-                    CHROMIUM,
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    f"--user-data-dir={tmp_path / 'profile'}",
-                    "--virtual-time-budget=10000",
-                    "--dump-dom",
-                    page.url + "/",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
-        title = re.search(r"<title>([^<]*)</title>", done.stdout)
-        assert title is not None and title.group(1) != "pending", done.stderr[-2000:]
-        seen = json.loads(title.group(1).replace("&quot;", '"'))
+            title = page_title(page.url + "/", tmp_path / "profile", budget_ms=10000)
+        assert title != "pending"
+        seen = json.loads(title.replace("&quot;", '"'))
         assert seen["health"] == 200  # the page ran and reached the mock: a protocol route is readable
         for name in ("journal", "journal_credentials", "resize"):
             assert seen[name] == "blocked:TypeError", (name, seen[name])  # CORS refused the read

@@ -4,8 +4,6 @@ collapsed, text shown as characters. Skipped, saying so, where Chromium is not i
 
 from __future__ import annotations
 
-import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,11 +12,9 @@ import pytest
 from conformance.reporting import render_html
 from conformance.verdicts.requirements import Level, Requirement
 from conformance.verdicts.results import Exchange, Finding, RequirementResult, RunResult, Status
+from tests.chromium import CHROMIUM, MISSING, headless, page_title
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)"
-)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=MISSING)
 
 
 def _run() -> RunResult:
@@ -66,31 +62,8 @@ def test_the_page_fits_1280_px_keeps_evidence_collapsed_and_shows_characters(tmp
         "d.body.textContent.indexOf('caf\\u00e9')>=0].join(',')};</script></body></html>",
         encoding="utf-8",
     )
-    assert CHROMIUM is not None
-    done = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            (tmp_path / "harness.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    title = re.search(r"<title>([^<]*)</title>", done.stdout)
-    assert title is not None, done.stderr[-2000:]
-    scroll, client, open_details, characters = title.group(1).split(",")
+    title = page_title((tmp_path / "harness.html").as_uri(), tmp_path / "profile", files=True)
+    scroll, client, open_details, characters = title.split(",")
     assert int(scroll) <= int(client) == 1280  # nothing overflows sideways
     assert open_details == "0"  # evidence collapsed by default
     assert characters == "true"  # \u00e9 in the server's JSON is shown as é
@@ -118,31 +91,19 @@ def test_at_desktop_and_phone_widths_nothing_overflows_and_level_words_stay_whol
         "</script></body></html>",
         encoding="utf-8",
     )
-    assert CHROMIUM is not None
-    common = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--allow-file-access-from-files",
-        "--virtual-time-budget=5000",
-    ]
-    done = subprocess.run(
-        [*common, "--dump-dom", (tmp_path / "harness.html").as_uri()], capture_output=True, text=True, timeout=120
-    )
-    title = re.search(r"<title>([^<]*)</title>", done.stdout)
-    assert title is not None, done.stderr[-2000:]
-    scroll, client, broken = map(int, title.group(1).split(","))
+    title = page_title((tmp_path / "harness.html").as_uri(), tmp_path / "profile", files=True)
+    scroll, client, broken = map(int, title.split(","))
     assert scroll <= client and width - 20 <= client <= width  # nothing overflows (a scrollbar takes its part)
     assert broken == 0  # each level word on one line
     shot = tmp_path / f"report-{width}.png"
     subprocess.run(
-        [*common, f"--window-size={width},900", f"--screenshot={shot}", (tmp_path / "report.html").as_uri()],
+        headless(
+            tmp_path / "profile",
+            f"--window-size={width},900",
+            f"--screenshot={shot}",
+            (tmp_path / "report.html").as_uri(),
+            files=True,
+        ),
         capture_output=True,
         timeout=120,
     )
