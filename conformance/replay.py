@@ -8,8 +8,9 @@ them in order, each id taken from today's answers where the recorded one was, an
   it did (a 2xx that is now a 4xx), or an id that cannot be found in today's answer: **inconclusive**;
   the finding's own call never ran as recorded, so its answer cannot say anything;
 - the deciding answer is the recorded one (its status, and its body with today's ids named and
-  what every run makes anew blanked; for a property-based finding, the requirement judged again on
-  the answer: still a 5xx, still undocumented, still off its schema): **reproduced**;
+  what every run makes anew blanked; its status alone when that is all the check judged, a 200
+  where a 401 was due; for a property-based finding, the requirement judged again on the answer:
+  still a 5xx, still undocumented, still off its schema): **reproduced**;
 - otherwise **not reproduced**, unless a call sent a value an earlier run's answer gave that no
   call of today's made (an id from the old run) and got 404 or 410: then **inconclusive**, since
   the server may simply no longer hold it. Replay never calls a finding fixed on an answer that
@@ -32,7 +33,7 @@ from specs.schemas import SchemaSet
 
 from .check.credentials import NONE, Credentials
 from .check.http import GAP_S
-from .check.script import expected, observed, truncated
+from .check.script import cut_short, expected, observed
 from .check.shown import shown
 from .verdicts.findings import operation_of
 from .verdicts.reproduction import (
@@ -137,7 +138,8 @@ def reproduction_of(finding: dict[str, Any]) -> Reproduction:
     wrong, probe = ([int(n) for n in finding.get(k) or []] for k in ("wrong", "probe"))
     unsure = str(finding.get("unsure") or "")
     also = [int(n) for n in finding.get("also") or []]
-    return Reproduction(steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure, also=also)
+    judged = str(finding.get("judged") or "")
+    return Reproduction(steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure, also=also, judged=judged)
 
 
 def replay(
@@ -291,7 +293,7 @@ def _verdict(
     why = judge(deciding, resp) if judge is not None else None
     if why:  # the requirement judged again on today's answer: still broken
         return Replayed(key, rid, deciding.status, now, REPRODUCED, why)
-    if why is None and not differ and truncated(deciding):
+    if why is None and not differ and cut_short(rep):
         detail = (
             "the answers are the recorded ones as far as the report kept the last (what broke the rule may lie past it)"
         )

@@ -107,6 +107,9 @@ class Context:
     probes: dict[int, int] = field(default_factory=dict, init=False)
     """Where each failed part's own calls begin among the calls handed over with it, by the
     ``id()`` of its deciding call: a replay requires what came before, and compares the rest."""
+    statuses: dict[int, str] = field(default_factory=dict, init=False)
+    """The calls whose status alone failed an expectation (``expect_status``), by ``id()``, with
+    that failure's message: a finding they decide is replayed by its statuses only."""
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
@@ -253,7 +256,9 @@ class Context:
             if "retry-after" in response.headers:
                 notes.append(f"Retry-After: {response.headers['retry-after']}")
             note = f" ({'; '.join(notes)})" if notes else ""
-            raise CheckFailed(f"expected HTTP {want}, got {response.status}{note}" + (f": {body}" if body else ""))
+            message = f"expected HTTP {want}, got {response.status}{note}" + (f": {body}" if body else "")
+            self.statuses[id(response.exchange)] = message
+            raise CheckFailed(message)
 
     def expect_equal(self, actual: Any, expected: Any, what: str) -> None:
         if actual != expected:

@@ -15,7 +15,18 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from ..verdicts.cksum import cksum
-from ..verdicts.reproduction import CUT, Part, Reproduction, compared, fill, outside_state, pauses, required, template
+from ..verdicts.reproduction import (
+    CUT,
+    STATUS,
+    Part,
+    Reproduction,
+    compared,
+    fill,
+    outside_state,
+    pauses,
+    required,
+    template,
+)
 from ..verdicts.results import Exchange, Finding
 from .credentials import NONE, Credentials, variables
 from .curl import printable, printf_format, word
@@ -97,11 +108,17 @@ def truncated(ex: Exchange) -> bool:
     return _PREVIEW_CUT.search(ex.response_body or "") is not None
 
 
+def cut_short(rep: Reproduction) -> bool:
+    """Whether what the check judged of the deciding answer may lie past what the report kept of
+    it (never when it judged the status alone)."""
+    return rep.judged != STATUS and truncated(rep.steps[-1])
+
+
 def undecidable(rep: Reproduction) -> bool:
     """Whether a replay's verdict may be inconclusive however the target answers: the recorded
     answers depend on state the calls did not make, the deciding answer was kept only in part, or
     the calls send values of the recorded run (an old id, a cursor) that this server reads otherwise."""
-    return outside_state(rep) or truncated(rep.steps[-1]) or bool(rep.baked)
+    return outside_state(rep) or cut_short(rep) or bool(rep.baked)
 
 
 def recorded_body(ex: Exchange) -> tuple[str, int | None]:
@@ -161,8 +178,11 @@ def _headers(headers: Iterable[tuple[str, str]], named: dict[str, str]) -> list[
 
 
 def expected(rep: Reproduction, index: int) -> str:
-    """The recorded answer of call ``index`` as a replay compares it: status, headers, body."""
+    """The recorded answer of call ``index`` as a replay compares it: status, headers, body (the
+    status alone when that is all the check judged)."""
     ex = rep.steps[index]
+    if rep.judged == STATUS:
+        return f"HTTP {ex.status}"
     text, _ = recorded_body(ex)
     named = {c.value: c.name for c in rep.captures if c.step <= index}
     if ex.response_cksum is not None:
@@ -184,6 +204,8 @@ def observed(
     """Today's answer of call ``index`` as a replay compares it (``values``: today's captures; a
     token it echoes named as the report names it)."""
     ex = rep.steps[index]
+    if rep.judged == STATUS:
+        return f"HTTP {status}"
     headers = [(k, credentials.header(v)) for k, v in headers]
     text, cut = recorded_body(ex)
     names = {c.name for c in rep.captures if c.step <= index}
@@ -258,15 +280,18 @@ heads() { # call: its answer's headers, named, sorted, without those that change
     | sed 's/: */: /; s/ *$//' | grep -v -E '^(@HEADERS@): ' | norm | sort
 }
 compare() { # call [bytes]: its answer (status, headers, body) against the recorded one
-  body=$(sed -n '/^--$/{n;p;q;}' "$D/$1.want")
-  case "$body" in
-    "<binary> - "*) body="<binary> - $(wc -c < "$D/$1.body" | tr -d ' ')";;  # too large to checksum: its size
-    "<binary> "*) body="<binary> $(cksum < "$D/$1.body")";;
-    "<binary>") ;;
-    *) if [ -n "${2:-}" ]; then body=$(dd bs=1 count="$2" 2>/dev/null < "$D/$1.body" | norm)
-       else body=$(norm < "$D/$1.body"); fi;;
-  esac
-  got=$(printf 'HTTP %s\n' "$(cat "$D/$1.code")"; heads "$1"; printf -- '--\n%s' "$body")
+  got=$(printf 'HTTP %s' "$(cat "$D/$1.code")")
+  if grep -q -x -e '--' "$D/$1.want"; then  # else the status alone is recorded: all the check judged
+    body=$(sed -n '/^--$/{n;p;q;}' "$D/$1.want")
+    case "$body" in
+      "<binary> - "*) body="<binary> - $(wc -c < "$D/$1.body" | tr -d ' ')";;  # too large to checksum: its size
+      "<binary> "*) body="<binary> $(cksum < "$D/$1.body")";;
+      "<binary>") ;;
+      *) if [ -n "${2:-}" ]; then body=$(dd bs=1 count="$2" 2>/dev/null < "$D/$1.body" | norm)
+         else body=$(norm < "$D/$1.body"); fi;;
+    esac
+    got=$(printf '%s\n' "$got"; heads "$1"; printf -- '--\n%s' "$body")
+  fi
   printf '%s\n' "$got" > "$D/$1.got"
   printf '%s\n' "$(cat "$D/$1.want")" > "$D/$1.want.n"
   cmp -s "$D/$1.want.n" "$D/$1.got" || { DIFFER="$DIFFER $1"; diff "$D/$1.want.n" "$D/$1.got"; }
@@ -297,6 +322,8 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
         lines.append(
             f"# Sends values an earlier run's answers gave (the server may no longer hold them): {', '.join(rep.baked)}"
         )
+    if rep.judged == STATUS:
+        lines.append("# The check judged the last answer's status alone: the answers are compared by status.")
     if rep.unsure:
         lines.append(f"# Another answer cannot tell: {rep.unsure}.")
     elif outside:
@@ -401,7 +428,7 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
     lines += ["", "# the answers against the recorded ones", *compare]
     n = len(rep.steps)
     lines.append(f'echo "{n}. HTTP $(cat "$D/{n}.code") (recorded {rep.steps[-1].status})"; cat "$D/{n}.body"; echo')
-    if truncated(rep.steps[-1]):
+    if cut_short(rep):
         kept = recorded_body(rep.steps[-1])[1]
         lines.append(
             'if [ -z "$DIFFER" ]; then inconclusive "the answers are the recorded ones as far as the report '

@@ -68,7 +68,9 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     ended = log[: ctx.deciding(message, len(log)) + 1]  # the calls up to the one the message judged
     failures = [*ctx.failures, *own, *([(message, ended)] if status is Status.FAILED else [])]
     journal = ctx.journal
-    findings = scenario_findings(ctx.spec, ctx.base_url, rid, failures, ctx.probes, journal.calls, journal.failed)
+    findings = scenario_findings(
+        ctx.spec, ctx.base_url, rid, failures, ctx.probes, journal.calls, journal.failed, ctx.statuses
+    )
     ctx.record(failures)
     if ctx.failures or own:  # a part failed: the requirement fails, whatever ended the check after it
         rest = "" if status in (Status.PASSED, Status.FAILED) else f"; then {message}"

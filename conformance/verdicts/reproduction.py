@@ -50,6 +50,8 @@ _NUMBER_ID = range(100_000, 100_000_000)
 """JSON numbers that may be ids (a job token sent as a number): smaller ones are counts, larger
 ones times (epoch seconds, blanked as what every run makes anew)."""
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+STATUS = "status"
+"""``Finding.judged`` of a check that judged the deciding answer's status alone."""
 
 
 def writes(ex: Exchange) -> bool:
@@ -119,6 +121,10 @@ class Reproduction:
     also: list[int] = field(default_factory=list)
     """Earlier reads the deciding answer was compared with (a task read by id, against its item in
     the list): kept and compared, never required, since either answer may be the wrong one."""
+    judged: str = ""
+    """``STATUS``: the check judged the deciding answer's status alone (a 200 where a 401 was due),
+    so a replay compares the answers by their statuses only: a body read while a job still ran (a
+    history one item shorter) is not the failure, and may differ by the moment it is sent."""
 
     @classmethod
     def of(cls, finding: Finding, state_dependent: bool = False) -> Reproduction:
@@ -132,6 +138,7 @@ class Reproduction:
             finding.probe,
             finding.unsure,
             finding.also,
+            finding.judged,
         )
 
 
@@ -386,6 +393,7 @@ def reproduction(
         # what a chosen read lists: a delete of one of its items leaves no trace in it but its count
         listed = tuple(paths[n].rstrip("/") + "/" for n in chosen if not _sends_content(calls[n]))
         givers = {maker[v] for v in touched}  # the answers that gave an id a chosen call sends
+        givers |= {_latest(answers, v, n) for n in chosen for v in server_sent[n] - objects - _path_values(calls[n])}
         makers = {owner[v] for v in shown}  # the writes that made what a chosen answer shows
         touched_objects = touched & objects
         for n in range(deciding):
@@ -423,6 +431,13 @@ def reproduction(
     captured = {c.value for c in out.captures}
     out.baked = sorted({v for n in order for v in server_sent[n] | _cut_off(calls, n, sent) if v not in captured})
     return out
+
+
+def _latest(answers: list[list[Value]], value: str, before: int) -> int:
+    """The latest answer before call ``before`` that gave ``value``: where a value a read gives
+    anew was taken from (a page token the same on every walk of a list: the walk the call went on,
+    whose first page showed the newest objects, not the first walk's)."""
+    return next(m for m in range(before - 1, -1, -1) if any(v.value == value for v in answers[m]))
 
 
 def _cut_off(calls: list[Exchange], n: int, sent: list[set[str]]) -> set[str]:
@@ -601,9 +616,12 @@ def outside_state(rep: Reproduction) -> bool:
     """Whether the recorded answers depend on state these calls did not make: the requirement says
     so, or a compared answer showed objects they did not make (a listing of what the whole run, or
     the server before it, held). From a fresh state those answers differ whatever the server does,
-    so a difference cannot tell."""
+    so a difference cannot tell. Only the former when the check judged the status alone: the
+    answers are compared by their statuses, not by the objects they show."""
     if rep.state_dependent or rep.unsure:
         return True
+    if rep.judged == STATUS:
+        return False
     made = {v.value for ex in rep.steps for v in produced(ex) if v.own}
     made |= {v for ex in rep.steps for v in sent_tokens(ex)}
     # what the calls said, and what their writes were answered: a listed item showing none of it

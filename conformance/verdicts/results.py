@@ -199,6 +199,9 @@ class Finding:
     also: list[int] = field(default_factory=list)
     """Indices of earlier reads the deciding answer was compared with (a task by id, against its
     item in the list): compared, never required, since either may be the wrong one."""
+    judged: str = ""
+    """``status`` when the check judged the deciding answer's status alone (a 200 where a 401 was
+    due): a replay compares the answers' statuses only. Empty: the whole answers."""
 
     @property
     def deciding(self) -> Exchange | None:
@@ -221,6 +224,7 @@ class Finding:
             "probe": self.probe,
             "unsure": self.unsure,
             "also": self.also,
+            "judged": self.judged,
         }
 
     @classmethod
@@ -240,6 +244,7 @@ class Finding:
             [int(n) for n in data.get("probe") or []],
             str(data.get("unsure") or ""),
             [int(n) for n in data.get("also") or []],
+            str(data.get("judged") or ""),
         )
 
 

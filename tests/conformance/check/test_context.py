@@ -212,3 +212,31 @@ def test_a_blocked_part_leaves_the_others_judged_and_the_check_blocked(ctx: Cont
     fresh = Context(ctx.spec, ctx.schemas, ctx.options, ctx.limits)
     res = run_check(Check(Requirement("SYN-PAGE-001", Level.MUST, "s", "r", "synapse-agent"), only_blocked), fresh)
     assert res.status is Status.FAILED and len(res.findings) == 1
+
+
+def test_a_failure_on_the_status_alone_is_a_finding_that_judged_the_status() -> None:
+    """A part failed by ``expect_status`` (a 200 where a 401 was due) judged nothing but the status:
+    its finding says so, and a replay compares statuses only; a part that judged the body does not."""
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.reproduction import STATUS
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from mockserver import EmbeddedServer, MockConfig
+
+    spec = load("synapse-agent")
+
+    def two_parts(c: Context) -> None:
+        with c.part("status"):
+            c.expect_status(c.client.post("/agent/sessions/list", json={}), 401)
+        with c.part("body"):
+            c.expect_status(c.client.post("/agent/sessions/list", json={}, auth=""), 401)
+            c.fail("the 401's body is not an ErrorResponse")
+
+    with EmbeddedServer(MockConfig(protocols=("synapse-agent",))) as server:
+        options = RunOptions(
+            protocol="synapse-agent", base_url=server.url + spec.info.base_path, token="alice-token", timeout=5.0
+        )
+        context = Context(spec, SchemaSet(spec.raw), options, Limits(timeout=5.0))
+        res = run_check(Check(Requirement("SYN-X-005", Level.MUST, "s", "r", "synapse-agent"), two_parts), context)
+    judged = {f.message.split(":", 1)[0]: f.judged for f in res.findings}
+    assert judged == {"status": STATUS, "body": ""}
+    assert res.findings[0].to_dict()["judged"] == STATUS

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conformance.check.script import expected, fingerprint, script
-from conformance.verdicts.reproduction import Reproduction, reproduction
+from conformance.check.script import expected, fingerprint, observed, script, undecidable
+from conformance.verdicts.reproduction import STATUS, Reproduction, reproduction
 from conformance.verdicts.results import Exchange
 
 BASE = "http://127.0.0.1:9/ap/v1/agent/tasks"
@@ -103,3 +106,57 @@ def test_a_script_takes_the_tokens_from_the_environment() -> None:
             ["sh", "-c", text, "sh", "http://127.0.0.1:9"], capture_output=True, env={"PATH": "/usr/bin:/bin"}
         )
         assert run.returncode == 2 and b"set TOKEN" in run.stdout
+
+
+class _Later(BaseHTTPRequestHandler):
+    """The task of ``_rep()``, read a moment later: one more item in its answer (a job ran on),
+    or, from ``/fixed``, refused as a fixed server refuses it."""
+
+    def do_POST(self) -> None:
+        self._answer(200, f'{{"task_id": "{TASK}", "created_at": "2026-01-01T00:00:01.5Z"}}')
+
+    def do_GET(self) -> None:
+        fixed = self.path.startswith("/fixed")
+        self._answer(401 if fixed else 200, f'{{"task_id": "{TASK}", "additional_input": {{"more": 1}}}}')
+
+    def _answer(self, status: int, body: str) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def later() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Later)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_finding_that_judged_the_status_alone_is_compared_by_status(later: str) -> None:
+    full, status = _rep(), _rep()
+    status.judged = STATUS
+    assert expected(status, 1) == "HTTP 200"
+    assert observed(status, 1, 200, [("content-type", "text/plain")], b"other", {}) == "HTTP 200"
+    # what the report kept of the answer does not matter when its status is all that was judged
+    status.steps[1].response_body = "{" + "x" * 10 + "... [5000 more characters]"
+    assert undecidable(full) is False and undecidable(status) is False
+    if not (shutil.which("sh") and shutil.which("curl")):
+        pytest.skip("sh or curl is not installed")
+
+    def run(rep: Reproduction, base: str) -> int:
+        text = script(rep, "AP-TASK-002|GET|scenario:x", "http://127.0.0.1:9")
+        return subprocess.run(["sh", "-c", text, "sh", base], capture_output=True, timeout=60).returncode
+
+    assert run(full, later) == 1  # the body read later differs: compared whole, it is not the recorded one
+    assert run(status, later) == 0  # the status is: reproduced
+    assert run(status, later + "/fixed") == 1  # a fixed server's 401: not reproduced

@@ -225,3 +225,21 @@ def test_the_wait_before_the_deciding_call_is_kept_first() -> None:
     read.started = calls[-1].started + 0.8
     waits = pauses(Reproduction([*calls, read]))
     assert waits[-1] == 0.8 and sum(waits) <= 3.0 and waits[0] == 0.0
+
+
+def test_a_page_token_every_walk_gives_alike_is_taken_from_the_walk_the_call_went_on() -> None:
+    """Offset cursors are the same on every walk of a list: the deciding page 2 of the second walk
+    keeps that walk's page 1, and with it the create of the newest object it showed (which pushed
+    the oldest out of a list cut short), not only the first walk's."""
+    lst = "http://h/v1/list"
+    newest = "aa00bb11-2222-4a0b-9a55-3f1a2b3c4d5e"
+    calls = [
+        _ex("POST", BASE, 201, f'{{"task_id": "{TASK}"}}', '{"input": "a"}'),
+        _ex("POST", lst, 200, f'{{"page": [{{"task_id": "{TASK}"}}], "next": "10.c0ffee"}}', "{}"),
+        _ex("POST", lst, 200, f'{{"page": [{{"task_id": "{TASK}"}}]}}', '{"next": "10.c0ffee"}'),
+        _ex("POST", BASE, 201, f'{{"task_id": "{newest}"}}', '{"input": "b"}'),
+        _ex("POST", lst, 200, f'{{"page": [{{"task_id": "{newest}"}}], "next": "10.c0ffee"}}', "{}"),
+        _ex("POST", lst, 200, '{"page": []}', '{"next": "10.c0ffee"}'),
+    ]
+    rep = reproduction(calls, 5)
+    assert [e.response_body for e in rep.steps] == [e.response_body for e in calls]
