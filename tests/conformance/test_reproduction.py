@@ -1,0 +1,151 @@
+"""Every finding replays from a fresh state: for each fault of the mock's catalogue, each finding
+that depends on earlier calls (two calls or more) is run as its ``sh`` script against a fresh mock
+with the fault (it must say reproduced), and by ``conformance replay`` against a fresh mock without
+it (it must say not reproduced). A finding whose recorded answers showed state its calls did not
+make (or whose deciding answer the report kept only in part) may say inconclusive instead, never
+the opposite verdict; one that sends ids of the old run, replayed against a mock that lost them
+(a fresh one), must never say not reproduced, and says inconclusive when the old id is gone.
+
+Bounded for CI: the faults are checked in worker processes (as many as there are cores, up to 4),
+each fault's run once, then its findings' scripts and replays side by side in threads, each
+against a mock of its own (a script mostly waits: on curl, and on the pauses the recorded run
+left between calls); every call of a script is bounded by ``MAX_TIME``, every script by 120 s."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from conformance.check.credentials import Credentials
+from conformance.check.script import script, undecidable
+from conformance.parallel import hash_seed_pinned
+from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, replay
+from conformance.runner import EMBEDDED_TOKENS
+from conformance.selfcheck import run_fault
+from conformance.verdicts.reproduction import CREDENTIALS, Reproduction
+from conformance.verdicts.results import Finding
+from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
+from specs.documents import PROTOCOLS, load
+
+FAULTS = catalogue()
+WORKERS = max(1, min(4, os.cpu_count() or 1))
+"""Faults checked at once, each in a process of its own."""
+THREADS = 4
+"""Findings of one fault checked at once (each against mocks of its own)."""
+TOKENS = dict(zip(CREDENTIALS, EMBEDDED_TOKENS, strict=True))
+"""The reports name the tokens; the scripts and replay are given them again."""
+GIVEN = Credentials(TOKENS)
+pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+
+
+@dataclass
+class Checked:
+    replayed: int = 0
+    """Findings that depend on earlier calls, reproduced by their script and not by a fixed server."""
+    undecidable: int = 0
+    """Findings whose replay may not be able to tell (inconclusive allowed)."""
+    old_ids: int = 0
+    """Findings sending ids of the recorded run, replayed against a mock that never held them."""
+    gone: int = 0
+    """Of those, the ones replay called inconclusive (an old id answered 404)."""
+    problems: list[str] = field(default_factory=list)
+
+
+def _sh(text: str, url: str) -> tuple[int, str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False, encoding="utf-8") as file:
+        file.write(text)
+    try:
+        done = subprocess.run(
+            ["sh", file.name, url], capture_output=True, timeout=120, env={**os.environ, "MAX_TIME": "10", **TOKENS}
+        )
+    except subprocess.TimeoutExpired:
+        return -1, "the script ran past 120 s"
+    finally:
+        os.unlink(file.name)
+    return done.returncode, done.stdout.decode("utf-8", "replace")[-800:]
+
+
+def _replayed(report: dict[str, Any], key: str, base_url: str) -> tuple[str, str]:
+    (again,) = replay(report, keys=[key], base_url=base_url, credentials=GIVEN)
+    return again.verdict, again.detail
+
+
+def _one(fault: Fault, report: dict[str, Any], finding: Finding, state_dependent: bool, base: str) -> Checked:
+    """One finding: its script against a fresh faulty mock, replay against a fresh clean one."""
+    out = Checked()
+    rep = Reproduction.of(finding, state_dependent)
+    where = f"{fault.name} {finding.key}"
+    base_path = load(fault.protocol).info.base_path
+    with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as faulty:
+        url = faulty.url + base_path
+        if rep.baked:  # old ids, against a mock that never held them: never "not reproduced"
+            verdict, detail = _replayed(report, finding.key, url)
+            if verdict == NOT_REPRODUCED:
+                out.problems.append(f"{where}: sends old ids, and replay says not reproduced: {detail}")
+            out.old_ids += 1
+            out.gone += verdict == INCONCLUSIVE
+            return out
+        code, said = _sh(script(rep, finding.key, base), url)
+    cannot_tell = undecidable(rep)
+    if code != 0 and not (cannot_tell and code == 2):
+        out.problems.append(f"{where}: the script did not reproduce it (exit {code}):\n{said}")
+    with EmbeddedServer(MockConfig(protocols=(fault.protocol,))) as fixed:
+        verdict, detail = _replayed(report, finding.key, fixed.url + base_path)
+    allowed = {NOT_REPRODUCED, INCONCLUSIVE} if cannot_tell else {NOT_REPRODUCED}
+    if verdict not in allowed:
+        out.problems.append(f"{where}: replay against the mock without the fault says {verdict}: {detail}")
+    out.undecidable += cannot_tell
+    out.replayed += not cannot_tell
+    return out
+
+
+def check_fault(name: str) -> Checked:
+    """One fault: its own requirements run once, then each finding with two calls or more."""
+    fault = FAULTS[name]
+    result = run_fault(fault, exact=False)
+    report = result.to_dict()
+    chosen = [
+        (finding, bool(res.requirement.depends_on_state))
+        for res in result.results
+        for finding in res.findings
+        if len(finding.evidence) >= 2  # one call: nothing before it to replay
+    ]
+    out = Checked()
+    with ThreadPoolExecutor(THREADS) as pool:
+        done = pool.map(lambda c: _one(fault, report, c[0], c[1], result.base_url), chosen)
+        for one in done:
+            out.replayed += one.replayed
+            out.undecidable += one.undecidable
+            out.old_ids += one.old_ids
+            out.gone += one.gone
+            out.problems += one.problems
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+@pytest.mark.parametrize("pid", sorted(PROTOCOLS))
+def test_every_finding_that_depends_on_state_replays_from_a_fresh_state(pid: str) -> None:
+    names = sorted(n for n, f in FAULTS.items() if f.protocol == pid and f.breaks)
+    pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+    with hash_seed_pinned():
+        futures = [pool.submit(check_fault, name) for name in names]
+    try:
+        checked = [f.result() for f in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    problems = [p for c in checked for p in c.problems]
+    assert problems == [], "\n".join(problems)
+    replayed = sum(c.replayed for c in checked)
+    assert replayed >= 5, f"{pid}: only {replayed} findings depend on earlier calls"  # the test tested something
+    # the reproductions decide, rather than leave it open: most can tell a fixed server from a broken one
+    undecided = sum(c.undecidable for c in checked)
+    assert undecided <= replayed, f"{pid}: {undecided} findings cannot tell, {replayed} can"
