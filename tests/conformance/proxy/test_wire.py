@@ -62,7 +62,9 @@ class Upstream:
 
 
 def read_request(conn: socket.socket, seen: list[bytes], buffered: bytearray) -> bytes:
-    """One request (head and Content-Length body) from ``conn``, ``buffered`` carrying what follows."""
+    """One request (head and body, Content-Length or chunked) from ``conn``, ``buffered`` carrying
+    what follows. A chunked body is read to its last chunk before the script answers, as a server
+    that reads before it answers does (answering after the head raced the proxy's body bound)."""
     while b"\r\n\r\n" not in buffered:
         data = conn.recv(65536)
         if not data:
@@ -74,6 +76,13 @@ def read_request(conn: socket.socket, seen: list[bytes], buffered: bytearray) ->
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length":
             length = int(value)
+        elif name.strip().lower() == b"transfer-encoding" and b"chunked" in value.lower():
+            while not (rest.startswith(b"0\r\n\r\n") or b"\r\n0\r\n\r\n" in rest):  # the last chunk
+                data = conn.recv(65536)
+                if not data:
+                    raise OSError("closed")
+                rest += data
+            length = 5 if rest.startswith(b"0\r\n\r\n") else rest.index(b"\r\n0\r\n\r\n") + 7
     while len(rest) < length:
         data = conn.recv(65536)
         if not data:
