@@ -125,6 +125,8 @@ class Observer:
         self.tallies = {r.id: Tally(r) for r in self.requirements}
         self.routes = Routes(self.spec)
         self.exchanges = 0
+        self.committed = 0
+        """Exchanges judged to their end (a stream's verdict comes after its last byte went on)."""
         self.violations = 0
         self.started = time.monotonic()
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -268,3 +270,4 @@ class Observer:
         if self.recorder is not None:
             results = flight.verdict.results.items()
             self.recorder.add(ex, {rid: why for rid, why in results if why is not None and rid in self.tallies})
+        self.committed += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -31,6 +32,30 @@ def _chunked(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
+def _read_request(conn: socket.socket) -> None:
+    """A request's head and its Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            return
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = max(
+        (
+            int(v)
+            for k, _, v in (line.partition(b":") for line in head.split(b"\r\n")[1:])
+            if k.strip().lower() == b"content-length"
+        ),
+        default=0,
+    )
+    while len(body) < length:
+        piece = conn.recv(65536)
+        if not piece:
+            return
+        body += piece
+
+
 def held_stream_upstream(release: threading.Event) -> tuple[socket.socket, int]:
     """An SSE upstream that sends its first event, then waits for ``release`` before the rest:
     a proxy that buffered to the end would never deliver that first event."""
@@ -41,7 +66,7 @@ def held_stream_upstream(release: threading.Event) -> tuple[socket.socket, int]:
     def serve() -> None:
         conn, _ = listener.accept()
         with conn:
-            conn.recv(65536)
+            _read_request(conn)  # all of it: a stream that begins before its request ended is not judged
             conn.sendall(
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                 b"X-Agent-ID: " + AGENT.encode() + b"\r\nX-Agent-Model: sgr_agent\r\n"
@@ -69,6 +94,9 @@ def test_a_stream_is_forwarded_event_by_event_and_judged() -> None:
             received += next(pieces)  # arrives while the upstream still holds the rest back
         release.set()
         received += b"".join(pieces)
+        deadline = time.monotonic() + 5  # judged after the bytes went on: wait for the verdict, bounded
+        while proxy.observer.committed < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
     assert received == CHUNK + LAST
     statuses = {r.requirement.id: r.status for r in run_result(proxy.observer).results}
     for rid in (
