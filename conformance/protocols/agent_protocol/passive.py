@@ -343,7 +343,10 @@ class Passive(Checks):
         expected = min(size, total - (current - 1) * size)
         got = {k: page.get(k) for k in want}
         if got != want:
-            v.fail(rid, f"page {current} of {total} items at page_size {size}: pagination {shown(got)}, expected {shown(want)}")
+            v.fail(
+                rid,
+                f"page {current} of {total} items at page_size {size}: pagination {shown(got)}, expected {shown(want)}",
+            )
         else:
             v.check(
                 rid,
