@@ -8,6 +8,8 @@ reports every distinct failure it meets, not only its first.
 
 from __future__ import annotations
 
+import random
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -139,6 +141,16 @@ class Context:
     def close(self) -> None:
         for client in self._clients:
             client.close()
+
+    def draws(self, label: str) -> random.Random:
+        """Random draws of a check (an unknown id, a bad token) from the run's seed and ``label``
+        alone: the same seed sends the same requests, so a recording of one run answers the next
+        and the id a finding names is the one the next run sends too."""
+        return random.Random(f"{self.options.seed}/{label}")
+
+    def drawn_id(self, label: str) -> str:
+        """A UUID that names nothing (an unknown task, agent, session): see ``draws``."""
+        return str(uuid.UUID(int=self.draws(label).getrandbits(128), version=4))
 
     @property
     def base_url(self) -> str:

@@ -5,8 +5,10 @@ For each server: a real client's calls get the same answers from the replay as f
 the suite run against the replay gives the verdicts the suite gave through the recorder (against
 the real server) for every requirement the recording covers. A requirement is covered when the
 replay answered every request made while it was judged from the recording; one that reached the
-mock's own handlers (a call the recording never saw: an unknown id drawn at random, a stream the
-real server never ended) takes it out of the comparison, and the test says which.
+mock's own handlers (a call the recording never saw: a stream the real server never ended, a case
+drawn from the answers of a server that draws random ids) takes it out of the comparison, and the
+test says which. The suite's own draws (unknown ids, bad tokens) follow the seed, so both runs send
+the same ones.
 
 The runs are the scenario and model phases: the property-based phase sends requests from several
 flows whose order varies from run to run, and uploads (multipart bodies, which a recording matches
@@ -36,6 +38,7 @@ openai = pytest.importorskip("openai", reason="the openai client package is not 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(1800)]
 JOURNAL = 2000
 PHASES = ("--phase", "scenario", "--phase", "model")
+SLOP_S = 0.002
 
 
 def recording(protocol: str, upstream: str) -> EmbeddedServer:
@@ -58,7 +61,9 @@ def _time(text: str) -> float:
 def uncovered(replay: EmbeddedServer, events: Path) -> set[str]:
     """The requirements the replay did not answer from the recording alone: each one being judged
     (between its requirement_started and requirement_finished events) when a request reached the
-    mock's own handlers; a request outside every such window takes its whole phase."""
+    mock's own handlers; a request outside every such window takes its whole phase. The journal
+    stamps a request when it arrives, which is inside the window of the check that sent it: both
+    clocks are the machine's, in milliseconds, so only a millisecond's rounding is allowed for."""
     journal = httpx.get(replay.url + "/__mock/journal", params={"limit": JOURNAL}, timeout=30).json()
     assert journal["total"] < JOURNAL, "the journal overflowed: coverage cannot be told"
     missed = [_time(e["at"]) for e in journal["entries"] if e["stub"] is None and e["operation"] is not None]
@@ -74,11 +79,11 @@ def uncovered(replay: EmbeddedServer, events: Path) -> set[str]:
             windows.append((opened.pop(rid, 0.0), _time(event["time"]), rid))
     out: set[str] = set()
     for at in missed:
-        judged = {rid for start, end, rid in windows if start - 0.01 <= at <= end + 0.01}
+        judged = {rid for start, end, rid in windows if start - SLOP_S <= at <= end + SLOP_S}
         if judged:
             out |= judged
         else:
-            current = [reqs for started, reqs in phases if started <= at + 0.01]
+            current = [reqs for started, reqs in phases if started <= at + SLOP_S]
             out |= current[-1] if current else {r for _, reqs in phases for r in reqs}
     return out
 

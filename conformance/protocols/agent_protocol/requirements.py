@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import random
 import re
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -461,7 +460,7 @@ def task_round_trip(ctx: Context) -> None:
     from_traffic=True,
 )
 def unknown_task(ctx: Context) -> None:
-    missing = str(uuid.uuid4())
+    missing = ctx.drawn_id("unknown task")
     calls: tuple[tuple[str, Callable[[], Response]], ...] = (
         ("getAgentTask", lambda: ctx.client.get(task_path(missing))),
         ("listAgentTaskSteps", lambda: ctx.client.get(task_path(missing, "steps"))),
@@ -491,9 +490,9 @@ def unknown_step(ctx: Context) -> None:
     task_id, step_id = run.task["task_id"], run.steps[0]["step_id"]
     other = new_task(ctx)["task_id"]
     for what, path in (
-        ("an unknown step id", task_path(task_id, "steps", str(uuid.uuid4()))),
+        ("an unknown step id", task_path(task_id, "steps", ctx.drawn_id("unknown step"))),
         ("another task's step id", task_path(other, "steps", step_id)),
-        ("an unknown task", task_path(str(uuid.uuid4()), "steps", step_id)),
+        ("an unknown task", task_path(ctx.drawn_id("unknown task"), "steps", step_id)),
     ):
         with ctx.part(what):
             body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
@@ -515,9 +514,9 @@ def unknown_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
     other = new_task(ctx)["task_id"]
     for what, task_id, artifact_id in (
-        ("an unknown artifact id", up.task_id, str(uuid.uuid4())),
+        ("an unknown artifact id", up.task_id, ctx.drawn_id("unknown artifact")),
         ("another task's artifact id", other, up.artifact["artifact_id"]),
-        ("an unknown task", str(uuid.uuid4()), up.artifact["artifact_id"]),
+        ("an unknown task", ctx.drawn_id("unknown task"), up.artifact["artifact_id"]),
     ):
         with ctx.part(what):
             body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -596,7 +595,7 @@ def agent_deleted(ctx: Context) -> None:
     from_traffic=True,
 )
 def err_unknown_model(ctx: Context) -> None:
-    model = f"no_such_model_{uuid.uuid4().hex[:8]}"
+    model = f"no_such_model_{ctx.drawn_id('unknown model')[:8]}"
     response = ctx.client.post(CHAT, json={"model": model, "messages": [user(TASK)], "stream": True})
     expect_detail(ctx, ctx.conforms(response, "createChatCompletion", 400), "unknown model")
 
@@ -621,7 +620,7 @@ def err_not_streaming(ctx: Context) -> None:
     from_traffic=True,
 )
 def err_unknown_agent(ctx: Context) -> None:
-    agent_id = f"{chat_model(ctx)}_{uuid.uuid4()}"
+    agent_id = f"{chat_model(ctx)}_{ctx.drawn_id('unknown agent')}"
     answers = [
         ("getAgentState", ctx.client.get(f"/agents/{agent_id}/state")),
         (

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import secrets
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -755,6 +754,10 @@ def auth_missing(ctx: Context) -> None:
     _rejects(ctx, "")
 
 
+def _invalid_token(ctx: Context) -> str:
+    return f"invalid-{ctx.draws('invalid token').getrandbits(128):032x}"
+
+
 @registry.requirement(
     "SYN-AUTH-002",
     Level.MUST,
@@ -763,7 +766,7 @@ def auth_missing(ctx: Context) -> None:
     from_traffic=True,
 )
 def auth_invalid(ctx: Context) -> None:
-    _rejects(ctx, f"invalid-{uuid.uuid4().hex}")
+    _rejects(ctx, _invalid_token(ctx))
 
 
 @registry.requirement(
@@ -794,7 +797,7 @@ def auth_challenge(ctx: Context) -> None:
         [
             (f"{call.label} {what}", partial(challenged, call, auth))
             for call in _calls(ctx, fixture)
-            for what, auth in (("without a token", ""), ("with an invalid token", f"invalid-{uuid.uuid4().hex}"))
+            for what, auth in (("without a token", ""), ("with an invalid token", _invalid_token(ctx)))
         ],
     )
 
@@ -909,8 +912,8 @@ def own_list(ctx: Context) -> None:
     from_traffic=True,
 )
 def not_found(ctx: Context) -> None:
-    sid = str(uuid.uuid4())
-    job = str(900_000_000_000_000 + secrets.randbelow(99_999_999_999_999))
+    sid = ctx.drawn_id("unknown session")
+    job = str(900_000_000_000_000 + ctx.draws("unknown job").randrange(99_999_999_999_999))
     _each(
         ctx,
         [
