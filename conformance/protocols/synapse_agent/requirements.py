@@ -13,7 +13,6 @@ requirement that owns it and not in every check that happens to create a session
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -86,8 +85,9 @@ def _seg(value: str) -> str:
     return quote(value, safe="")
 
 
-def _nonce() -> str:
-    return secrets.token_hex(4)
+def _nonce(ctx: Context, label: str) -> str:
+    """A word that tells a text from the others a check sends, drawn from the seed (``Context.draws``)."""
+    return f"{ctx.draws(label).getrandbits(32):08x}"
 
 
 # -- lenient fixtures --------------------------------------------------------------------------
@@ -219,7 +219,7 @@ class Fixture:
 def _fixture(ctx: Context) -> Fixture:
     def make() -> Fixture:
         session_id = _session(ctx)["sessionId"]
-        return Fixture(session_id, _start(ctx, session_id, f"Trace this request {_nonce()}", trace=True))
+        return Fixture(session_id, _start(ctx, session_id, f"Trace this request {_nonce(ctx, 'trace')}", trace=True))
 
     result: Fixture = ctx.memo("syn-fixture", make)
     return result
@@ -445,7 +445,7 @@ def history_grows_once(ctx: Context) -> None:
     ctx.expect_equal(_history(ctx, session_id), [], "history of a new session")
     asked: list[tuple[str, str]] = []
     for n in (1, 2):
-        text = f"Conformance question {n} {_nonce()}"
+        text = f"Conformance question {n} {_nonce(ctx, f'question {n}')}"
         answer = _finish(ctx, _start(ctx, session_id, text))
         asked.append((text, str(answer.get("responseText"))))
         for reading in ("first", "second"):
@@ -560,7 +560,7 @@ def _likeness(got: Any, sent: str) -> int:
 )
 def history_newest_first(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
-    texts = [f"Older question {_nonce()}", f"Newer question {_nonce()}"]
+    texts = [f"Older question {_nonce(ctx, 'older')}", f"Newer question {_nonce(ctx, 'newer')}"]
     for text in texts:
         _finish(ctx, _start(ctx, session_id, text))
     items = _history(ctx, session_id)
@@ -587,7 +587,7 @@ def job_started(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
     tokens = []
     for n in (1, 2):
-        body = {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": f"Job {n} {_nonce()}"}
+        body = {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": f"Job {n} {_nonce(ctx, f'job {n}')}"}
         answer = ctx.conforms(ctx.client.post(CHAT_START, json=body), "startAgentChat", 201)
         token = answer.get("token")
         ctx.expect(
@@ -608,7 +608,7 @@ def job_started(ctx: Context) -> None:
 )
 def job_completes(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
-    answer = _finish(ctx, _start(ctx, session_id, f"How many files are in syn123? {_nonce()}"), owner=None)
+    answer = _finish(ctx, _start(ctx, session_id, f"How many files are in syn123? {_nonce(ctx, 'files')}"), owner=None)
     ctx.expect_equal(answer.get("sessionId"), session_id, "sessionId of the AgentChatResponse")
     text = answer.get("responseText")
     ctx.expect(isinstance(text, str) and text.strip(), f"the answer has no responseText: {answer}")
@@ -627,8 +627,8 @@ def job_completes(ctx: Context) -> None:
 def job_processing(ctx: Context) -> None:
     session_id = _session(ctx)["sessionId"]
     attempts = 3
-    for _ in range(attempts):
-        job_id = _start(ctx, session_id, f"Take your time {_nonce()}")
+    for attempt in range(attempts):
+        job_id = _start(ctx, session_id, f"Take your time {_nonce(ctx, f'slow {attempt}')}")
         started = time.monotonic()
         resp = ctx.client.get(f"/agent/chat/async/get/{_seg(job_id)}")
         if resp.status != 202:
