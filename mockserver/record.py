@@ -125,11 +125,11 @@ class Recorded:
         if self.headers:
             response["headers"] = dict(self.headers)
         body = self.body
+        if self.content_type:  # an empty download keeps its type too (a JSON default would replace it)
+            response["content_type"] = self.content_type
         if not body and not self.stalled:
             return response
         media = self.content_type.split(";", 1)[0].strip().lower()
-        if self.content_type:
-            response["content_type"] = self.content_type
         if media == "text/event-stream":
             frames, done = _sse_frames(self.chunks)
             if frames is not None:

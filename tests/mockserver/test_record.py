@@ -228,3 +228,23 @@ def test_bodies_that_are_not_json_or_carry_a_credential_match_by_order() -> None
     assert malformed["request"]["body"] == [{"pointer": "", "present": False}]
     assert "body" not in secret["request"] and secret["times"] == 1  # order alone, and never repeated
     assert "hunter2" not in json.dumps(document["stubs"][1]["request"])
+
+
+def test_an_empty_answer_keeps_its_content_type() -> None:
+    """An empty download is replayed as the type the server gave it (a stub's JSON default was
+    sent instead: the suite judged the replay's empty file application/json)."""
+    with (
+        EmbeddedServer(MockConfig(protocols=("agent-protocol",))) as real,
+        EmbeddedServer(MockConfig(protocols=("agent-protocol",), record=real.url)) as recorder,
+        httpx.Client(base_url=recorder.url, timeout=10) as c,
+    ):
+        task = c.post("/ap/v1/agent/tasks", json={"input": "x"}).json()["task_id"]
+        files = {"file": ("empty.txt", b"", "application/octet-stream")}
+        artifact = c.post(f"/ap/v1/agent/tasks/{task}/artifacts", files=files).json()["artifact_id"]
+        real_answer = c.get(f"/ap/v1/agent/tasks/{task}/artifacts/{artifact}")
+        document = c.get("/__mock/recording").json()
+    assert real_answer.content == b"" and real_answer.headers["Content-Type"] == "application/octet-stream"
+    with EmbeddedServer(MockConfig(protocols=("agent-protocol",), stubs=document)) as replay:
+        again = httpx.get(f"{replay.url}/ap/v1/agent/tasks/{task}/artifacts/{artifact}", timeout=10)
+    assert (again.status_code, again.content) == (200, b"")
+    assert again.headers["Content-Type"] == real_answer.headers["Content-Type"]
