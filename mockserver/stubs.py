@@ -180,8 +180,9 @@ class Stub:
         headers = {"Content-Type": content_type, **spec.headers}
         if spec.raw is not None:
             return web.Response(body=spec.raw, status=spec.status, headers=headers)
-        if not spec.has_body:
-            return web.Response(status=spec.status, headers=headers)
+        if not spec.has_body:  # no body: no type unless the stub gave one (an empty body is no JSON)
+            typed = {"Content-Type": spec.content_type} if spec.content_type else {}
+            return web.Response(status=spec.status, headers={**typed, **spec.headers})
         data = spec.body.encode() if isinstance(spec.body, str) and not _is_json(content_type) else dumps(spec.body)
         return web.Response(body=data, status=spec.status, headers=headers)
 

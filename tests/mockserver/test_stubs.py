@@ -202,6 +202,15 @@ def test_invalid_true_serves_what_the_document_forbids(stubbed: Any) -> None:
         assert got.status_code == 201 and got.json() == {"task_id": 7}
 
 
+def test_an_answer_without_a_body_has_no_type_unless_the_stub_gives_one(stubbed: Any) -> None:
+    bare = stub("getAgentTask", {"status": 200, "invalid": True}, path={"task_id": "bare"})
+    typed = stub("getAgentTask", {"status": 200, "invalid": True, "content_type": "text/plain"}, path={"task_id": "t"})
+    with stubbed(bare, typed) as server, httpx.Client(base_url=server.url) as c:
+        empty = c.get("/ap/v1/agent/tasks/bare")
+        assert (empty.status_code, empty.content, empty.headers.get("Content-Type")) == (200, b"", None)
+        assert c.get("/ap/v1/agent/tasks/t").headers["Content-Type"].startswith("text/plain")
+
+
 def test_the_journal_names_the_stub_that_answered(stubbed: Any) -> None:
     named = {**stub("getAgentTask", {"body": TASK}), "id": "the-task"}
     with stubbed(named, journal=10) as server, httpx.Client(base_url=server.url) as c:
