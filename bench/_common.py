@@ -521,3 +521,37 @@ def wait_quiet(max_wait: float, threshold: float = 0.15, window: float = 3.0) ->
                 flush=True,
             )
             return {"quiet": False, "waited_s": round(time.monotonic() - started, 1), "other_cores": max(seen)}
+
+
+def cpu_children() -> float:
+    """CPU seconds of this process's reaped children (utime + stime)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass(frozen=True)
+class TreeRun:
+    """One ``run_from`` command: its result (None when it outlived its bound), wall and CPU
+    seconds (the command and the processes it waited for), the other load meanwhile."""
+
+    done: subprocess.CompletedProcess[str] | None
+    wall_s: float
+    cpu_s: float
+    other_load_cores: float
+
+
+def run_from(tree: Path, command: list[str], timeout: float) -> TreeRun:
+    """``command`` (a ``conformance`` CLI) run from ``tree``, its modules first on the path, under a
+    LoadMeter. PYTHONHASHSEED is left to the CLI, which pins it itself, as a user's run does."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    env["PYTHONPATH"] = str(tree)
+    before = cpu_children()
+    started = time.monotonic()
+    with LoadMeter() as load:
+        try:
+            done: subprocess.CompletedProcess[str] | None = subprocess.run(
+                command, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            done = None
+    return TreeRun(done, round(time.monotonic() - started, 2), round(cpu_children() - before, 2), load.other_cores)

@@ -157,9 +157,9 @@ def hook_alone(calls: int = 100_000, repeats: int = 15) -> dict[str, float]:
 
     endpoints = {
         "bare": noop,
-        "hooked": Hooks(Chaos(), Journal()).wrap("agent-protocol", "listAgentTasks", noop, lambda p, e: answer),
+        "hooked": Hooks(Chaos(), Journal()).wrap("agent-protocol", "listAgentTasks", noop, lambda error: answer),
         "hooked_cors": Hooks(Chaos(), Journal(), browsers=True).wrap(
-            "agent-protocol", "listAgentTasks", noop, lambda p, e: answer
+            "agent-protocol", "listAgentTasks", noop, lambda error: answer
         ),
     }
     request = make_mocked_request("GET", "/health")

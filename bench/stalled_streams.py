@@ -17,19 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import PYTHON, ROOT, LoadMeter, free_port, machine, mock_command, server, write_json, write_table
-from suite_throughput import _tree_name, cpu_children
+from _common import PYTHON, ROOT, free_port, machine, mock_command, run_from, server, write_json, write_table
+from suite_throughput import _tree_name
 
 FAULTS = (("sgr-agent-core", "sgr-stall-mid-stream"), ("neuro-san", "ns-stream-stall"))
 TARGET_SECONDS = 90.0
@@ -40,21 +37,16 @@ def one_run(tree: Path, protocol: str, base_url: str, folder: Path, bound: float
     events = folder / "events.jsonl"
     command = [PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--base-url", base_url]
     command += ["--report-dir", str(folder / "reports"), "-q", "--events", str(events)]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}  # the CLI pins it itself
-    env["PYTHONPATH"] = str(tree)
-    before = cpu_children()
-    started = time.monotonic()
-    with LoadMeter() as load:
-        try:
-            done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, timeout=bound)
-        except subprocess.TimeoutExpired:
-            return {"tree": _tree_name(tree), "error": f"still running after {bound:g} s"}
+    ran = run_from(tree, command, bound)
+    if ran.done is None:
+        return {"tree": _tree_name(tree), "error": f"still running after {bound:g} s"}
+    done = ran.done
     row: dict[str, Any] = {
         "tree": _tree_name(tree),
         "exit_code": done.returncode,
-        "wall_s": round(time.monotonic() - started, 1),
-        "cpu_s": round(cpu_children() - before, 1),
-        "other_load_cores": load.other_cores,
+        "wall_s": round(ran.wall_s, 1),
+        "cpu_s": round(ran.cpu_s, 1),
+        "other_load_cores": ran.other_load_cores,
         "phases_s": dict.fromkeys(PHASES, 0.0),
     }
     for line in events.read_text().splitlines() if events.exists() else ():

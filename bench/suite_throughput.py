@@ -51,7 +51,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -68,12 +67,14 @@ from _common import (
     ROOT,
     SERVER_CPU,
     LoadMeter,
+    cpu_children,
     free_port,
     machine,
     median,
     mock_command,
     pinned,
     process_cpu_seconds,
+    run_from,
     server,
     toml_text,
     wait_quiet,
@@ -149,11 +150,6 @@ def run_suite(
         }
     )
     return row
-
-
-def cpu_children() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def timed(protocol: str, max_examples: int | None, tmp: Path, timeout: float) -> dict[str, Any]:
@@ -679,25 +675,17 @@ def default_all(tree: Path, folder: Path, timeout: float) -> dict[str, Any]:
     events = folder / "events.jsonl"
     command = [PYTHON, "-m", "conformance", "run", "--protocol", "all", "--report-dir", str(folder / "reports")]
     command += ["-q", "--events", str(events)]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}  # the CLI pins it itself
-    env["PYTHONPATH"] = str(tree)
-    before = cpu_children()
-    started = time.monotonic()
-    with LoadMeter() as load:
-        try:
-            done = subprocess.run(
-                command, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return {"tree": _tree_name(tree), "error": f"timed out after {timeout:g} s"}
-    wall = time.monotonic() - started
+    ran = run_from(tree, command, timeout)
+    if ran.done is None:
+        return {"tree": _tree_name(tree), "error": f"timed out after {timeout:g} s"}
+    done, wall = ran.done, ran.wall_s
     row: dict[str, Any] = {
         "tree": _tree_name(tree),
         "commit": _commit(tree),
         "exit_code": done.returncode,
         "wall_s": round(wall, 2),
-        "cpu_s": round(cpu_children() - before, 2),
-        "other_load_cores": load.other_cores,
+        "cpu_s": ran.cpu_s,
+        "other_load_cores": ran.other_load_cores,
         "summary_line": [line.split("; reports in ")[0] for line in done.stdout.strip().splitlines()],
     }
     if not events.exists():
