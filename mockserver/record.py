@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -269,15 +270,24 @@ class Recorder:
                 try:
                     while chunk := await _read_while_heard(upstream, request):
                         recorded.chunks.append((loop.time() - started, chunk))
-                        await response.write(chunk)
-                except ClientLeft:
+                        try:
+                            await response.write(chunk)
+                        except ConnectionResetError:
+                            raise ClientLeft from None
+                except ClientLeft as left:
+                    if await _rest(upstream, recorded, started, left.reading):
+                        recorded.status = upstream.status  # the server ended its answer soon after
+                        raise
                     # the server was still streaming when the client gave up: a stream that stalls
                     # after what it sent (a replay holds it open the same way), if it was a stream
                     recorded.stalled = True
                     recorded.status = upstream.status if recorded.stream_format() is not None else 0
                     raise ClientLeft from None
-                await response.write_eof()
+                # the server's answer is whole: it is recorded whatever the client does now (an
+                # openai client closes a stream at its [DONE], before the server's last chunk)
                 recorded.status = upstream.status
+                with contextlib.suppress(ConnectionResetError):
+                    await response.write_eof()
         except (TimeoutError, aiohttp.ClientError) as exc:
             if response is not None:  # the answer broke off midway: the client sees it end
                 raise ConnectionResetError(f"the recorded server broke off: {exc}") from exc
@@ -336,6 +346,11 @@ def _has_credential(node: Any) -> bool:
 class ClientLeft(Exception):
     """The client closed its connection while the recorded server's answer was still coming."""
 
+    def __init__(self, reading: asyncio.Future[bytes] | None = None) -> None:
+        super().__init__()
+        self.reading = reading
+        """The read of the answer under way when the client left (its owner now)."""
+
 
 LISTEN_POLL = 0.5
 """How often a wait for the recorded server's next bytes looks whether the client is still there."""
@@ -345,16 +360,43 @@ async def _read_while_heard(upstream: aiohttp.ClientResponse, request: web.Reque
     """The next bytes of the answer (b"" at its end); a client that left ends the exchange, or a
     stream that never ends would hold both connections until the read timeout."""
     pending = asyncio.ensure_future(upstream.content.readany())
+    handed = False
     try:
         while True:
             done, _ = await asyncio.wait({pending}, timeout=LISTEN_POLL)
             if done:
                 return pending.result()
             if request.transport is None or request.transport.is_closing():
-                raise ClientLeft
+                handed = True  # the read goes on: the rest of the answer may follow
+                raise ClientLeft(pending)
     finally:
-        if not pending.done():
+        if not handed and not pending.done():
             pending.cancel()
+
+
+REST_S = 2.0
+"""How long the rest of an answer is awaited once its client left: a server's answer is what it
+sent, not what its client read (an openai client closes a stream at its [DONE])."""
+
+
+async def _rest(
+    upstream: aiohttp.ClientResponse, recorded: Recorded, started: float, reading: asyncio.Future[bytes] | None
+) -> bool:
+    """Read the rest of an answer whose client left (``reading``: the read under way when it left);
+    True if the server ended it within REST_S."""
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout(REST_S):
+            chunk = await reading if reading is not None else await upstream.content.readany()
+            while chunk:
+                recorded.chunks.append((loop.time() - started, chunk))
+                chunk = await upstream.content.readany()
+    except (TimeoutError, aiohttp.ClientError):
+        return False
+    finally:
+        if reading is not None and not reading.done():
+            reading.cancel()
+    return True
 
 
 def _kept(headers: Mapping[str, str]) -> dict[str, str]:

@@ -4,6 +4,7 @@ is another mock (tests/interop records the real Agent Protocol SDK and sgr-agent
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,9 +19,11 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from aiohttp import web
 
 from mockserver import EmbeddedServer, MockConfig, create_app
 from mockserver.record import _kept
+from specs.serving import AppServer
 
 REPO = Path(__file__).resolve().parents[2]
 ALICE = {"Authorization": "Bearer alice-token"}
@@ -248,3 +251,54 @@ def test_an_empty_answer_keeps_its_content_type() -> None:
         again = httpx.get(f"{replay.url}/ap/v1/agent/tasks/{task}/artifacts/{artifact}", timeout=10)
     assert (again.status_code, again.content) == (200, b"")
     assert again.headers["Content-Type"] == real_answer.headers["Content-Type"]
+
+
+class _Lingering(AppServer):
+    """An SGR server whose stream ends ``linger`` seconds after its ``[DONE]`` (as a server's
+    generator finishing its work after the last event does)."""
+
+    name = "lingering SGR server"
+
+    def __init__(self, linger: float) -> None:
+        super().__init__()
+        self.linger = linger
+
+    def make_app(self) -> web.Application:
+        async def chat(request: web.Request) -> web.StreamResponse:
+            await request.read()
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Agent-ID": "sgr_agent_1"})
+            await response.prepare(request)
+            chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "sgr_agent", "choices": []}
+            await response.write(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode())
+            await asyncio.sleep(self.linger)
+            await response.write_eof()
+            return response
+
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        return app
+
+
+@pytest.mark.parametrize("linger", [0.2, 1.0], ids=["before-the-recorder-looks", "after-the-client-left"])
+def test_a_stream_the_client_closed_at_its_done_is_recorded_whole(linger: float) -> None:
+    """The client read to ``[DONE]`` and closed; the server ended its stream a moment later. The
+    recording is the server's whole answer (it was dropped: the end could not be written to the
+    client), not a stall."""
+    chat = {"model": "sgr_agent", "stream": True, "messages": [{"role": "user", "content": "owls"}]}
+    with (
+        _Lingering(linger) as real,
+        EmbeddedServer(MockConfig(protocols=("sgr-agent-core",), record=real.url)) as recorder,
+        httpx.Client(base_url=recorder.url, timeout=10) as c,
+    ):
+        with c.stream("POST", "/v1/chat/completions", json=chat) as r:
+            lines = r.iter_lines()
+            while next(lines) != "data: [DONE]":
+                pass
+        deadline = time.monotonic() + 10
+        while not (document := c.get("/__mock/recording").json())["stubs"]:
+            assert time.monotonic() < deadline, "the exchange was never recorded"
+            time.sleep(0.1)
+    [stub] = document["stubs"]
+    stream = stub["response"]["stream"]
+    assert stream["format"] == "sse" and stream["done"] is True and "stall" not in stream
+    assert len(stream["frames"]) == 1
