@@ -63,6 +63,10 @@ class Limits:
     max_head_bytes: int = MAX_HEAD_BYTES
 
 
+REST_S = 2.0
+"""How long an answer whose client left is still read, to be judged whole."""
+
+
 class Exchange:
     """One request and its answer as they pass; the relay keeps its own state in ``note``.
 
@@ -99,6 +103,8 @@ class Exchange:
     """Whether the relay heard that the request is complete."""
     early = False
     """The answer ended before the request did: the relay judges both when the request ends."""
+    left_at = 0.0
+    """When the client left mid-answer: the rest is still read and judged for ``REST_S``."""
     note: object = None
 
     def __init__(self, down: Downstream) -> None:
@@ -262,7 +268,7 @@ class Downstream(Endpoint):
         self.wire.downstreams.discard(self)
         for x in (self.current, *self.queue):
             if x is not None:
-                self.wire.abandon(x)
+                self.wire.abandon(x, listen=x is self.current)
         self.queue.clear()
 
     def pause_writing(self) -> None:
@@ -720,6 +726,8 @@ class Wire:
         for x in list(self.flying):
             if x.finished:
                 self.flying.discard(x)
+            elif x.left_at and now - x.left_at >= REST_S:
+                self.abandon(x)
             elif x.status <= 0:
                 if now - x.last >= timeout:
                     self.fail(x, 504, f"the upstream sent nothing for {timeout:g} s")
@@ -819,9 +827,15 @@ class Wire:
             down.send(plain_answer(status, body, close=not x.keep_client))
             down.done(x)
 
-    def abandon(self, x: Exchange) -> None:
-        """The client left (or its request was refused) before the answer ended."""
+    def abandon(self, x: Exchange, listen: bool = False) -> None:
+        """The client left (or its request was refused) before the answer ended. ``listen``: an
+        answer under way is still read, and judged, if it ends within ``REST_S`` (a server's answer
+        is what it sent, not what its client read: an openai client closes a stream at its
+        ``[DONE]``, before the server's last chunk)."""
         if x.finished:
+            return
+        if listen and x.told and x.status > 0 and x.up is not None and not x.left_at:
+            x.left_at = self.loop.time()  # the sweep abandons it after REST_S
             return
         x.finished = True
         self.flying.discard(x)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -11,6 +12,7 @@ import httpx
 
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.proxy.report import run_result
+from conformance.proxy.wire import REST_S
 from conformance.verdicts.results import Status
 
 from .conftest import proxied
@@ -127,3 +129,62 @@ def test_two_hundred_concurrent_clients_lose_nothing() -> None:
     assert len(set(ids)) == 200 and {t["task_id"] for t in listed["tasks"]} == set(ids)
     assert p.proxy.observer.exchanges == 201 and p.lines == []
     assert p.statuses()["AP-TASK-002"] is Status.PASSED
+
+
+def lingering_upstream(linger: float) -> tuple[socket.socket, int]:
+    """An SSE upstream that sends its whole stream, [DONE] included, and ends it ``linger`` seconds
+    later (a server's generator finishing its work after the last event)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            _read_request(conn)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                b"X-Agent-ID: " + AGENT.encode() + b"\r\nX-Agent-Model: sgr_agent\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(CHUNK) + _chunked(LAST)
+            )
+            time.sleep(linger)
+            with contextlib.suppress(OSError):
+                conn.sendall(b"0\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+def _closed_at_done(linger: float) -> tuple[int, dict[str, Status]]:
+    """A client that reads to [DONE] and closes, as the openai client does; the verdicts after."""
+    listener, port = lingering_upstream(linger)
+    body = {"model": "sgr_agent", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    with listener, ProxyServer(ProxyConfig("sgr-agent-core", f"http://127.0.0.1:{port}")) as proxy:
+        with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body, timeout=10) as answer:
+            received = b""
+            for piece in answer.iter_raw():
+                received += piece
+                if received.endswith(b"data: [DONE]\n\n"):
+                    break
+        deadline = time.monotonic() + 10  # bounded: the proxy reads on for at most REST_S
+        while proxy.observer.committed < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        committed = proxy.observer.committed
+        statuses = {r.requirement.id: r.status for r in run_result(proxy.observer).results}
+    return committed, statuses
+
+
+def test_a_stream_its_client_closed_at_done_is_judged_when_the_server_ends_it() -> None:
+    committed, statuses = _closed_at_done(0.5)
+    assert committed == 1
+    for rid in ("SGR-STREAM-001", "SGR-STREAM-002", "SGR-STREAM-004", "SGR-STREAM-006", "SGR-STREAM-007"):
+        assert statuses[rid] is Status.PASSED, rid
+
+
+def test_a_stream_that_goes_on_after_its_client_left_is_not_judged() -> None:
+    """The server did not end it within REST_S: what needs its end is not verified (a stream cut
+    short is no failure of the server); what its events showed is judged as they came."""
+    committed, statuses = _closed_at_done(REST_S + 3)
+    assert committed == 1
+    assert statuses["SGR-STREAM-006"] is Status.NOT_VERIFIED  # it needs the whole stream
+    assert Status.FAILED not in statuses.values()
