@@ -6,6 +6,7 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -58,9 +59,15 @@ def _read_request(conn: socket.socket) -> None:
         body += piece
 
 
-def held_stream_upstream(release: threading.Event) -> tuple[socket.socket, int]:
-    """An SSE upstream that sends its first event, then waits for ``release`` before the rest:
-    a proxy that buffered to the end would never deliver that first event."""
+HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+    b"X-Agent-ID: " + AGENT.encode() + b"\r\nX-Agent-Model: sgr_agent\r\nTransfer-Encoding: chunked\r\n\r\n"
+)
+
+
+def sse_upstream(first: bytes, rest: Callable[[socket.socket], None]) -> tuple[socket.socket, int]:
+    """An SSE upstream for one exchange: it reads the whole request (a stream that begins before
+    its request ended is not judged), sends the head and ``first``, then leaves the rest to ``rest``."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -68,17 +75,24 @@ def held_stream_upstream(release: threading.Event) -> tuple[socket.socket, int]:
     def serve() -> None:
         conn, _ = listener.accept()
         with conn:
-            _read_request(conn)  # all of it: a stream that begins before its request ended is not judged
-            conn.sendall(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                b"X-Agent-ID: " + AGENT.encode() + b"\r\nX-Agent-Model: sgr_agent\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(CHUNK)
-            )
-            release.wait(20)
-            conn.sendall(_chunked(LAST) + b"0\r\n\r\n")
+            _read_request(conn)
+            conn.sendall(HEAD + first)
+            with contextlib.suppress(OSError):
+                rest(conn)
 
     threading.Thread(target=serve, daemon=True).start()
     return listener, listener.getsockname()[1]
+
+
+def held_stream_upstream(release: threading.Event) -> tuple[socket.socket, int]:
+    """An SSE upstream that sends its first event, then waits for ``release`` before the rest:
+    a proxy that buffered to the end would never deliver that first event."""
+
+    def rest(conn: socket.socket) -> None:
+        release.wait(20)
+        conn.sendall(_chunked(LAST) + b"0\r\n\r\n")
+
+    return sse_upstream(_chunked(CHUNK), rest)
 
 
 def test_a_stream_is_forwarded_event_by_event_and_judged() -> None:
@@ -134,25 +148,12 @@ def test_two_hundred_concurrent_clients_lose_nothing() -> None:
 def lingering_upstream(linger: float) -> tuple[socket.socket, int]:
     """An SSE upstream that sends its whole stream, [DONE] included, and ends it ``linger`` seconds
     later (a server's generator finishing its work after the last event)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
 
-    def serve() -> None:
-        conn, _ = listener.accept()
-        with conn:
-            _read_request(conn)
-            conn.sendall(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                b"X-Agent-ID: " + AGENT.encode() + b"\r\nX-Agent-Model: sgr_agent\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(CHUNK) + _chunked(LAST)
-            )
-            time.sleep(linger)
-            with contextlib.suppress(OSError):
-                conn.sendall(b"0\r\n\r\n")
+    def rest(conn: socket.socket) -> None:
+        time.sleep(linger)
+        conn.sendall(b"0\r\n\r\n")
 
-    threading.Thread(target=serve, daemon=True).start()
-    return listener, listener.getsockname()[1]
+    return sse_upstream(_chunked(CHUNK) + _chunked(LAST), rest)
 
 
 def _closed_at_done(linger: float) -> tuple[int, dict[str, Status]]:
