@@ -255,6 +255,10 @@ class Model:
     """Reads what the target holds before the run and returns the initial ledger."""
     steps: int = 8
     """Calls per sequence (Hypothesis' stateful_step_count)."""
+    calls_per_step: float = 7.0
+    """The requests one step sends on average: its write and the reads that compare what the write
+    changed (whole list walks included). It weighs the phase's units in ``--shard``'s deal
+    (run/shards.py) and nothing else; counted, not timed, by bench/unit_cost.py."""
     requirements: tuple[Requirement, ...] = ()
     """The requirements it decides (phase ``model``), added to the protocol's suite beside its
     scenario requirements."""

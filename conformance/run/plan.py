@@ -99,9 +99,10 @@ def work(spec: Spec, protocol_suite: ProtocolSuite, options: RunOptions, checks:
     phases = {c.requirement.phase for c in checks}
     units: list[Unit] = []
     if "schema" in phases:
-        units += schema_units(spec, options.max_examples)
-    if "model" in phases and protocol_suite.model is not None:
-        units += model_units(options.sequences, protocol_suite.model.steps * options.model_step_factor)
+        units += schema_units(spec, options.max_examples, protocol_suite.streaming_operations)
+    model = protocol_suite.model
+    if "model" in phases and model is not None:
+        units += model_units(options.sequences, model.steps * options.model_step_factor, model.calls_per_step)
     units += scenario_units(c.requirement.id for c in checks if c.requirement.phase == "scenario")
     return units
 

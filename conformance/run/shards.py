@@ -12,11 +12,12 @@ every runner computes the same one without talking to the others.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specs.documents import Spec
+from specs.documents import Operation, Spec
 
 SCHEMA_STAGES = ("examples", "coverage", "fuzzing")
 """schemathesis's per-operation stages; its stateful stage is one unit of its own."""
@@ -60,7 +61,7 @@ class Unit:
     key: str
     """Unique within the phase: ``fuzzing POST /tasks``, ``stateful``, ``sequences 5-9``, a requirement id."""
     weight: float
-    """Its expected cost in requests, to balance the deal (never read for anything else)."""
+    """Its expected CPU cost in milliseconds, to balance the deal (never read for anything else)."""
 
     @property
     def name(self) -> str:
@@ -71,32 +72,81 @@ def schema_unit(stage: str, operation: str, weight: float) -> Unit:
     return Unit("schema", f"{stage} {operation}" if stage != STATEFUL else STATEFUL, weight)
 
 
-SCENARIO_WEIGHT = 3.0
-"""A scenario requirement costs about what three generated cases do (bench/README.md §3: 80-220 ms
-each against 20-40 ms a case on a busy machine)."""
-MODEL_CALL_WEIGHT = 0.05
-"""A model-based call costs a twentieth of a generated case (1,492 calls in 2 s against 1,749
-cases in 53 s, Agent Protocol at --max-examples 100: no schemathesis between it and the target)."""
-CALLS_PER_STEP = 7
-"""A model step is a write and the reads that compare every route showing it."""
+CASE_MS = {"examples": 4.0, "coverage": 2.0, "fuzzing": 4.0, STATEFUL: 6.0}
+"""CPU milliseconds a generated case of each stage costs a runner (the suite's side and its
+embedded target's), measured per unit by bench/unit_cost.py on the four protocols' deep campaigns
+(bench/README.md §9): 3.2-4.9 ms a fuzzing case, 1.4-3.1 a coverage case, 4-10 a stateful one."""
+STREAMED_CASE_MS = 30.0
+"""A fuzzing case of an operation whose answer streams (22-42 ms measured): most fuzzing cases are
+valid requests, so the target streams its whole answer and the suite reads and judges every frame.
+Coverage's cases are mostly refused up front and cost what other operations' do."""
+SCENARIO_MS = 20.0
+"""A scenario requirement (5-31 ms of CPU on average per protocol: they wait more than they work)."""
+MODEL_CALL_MS = 1.2
+"""A call of the model-based phase (1.1-1.4 ms in all four protocols: no schemathesis between it
+and the target)."""
 
 
-def schema_units(spec: Spec, max_examples: int) -> list[Unit]:
-    """The property-based phase's units, each weighed by the cases it is expected to send: a stage
-    per operation (coverage grows with the request's schema, measured at about 3 x nodes^1.5
-    cases), and the stateful stage (about 6 cases per example on Agent Protocol, none where no
-    create is read back)."""
+def schema_units(spec: Spec, max_examples: int, streaming: Collection[str] = ()) -> list[Unit]:
+    """The property-based phase's units, each weighed by its expected cases times what a case of its
+    stage costs (``CASE_MS``; ``STREAMED_CASE_MS`` for fuzzing an operation whose answer streams: its
+    id in ``streaming``, or a documented text/event-stream answer). A stage per operation: coverage
+    grows with the request's schema (measured at about 3 x nodes^1.5 cases), fuzzing sends
+    ``max_examples`` unless the operation takes no input at all (then one case); and the stateful
+    stage (about 6 cases per example, none where schemathesis finds no link to follow)."""
     units = []
-    for op in spec.operations():
-        nodes = _schema_nodes(spec, [op.definition.get("parameters", []), op.definition.get("requestBody", {})])
-        weights = {"examples": 2.0, "coverage": 3.0 * max(nodes, 1) ** 1.5, "fuzzing": float(max_examples)}
-        units += [schema_unit(stage, op.label, weights[stage]) for stage in SCHEMA_STAGES]
-    # schemathesis infers its stateful links from a create whose path another operation extends
-    # with a parameter (POST /tasks, GET /tasks/{id}); without one the stage sends nothing
     ops = list(spec.operations())
-    linked = any(a.method == "post" and any(b.path.startswith(a.path.rstrip("/") + "/{") for b in ops) for a in ops)
-    units.append(schema_unit(STATEFUL, "", 6.0 * max_examples if linked else 1.0))
+    for op in ops:
+        inputs = [op.definition.get("parameters", []), op.definition.get("requestBody")]
+        nodes = _schema_nodes(spec, inputs)
+        fuzz_ms = (
+            STREAMED_CASE_MS if op.operation_id in streaming or _streams(spec, op.definition) else CASE_MS["fuzzing"]
+        )
+        cases = {
+            "examples": 2.0,
+            "coverage": 3.0 * max(nodes, 1) ** 1.5,
+            "fuzzing": float(max_examples) if nodes else 1.0,
+        }
+        per_case = {**CASE_MS, "fuzzing": fuzz_ms}
+        units += [schema_unit(stage, op.label, cases[stage] * per_case[stage]) for stage in SCHEMA_STAGES]
+    stateful = 6.0 * max_examples if _linked(spec, ops) else 0.0
+    units.append(schema_unit(STATEFUL, "", max(stateful, 1.0) * CASE_MS[STATEFUL]))
     return units
+
+
+def _linked(spec: Spec, ops: Sequence[Operation]) -> bool:
+    """Whether schemathesis's stateful stage has links to follow: it infers them from an answer's
+    property that another operation takes as a path parameter (a task's ``task_id`` into
+    ``/tasks/{task_id}``); without one the stage sends nothing."""
+    parameters = {name for op in ops for name in re.findall(r"{([^}/]+)}", op.path)}
+    answered: set[str] = set()
+    for op in ops:
+        _properties(spec, op.definition.get("responses", {}), answered)
+    return bool(parameters & answered)
+
+
+def _streams(spec: Spec, definition: Mapping[str, Any]) -> bool:
+    for response in (definition.get("responses") or {}).values():
+        response = spec.resolve(response) if "$ref" in response else response
+        if any(m.startswith("text/event-stream") for m in response.get("content") or {}):
+            return True
+    return False
+
+
+def _properties(spec: Spec, node: Any, into: set[str], depth: int = 0) -> None:
+    if depth > 12:
+        return
+    if isinstance(node, dict):
+        if "$ref" in node:
+            _properties(spec, spec.resolve(node), into, depth + 1)
+            return
+        if isinstance(node.get("properties"), dict):
+            into.update(node["properties"])
+        for value in node.values():
+            _properties(spec, value, into, depth + 1)
+    elif isinstance(node, list):
+        for value in node:
+            _properties(spec, value, into, depth + 1)
 
 
 def _schema_nodes(spec: Spec, node: Any, depth: int = 0) -> int:
@@ -114,18 +164,19 @@ def _schema_nodes(spec: Spec, node: Any, depth: int = 0) -> int:
 _PROSE = {"description", "example", "examples", "summary", "title"}
 
 
-def model_units(sequences: int, steps: int) -> list[Unit]:
-    """The model-based phase's sequences in ranges of ``MODEL_CHUNK`` (the last may be shorter)."""
+def model_units(sequences: int, steps: int, calls_per_step: float = 7.0) -> list[Unit]:
+    """The model-based phase's sequences in ranges of ``MODEL_CHUNK`` (the last may be shorter),
+    each weighed by its calls (the model's ``calls_per_step``) times ``MODEL_CALL_MS``."""
     units = []
     for first in range(0, sequences, MODEL_CHUNK):
         n = min(MODEL_CHUNK, sequences - first)
-        weight = n * steps * CALLS_PER_STEP * MODEL_CALL_WEIGHT
+        weight = n * steps * calls_per_step * MODEL_CALL_MS
         units.append(Unit("model", f"sequences {first}-{first + n - 1}", weight))
     return units
 
 
 def scenario_units(requirement_ids: Iterable[str]) -> list[Unit]:
-    return [Unit("scenario", rid, SCENARIO_WEIGHT) for rid in requirement_ids]
+    return [Unit("scenario", rid, SCENARIO_MS) for rid in requirement_ids]
 
 
 def chunk_of(unit: Unit) -> tuple[int, int]:

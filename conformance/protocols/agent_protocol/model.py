@@ -617,4 +617,6 @@ def edges_and_collisions(machine: AgentProtocolModel) -> None:
 MAX_TARGETED_UPLOAD = 64 * 1024
 """Bytes an upload of the targeted sequence may have: it is read back after every later write."""
 
-MODEL = Model(AgentProtocolModel, prepare, steps=10, requirements=REQUIREMENTS, targeted=(edges_and_collisions,))
+MODEL = Model(
+    AgentProtocolModel, prepare, steps=10, calls_per_step=9, requirements=REQUIREMENTS, targeted=(edges_and_collisions,)
+)

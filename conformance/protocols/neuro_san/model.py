@@ -344,4 +344,4 @@ class NeuroSanModel(ModelMachine):
         return len(self.ledger.conversations) - 1
 
 
-MODEL = Model(NeuroSanModel, prepare, steps=6, requirements=REQUIREMENTS)
+MODEL = Model(NeuroSanModel, prepare, steps=6, calls_per_step=2, requirements=REQUIREMENTS)

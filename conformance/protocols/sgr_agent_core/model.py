@@ -366,4 +366,6 @@ def more_agents_than_a_page(machine: SgrModel) -> None:
 LISTED_AGENTS = 12
 """Agents the fixed sequence creates: more than a default page (10) of a "recent agents" list."""
 
-MODEL = Model(SgrModel, prepare, steps=6, requirements=REQUIREMENTS, targeted=(more_agents_than_a_page,))
+MODEL = Model(
+    SgrModel, prepare, steps=6, calls_per_step=2, requirements=REQUIREMENTS, targeted=(more_agents_than_a_page,)
+)

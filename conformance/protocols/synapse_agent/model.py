@@ -581,5 +581,10 @@ LISTED_SESSIONS = 22
 """Sessions the fixed sequence creates: more than a "recent sessions" list of 20 holds."""
 
 MODEL = Model(
-    SynapseModel, prepare, steps=8, requirements=REQUIREMENTS, targeted=(two_sessions, more_sessions_than_a_page)
+    SynapseModel,
+    prepare,
+    steps=8,
+    calls_per_step=10,
+    requirements=REQUIREMENTS,
+    targeted=(two_sessions, more_sessions_than_a_page),
 )

@@ -6,7 +6,23 @@ import pytest
 
 from conformance.run.options import RunOptions
 from conformance.run.plan import plan
-from conformance.run.shards import MODEL_CHUNK, Shard, Unit, chunk_of, chunk_seed, deal, model_units
+from conformance.run.shards import (
+    CASE_MS,
+    MODEL_CALL_MS,
+    MODEL_CHUNK,
+    STATEFUL,
+    STREAMED_CASE_MS,
+    Shard,
+    Unit,
+    chunk_of,
+    chunk_seed,
+    deal,
+    model_units,
+    schema_units,
+)
+from conformance.run.suites import suite
+from conformance.runner import run
+from specs.documents import PROTOCOLS, load
 
 
 def test_shard_parsing_refuses_what_is_not_k_of_n() -> None:
@@ -62,3 +78,45 @@ def test_units_of_equal_weight_are_dealt_by_name_not_by_arrival() -> None:
         == backward
         == [["scenario:R-0", "scenario:R-2", "scenario:R-4"], ["scenario:R-1", "scenario:R-3", "scenario:R-5"]]
     )
+
+
+def _weights(protocol: str, max_examples: int = 100) -> dict[str, float]:
+    return {u.key: u.weight for u in schema_units(load(protocol), max_examples, suite(protocol).streaming_operations)}
+
+
+def test_a_stage_weighs_its_expected_cases_times_what_a_case_of_it_costs() -> None:
+    ap = _weights("agent-protocol")
+    assert ap["fuzzing POST /ap/v1/agent/tasks"] == 100 * CASE_MS["fuzzing"]
+    assert ap["examples POST /ap/v1/agent/tasks"] == 2 * CASE_MS["examples"]
+    # an answer that streams is read and judged frame by frame: the suite's declared streaming
+    # operation (NeuroSan's chat) and a documented text/event-stream answer (SGR's) alike
+    ns, sgr = _weights("neuro-san"), _weights("sgr-agent-core")
+    assert ns["fuzzing POST /api/v1/{agent_name}/streaming_chat"] == 100 * STREAMED_CASE_MS
+    assert ns["fuzzing GET /api/v1/{agent_name}/function"] == 100 * CASE_MS["fuzzing"]
+    assert sgr["fuzzing POST /v1/chat/completions"] == 100 * STREAMED_CASE_MS
+    # an operation that takes no input at all is fuzzed with one case, whatever --max-examples
+    assert sgr["fuzzing GET /health"] == CASE_MS["fuzzing"]
+
+
+def test_the_stateful_stage_weighs_its_cases_only_where_an_answer_names_another_operations_path() -> None:
+    # Agent Protocol's task_id, SGR's agent_id (answered by the chat, taken by /agents/{agent_id}/...),
+    # Synapse's sessionId: schemathesis has links to follow; NeuroSan's agent_name is never answered
+    for protocol in ("agent-protocol", "sgr-agent-core", "synapse-agent"):
+        assert _weights(protocol)[STATEFUL] == 6 * 100 * CASE_MS[STATEFUL], protocol
+    assert _weights("neuro-san")[STATEFUL] == CASE_MS[STATEFUL]
+
+
+def test_a_model_range_weighs_its_calls() -> None:
+    (unit,) = model_units(5, steps=10, calls_per_step=3)
+    assert unit.weight == 5 * 10 * 3 * MODEL_CALL_MS
+
+
+@pytest.mark.parametrize("protocol", sorted(p for p in PROTOCOLS if suite(p).model is not None))
+def test_a_models_declared_calls_per_step_is_what_its_sequences_send(protocol: str) -> None:
+    """The deal weighs the model's ranges by ``Model.calls_per_step``: counted here, against the
+    mock, within a factor of two (what a step reads grows with what the target holds)."""
+    model = suite(protocol).model
+    assert model is not None
+    result = run(RunOptions(protocol, phases=("model",), model_sequences=10))
+    sent = int(result.stats["model_requests"]) / (10 * model.steps)
+    assert model.calls_per_step / 2 <= sent <= model.calls_per_step * 2, sent
