@@ -16,9 +16,10 @@ import signal
 import threading
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from aiohttp import web
+if TYPE_CHECKING:  # aiohttp is imported by the servers that start, not by every command that parses --loop
+    from aiohttp import web
 
 T = TypeVar("T")
 LOOPS = ("asyncio", "uvloop")
@@ -157,6 +158,8 @@ class AppServer(ServerThread):
         raise NotImplementedError
 
     async def serve(self, stop: asyncio.Event) -> None:
+        from aiohttp import web
+
         runner = web.AppRunner(self.make_app(), access_log=None, shutdown_timeout=self.shutdown_timeout_s)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port)
