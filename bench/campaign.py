@@ -6,7 +6,9 @@ against ``-n 0``, on the same depth, seed and protocol, in one run of this scrip
 same in every mode); cases/s is that over the wall time from the first process's start to the last
 one's end (start-up, imports, the model-based phase, the scenarios and the merge included). Each
 runner tests its own embedded mock, as each job of a CI matrix does. Every mode must reach the
-same verdicts, or the row says so.
+same verdicts, or the row says so. The suite's byte code is compiled first, as an installed
+package's is: where PYTHONDONTWRITEBYTECODE is set, an editable checkout would otherwise compile
+the modules a change touched again in every process, a cost each added process pays once more.
 
     python bench/campaign.py [--protocol agent-protocol] [--depth deep] [--rounds 1] [--output NAME]
 """
@@ -25,14 +27,19 @@ from typing import Any
 
 from _common import PYTHON, ROOT, LoadMeter, machine, wait_quiet, write_json, write_table
 
+PACKAGES = ("conformance", "mockserver", "specs")
+
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
 
 
-def _timed(commands: list[list[str]], cwd: Path) -> tuple[float, list[int], float, list[float]]:
-    """Run the commands at once; (wall seconds, exit codes, other load in cores, CPU seconds of
-    each command with the processes it waited for)."""
+def _timed(commands: list[list[str]], cwd: Path, settle: float = 0.0) -> tuple[float, list[int], float, list[float]]:
+    """Run the commands at once, after waiting (at most ``settle`` seconds) for a quiet machine;
+    (wall seconds, exit codes, other load in cores, CPU seconds of each command with the processes
+    it waited for)."""
+    if settle:
+        wait_quiet(settle)
     with LoadMeter() as load:
         started = time.monotonic()
         procs = [
@@ -58,16 +65,16 @@ def _facts(report: Path) -> tuple[int, dict[str, str]]:
     return int(data["stats"].get("schema_cases") or 0), {r["id"]: r["status"] for r in data["requirements"]}
 
 
-def one_round(protocol: str, depth: str, work: Path) -> dict[str, Any]:
+def one_round(protocol: str, depth: str, work: Path, settle: float = 0.0) -> dict[str, Any]:
     run = [PYTHON, "-m", "conformance", "run", "--protocol", protocol, "--depth", depth, "-q"]
     out: dict[str, Any] = {}
 
-    wall, codes, other, cpu = _timed([[*run, "--report-dir", "single"]], work)
+    wall, codes, other, cpu = _timed([[*run, "--report-dir", "single"]], work, settle)
     cases, verdicts = _facts(work / "single")
     out["single"] = {"wall_s": round(wall, 1), "cases": cases, "exit": codes, "other_load_cores": other, "cpu_s": cpu}
 
     shards = [[*run, "--shard", f"{k}/2", "--report-dir", f"shard{k}"] for k in (1, 2)]
-    wall, codes, other, cpu = _timed(shards, work)
+    wall, codes, other, cpu = _timed(shards, work, settle)
     merge_wall, merge_codes, _, merge_cpu = _timed(
         [[PYTHON, "-m", "conformance", "merge", "shard1", "shard2", "-o", "merged"]], work
     )
@@ -99,7 +106,7 @@ def one_round(protocol: str, depth: str, work: Path) -> dict[str, Any]:
             "--conformance-report-dir",
             str(reports),
         ]
-        wall, codes, other, cpu = _timed([command], work)
+        wall, codes, other, cpu = _timed([command], work, settle)
         cases_n, verdicts_n = _facts(reports)
         out[f"pytest_n{n}"] = {
             "wall_s": round(wall, 1),
@@ -117,16 +124,18 @@ def main() -> int:
     parser.add_argument("--protocol", default="agent-protocol")
     parser.add_argument("--depth", default="deep")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--quiet-wait", type=float, default=60.0, help="seconds to wait for an idle machine")
+    parser.add_argument(
+        "--quiet-wait", type=float, default=60.0, help="seconds to wait (at most) for an idle machine before each mode"
+    )
     parser.add_argument("--output", default="campaign", help="results/<output>.json and .md")
     args = parser.parse_args()
-    quiet = wait_quiet(args.quiet_wait)
+    subprocess.run([PYTHON, "-m", "compileall", "-q", *(str(ROOT / p) for p in PACKAGES)], check=True)
     rounds = []
     for n in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="campaign-bench-") as tmp:
-            rounds.append(one_round(args.protocol, args.depth, Path(tmp)))
+            rounds.append(one_round(args.protocol, args.depth, Path(tmp), args.quiet_wait))
         print(f"round {n + 1}: {json.dumps(rounds[-1])}", file=sys.stderr, flush=True)
-    facts = {**machine(), "protocol": args.protocol, "depth": args.depth, "quiet_wait": quiet}
+    facts = {**machine(), "protocol": args.protocol, "depth": args.depth, "quiet_wait_s": args.quiet_wait}
     write_json(f"{args.output}.json", {"facts": facts, "rounds": rounds})
     lines = [
         "| round | mode | wall s | cases | cases/s | ratio to one process | same verdicts | CPU s per process "
@@ -149,6 +158,15 @@ def main() -> int:
                 f"| {n} | {label} | {row['wall_s']} | {row['cases']:,} | {rate:.1f} | {rate / ref:.2f}x | {same} "
                 f"| {' + '.join(map(str, row['cpu_s']))} | {row['other_load_cores']} |"
             )
+    for n, r in enumerate(rounds, 1):
+        # what two free cores would give: the heavier shard, then the merge, on the critical path
+        single, (*shards, merge) = r["single"]["cpu_s"][0], r["shards"]["cpu_s"]
+        path = max(shards) + merge
+        ratio = (r["shards"]["cases"] / path) / (r["single"]["cases"] / single)
+        lines.append(
+            f"\nround {n}, CPU critical path: one process {single} s; shards {max(shards)} s + merge {merge} s = "
+            f"{path:.1f} s, so {ratio:.2f}x the cases per CPU second of the critical path (two free cores)"
+        )
     table = "\n".join(lines) + "\n"
     title = f"A {args.depth} campaign of {args.protocol} over processes"
     write_table(f"{args.output}.md", title, table, {"date": facts["date"]})
