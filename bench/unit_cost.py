@@ -23,7 +23,7 @@ from typing import Any
 
 from _common import ROOT, machine, write_json, write_table
 
-from conformance.run.events import CaseFinished, PhaseStarted, RequirementFinished, StageStarted
+from conformance.run.events import CaseFinished, Emitter, PhaseStarted, RequirementFinished, StageStarted
 from conformance.run.shards import STATEFUL, Unit, deal
 
 
@@ -62,7 +62,6 @@ def instrument(meter: Meter) -> None:
     from schemathesis.engine import events
 
     import conformance.phases.model.engine as model_engine
-    import conformance.runner as runner
 
     started: dict[Any, float] = {}
     start_init, finish_init = events.ScenarioStarted.__init__, events.ScenarioFinished.__init__
@@ -97,12 +96,12 @@ def instrument(meter: Meter) -> None:
     timed_range.first = 0  # type: ignore[attr-defined]
     model_engine._run_range = timed_range  # type: ignore[assignment]
 
-    emitter_init = runner.Emitter.__init__
+    emitter_init = Emitter.__init__
 
     def with_meter(self: Any, handlers: Any = ()) -> None:
         emitter_init(self, [*handlers, meter])
 
-    runner.Emitter.__init__ = with_meter  # type: ignore[method-assign]
+    Emitter.__init__ = with_meter  # type: ignore[method-assign]
 
 
 def measure(protocol: str, depth: str, extra: list[str]) -> dict[str, Any]:
@@ -122,7 +121,7 @@ def measure(protocol: str, depth: str, extra: list[str]) -> dict[str, Any]:
     t0 = time.process_time()
     result = run(options)
     total = time.process_time() - t0
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "unit": u.name,
             "weight": u.weight,
