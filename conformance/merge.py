@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specs import documents
+
 from .phases.model.engine import ModelTally, model_verdicts
 from .phases.schema.engine import SchemaTally, schema_verdicts
-from .run.suites import suite
+from .run.suites import build
 from .usage import UsageError
 from .verdicts.baseline import Entry, judge
 from .verdicts.requirements import Level, Requirement
@@ -105,7 +107,10 @@ def merge(reports: list[ShardReport]) -> RunResult:
     reports = sorted(reports, key=lambda r: r.index)
     first = reports[0].data
     campaign = reports[0].share["campaign"]
-    registry = {c.requirement.id: c.requirement for c in suite(first["protocol"], campaign["profile"]).registry}
+    # every requirement the suite has for the document: the shards' reports name those that applied
+    # (deciding it again would import schemathesis for nothing else)
+    document = documents.load(first["protocol"], campaign["profile"])
+    registry = {c.requirement.id: c.requirement for c in build(document, every_schema_requirement=True).registry}
     run = RunResult(
         protocol=first["protocol"],
         target=first["target"],

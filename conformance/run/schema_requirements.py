@@ -100,12 +100,15 @@ SCHEMA_CHECKS = (
 )
 
 
-def register_schema_requirements(registry: Registry, spec: Spec, from_traffic: Collection[str] = ()) -> None:
+def register_schema_requirements(
+    registry: Registry, spec: Spec, from_traffic: Collection[str] = (), *, every: bool = False
+) -> None:
     """The generic requirements ``spec`` gets; ``from_traffic`` names the sequence checks the
-    protocol's passive judge decides from traffic as well."""
+    protocol's passive judge decides from traffic as well. ``every``: also those that do not apply
+    to ``spec`` (for reading reports that name which applied: deciding it imports schemathesis)."""
     prefix = spec.info.prefix
     for sc in SCHEMA_CHECKS:
-        if sc.applies(spec):
+        if every or sc.applies(spec):
             registry.add(
                 Requirement(
                     f"{prefix}-SCHEMA-{sc.number}",

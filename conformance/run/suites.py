@@ -44,11 +44,12 @@ class ProtocolSuite:
     """Answers only servers of this protocol give (the descriptor's): the preflight's recognition."""
 
 
-def build(spec: Spec) -> ProtocolSuite:
+def build(spec: Spec, *, every_schema_requirement: bool = False) -> ProtocolSuite:
     """The suite of ``spec``'s protocol for exactly that document (its profile included): a fresh
     registry holding the checks its descriptor declares (its registry's, then its model's) and the
-    schema requirements that document gets. Nothing shared is changed, so two documents of one
-    protocol give two suites that cannot disagree with them."""
+    schema requirements that document gets (``every_schema_requirement``: also those it does not,
+    for reading reports, which name the ones that applied). Nothing shared is changed, so two
+    documents of one protocol give two suites that cannot disagree with them."""
     info = spec.info
     declared = discover(info.id)
     check_against(declared, spec)
@@ -58,7 +59,7 @@ def build(spec: Spec) -> ProtocolSuite:
     if declared.model is not None:
         for requirement in declared.model.requirements:
             registry.add(requirement, None)
-    register_schema_requirements(registry, spec, declared.schema_from_traffic)
+    register_schema_requirements(registry, spec, declared.schema_from_traffic, every=every_schema_requirement)
     return ProtocolSuite(
         info.id,
         registry,

@@ -67,3 +67,15 @@ def test_the_discovered_protocols_declare_distinct_ids() -> None:
     assert set(suites) == set(PROTOCOLS)
     ids = [c.requirement.id for s in suites.values() for c in s.registry]
     assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_every_schema_requirement_is_the_suite_plus_those_the_document_does_not_get(protocol: str) -> None:
+    """What ``conformance merge`` reads shards' reports against: every requirement a document of the
+    protocol could have, in the suite's order, without deciding which apply (no schemathesis)."""
+    applied = [c.requirement.id for c in suite(protocol).registry]
+    every = [c.requirement.id for c in build(load(protocol), every_schema_requirement=True).registry]
+    assert [rid for rid in every if rid in applied] == applied
+    assert {rid for rid in every if rid not in applied} == {
+        f"{load(protocol).info.prefix}-SCHEMA-{sc.number}" for sc in SCHEMA_CHECKS
+    } - set(applied)
