@@ -27,33 +27,41 @@ from conformance.run.events import CaseFinished, Emitter, PhaseStarted, Requirem
 from conformance.run.shards import STATEFUL, Unit, deal
 
 
+def clock() -> tuple[float, float]:
+    """(this process's CPU seconds, wall seconds)."""
+    return time.process_time(), time.monotonic()
+
+
 class Meter:
     """Process CPU seconds charged to unit names, and the cases each unit sent."""
 
     def __init__(self) -> None:
         self.cpu: dict[str, float] = defaultdict(float)
+        self.wall: dict[str, float] = defaultdict(float)
         self.cases: dict[str, int] = defaultdict(int)
-        self.scenario_mark: float | None = None
-        self.targeted_mark: float | None = None
+        self.scenario_mark: tuple[float, float] | None = None
+        self.targeted_mark: tuple[float, float] | None = None
         self.phase = ""
 
-    def charge(self, name: str, seconds: float, cases: int = 0) -> None:
-        self.cpu[name] += seconds
+    def charge(self, name: str, since: tuple[float, float], cases: int = 0) -> tuple[float, float]:
+        """Charge the CPU and wall seconds since ``since`` (a ``clock()``) to ``name``; the clock now."""
+        now = clock()
+        self.cpu[name] += now[0] - since[0]
+        self.wall[name] += now[1] - since[1]
         self.cases[name] += cases
+        return now
 
     def handle(self, event: Any) -> None:
-        now = time.process_time()
+        now = clock()
         if isinstance(event, PhaseStarted):
             self.phase = event.phase
             self.scenario_mark = now
         elif isinstance(event, StageStarted) and event.stage == "targeted":
             self.targeted_mark = now
         elif isinstance(event, CaseFinished) and event.stage == "targeted" and self.targeted_mark is not None:
-            self.charge(f"schema:examples {event.operation}", now - self.targeted_mark, 1)
-            self.targeted_mark = now
+            self.targeted_mark = self.charge(f"schema:examples {event.operation}", self.targeted_mark, 1)
         elif isinstance(event, RequirementFinished) and self.phase == "scenario" and self.scenario_mark is not None:
-            self.charge(f"scenario:{event.result.requirement.id}", now - self.scenario_mark)
-            self.scenario_mark = now
+            self.scenario_mark = self.charge(f"scenario:{event.result.requirement.id}", self.scenario_mark)
 
 
 def instrument(meter: Meter) -> None:
@@ -63,12 +71,12 @@ def instrument(meter: Meter) -> None:
 
     import conformance.phases.model.engine as model_engine
 
-    started: dict[Any, float] = {}
+    started: dict[Any, tuple[float, float]] = {}
     start_init, finish_init = events.ScenarioStarted.__init__, events.ScenarioFinished.__init__
 
     def on_start(self: Any, **kw: Any) -> None:
         start_init(self, **kw)
-        started[kw["suite_id"], kw["label"]] = time.process_time()
+        started[kw["suite_id"], kw["label"]] = clock()
 
     def on_finish(self: Any, **kw: Any) -> None:
         finish_init(self, **kw)
@@ -78,7 +86,7 @@ def instrument(meter: Meter) -> None:
         stage = kw["phase"].value
         stage = STATEFUL if stage.startswith("stateful") else stage
         key = STATEFUL if stage == STATEFUL else f"{stage} {kw['label']}"
-        meter.charge(f"schema:{key}", time.process_time() - t0, len(kw["recorder"].cases))
+        meter.charge(f"schema:{key}", t0, len(kw["recorder"].cases))
 
     events.ScenarioStarted.__init__ = on_start  # type: ignore[method-assign]
     events.ScenarioFinished.__init__ = on_finish  # type: ignore[method-assign]
@@ -86,10 +94,10 @@ def instrument(meter: Meter) -> None:
     run_range = model_engine._run_range
 
     def timed_range(model: Any, session: Any, spec: Any, seed: int, count: int, *rest: Any) -> Any:
-        t0, calls = time.process_time(), session.requests
+        t0, calls = clock(), session.requests
         out = run_range(model, session, spec, seed, count, *rest)
         first = timed_range.first  # type: ignore[attr-defined]
-        meter.charge(f"model:sequences {first}-{first + count - 1}", time.process_time() - t0, session.requests - calls)
+        meter.charge(f"model:sequences {first}-{first + count - 1}", t0, session.requests - calls)
         timed_range.first += count  # type: ignore[attr-defined]
         return out
 
@@ -126,6 +134,7 @@ def measure(protocol: str, depth: str, extra: list[str]) -> dict[str, Any]:
             "unit": u.name,
             "weight": u.weight,
             "cpu_s": round(meter.cpu.get(u.name, 0.0), 3),
+            "wall_s": round(meter.wall.get(u.name, 0.0), 3),
             "cases": meter.cases.get(u.name, 0),
         }
         for u in units
@@ -148,17 +157,24 @@ def stage_of(name: str) -> str:
 
 
 def critical_path(units: list[Unit], rows: list[dict[str, Any]], count: int) -> dict[str, Any]:
-    """Each shard's measured CPU under the deal, and the ideal (the whole divided by ``count``)."""
-    cost = {r["unit"]: r["cpu_s"] for r in rows}
-    shards = [round(sum(cost[u.name] for u in share), 2) for share in deal(units, count)]
-    return {"shards_cpu_s": shards, "ideal_cpu_s": round(sum(cost.values()) / count, 2)}
+    """Each shard's measured CPU and wall seconds under the deal, and the ideal (the whole divided by
+    ``count``)."""
+    out: dict[str, Any] = {}
+    for kind in ("cpu_s", "wall_s"):
+        cost = {r["unit"]: r[kind] for r in rows}
+        out[f"shards_{kind}"] = [round(sum(cost[u.name] for u in share), 2) for share in deal(units, count)]
+        out[f"ideal_{kind}"] = round(sum(cost.values()) / count, 2)
+    return out
 
 
 def stages(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = defaultdict(lambda: {"cpu_s": 0.0, "cases": 0, "units": 0, "weight": 0.0})
+    out: dict[str, dict[str, float]] = defaultdict(
+        lambda: {"cpu_s": 0.0, "wall_s": 0.0, "cases": 0, "units": 0, "weight": 0.0}
+    )
     for r in rows:
         s = out[stage_of(r["unit"])]
         s["cpu_s"] += r["cpu_s"]
+        s["wall_s"] += r["wall_s"]
         s["cases"] += r["cases"]
         s["units"] += 1
         s["weight"] += r["weight"]
@@ -174,18 +190,23 @@ def main() -> int:
     args = parser.parse_args()
     data = measure(args.protocol, args.depth, args.extra)
     lines = [
-        "| stage | units | cases | CPU s | CPU ms per case | weight |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| stage | units | cases | CPU s | CPU ms per case | wall s | wall ms per case | weight |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for stage, s in sorted(stages(data["units"]).items()):
-        per_case = f"{1000 * s['cpu_s'] / s['cases']:.1f}" if s["cases"] else "-"
+        cpu = f"{1000 * s['cpu_s'] / s['cases']:.1f}" if s["cases"] else "-"
+        wall = f"{1000 * s['wall_s'] / s['cases']:.1f}" if s["cases"] else "-"
         lines.append(
-            f"| {stage} | {s['units']} | {s['cases']:,} | {s['cpu_s']:.2f} | {per_case} | {s['weight']:,.0f} |"
+            f"| {stage} | {s['units']} | {s['cases']:,} | {s['cpu_s']:.2f} | {cpu} | {s['wall_s']:.2f} | {wall} "
+            f"| {s['weight']:,.0f} |"
         )
     lines.append("")
     lines.append(f"run CPU {data['run_cpu_s']} s, charged to units {data['charged_cpu_s']} s")
     for n, d in data["deals"].items():
-        lines.append(f"{n} shards: measured CPU per shard {d['shards_cpu_s']} (ideal {d['ideal_cpu_s']})")
+        lines.append(
+            f"{n} shards: measured CPU per shard {d['shards_cpu_s']} (ideal {d['ideal_cpu_s']}), "
+            f"wall {d['shards_wall_s']} (ideal {d['ideal_wall_s']})"
+        )
     table = "\n".join(lines) + "\n"
     print(table)
     print(json.dumps(sorted(data["units"], key=lambda r: -r["cpu_s"])[:25], indent=1), file=sys.stderr)
