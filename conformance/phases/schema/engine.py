@@ -286,7 +286,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases)
     schema.config.update(base_url=base_url.rstrip("/"))
     if known:
-        schema.hooks.register_hook_with_name(_naming_existing(known), "before_generate_case")
+        schema.hooks.register_hook_with_name(_naming_existing(known), "flatmap_case")
 
     tally = SchemaTally.empty(wanted)
     started = time.monotonic()
@@ -518,42 +518,37 @@ def _keep_hypothesis_out_of_cwd() -> None:
 
 
 def _naming_existing(known: Mapping[str, tuple[str, ...]]) -> Callable[[Any, Any], Any]:
-    """A schemathesis ``before_generate_case`` hook: the first positive case of each operation whose
-    path has a parameter the target holds a resource for names that resource (the discovered agent),
-    so however few cases a setting draws, one reaches the operation (at --max-examples 1 and 2 every
-    NeuroSan case was a 404, and NS-SCHEMA-005 was not verified). Nothing is drawn for it, so the
-    cases keep the draws the schemathesis CLI makes on the same seed (NeuroSan's 617 at the default
-    setting are the CLI's requests, agent names aside); from that first answer schemathesis's own
-    feedback carries the name into later cases, as the CLI's would, while random names keep meeting
-    the unknown-resource answers. Drawing, for every case, whether to name it (as this hook once
-    did) shifted the draws and cost NeuroSan's engine about 6 % of CPU against the CLI's
-    (bench/README.md section 3). Operations without such a parameter keep schemathesis's strategy
-    untouched; a case whose path is deliberately invalid is left alone."""
+    """A schemathesis case hook: a valid path parameter the target has a resource for may be drawn
+    as that resource's value instead (Hypothesis chooses, so the seed still decides); random values
+    stay in the mix. The first such case of each operation always names it: however few cases a
+    setting draws, one reaches the operation (at --max-examples 1 and 2 every NeuroSan case was a
+    404, and NS-SCHEMA-005 was not verified). Cases whose path is deliberately invalid are left
+    alone, and so is every other case, so random names keep meeting the unknown-resource answers."""
+    from hypothesis import strategies as st
     from schemathesis.core.parameters import ParameterLocation
     from schemathesis.generation import GenerationMode
 
-    named: set[str] = set()
+    targeted: set[str] = set()
 
-    def before_generate_case(context: Any, strategy: Any) -> Any:
-        operation = context.operation
-        values = {p.name: known[p.name][0] for p in operation.path_parameters if known.get(p.name)}
-        if not values:
-            return strategy
-        label = operation.label
+    def flatmap_case(context: Any, case: Any) -> Any:
+        names = [n for n in case.path_parameters if known.get(n)]
+        component = case.meta.components.get(ParameterLocation.PATH) if case.meta is not None else None
+        if not names or component is None or component.mode is not GenerationMode.POSITIVE:
+            return st.just(case)
+        first = case.operation.label not in targeted
+        targeted.add(case.operation.label)
 
-        def name_first(case: Any) -> Any:
-            if label in named or case.meta is None:
-                return case
-            component = case.meta.components.get(ParameterLocation.PATH)
-            if component is None or component.mode is not GenerationMode.POSITIVE:
-                return case
-            named.add(label)
-            object.__setattr__(case, "path_parameters", {**case.path_parameters, **values})
+        def name_existing(values: dict[str, str]) -> Any:
+            if first:  # drawn all the same, so the cases after it are drawn as they always were
+                values = {n: known[n][0] for n in names}
+            if values:
+                object.__setattr__(case, "path_parameters", {**case.path_parameters, **values})
             return case
 
-        return strategy.map(name_first)
+        choices = st.fixed_dictionaries({}, optional={n: st.sampled_from(known[n]) for n in names})
+        return choices.map(name_existing)
 
-    return before_generate_case
+    return flatmap_case
 
 
 def _fold(
