@@ -518,35 +518,31 @@ def _keep_hypothesis_out_of_cwd() -> None:
 
 
 def _naming_existing(known: Mapping[str, tuple[str, ...]]) -> Callable[[Any, Any], Any]:
-    """A schemathesis case hook: a valid path parameter the target has a resource for may be drawn
-    as that resource's value instead (Hypothesis chooses, so the seed still decides); random values
-    stay in the mix. The first such case of each operation always names it: however few cases a
-    setting draws, one reaches the operation (at --max-examples 1 and 2 every NeuroSan case was a
-    404, and NS-SCHEMA-005 was not verified). Cases whose path is deliberately invalid are left
-    alone, and so is every other case, so random names keep meeting the unknown-resource answers."""
+    """A schemathesis case hook: the first positive case of each operation whose path has a
+    parameter the target holds a resource for names that resource (the discovered agent), so however
+    few cases a setting draws, one reaches the operation (at --max-examples 1 and 2 every NeuroSan
+    case was a 404, and NS-SCHEMA-005 was not verified). Nothing is drawn for it, so the cases keep
+    the draws the schemathesis CLI makes on the same seed (a draw per case, whether to name it,
+    shifted every later one and cost NeuroSan's engine 6-9 % against the CLI's); from that first
+    answer schemathesis's own feedback carries the name into later cases, as the CLI's would. It is
+    a ``flatmap_case`` hook returning the case itself: a ``before_generate_case`` hook mapping the
+    whole strategy made NeuroSan's phase five times slower at ``--depth deep`` (bench/README.md
+    section 3). A case whose path is deliberately invalid is left alone."""
     from hypothesis import strategies as st
     from schemathesis.core.parameters import ParameterLocation
     from schemathesis.generation import GenerationMode
 
-    targeted: set[str] = set()
+    named: set[str] = set()
 
     def flatmap_case(context: Any, case: Any) -> Any:
-        names = [n for n in case.path_parameters if known.get(n)]
-        component = case.meta.components.get(ParameterLocation.PATH) if case.meta is not None else None
-        if not names or component is None or component.mode is not GenerationMode.POSITIVE:
-            return st.just(case)
-        first = case.operation.label not in targeted
-        targeted.add(case.operation.label)
-
-        def name_existing(values: dict[str, str]) -> Any:
-            if first:  # drawn all the same, so the cases after it are drawn as they always were
-                values = {n: known[n][0] for n in names}
-            if values:
+        label = case.operation.label
+        if label not in named:
+            values = {n: known[n][0] for n in case.path_parameters if known.get(n)}
+            component = case.meta.components.get(ParameterLocation.PATH) if case.meta is not None else None
+            if values and component is not None and component.mode is GenerationMode.POSITIVE:
+                named.add(label)
                 object.__setattr__(case, "path_parameters", {**case.path_parameters, **values})
-            return case
-
-        choices = st.fixed_dictionaries({}, optional={n: st.sampled_from(known[n]) for n in names})
-        return choices.map(name_existing)
+        return st.just(case)
 
     return flatmap_case
 

@@ -101,3 +101,54 @@ def test_cases_the_document_does_not_fix_as_valid_are_left_open() -> None:
         assert left_open("POST /ap/v1/agent/tasks", {"unknown": 1}, "application/json") == ""
     with _open_cases(load("synapse-agent")):  # a required body is never absent in a valid case
         assert left_open("POST /agent/session", None, None) == ""
+
+
+# -- naming a resource the target holds -------------------------------------------------------------
+
+
+def _positive_cases(hooked: dict[str, tuple[str, ...]] | None) -> list[tuple[str, dict[str, Any], str]]:
+    """Every NeuroSan operation's first positive cases, drawn with a fixed seed, with the naming hook
+    for ``hooked`` (known path values) or without any hook: (operation, path parameters, body)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from schemathesis.generation import GenerationMode
+
+    from conformance.phases.draws import seed_only
+    from conformance.phases.schema.engine import _naming_existing
+
+    schema = load("neuro-san").schemathesis_schema({}, server="/")
+    if hooked is not None:
+        schema.hooks.register_hook_with_name(_naming_existing(hooked), "flatmap_case")
+    seen: list[tuple[str, dict[str, Any], str]] = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+
+        @settings(
+            derandomize=True,
+            max_examples=6,
+            database=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(operation.as_strategy(generation_mode=GenerationMode.POSITIVE))
+        def collect(case: Any) -> None:
+            seen.append((case.operation.label, dict(case.path_parameters), repr(case.body)))
+
+        with seed_only():  # the draws of the seed alone, as the phase's (not the test modules' literals)
+            collect()
+    return seen
+
+
+def test_the_first_positive_case_of_each_operation_names_the_known_resource_and_no_other() -> None:
+    """One case reaches every operation however few a setting draws: the first of each names the
+    discovered agent, drawn as it would have been, its name replaced; the hook names no other case
+    (random names still meet the unknown-resource answers; in a run, schemathesis's own feedback
+    carries the answered name further)."""
+    plain = _positive_cases(None)
+    hooked = _positive_cases({"agent_name": ("hello_world",)})
+    assert [label for label, _, _ in hooked] == [label for label, _, _ in plain]
+    firsts = {label: i for i, (label, _, _) in reversed(list(enumerate(hooked)))}
+    assert len(firsts) == 3  # connectivity, function, streaming_chat
+    named = {i for i, (_, path, _) in enumerate(hooked) if path["agent_name"] == "hello_world"}
+    assert named == set(firsts.values())
+    for i in named:
+        assert hooked[i][2] == plain[i][2] and plain[i][1]["agent_name"] != "hello_world"
