@@ -139,7 +139,10 @@ def reproduction_of(finding: dict[str, Any]) -> Reproduction:
     unsure = str(finding.get("unsure") or "")
     also = [int(n) for n in finding.get("also") or []]
     judged = str(finding.get("judged") or "")
-    return Reproduction(steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure, also=also, judged=judged)
+    accepted = [int(n) for n in finding.get("accepted") or []]
+    return Reproduction(
+        steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure, also=also, judged=judged, accepted=accepted
+    )
 
 
 def replay(

@@ -109,9 +109,10 @@ class Context:
     probes: dict[int, int] = field(default_factory=dict, init=False)
     """Where each failed part's own calls begin among the calls handed over with it, by the
     ``id()`` of its deciding call: a replay requires what came before, and compares the rest."""
-    statuses: dict[int, str] = field(default_factory=dict, init=False)
+    statuses: dict[int, tuple[str, tuple[int, ...]]] = field(default_factory=dict, init=False)
     """The calls whose status alone failed an expectation (``expect_status``), by ``id()``, with
-    that failure's message: a finding they decide is replayed by its statuses only."""
+    that failure's message and the statuses it would have accepted: a finding they decide is
+    replayed by its statuses only, and reproduced by any status it would not accept."""
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
@@ -269,7 +270,7 @@ class Context:
                 notes.append(f"Retry-After: {response.headers['retry-after']}")
             note = f" ({'; '.join(notes)})" if notes else ""
             message = f"expected HTTP {want}, got {response.status}{note}" + (f": {body}" if body else "")
-            self.statuses[id(response.exchange)] = message
+            self.statuses[id(response.exchange)] = (message, tuple(expected))
             raise CheckFailed(message)
 
     def expect_equal(self, actual: Any, expected: Any, what: str) -> None:

@@ -177,12 +177,21 @@ def _headers(headers: Iterable[tuple[str, str]], named: dict[str, str]) -> list[
     return sorted(_seconds(rank_dates("\n".join(lines))).split("\n")) if lines else []
 
 
+def _decides(rep: Reproduction, index: int) -> bool:
+    """The deciding call of a finding whose check named the statuses it would accept."""
+    return bool(rep.accepted) and index == len(rep.steps) - 1
+
+
+def _not_accepted(rep: Reproduction) -> str:
+    return "HTTP not " + " ".join(map(str, rep.accepted))
+
+
 def expected(rep: Reproduction, index: int) -> str:
     """The recorded answer of call ``index`` as a replay compares it: status, headers, body (the
     status alone when that is all the check judged)."""
     ex = rep.steps[index]
     if rep.judged == STATUS:
-        return f"HTTP {ex.status}"
+        return _not_accepted(rep) if _decides(rep, index) else f"HTTP {ex.status}"
     text, _ = recorded_body(ex)
     named = {c.value: c.name for c in rep.captures if c.step <= index}
     if ex.response_cksum is not None:
@@ -205,6 +214,8 @@ def observed(
     token it echoes named as the report names it)."""
     ex = rep.steps[index]
     if rep.judged == STATUS:
+        if _decides(rep, index) and status not in rep.accepted:
+            return _not_accepted(rep)  # any status the check would not accept is the failure again
         return f"HTTP {status}"
     headers = [(k, credentials.header(v)) for k, v in headers]
     text, cut = recorded_body(ex)
@@ -292,6 +303,9 @@ compare() { # call [bytes]: its answer (status, headers, body) against the recor
     esac
     got=$(printf '%s\n' "$got"; heads "$1"; printf -- '--\n%s' "$body")
   fi
+  case "$(head -n 1 "$D/$1.want")" in "HTTP not "*)  # any status the check would not accept
+    case " $(sed -n '1s/^HTTP not //p' "$D/$1.want") " in *" $(cat "$D/$1.code") "*) ;;
+    *) got=$(head -n 1 "$D/$1.want");; esac;; esac
   printf '%s\n' "$got" > "$D/$1.got"
   printf '%s\n' "$(cat "$D/$1.want")" > "$D/$1.want.n"
   cmp -s "$D/$1.want.n" "$D/$1.got" || { DIFFER="$DIFFER $1"; diff "$D/$1.want.n" "$D/$1.got"; }

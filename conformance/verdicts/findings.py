@@ -76,7 +76,7 @@ def scenario_findings(
     probes: Mapping[int, int] | None = None,
     before: Sequence[Exchange] = (),
     failed: Collection[int] = (),
-    statuses: Mapping[int, str] | None = None,
+    statuses: Mapping[int, tuple[str, tuple[int, ...]]] | None = None,
 ) -> list[Finding]:
     """A scenario check's failures (each part's, and the one that ended it) as distinct findings,
     each keyed by the operation of the exchange that decided it (the last of the calls handed
@@ -85,8 +85,9 @@ def scenario_findings(
     ``id()`` (``Context.probes``; a failure not listed: its deciding call alone). ``before``: the
     calls earlier checks made, which a reproduction may need too, and ``failed`` the ``id()`` of
     those that were another failure's own (``Context.journal``). ``statuses``: the calls whose
-    status alone failed an expectation, with its message (``Context.statuses``): a failure with that
-    message (a part's label before it) decided by one of them judged the status alone."""
+    status alone failed an expectation, with its message and the statuses it accepted
+    (``Context.statuses``): a failure with that message (a part's label before it) decided by one
+    of them judged the status alone."""
     failures = [(message, calls) for message, calls in failures]
     starts = probes or {}
     own = [calls[starts.get(id(calls[-1]), len(calls) - 1) :] if calls else [] for _, calls in failures]
@@ -103,9 +104,19 @@ def scenario_findings(
         history = [*before, *(ex for ex in calls if id(ex) not in earlier)]
         if calls and id(calls[-1]) in earlier:  # it judged a fixture's answer: the calls up to that one
             history = history[: next(i for i, ex in enumerate(history) if ex is calls[-1]) + 1]
-        why = (statuses or {}).get(id(last)) if last else None
-        judged = STATUS if why is not None and message.endswith(why) else ""
-        found.add(rid, operation, kind, message, history, wrong=others, probe=own[n][:-1], judged=judged)
+        why, accepted = (statuses or {}).get(id(last), ("", ())) if last else ("", ())
+        judged = STATUS if why and message.endswith(why) else ""
+        found.add(
+            rid,
+            operation,
+            kind,
+            message,
+            history,
+            wrong=others,
+            probe=own[n][:-1],
+            judged=judged,
+            accepted=accepted if judged else (),
+        )
     return found.ordered()
 
 
@@ -152,11 +163,12 @@ class FindingSet:
         wrong: Iterable[Exchange] = (),
         probe: Iterable[Exchange] = (),
         judged: str = "",
+        accepted: Iterable[int] = (),
     ) -> None:
         """A failure; ``calls`` are those made up to the deciding one (the last), of which the
         finding keeps the ones the failure depends on (``reproduction.reproduction``). ``fresh=False``:
         the calls did not start from a fresh state (traffic a proxy saw), so the ids they send may
-        be from before them. ``judged``: ``Finding.judged``."""
+        be from before them. ``judged``, ``accepted``: ``Finding.judged``, ``Finding.accepted``."""
         key = f"{rid}|{operation}|{kind}"
         found = self._by_key.get(key)
         if found is not None:
@@ -164,6 +176,7 @@ class FindingSet:
         else:
             finding = reproducing(Finding(key, rid, operation, kind, message, 1), list(calls), wrong, probe)
             finding.judged = judged
+            finding.accepted = sorted(accepted)
             if not fresh:
                 finding.baked = sorted(set(finding.baked) | unknown_ids(finding.evidence, finding.captures))
             self._by_key[key] = finding

@@ -125,6 +125,9 @@ class Reproduction:
     """``STATUS``: the check judged the deciding answer's status alone (a 200 where a 401 was due),
     so a replay compares the answers by their statuses only: a body read while a job still ran (a
     history one item shorter) is not the failure, and may differ by the moment it is sent."""
+    accepted: list[int] = field(default_factory=list)
+    """With ``judged``: the statuses the check would have accepted of the deciding answer; any
+    other reproduces the failure (``Finding.accepted``)."""
 
     @classmethod
     def of(cls, finding: Finding, state_dependent: bool = False) -> Reproduction:
@@ -139,6 +142,7 @@ class Reproduction:
             finding.unsure,
             finding.also,
             finding.judged,
+            finding.accepted,
         )
 
 

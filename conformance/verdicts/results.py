@@ -202,6 +202,10 @@ class Finding:
     judged: str = ""
     """``status`` when the check judged the deciding answer's status alone (a 200 where a 401 was
     due): a replay compares the answers' statuses only. Empty: the whole answers."""
+    accepted: list[int] = field(default_factory=list)
+    """With ``judged`` ``status``: the statuses the check would have accepted of the deciding
+    answer, so any other one reproduces the failure (a 202 recorded, a 200 today: both not the 401
+    due, the job having finished in between). Empty: the recorded status must come back."""
 
     @property
     def deciding(self) -> Exchange | None:
@@ -225,6 +229,7 @@ class Finding:
             "unsure": self.unsure,
             "also": self.also,
             "judged": self.judged,
+            "accepted": self.accepted,
         }
 
     @classmethod
@@ -245,6 +250,7 @@ class Finding:
             str(data.get("unsure") or ""),
             [int(n) for n in data.get("also") or []],
             str(data.get("judged") or ""),
+            [int(n) for n in data.get("accepted") or []],
         )
 
 

@@ -160,3 +160,26 @@ def test_a_finding_that_judged_the_status_alone_is_compared_by_status(later: str
     assert run(full, later) == 1  # the body read later differs: compared whole, it is not the recorded one
     assert run(status, later) == 0  # the status is: reproduced
     assert run(status, later + "/fixed") == 1  # a fixed server's 401: not reproduced
+
+
+def test_a_status_finding_comes_back_with_any_status_its_check_would_not_accept(later: str) -> None:
+    """Recorded 202 (a job still running) where a 401 was due; today the job has finished, 200:
+    still not the 401, so the failure is back. Only the accepted status says it is gone."""
+    rep = _rep()
+    rep.judged, rep.accepted = STATUS, [401]
+    rep.steps[1].status = 202
+    assert expected(rep, 1) == "HTTP not 401"
+    assert observed(rep, 1, 200, [], b"", {}) == expected(rep, 1)
+    assert observed(rep, 1, 401, [], b"", {}) != expected(rep, 1)
+    assert observed(rep, 0, 201, [], b"", {}) == "HTTP 201" != expected(rep, 0)  # a setup call: as recorded
+    if not (shutil.which("sh") and shutil.which("curl")):
+        pytest.skip("sh or curl is not installed")
+
+    def run(r: Reproduction, base: str) -> int:
+        text = script(r, "SYN-AUTH-002|GET|scenario:x", "http://127.0.0.1:9")
+        return subprocess.run(["sh", "-c", text, "sh", base], capture_output=True, timeout=60).returncode
+
+    assert run(rep, later) == 0  # 200: not the 401 due, reproduced
+    assert run(rep, later + "/fixed") == 1  # the 401: not reproduced
+    rep.accepted = []
+    assert run(rep, later) == 1  # without the accepted statuses, 200 is not the recorded 202
