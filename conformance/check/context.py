@@ -146,7 +146,8 @@ class Context:
     def draws(self, label: str) -> random.Random:
         """Random draws of a check (an unknown id, a bad token) from the run's seed and ``label``
         alone: the same seed sends the same requests, so a recording of one run answers the next
-        and the id a finding names is the one the next run sends too."""
+        and the id a finding names is the one the next run sends too. One label, one use: two checks
+        sharing an unknown id would share what a faulty server made of it (an upsert by the first)."""
         return random.Random(f"{self.options.seed}/{label}")
 
     def drawn_id(self, label: str) -> str:

@@ -492,7 +492,7 @@ def unknown_step(ctx: Context) -> None:
     for what, path in (
         ("an unknown step id", task_path(task_id, "steps", ctx.drawn_id("unknown step"))),
         ("another task's step id", task_path(other, "steps", step_id)),
-        ("an unknown task", task_path(ctx.drawn_id("unknown task"), "steps", step_id)),
+        ("an unknown task", task_path(ctx.drawn_id("unknown task of a step"), "steps", step_id)),
     ):
         with ctx.part(what):
             body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
@@ -516,7 +516,7 @@ def unknown_artifact(ctx: Context) -> None:
     for what, task_id, artifact_id in (
         ("an unknown artifact id", up.task_id, ctx.drawn_id("unknown artifact")),
         ("another task's artifact id", other, up.artifact["artifact_id"]),
-        ("an unknown task", ctx.drawn_id("unknown task"), up.artifact["artifact_id"]),
+        ("an unknown task", ctx.drawn_id("unknown task of an artifact"), up.artifact["artifact_id"]),
     ):
         with ctx.part(what):
             body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)
