@@ -182,10 +182,18 @@ class CannotListen(Exception):
 
 
 async def serve(
-    config: MockConfig, host: str, port: int, app: web.Application | None = None, record_to: Path | None = None
+    config: MockConfig,
+    host: str,
+    port: int,
+    app: web.Application | None = None,
+    record_to: Path | None = None,
+    stop: asyncio.Event | None = None,
 ) -> None:
+    """Serve until SIGINT or SIGTERM (or ``stop`` is set); a recording is written after the
+    exchanges under way ended (within ``record.REST_S``), so whatever a client was answered is in it."""
     app = app or create_app(config)
-    runner = web.AppRunner(app, access_log=None)
+    # a stop ends the answers still under way after 2 s (aiohttp's default waits 60 s for a stream)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     settle_heap()  # the stores grow to hundreds of thousands of objects
     site = web.TCPSite(runner, host, port)
@@ -194,6 +202,7 @@ async def serve(
     except OSError as exc:  # the port is taken, the host cannot be bound
         await runner.cleanup()
         raise CannotListen(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    stop = stop or stop_on_signals()  # before the mock says it listens: a stop right after is heard
     server = site._server
     sockets = getattr(server, "sockets", None) or []
     bound = sockets[0].getsockname()[1] if sockets else port
@@ -201,14 +210,17 @@ async def serve(
     print(f"mockserver listening on http://{host}:{bound} ({', '.join(config.protocols)}; {kind} loop)", flush=True)
     if config.record:
         print(f"recording {config.record} to {record_to} (written when the mock stops)", flush=True)
-    stop = stop_on_signals()
     try:
         await stop.wait()
     finally:
         if RECORDER in app and record_to is not None:
+            await site.stop()  # no new exchange begins; those under way may end
+            await app[RECORDER].settle()
             apis: dict[str, ProtocolApi] = app[APIS]
             document = app[RECORDER].document(apis)
-            record_to.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            written = record_to.with_name(record_to.name + ".part")  # never a half-written recording
+            written.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            os.replace(written, record_to)
             print(f"wrote {len(document['stubs'])} recorded exchange(s) to {record_to}", flush=True)
         await runner.cleanup()
 

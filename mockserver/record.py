@@ -61,6 +61,10 @@ KEPT_HEADERS = frozenset(
 CREDENTIAL = re.compile(r"auth|token|secret|password|passwd|api[-_]?key|^key$|cookie|signature|^sig$|^code$", re.I)
 """Names of headers and query parameters never written (a recording is made to be shared)."""
 EXCHANGE_TIMEOUT = aiohttp.ClientTimeout(total=600, connect=10, sock_read=300)
+REST_S = 2.0
+"""How long the rest of an answer is awaited once its client left, or once the mock was told to
+stop: a server's answer is what it sent, not what its client read (an openai client closes a
+stream at its [DONE])."""
 
 
 @dataclass(slots=True)
@@ -75,18 +79,38 @@ class Recorded:
     """The request's JSON body (None: no body), matched by the stub; NOT_JSON: a body that is not
     JSON, matched as such; MISSING: not matched (not a JSON operation, or a credential in it)."""
     status: int = 0
+    """The upstream's status, once its headers arrived (0 before)."""
+    whole: bool = False
+    """The server's answer was all received: its Content-Length reached (before its last bytes are
+    passed on: a client that has its answer may stop the mock at once) or its end read."""
     content_type: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     chunks: list[tuple[float, bytes]] = field(default_factory=list)
     """Each piece of the answer's body with the seconds after the headers it arrived."""
     stalled: bool = False
-    """The server was still streaming when the client left: the stub stalls after its frames."""
+    """The server was still streaming when the client left, or when the mock stopped: the stub
+    stalls after its frames."""
+
+    length: int | None = None
+    """The answer's Content-Length; None for one sent in chunks (as every stream is)."""
+
+    @property
+    def answered(self) -> bool:
+        """A stub can say it: the whole answer, or the frames of a stream that went on (an answer
+        of a fixed length cut short is no stream: a replay could not say it)."""
+        return self.whole or (self.stalled and self.length is None and self.stream_format() is not None)
+
+    streaming: bool = False
+    """The protocol's manifest names the operation as one that streams (NeuroSan's chat streams
+    JSON lines as application/json)."""
 
     def stream_format(self) -> str | None:
         media = self.content_type.split(";", 1)[0].strip().lower()
         if media == "text/event-stream":
             return "sse"
-        return "ndjson" if "json" in media else None
+        if "ndjson" in media or "json-lines" in media or "jsonl" in media:
+            return "ndjson"
+        return "ndjson" if self.streaming and "json" in media else None
 
     @property
     def body(self) -> bytes:
@@ -222,6 +246,7 @@ class Recorder:
         self.exchanges: list[Recorded] = []
         """In the order the requests arrived: the order a replay consumes them in."""
         self._session: aiohttp.ClientSession | None = None
+        self._under_way: dict[asyncio.Task[Any], Recorded] = {}
 
     async def close(self, app: web.Application | None = None) -> None:
         if self._session is not None:
@@ -248,9 +273,29 @@ class Recorder:
             dict(request.match_info) if operation_id else {},
             {k: v for k, v in request.query.items() if not CREDENTIAL.search(k)},
             _matched_body(api, operation_id, body),
+            streaming=operation_id in api.spec.info.streaming_operations,
         )
         if operation_id is not None:
-            self.exchanges.append(recorded)  # kept whole once answered (``status`` set)
+            self.exchanges.append(recorded)  # written once answered (``answered``)
+        task = asyncio.current_task()
+        if task is not None:
+            self._under_way[task] = recorded
+        try:
+            return await self._relay(request, api, url, headers, body, recorded)
+        finally:
+            if task is not None:
+                self._under_way.pop(task, None)
+
+    async def _relay(
+        self,
+        request: web.Request,
+        api: ProtocolApi,
+        url: str,
+        headers: dict[str, str],
+        body: bytes,
+        recorded: Recorded,
+    ) -> web.StreamResponse:
+        assert self._session is not None
         loop = asyncio.get_running_loop()
         response: web.StreamResponse | None = None
         try:
@@ -261,31 +306,37 @@ class Recorder:
                     k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP and k.lower() != "date"
                 }
                 response = web.StreamResponse(status=upstream.status, reason=upstream.reason, headers=passed)
-                if upstream.content_length is not None:
-                    response.content_length = upstream.content_length
-                await response.prepare(request)
+                length = upstream.content_length
+                if length is not None:
+                    response.content_length = length
+                recorded.status, recorded.length = upstream.status, length
                 recorded.content_type = upstream.headers.get("Content-Type", "")
                 recorded.headers = _kept(upstream.headers)
+                recorded.whole = length == 0 or request.method == "HEAD" or upstream.status in (204, 304)
+                await response.prepare(request)
                 started = loop.time()
+                received = 0
                 try:
                     while chunk := await _read_while_heard(upstream, request):
                         recorded.chunks.append((loop.time() - started, chunk))
+                        received += len(chunk)
+                        if length is not None and received >= length:
+                            recorded.whole = True  # before the client has it: it may stop the mock next
                         try:
                             await response.write(chunk)
                         except ConnectionResetError:
                             raise ClientLeft from None
                 except ClientLeft as left:
-                    if await _rest(upstream, recorded, started, left.reading):
-                        recorded.status = upstream.status  # the server ended its answer soon after
+                    if recorded.whole or await _rest(upstream, recorded, started, left.reading):
+                        recorded.whole = True  # the server ended its answer soon after
                         raise
                     # the server was still streaming when the client gave up: a stream that stalls
                     # after what it sent (a replay holds it open the same way), if it was a stream
                     recorded.stalled = True
-                    recorded.status = upstream.status if recorded.stream_format() is not None else 0
                     raise ClientLeft from None
                 # the server's answer is whole: it is recorded whatever the client does now (an
                 # openai client closes a stream at its [DONE], before the server's last chunk)
-                recorded.status = upstream.status
+                recorded.whole = True
                 with contextlib.suppress(ConnectionResetError):
                     await response.write_eof()
         except (TimeoutError, aiohttp.ClientError) as exc:
@@ -294,9 +345,20 @@ class Recorder:
             return api.errors.response(ApiError(502, f"the recorded server {self.upstream} did not answer: {exc}"))
         return response
 
+    async def settle(self, within: float | None = None) -> None:
+        """Before the recording is written at a stop: the exchanges under way get ``within``
+        seconds (REST_S) to end (the mock no longer listens); a stream still going then is kept as
+        one that stalls after what it sent, as when its client leaves."""
+        under_way = set(self._under_way)
+        if under_way:
+            await asyncio.wait(under_way, timeout=REST_S if within is None else within)
+        for recorded in self._under_way.values():
+            if not recorded.whole and recorded.chunks:
+                recorded.stalled = True
+
     def document(self, apis: Mapping[str, ProtocolApi]) -> dict[str, Any]:
         """The exchanges so far as a stubs document (stubs.py), each answer checked."""
-        answered = [ex for ex in self.exchanges if ex.status]  # not those that broke off or are under way
+        answered = [ex for ex in self.exchanges if ex.answered]  # not those that broke off or are under way
         last = {ex.key(): i for i, ex in enumerate(answered)}
         stubs = []
         for i, exchange in enumerate(answered):
@@ -372,11 +434,6 @@ async def _read_while_heard(upstream: aiohttp.ClientResponse, request: web.Reque
     finally:
         if not handed and not pending.done():
             pending.cancel()
-
-
-REST_S = 2.0
-"""How long the rest of an answer is awaited once its client left: a server's answer is what it
-sent, not what its client read (an openai client closes a stream at its [DONE])."""
 
 
 async def _rest(
