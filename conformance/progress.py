@@ -1,5 +1,6 @@
 """What the CLI shows on stderr while a run works, as event handlers: bars per phase on a terminal
-(``ProgressBars``), plain lines in CI logs and pipes (``ProgressLines``), and ``-v``'s evidence."""
+(``ProgressBars``), plain lines in CI logs and pipes (``ProgressLines``), and ``-v``'s evidence.
+A target found unusable (``Fatal``) is not progress: the CLI prints its one error line, even under -q."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from rich.text import Text
 from .run.events import (
     CaseFinished,
     Event,
-    Fatal,
     PhaseFinished,
     PhaseStarted,
     RequirementFinished,
@@ -33,8 +33,6 @@ class ProgressLines:
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.protocol = event.protocol
-        elif isinstance(event, Fatal):
-            self.write(f"error: {event.reason}")
         elif isinstance(event, PhaseStarted) and event.phase == "schema":
             self.write(f"{self.protocol}: property-based phase ({len(event.requirements)} requirements)")
         elif isinstance(event, PhaseStarted) and event.phase == "model":
@@ -204,10 +202,6 @@ class ProgressBars:
             self.stage = ""
             self._update()
             self.task = None
-        elif isinstance(event, Fatal):
-            (self.progress.console if self.progress else self.console).print(
-                f"[bold red]error:[/] {escape(event.reason)}", highlight=False
-            )
         elif isinstance(event, RunFinished):
             self._stop()
 

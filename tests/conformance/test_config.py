@@ -169,10 +169,13 @@ def test_the_cli_runs_what_the_file_says_and_its_options_override_it(
 
 
 def test_a_protocols_table_sets_its_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write(tmp_path, f'[agent-protocol]\nbase-url = "{closed_port_url()}"\ntimeout = 1\n', "ci.toml")
+    url = closed_port_url()
+    path = write(tmp_path, f'[agent-protocol]\nbase-url = "{url}"\ntimeout = 1\n', "ci.toml")
     code = main(["run", "--protocol", "agent-protocol", "--config", str(path), "--report-dir", str(tmp_path / "r")])
     assert code == 2  # the unreachable target the file names, not the embedded mock
-    assert json.loads((tmp_path / "r" / "results.json").read_text())["fatal"].startswith("target unreachable")
+    assert f"error: agent-protocol: target unreachable or not speaking HTTP: cannot connect to {url}/" in (
+        capsys.readouterr().err
+    )
 
 
 def test_an_invalid_config_is_a_one_line_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

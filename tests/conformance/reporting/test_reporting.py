@@ -375,3 +375,12 @@ def test_report_files_are_written_when_a_run_finishes_and_only_then(tmp_path: Pa
         p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != "results.json"
     )
     assert handler.written == [(run, folder)]
+
+
+def test_a_run_whose_target_was_unusable_gets_no_report_folder(tmp_path: Path) -> None:
+    from conformance.run.events import RunFinished
+
+    run = make_run(fatal="target unreachable or not speaking HTTP: refused")
+    handler = ReportFiles(lambda pid: tmp_path / pid)
+    handler.handle(RunFinished(run))
+    assert not (tmp_path / run.protocol).exists() and handler.written == [] and handler.unusable == [run]
