@@ -40,3 +40,28 @@ def test_every_relative_link_resolves(page: Path) -> None:
         assert linked.exists(), f"{page.name}: {target}"
         if anchor and linked.suffix == ".md":
             assert anchor in _anchors(linked), f"{page.name}: {target}"
+
+
+PIN = re.compile(r"@v?(\d+\.\d+\.\d+)\b")
+
+
+def released_versions(changelog: str) -> set[str]:
+    """The versions CHANGELOG.md gives a release heading (``## [X.Y.Z] - date``) whose notes do not
+    say it was never tagged: a pin can name only those."""
+    sections = re.split(r"^## ", changelog, flags=re.M)[1:]
+    heads = (re.match(r"\[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}", s) for s in sections)
+    return {h.group(1) for h, s in zip(heads, sections, strict=True) if h and "never tagged" not in s}
+
+
+def test_released_versions_reads_the_headings_and_skips_untagged_ones() -> None:
+    changelog = "## [Unreleased]\n## [0.3.0] - 2027-01-02\nx\n## [0.2.0] - 2027-01-01\nIt was never tagged.\n"
+    assert released_versions(changelog) == {"0.3.0"}
+
+
+@pytest.mark.parametrize("page", [REPO / "README.md", *PAGES], ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_pinned_version_was_released(page: Path) -> None:
+    """``uses: ...@vX.Y.Z`` or ``git+...@vX.Y.Z`` naming a tag that does not exist fails a reader's
+    first run; name only a release CHANGELOG.md records (or a branch or commit, said plainly)."""
+    released = released_versions((REPO / "CHANGELOG.md").read_text(encoding="utf-8"))
+    pinned = set(PIN.findall(page.read_text(encoding="utf-8")))
+    assert pinned <= released, f"{page.name} pins {sorted(pinned - released)}; released: {sorted(released)}"
