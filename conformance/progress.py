@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
 from rich.text import Text
 
+from .reporting.clip import clip
 from .run.events import (
     CaseFinished,
     Event,
@@ -62,14 +63,14 @@ class FailureEvidence:
         self.write(f"{res.requirement.id} failed: {len(res.findings)} distinct failure(s)")
         for finding in res.findings:
             self.write(f"  [{finding.count}x] {finding.key}")
-            self.write(f"    {finding.message[:500]}")
+            self.write(f"    {clip(finding.message, 500)}")
             deciding = finding.deciding
             if deciding is not None:
                 answer = f"HTTP {deciding.status}" if deciding.status is not None else f"no answer: {deciding.error}"
                 self.write(f"    {deciding.method} {deciding.url} -> {answer}")
                 if deciding.response_body:
-                    self.write(f"    {deciding.response_body[:300]}")
-                self.write(f"    {deciding.curl[:2000]}")
+                    self.write(f"    {clip(deciding.response_body, 300)}")
+                self.write(f"    {clip(deciding.curl, 2000)}")
 
 
 PHASE_TITLES = {
@@ -189,7 +190,7 @@ class ProgressBars:
             if not res.gates_ok or res.status is not Status.PASSED:
                 style = _STYLE.get(res.verdict, "white")
                 self.progress.console.print(
-                    f"  [{style}]{res.verdict:>8}[/] {res.requirement.id} [dim]{escape(res.message[:160])}[/]",
+                    f"  [{style}]{res.verdict:>8}[/] {res.requirement.id} [dim]{escape(clip(res.message, 160))}[/]",
                     highlight=False,
                 )
         elif isinstance(event, PhaseFinished) and self.progress is not None and self.task is not None:
