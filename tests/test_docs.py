@@ -3,6 +3,7 @@ README or docs/ points at a file or a section that does not exist."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -65,3 +66,24 @@ def test_every_pinned_version_was_released(page: Path) -> None:
     released = released_versions((REPO / "CHANGELOG.md").read_text(encoding="utf-8"))
     pinned = set(PIN.findall(page.read_text(encoding="utf-8")))
     assert pinned <= released, f"{page.name} pins {sorted(pinned - released)}; released: {sorted(released)}"
+
+
+def test_usage_tables_every_run_option_with_its_config_key_and_variable() -> None:
+    """docs/usage.md's options table: one row per `run` option, each config key and variable the
+    one config.py reads for it (a `-` where the option has none)."""
+    from conformance.cli import parser
+    from conformance.config import KEYS, env_name
+
+    page = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")
+    table = page.split("| option | config key | env var | meaning (default) |\n|---|---|---|---|\n", 1)[1]
+    rows = [re.split(r"(?<!\\) \| ", line.strip("| ")) for line in table.split("\n\n", 1)[0].splitlines()]
+    documented = {re.findall(r"--[a-z-]+", row[0])[-1]: (row[1], row[2]) for row in rows}
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    run = commands.choices["run"]
+    options = {o for action in run._actions for o in action.option_strings if o.startswith("--") and o != "--help"}
+    assert set(documented) == options
+    by_option = {f"--{key.name}": key for key in KEYS.values()}
+    for option, (key, variable) in documented.items():
+        known = by_option.get(option)
+        expected = (f"`{known.name}`", f"`{env_name(known.name)}`") if known else ("-", "-")
+        assert (key, variable) == expected, option
