@@ -1,17 +1,25 @@
 # One command to set up and run the suite against the embedded reference mock, one to run the tests.
+# `run` and `mock` install the runtime alone (the kit, and uvloop for the mock's loop); `test`,
+# `quick`, `lint` and `types` install the developer tools too. One stamp each, so any order works.
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 
 .PHONY: run test quick lint types mock clean
 
-$(VENV)/.installed: pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
+
+$(VENV)/.runtime: pyproject.toml | $(PY)     ## the runtime: what running the suite and the mock needs
+	$(PY) -m pip install -q -e ".[uvloop]"
+	touch $@
+
+$(VENV)/.installed: pyproject.toml | $(PY)   ## the developer environment: tests, linters, interop clients
 	$(PY) -m pip install -q -e ".[dev,interop,redis,uvloop]"
 	touch $@
 
-run: $(VENV)/.installed          ## the suite, all protocols, against the embedded mock
+run: $(VENV)/.runtime            ## the suite, all protocols, against the embedded mock
 	$(PY) -m conformance run --protocol all
 
 test: $(VENV)/.installed         ## the project's tests (what CI runs)
@@ -28,7 +36,7 @@ lint: $(VENV)/.installed         ## style, formatting and the import contracts (
 types: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
-mock: $(VENV)/.installed         ## the reference mock on 127.0.0.1:8000
+mock: $(VENV)/.runtime           ## the reference mock on 127.0.0.1:8000
 	$(PY) -m mockserver
 
 clean:

@@ -225,6 +225,7 @@ def run_command(args: argparse.Namespace) -> int:
             handlers.append(FailureEvidence(write))
         if args.events:
             try:
+                args.events.parent.mkdir(parents=True, exist_ok=True)  # made for it, as a report folder is
                 stream = stack.enter_context(args.events.open("w", encoding="utf-8"))
             except OSError as exc:
                 print(f"error: cannot write --events {args.events}: {exc.strerror or exc}", file=sys.stderr)
@@ -258,6 +259,10 @@ def _run_protocols(
     with closing(results):  # an interrupted loop ends the runs too (parallel: no worker left behind)
         for options, result in zip(runs, results, strict=True):
             pid = options.protocol
+            worst = max(worst, result.exit_code)
+            if result.fatal:  # nothing was tested: one error line, no verdict, no report (ReportFiles)
+                print(f"error: {pid}: {result.fatal}", file=sys.stderr, flush=True)
+                continue
             directory = reports.written[-1][1]
             tally = result.tally()
             must = tally["must"]
@@ -283,11 +288,8 @@ def _run_protocols(
                     "remove the entry",
                     file=sys.stderr,
                 )
-            if result.fatal:
-                print(f"{pid}: {result.fatal}", file=sys.stderr)
-            elif result.stopped == STOPPED_ANSWERING:  # what it did, once, beside the verdicts that say so
+            if result.stopped == STOPPED_ANSWERING:  # what it did, once, beside the verdicts that say so
                 print(f"{pid}: {STOPPED_ANSWERING}: {result.stats.get('stopped_answering', '')}", file=sys.stderr)
-            worst = max(worst, result.exit_code)
             if result.stopped == "interrupted" and not interrupted_by:
                 interrupted_by = pid
                 # in parallel the protocols after it were running too: each line above says how far
@@ -301,14 +303,18 @@ def _run_protocols(
 
         root = parents.pop()
         write_combined([r for r, _ in written], root, {r.protocol: d.name for r, d in written})
-        print(_closing_line([r for r, _ in written], worst, root / "report.html"), flush=True)
+        print(_closing_line([r for r, _ in written], reports.unusable, root / "report.html"), flush=True)
     return worst
 
 
-def _closing_line(runs: list[RunResult], worst: int, page: Path) -> str:
-    """One line for a run of several protocols: how it came out, each protocol's word, the page."""
+def _closing_line(runs: list[RunResult], unusable: list[RunResult], page: Path) -> str:
+    """One line for a run of several protocols: how the tested ones came out, each protocol's word,
+    the page, and those whose target was unusable (their error lines above say why)."""
     each = ", ".join(f"{r.protocol} {_VERDICT.get(r.exit_code, 'FAIL')}" for r in runs)
-    return f"all {len(runs)} protocols: {_VERDICT.get(worst, 'FAIL')} ({each}); combined report {page}"
+    worst = max(r.exit_code for r in runs)
+    untested = f"; not tested (target error above): {', '.join(r.protocol for r in unusable)}" if unusable else ""
+    every = "" if unusable else "all "
+    return f"{every}{len(runs)} protocols: {_VERDICT.get(worst, 'FAIL')} ({each}); combined report {page}{untested}"
 
 
 def _one_by_one(

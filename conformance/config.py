@@ -14,6 +14,8 @@ them for that protocol::
     token = "${SYNAPSE_TOKEN}"                          # from the environment, never committed
 
 Precedence: command line > environment > the protocol's table > the file's top level > default.
+Under several protocols a ``base-url`` not from the protocol's own table is the server's root
+(``at_server_root``: each protocol's server path appended).
 String values interpolate ``${VAR}`` (``${VAR:-fallback}``; ``$$`` is a literal ``$``). A key,
 type or variable the file gets wrong is a usage error that names it.
 
@@ -347,9 +349,13 @@ class Invocation:
             # a shared --report-dir gets one folder per protocol when several run; a protocol's own is used as it is
             own = report[1].endswith(f"[{protocol}]")
             report_dir = Path(report[0]) / protocol if several and not own else Path(report[0])
+        base = self.lookup(protocol, "base_url")
+        base_url = "" if base is None else str(base[0])
+        if base is not None and several and not base[1].endswith(f"[{protocol}]"):
+            base_url = at_server_root(base_url, protocol)
         return RunOptions(
             protocol=protocol,
-            base_url=value("base_url") or "",
+            base_url=base_url,
             token=value("token"),
             second_token=value("second_token"),
             seed=value("seed"),
@@ -411,6 +417,23 @@ class Invocation:
         if not runs:
             raise UsageError("no requirement is selected by --only, --skip, --level and --phase together")
         return runs
+
+
+def at_server_root(url: str, protocol: str) -> str:
+    """A base URL several protocols share (``--protocol all --base-url URL``, a file's top-level
+    ``base-url``) is the root of a server serving each at its server path, as the mock does: the
+    protocol's path is appended (synapse-agent's ``/repo/v1``). A URL that already ends in one
+    protocol's path would be wrong for the others, so it is refused, not guessed at."""
+    served = {info.base_path: pid for pid, info in sorted(PROTOCOLS.items()) if info.base_path}
+    clash = next((path for path in served if url.rstrip("/").endswith(path)), None)
+    if clash is not None:
+        raise UsageError(
+            f"--base-url {url!r} ends in {served[clash]}'s server path {clash}, but with several protocols it is "
+            f"the server's root, each protocol's server path appended: give {url.rstrip('/')[: -len(clash)]!r}, "
+            "or each protocol's own base-url in conformance.toml ([synapse-agent] base-url = ...)"
+        )
+    path = PROTOCOLS[protocol].base_path
+    return url.rstrip("/") + path if path else url
 
 
 def expected_failures(path: str | None, cache: dict[str, tuple[Entry, ...]] | None = None) -> tuple[Entry, ...]:

@@ -1,5 +1,6 @@
 """What the CLI shows on stderr while a run works, as event handlers: bars per phase on a terminal
-(``ProgressBars``), plain lines in CI logs and pipes (``ProgressLines``), and ``-v``'s evidence."""
+(``ProgressBars``), plain lines in CI logs and pipes (``ProgressLines``), and ``-v``'s evidence.
+A target found unusable (``Fatal``) is not progress: the CLI prints its one error line, even under -q."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
 from rich.text import Text
 
+from .reporting.clip import clip
 from .run.events import (
     CaseFinished,
     Event,
-    Fatal,
     PhaseFinished,
     PhaseStarted,
     RequirementFinished,
@@ -33,8 +34,6 @@ class ProgressLines:
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.protocol = event.protocol
-        elif isinstance(event, Fatal):
-            self.write(f"error: {event.reason}")
         elif isinstance(event, PhaseStarted) and event.phase == "schema":
             self.write(f"{self.protocol}: property-based phase ({len(event.requirements)} requirements)")
         elif isinstance(event, PhaseStarted) and event.phase == "model":
@@ -64,14 +63,14 @@ class FailureEvidence:
         self.write(f"{res.requirement.id} failed: {len(res.findings)} distinct failure(s)")
         for finding in res.findings:
             self.write(f"  [{finding.count}x] {finding.key}")
-            self.write(f"    {finding.message[:500]}")
+            self.write(f"    {clip(finding.message, 500)}")
             deciding = finding.deciding
             if deciding is not None:
                 answer = f"HTTP {deciding.status}" if deciding.status is not None else f"no answer: {deciding.error}"
                 self.write(f"    {deciding.method} {deciding.url} -> {answer}")
                 if deciding.response_body:
-                    self.write(f"    {deciding.response_body[:300]}")
-                self.write(f"    {deciding.curl[:2000]}")
+                    self.write(f"    {clip(deciding.response_body, 300)}")
+                self.write(f"    {clip(deciding.curl, 2000)}")
 
 
 PHASE_TITLES = {
@@ -191,7 +190,7 @@ class ProgressBars:
             if not res.gates_ok or res.status is not Status.PASSED:
                 style = _STYLE.get(res.verdict, "white")
                 self.progress.console.print(
-                    f"  [{style}]{res.verdict:>8}[/] {res.requirement.id} [dim]{escape(res.message[:160])}[/]",
+                    f"  [{style}]{res.verdict:>8}[/] {res.requirement.id} [dim]{escape(clip(res.message, 160))}[/]",
                     highlight=False,
                 )
         elif isinstance(event, PhaseFinished) and self.progress is not None and self.task is not None:
@@ -204,10 +203,6 @@ class ProgressBars:
             self.stage = ""
             self._update()
             self.task = None
-        elif isinstance(event, Fatal):
-            (self.progress.console if self.progress else self.console).print(
-                f"[bold red]error:[/] {escape(event.reason)}", highlight=False
-            )
         elif isinstance(event, RunFinished):
             self._stop()
 

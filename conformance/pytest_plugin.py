@@ -18,6 +18,10 @@ given (``_Worker``); a protocol's schema requirements, decided together by one p
 run, form one group (scheduled to one worker), and so do its model-phase ones.
 Every item's verdict travels back in its report, and the controlling process merges them into one
 report per protocol (``--conformance-report-dir``).
+
+``pytest --conformance-protocol ID`` with no path collects the conformance items alone; name paths
+(``pytest tests --conformance-protocol ID``), or name the protocol in a config file or
+``CONFORMANCE_PROTOCOL``, to run them beside a project's own tests.
 """
 
 from __future__ import annotations
@@ -59,6 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """The CLI's usage validation, as a pytest usage error (exit 4, one line) before collection."""
     with unrewritten():
         plans(config)
+    if config.getoption("--conformance-protocol", None) and config.args_source is not pytest.Config.ArgsSource.ARGS:
+        # a command line naming a protocol and no path asks for the conformance items alone: not the
+        # testpaths (or the folder) of the project pytest was started in, such as this kit's clone
+        config.args = []
     if not hasattr(config, "workerinput"):  # workers' verdicts travel back in their reports
         config.stash[_MERGER] = _Merger()
         config.pluginmanager.register(config.stash[_MERGER], "conformance-merger")

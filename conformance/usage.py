@@ -8,6 +8,7 @@ that starts has options that make sense, so whatever it reports is about the tar
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 
@@ -127,7 +128,9 @@ def check_jobs(jobs: int) -> None:
 
 
 def check_report_dir(directory: Path) -> None:
-    """Create the report folder and prove it writable now, not after the whole run."""
+    """Prove the report folder writable now, not after the whole run, and leave no folder behind:
+    a run that ends in a usage error or an unusable target writes none (the reports create it)."""
+    created = [d for d in (directory, *directory.parents) if not d.exists()]
     try:
         directory.mkdir(parents=True, exist_ok=True)
         probe = directory / ".write-probe"
@@ -135,6 +138,10 @@ def check_report_dir(directory: Path) -> None:
         probe.unlink()
     except OSError as exc:
         raise UsageError(f"--report-dir {str(directory)!r} is not writable ({exc.strerror or exc})") from None
+    finally:
+        for folder in created:  # deepest first; one another process filled meanwhile stays
+            with suppress(OSError):
+                folder.rmdir()
 
 
 def known_protocol(protocol: str | None) -> str:

@@ -166,7 +166,7 @@ def test_installed_the_console_scripts_and_the_plugin_work_from_an_empty_folder(
         "def test_the_run(conformance_run):\n    assert conformance_run.exit_code == 0\n", encoding="utf-8"
     )
     plugin = run(
-        python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py",
         "--conformance-protocol", "agent-protocol", "--conformance-only", "AP-TASK-001", cwd=empty,
     )  # fmt: skip
     assert re.search(r"\b2 passed\b", ok(plugin)), plugin.stdout  # the requirement's item, and the team's test

@@ -65,14 +65,19 @@ def write_scripts(run: RunResult, directory: Path) -> list[Path]:
 
 class ReportFiles:
     """Handler: every report of each finished run (``RunFinished``), into ``directory(protocol)``;
-    ``written`` keeps each run with its folder, in the order the runs finished."""
+    ``written`` keeps each run with its folder, in the order the runs finished. A run whose target
+    the preflight found unusable (``fatal``: exit 2) tested nothing, so it gets no folder: its one
+    error line says why, and ``unusable`` keeps it."""
 
     def __init__(self, directory: Callable[[str], Path]) -> None:
         self.directory = directory
         self.written: list[tuple[RunResult, Path]] = []
+        self.unusable: list[RunResult] = []
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, RunFinished):
+        if isinstance(event, RunFinished) and event.result.fatal is not None:
+            self.unusable.append(event.result)
+        elif isinstance(event, RunFinished):
             folder = self.directory(event.result.protocol)
             write_reports(event.result, folder)
             self.written.append((event.result, folder))

@@ -18,7 +18,7 @@ from .badge import level_reached, render_badge
 from .certificate import file_digest
 from .html import STYLE, t
 from .junit import render_junit
-from .markdown import render_markdown
+from .markdown import inline, render_markdown
 
 STATES = tuple(s for s in Status if s is not Status.ADVICE)
 """The verdicts a protocol's row counts (of what the document fixes; advice is counted apart)."""
@@ -94,7 +94,7 @@ def _level(run: RunResult, level: str) -> str:
 def render_combined_markdown(runs: list[RunResult], folders: dict[str, str], root: Path | None = None) -> str:
     rows = _rows(runs, root, folders)
     lines = [f"# Conformance: every protocol - {overall(runs)}", ""]
-    lines += [f"- {name}: {value}" for name, value in _facts(runs)]
+    lines += [f"- {name}: {inline(value)}" for name, value in _facts(runs)]
     lines += [
         "",
         "| protocol | verdict | level reached | MUST | SHOULD | MAY | "
@@ -116,7 +116,7 @@ def render_combined_markdown(runs: list[RunResult], folders: dict[str, str], roo
         for r in rows
     ]
     lines += ["", "Re-check a protocol: `python -m conformance verify FOLDER` (`--base-url URL`: run it again).", ""]
-    body = [render_markdown(run).replace("# Conformance:", "## Conformance:", 1) for run in runs]
+    body = [render_markdown(run, named_above=True).replace("# Conformance:", "## Conformance:", 1) for run in runs]
     return "\n".join(lines) + "\n" + "\n".join(body)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..verdicts.results import RequirementResult, RunResult, Status
+from .clip import clip
 
 ANNOTATIONS_PER_KIND = 10
 """Error (and, separately, warning) annotations GitHub shows per step."""
@@ -65,8 +66,7 @@ def summary(root: Path, link: str) -> str:
 
 
 def _message(result: RequirementResult, link: str) -> str:
-    text = result.message if len(result.message) <= MESSAGE_LIMIT else result.message[:MESSAGE_LIMIT] + " [...]"
-    return f"{result.requirement.statement}\n{text}\nReports: {link}"
+    return f"{result.requirement.statement}\n{clip(result.message, MESSAGE_LIMIT)}\nReports: {link}"
 
 
 def _annotations(runs: list[RunResult], link: str) -> Iterator[tuple[str, str, str]]:

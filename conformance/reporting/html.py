@@ -9,6 +9,7 @@ from html import escape
 from ..check.script import script_name, script_of
 from ..check.shown import page_line
 from ..verdicts.results import Exchange, RequirementResult, RunResult, Status
+from .clip import clip
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1600px;color:#1d1d1f;padding:0 1.5em}
@@ -123,11 +124,23 @@ def _row(res: RequirementResult, base_url: str) -> str:
     for n, f in enumerate(res.findings, 1):
         script = script_of(f, base_url, state_dependent=bool(r.depends_on_state))
         calls = f"{len(f.evidence)} call{'s' if len(f.evidence) != 1 else ''}"
-        detail += (
-            f"<details><summary>{f.count}&times; {escape(f.operation)}: {t(f.message[:200])}</summary>"
+        deciding = f.deciding
+        # the one line to paste first: the call whose answer broke the rule
+        paste = (
+            f"<p>{'The last call, to paste' if len(f.evidence) > 1 else 'To paste'}:</p>"
+            f"<pre class='curl'>{t(deciding.curl)}</pre>"
+            if deciding is not None and deciding.curl
+            else ""
+        )
+        reproduce = (
             f"<p>Reproduce from a fresh state ({calls}, the last one's answer broke the rule): "
-            f"<code>sh reproduce/{escape(script_name(f, n))} [BASE_URL]</code></p>"
-            f"<pre>{t(script)}</pre></details>"
+            f"<code>sh reproduce/{escape(script_name(f, n))} [BASE_URL]</code></p><pre>{t(script)}</pre>"
+            if script
+            else ""
+        )
+        detail += (
+            f"<details><summary>{f.count}&times; {escape(f.operation)}: {t(clip(f.message, 200))}</summary>"
+            f"{paste}{reproduce}</details>"
         )
     if evidence:  # collapsed: the page leads with verdicts, the exchanges are a click away
         detail += f"<details><summary>evidence</summary>{evidence}</details>"
@@ -159,7 +172,7 @@ def _roots(run: RunResult) -> str:
         kinds = f"{len(res.findings)} distinct failure(s)" if res.findings else ""
         items.append(
             f"<li><a href='#{escape(res.requirement.id)}'><code>{escape(res.requirement.id)}</code></a> "
-            f"{res.requirement.level.value.upper()}: {t(res.message[:200])} <small>{kinds}</small>{also}</li>"
+            f"{res.requirement.level.value.upper()}: {t(clip(res.message, 200))} <small>{kinds}</small>{also}</li>"
         )
     return f"<h2>Root failures ({len(failed)})</h2><ul class='roots'>{''.join(items)}</ul>"
 

@@ -6,6 +6,7 @@ import re
 from xml.etree import ElementTree as ET
 
 from ..verdicts.results import RequirementResult, RunResult, Status
+from .clip import clip
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -61,7 +62,7 @@ def render_junit(run: RunResult) -> str:
         ):
             ET.SubElement(case_props, "property", name=key, value=_xml(value))
         if kind:
-            node = ET.SubElement(case, kind, message=_xml(message[:500]))
+            node = ET.SubElement(case, kind, message=_xml(clip(message, 500)))
             if kind == "failure" or res.baseline == "expected":
                 node.text = _xml(_evidence(res))
         elif res.status is Status.ADVICE:  # practice, not the document: shown apart, never failing the build
@@ -98,11 +99,11 @@ def _outcome(res: RequirementResult, gating: bool) -> tuple[str, str]:
 def _evidence(res: RequirementResult) -> str:
     lines = [res.message]
     for finding in res.findings:
-        lines.append(f"[{finding.count}x] {finding.key}: {finding.message[:300]}")
+        lines.append(f"[{finding.count}x] {finding.key}: {clip(finding.message, 300)}")
         if finding.deciding is not None and finding.deciding.curl:
-            lines.append(f"  {finding.deciding.curl[:2000]}")
+            lines.append(f"  {clip(finding.deciding.curl, 2000)}")
     for ex in res.evidence:
         lines.append(f"{ex.method} {ex.url} -> {ex.status if ex.status is not None else ex.error}")
         if ex.response_body:
-            lines.append(ex.response_body[:1000])
+            lines.append(clip(ex.response_body, 1000))
     return "\n".join(lines)

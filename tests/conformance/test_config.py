@@ -169,10 +169,13 @@ def test_the_cli_runs_what_the_file_says_and_its_options_override_it(
 
 
 def test_a_protocols_table_sets_its_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write(tmp_path, f'[agent-protocol]\nbase-url = "{closed_port_url()}"\ntimeout = 1\n', "ci.toml")
+    url = closed_port_url()
+    path = write(tmp_path, f'[agent-protocol]\nbase-url = "{url}"\ntimeout = 1\n', "ci.toml")
     code = main(["run", "--protocol", "agent-protocol", "--config", str(path), "--report-dir", str(tmp_path / "r")])
     assert code == 2  # the unreachable target the file names, not the embedded mock
-    assert json.loads((tmp_path / "r" / "results.json").read_text())["fatal"].startswith("target unreachable")
+    assert f"error: agent-protocol: target unreachable or not speaking HTTP: cannot connect to {url}/" in (
+        capsys.readouterr().err
+    )
 
 
 def test_an_invalid_config_is_a_one_line_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -230,3 +233,24 @@ def test_the_usage_pages_example_file_is_valid(tmp_path: Path) -> None:
         by_protocol["agent-protocol"].skip == ("AP-ARTIFACT-006",) and by_protocol["synapse-agent"].max_examples == 25
     )
     assert {options.report_dir for options in runs} == {(tmp_path / "reports" / pid).resolve() for pid in PROTOCOLS}
+
+
+def test_a_base_url_several_protocols_share_is_the_servers_root(tmp_path: Path) -> None:
+    """``--protocol all --base-url ROOT``: each protocol at ROOT plus its manifest's server path, as
+    the mock serves them; a protocol's own table, or a one-protocol run, keeps its URL as given."""
+    root = "http://127.0.0.1:8000"
+    runs = config.Invocation(config.given({"protocol": "all", "base_url": root + "/", "token": "t"})).runs()
+    urls = {options.protocol: options.base_url for options in runs}
+    assert urls["synapse-agent"] == root + PROTOCOLS["synapse-agent"].base_path == root + "/repo/v1"
+    assert {urls[pid] for pid in urls if pid != "synapse-agent"} == {root}
+    path = write(tmp_path, f'protocol = "all"\nbase-url = "{root}"\n[synapse-agent]\nbase-url = "{root}/x"\n')
+    runs = config.Invocation(config.given({"token": "t"}), file=config.load(path, tmp_path, {})).runs()
+    assert {o.protocol: o.base_url for o in runs}["synapse-agent"] == root + "/x"
+    one = config.Invocation(config.given({"protocol": "synapse-agent", "base_url": root, "token": "t"})).runs()
+    assert one[0].base_url == root
+
+
+def test_a_shared_base_url_ending_in_a_protocols_server_path_is_refused() -> None:
+    given = config.Invocation(config.given({"protocol": "all", "base_url": "http://h:8000/repo/v1", "token": "t"}))
+    with pytest.raises(UsageError, match=r"ends in synapse-agent's server path /repo/v1.*give 'http://h:8000'"):
+        given.runs()

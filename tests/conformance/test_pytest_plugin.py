@@ -33,7 +33,13 @@ def context_dropping_mock() -> Iterator[str]:
 def test_one_item_per_requirement_passes_against_the_mock(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_own="def test_mine(conformance_run):\n    assert conformance_run.exit_code == 0\n")
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--conformance-protocol", "neuro-san", "--conformance-max-examples", "10"
+        "-p",
+        "no:cacheprovider",
+        "test_own.py",  # named: without a path the command line asks for the conformance items alone
+        "--conformance-protocol",
+        "neuro-san",
+        "--conformance-max-examples",
+        "10",
     )
     result.assert_outcomes(passed=NS_REQUIREMENTS + 1)  # each requirement, and the team's own test
 

@@ -11,6 +11,7 @@ import httpx
 
 from mockserver import EmbeddedServer
 from mockserver.admin import ENDPOINTS
+from specs.documents import protocol
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 
@@ -45,3 +46,28 @@ def test_html_for_a_person(serve: Serve) -> None:
 def test_the_landing_page_is_behind_the_host_check(serve: Serve) -> None:
     with serve() as server, httpx.Client(base_url=server.url) as c:
         assert c.get("/", headers={"Host": "evil.example"}).status_code == 421
+
+
+def test_each_protocol_names_the_suites_base_url_from_its_manifest_and_the_command(serve: Serve) -> None:
+    with serve() as server, httpx.Client(base_url=server.url) as c:
+        about = c.get("/", headers={"Accept": "application/json"}).json()
+        page = c.get("/").text
+    served = {p["id"]: p for p in about["protocols"]}
+    assert served["synapse-agent"]["base_url"] == f"{server.url}/repo/v1"  # the one a newcomer gets wrong
+    for pid, p in served.items():
+        assert p["base_url"] == server.url + protocol(pid).base_path, pid
+        auth = " --token alice-token --second-token bob-token" if pid == "synapse-agent" else ""
+        assert p["run"] == f"python -m conformance run --protocol {pid} --base-url {p['base_url']}{auth}"
+        assert f"<code>{p['base_url']}</code>" in page and p["run"] in page
+    tokens = "--token alice-token --second-token bob-token"
+    everything = f"python -m conformance run --protocol all --base-url {server.url} {tokens}"
+    assert about["run_all"] == everything and everything in page
+
+
+def test_the_command_names_a_token_it_was_given_only_by_variable(serve: Serve) -> None:
+    with serve(protocols=("synapse-agent",), tokens={"carol": "s3cret"}) as server:
+        about = httpx.get(server.url + "/", headers={"Accept": "application/json"}).json()
+        page = httpx.get(server.url + "/").text
+    assert about["protocols"][0]["run"].endswith('/repo/v1 --token "$TOKEN" --second-token "$SECOND_TOKEN"')
+    assert "s3cret" not in page and "s3cret" not in str(about)
+    assert about["run_all"] is None and "--protocol all" not in page  # it serves one protocol of four

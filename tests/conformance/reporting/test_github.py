@@ -66,7 +66,7 @@ def test_the_message_is_the_requirements_text_escaped_for_a_workflow_command() -
     )
     long = "x" * 5000
     [line] = workflow_commands([run_of(result("X-1", Status.FAILED, message=long))], LINK)
-    assert "x" * 1000 + " [...]%0AReports" in line and "x" * 1001 not in line
+    assert "x" * 999 + "…%0AReports" in line and "x" * 1000 not in line  # MESSAGE_LIMIT, the ellipsis counted
 
 
 def test_a_target_error_and_a_stale_entry_are_errors_with_titles_escaped() -> None:

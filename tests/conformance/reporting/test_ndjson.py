@@ -89,7 +89,8 @@ def test_an_unusable_target_is_in_the_stream_too(tmp_path: Path) -> None:
 
 
 def test_an_unwritable_events_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "--protocol", "agent-protocol", "--events", str(tmp_path / "missing" / "e.jsonl")])
+    (tmp_path / "blocker").write_text("a file where the folder would be", encoding="utf-8")  # a missing one is made
+    code = main(["run", "--protocol", "agent-protocol", "--events", str(tmp_path / "blocker" / "e.jsonl")])
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: cannot write --events")

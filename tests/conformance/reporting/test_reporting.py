@@ -291,7 +291,8 @@ def test_summary_markdown_table() -> None:
     # the statement's pipe is escaped, so the row still has exactly five cells
     assert len(re.split(r"(?<!\\)\|", fail.strip().strip("|"))) == 5
     assert "**failed**" in fail and "expected HTTP 200, got 500" in fail
-    assert "<script>" not in md and "<b>" not in md
+    assert not re.search(r"(?<!\\)<[a-z/]", md)  # no tag GitHub would render: each is backslash-escaped
+    assert "answers \\<b>200\\</b> \\| always" in fail and "&lt;" not in md  # and reads as it was written
     assert next(r for r in rows if r.startswith("| T-PASS-001 ")).endswith("| passed | does a thing |  |")
     assert "| not verified |" in next(r for r in rows if r.startswith("| T-SKIP-001 "))
 
@@ -299,7 +300,7 @@ def test_summary_markdown_table() -> None:
 def test_summary_markdown_fatal_is_one_quoted_line() -> None:
     md = render_markdown(make_run(fatal="unreachable\nsecond line <b>x</b>"))
     assert md.splitlines()[0].endswith("TARGET ERROR")
-    assert "> unreachable second line &lt;b&gt;x&lt;/b&gt;" in md.splitlines()
+    assert "> unreachable second line \\<b>x\\</b>" in md.splitlines()
 
 
 # --- write_reports -------------------------------------------------------------------------------
@@ -375,3 +376,12 @@ def test_report_files_are_written_when_a_run_finishes_and_only_then(tmp_path: Pa
         p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != "results.json"
     )
     assert handler.written == [(run, folder)]
+
+
+def test_a_run_whose_target_was_unusable_gets_no_report_folder(tmp_path: Path) -> None:
+    from conformance.run.events import RunFinished
+
+    run = make_run(fatal="target unreachable or not speaking HTTP: refused")
+    handler = ReportFiles(lambda pid: tmp_path / pid)
+    handler.handle(RunFinished(run))
+    assert not (tmp_path / run.protocol).exists() and handler.written == [] and handler.unusable == [run]
