@@ -26,8 +26,9 @@ from ...check.http import Response
 from ...check.model import Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
 from ...check.shown import shown
+from ...check.waiting import FIRST_POLL_S, wait_for
 from ...verdicts.requirements import Level, Requirement
-from .requirements import CHAT_START, LEVELS, SESSION, SESSIONS_LIST
+from .requirements import CHAT_START, JOB_RESULT, LEVELS, SESSION, SESSIONS_LIST
 
 DOC = "synapse-agent/openapi.yaml"
 PROTOCOL = "synapse-agent"
@@ -197,9 +198,6 @@ ACTIONS = (
     "reread a session of the run",
     "walk the sessions list",
 )
-JOB_WAIT_S = 10.0
-"""How long "chat and wait" polls a job before giving up on it (the job stays in the ledger)."""
-POLL_DELAY_S = 0.05
 
 
 class SynapseModel(ModelMachine):
@@ -305,11 +303,16 @@ class SynapseModel(ModelMachine):
         if isinstance(token, str) and token:
             job = JobModel(token, request, self.session.window())
             model.jobs.append(job)
-            deadline = time.monotonic() + JOB_WAIT_S
-            while wait and job.finished is None and time.monotonic() < deadline:
-                if not self.poll(model, job):
-                    break
-                time.sleep(POLL_DELAY_S)
+            if wait:  # until it finishes, answers neither 202 nor a result, or the run's bound of a wait
+                client = self.session.client  # the job stays in the ledger: later reads poll it again
+                wait_for(
+                    lambda: self.poll(model, job),
+                    lambda polled: not polled or job.finished is not None,
+                    what=JOB_RESULT,
+                    bound=client.limits.stream_seconds,
+                    guard=client.guard,
+                    most=FIRST_POLL_S,
+                )
         self.verify(model)
 
     # the comparisons -----------------------------------------------------------------------------
