@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.http import Response
+from ...check.listing import Others, judge_listing, known
 from ...check.model import Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
 from ...check.shown import shown
@@ -127,6 +128,8 @@ class Ledger:
     user_id: int | None
     before: set[str]
     sessions: dict[str, SessionModel] = field(default_factory=dict)
+    others: Others = field(default_factory=Others)
+    """What the run knows of the caller's sessions others created (check/listing.py)."""
 
 
 def json_body(response: Response, *statuses: int) -> Any:
@@ -177,7 +180,8 @@ def prepare(session: Session) -> Ledger:
     owner = profile.get("ownerId") if isinstance(profile, dict) else None
     user_id = int(owner) if isinstance(owner, str) and owner.isdigit() else None
     listed = walk_sessions(session) or []
-    return Ledger(user_id, {str(s.get("sessionId")) for s in listed})
+    before = {str(s.get("sessionId")) for s in listed}
+    return Ledger(user_id, before, others=known(before))
 
 
 def millis(value: Any) -> float | None:
@@ -381,21 +385,21 @@ class SynapseModel(ModelMachine):
         items = walk_sessions(self.session)
         if items is None:
             return
+        page = self.session.calls[-1].exchange  # what is judged: the reads by id below only explain it
         ids = [str(s.get("sessionId")) for s in items]
-        counts = Counter(ids)
-        missing = [i for i in self.ledger.sessions if i not in counts]
-        gone = [i for i in self.ledger.before if i not in counts]
-        twice = [i for i, n in counts.items() if n > 1]
-        strange = [i for i in counts if i not in self.ledger.sessions and i not in self.ledger.before]
-        ok = not (missing or gone or twice or strange)
+        listing = judge_listing(
+            ids,
+            live=self.ledger.sessions,
+            others=self.ledger.others,
+            readable=lambda session_id: (
+                self.session.request("GET", f"{SESSION}/{quote(session_id, safe='')}").status == 200
+            ),
+        )
         self.session.check(
             SESSIONS,
-            ok,
-            ""
-            if ok
-            else f"the sessions list ({len(ids)} items over its pages) lacks {len(missing)} session(s) "
-            f"created in this run {missing[:3]} and {len(gone)} held before {gone[:3]}, lists "
-            f"{twice[:3]} more than once and {strange[:3]} that the caller never created",
+            listing.ok,
+            lambda: f"the sessions list ({len(ids)} items over its pages) " + listing.problems("session"),
+            answer=page,
         )
         stamps = [millis(s.get("startedOn")) for s in items]
         known = [t for t in stamps if t is not None]
