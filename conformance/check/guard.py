@@ -18,6 +18,11 @@ target showed in one phase is not paid for again in the next.
   (the runner stops the run there: the rest "not verified (the target stopped answering)") and
   refuses every further request, instead of paying a timeout per remaining request.
 
+- A wait for the server's progress (a job's result, an agent's research: ``check/waiting.py``)
+  that ran out its bound is not paid again: a later wait on the same progress (``waited_out``)
+  lasts ``STALLED_WAIT_S``, so a job that never finishes costs the run one bound, not one per
+  check and model sequence that starts a job.
+
 A refusal is a ``refusal(route)`` sentence the caller raises as its transport's error, so a check
 reports it like any other failure of the target, at once.
 """
@@ -105,6 +110,8 @@ class StallGuard:
         """Routes that gave a whole answer at least once (not cut short, within the bounds)."""
         self.lost = ""
         """Why the target is taken as stopped answering; empty while it answers."""
+        self.waits_out: Counter[str] = Counter()
+        """Waits for the server's progress that ran out their bound, per kind of progress."""
         self._silence: list[tuple[str, str]] = []
         """The exchanges without an answer since the last whole answer: (route, what happened)."""
         self._lock = threading.Lock()
@@ -130,6 +137,19 @@ class StallGuard:
             if self.counts[route] < STALLS_PER_ROUTE:
                 return timeout
         return min(timeout, max(STALLED_WAIT_S, timeout / 10))
+
+    def patience(self, what: str, bound: float) -> float:
+        """How long a wait for the server's progress on ``what`` lasts: ``bound``, or far less once
+        such a wait ran out (the progress that never came once is not waited out again)."""
+        with self._lock:
+            if not self.waits_out[what]:
+                return bound
+        return min(bound, STALLED_WAIT_S)
+
+    def waited_out(self, what: str) -> None:
+        """A wait for the server's progress on ``what`` ran out its bound."""
+        with self._lock:
+            self.waits_out[what] += 1
 
     def complete(self, route: str) -> None:
         """A whole answer (whatever its status): the route and the target answer."""

@@ -59,7 +59,8 @@ class Limits:
     """Seconds for connect, for each read, and for a whole non-streaming exchange."""
     max_body_bytes: int = 8 << 20
     stream_seconds: float = 30.0
-    """Whole-stream budget for streaming responses."""
+    """Whole-stream budget for streaming responses, and the bound of every other wait for the
+    server's progress (a job's result, an agent's research: ``waiting.progress_bound``)."""
     max_frames: int = 10_000
 
 

@@ -199,12 +199,13 @@ class Session:
         rid: str,
         ok: object,
         message: str | Callable[[], str],
-        answer: Response | Streamed | None = None,
+        answer: Response | Streamed | Exchange | None = None,
         also: Iterable[Exchange | None] = (),
     ) -> None:
         """``answer``: the one judged, when it is not the latest call's (a state read before a
-        listing): the finding is keyed on it, and its reproduction ends with it. ``also``: earlier
-        answers it was compared with (``Found.also``)."""
+        listing, a list before the reads by id of the items others wrote): the finding is keyed on
+        it, and its reproduction ends with it. ``also``: earlier answers it was compared with
+        (``Found.also``)."""
         if rid not in self.requirements:
             return  # not selected in this run
         self.compared[rid] += 1
@@ -214,7 +215,7 @@ class Session:
             return  # already reported; muted so the run can look for the others
         text = message() if callable(message) else message
         calls, history = list(self.calls), self.history[-HISTORY:]
-        judged = answer.exchange if answer is not None else None
+        judged = answer if isinstance(answer, Exchange) or answer is None else answer.exchange
         if judged is not None:
             calls, history = _through(calls, judged), _through(history, judged)
         compared = [ex for ex in also if ex is not None]

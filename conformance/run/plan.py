@@ -17,6 +17,7 @@ from specs.documents import Spec, load
 from specs.schemas import SchemaSet
 
 from ..check.http import Limits
+from ..check.waiting import progress_bound
 from ..verdicts.requirements import Check, Requirement
 from .options import RunOptions
 from .shards import Unit, keys, mine, model_units, scenario_units, schema_units
@@ -91,7 +92,7 @@ def schemas_of(spec: Spec) -> SchemaSet:
 
 
 def limits_for(options: RunOptions) -> Limits:
-    return Limits(timeout=options.timeout, stream_seconds=max(3 * options.timeout, 10.0))
+    return Limits(timeout=options.timeout, stream_seconds=progress_bound(options.timeout, options.budget_s))
 
 
 def work(spec: Spec, protocol_suite: ProtocolSuite, options: RunOptions, checks: list[Check]) -> list[Unit]:

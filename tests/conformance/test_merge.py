@@ -2,9 +2,8 @@
 one process decides: the same verdicts and the same distinct findings, on the clean mock and with a
 fault of each class of the catalogue. Shards of different campaigns are refused.
 
-NeuroSan is the protocol: its deep campaign is the cheapest (three operations) and its server keeps
-no conversation, so four shards writing to one mock at once judge what one would (a protocol whose
-lists hold every writer's resources sees the other shards' there: docs/ci.md).
+NeuroSan is the protocol: its deep campaign is the cheapest (three operations). Shards of a
+protocol whose lists hold every writer's resources, at one target: test_shared_target_shards.py.
 """
 
 from __future__ import annotations

@@ -303,7 +303,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
                 watchdog,
                 timeout=timeout,
                 max_bytes=plan.limits.max_body_bytes,
-                stream_seconds=max(3 * timeout, 10.0),
+                stream_seconds=plan.limits.stream_seconds,
             )
         )
         section = stack.enter_context(

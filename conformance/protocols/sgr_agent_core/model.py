@@ -17,7 +17,6 @@ a stream answered with another status (SGR-STREAM-*), an agent that never asks f
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -26,6 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.http import Response
+from ...check.listing import Others, judge_listing, known
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import Window, datetime_problems, epoch_problems
 from ...check.shown import shown
@@ -128,10 +128,19 @@ class Ledger:
     model: str
     before: set[str]
     agents: dict[str, AgentModel] = field(default_factory=dict)
+    others: Others = field(default_factory=Others)
+    """What the run knows of agents others created (check/listing.py)."""
 
 
 def header(streamed: Streamed, name: str) -> str | None:
     return next((v for k, v in streamed.headers.items() if k.lower() == name.lower()), None)
+
+
+def agent_ids(listed: Response) -> list[str] | None:
+    """The ids GET /agents lists, or None when it does not answer the documented shape."""
+    body = listed.json() if listed.status == 200 and "json" in listed.content_type else None
+    agents = body.get("agents") if isinstance(body, dict) else None
+    return [str(a.get("agent_id")) for a in agents if isinstance(a, dict)] if isinstance(agents, list) else None
 
 
 def prepare(session: Session) -> Ledger:
@@ -142,7 +151,7 @@ def prepare(session: Session) -> Ledger:
     body = listed.json() if listed.status == 200 and "json" in listed.content_type else {}
     agents = body.get("agents") if isinstance(body, dict) else None
     before = {str(a.get("agent_id")) for a in agents or [] if isinstance(a, dict)}
-    return Ledger(first if isinstance(first, str) and first else DEFAULT_MODEL, before)
+    return Ledger(first if isinstance(first, str) and first else DEFAULT_MODEL, before, others=known(before))
 
 
 TEXTS = (PROVOKE, TASK, "Please clarify what you need", "Compare two databases for a small shop")
@@ -247,7 +256,7 @@ class SgrModel(ModelMachine):
         items = body.get("agents") if isinstance(body, dict) else None
         item = None
         if isinstance(items, list):
-            self.check_list(body, items)  # type: ignore[arg-type]
+            self.check_list(body, items, listed)  # type: ignore[arg-type]
             item = next((a for a in items if isinstance(a, dict) and a.get("agent_id") == agent.agent_id), None)
         if agent.deleted:
             self.session.check(
@@ -286,7 +295,7 @@ class SgrModel(ModelMachine):
             )
             self.session.check(VALUES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
 
-    def check_list(self, body: dict[str, Any], items: list[Any]) -> None:
+    def check_list(self, body: dict[str, Any], items: list[Any], listed: Response) -> None:
         ids = [str(a.get("agent_id")) for a in items if isinstance(a, dict)]
         if "total" in body:
             self.session.check(
@@ -294,22 +303,22 @@ class SgrModel(ModelMachine):
                 body["total"] == len(ids),
                 f"GET /agents says total {shown(body['total'])} and lists {len(ids)} agents",
             )
-        counts = Counter(ids)
-        live = [a for a in self.ledger.agents.values() if not a.deleted]
-        missing = [a.agent_id for a in live if a.agent_id not in counts]
-        gone = [i for i in self.ledger.before if i not in counts]
-        ghosts = [a.agent_id for a in self.ledger.agents.values() if a.deleted and a.agent_id in counts]
-        twice = [i for i, n in counts.items() if n > 1]
-        strange = [i for i in counts if i not in self.ledger.agents and i not in self.ledger.before]
-        ok = not (missing or gone or ghosts or twice or strange)
+        agents = self.ledger.agents.values()
+        listing = judge_listing(
+            ids,
+            live=[a.agent_id for a in agents if not a.deleted],
+            deleted=[a.agent_id for a in agents if a.deleted],
+            others=self.ledger.others,
+            readable=lambda agent_id: (
+                self.session.request("GET", f"/agents/{quote(agent_id, safe='')}/state").status == 200
+            ),
+            relist=lambda: agent_ids(self.session.request("GET", "/agents")),
+        )
         self.session.check(
             LISTED,
-            ok,
-            ""
-            if ok
-            else f"GET /agents ({len(ids)} agents) lacks {len(missing)} created in this run {missing[:2]} "
-            f"and {len(gone)} listed before, lists deleted {ghosts[:2]}, twice {twice[:2]}, and "
-            f"{strange[:2]} that no chat of the run created",
+            listing.ok,
+            lambda: f"GET /agents ({len(ids)} agents) " + listing.problems("agent", "a chat of the run created"),
+            answer=listed,
         )
 
     def judge_state(self, agent: AgentModel, got: dict[str, Any], answer: Response, in_list: bool = False) -> None:

@@ -13,7 +13,6 @@ research stream (``ctx.memo``); each check that uses it cites its exchange as ev
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +25,7 @@ from ...check.http import TargetError
 from ...check.shown import body as shown_body
 from ...check.shown import shown
 from ...check.signature import Signature, has
+from ...check.waiting import Waited, wait_for
 from ...verdicts.requirements import Authority, Level, Registry
 from ...verdicts.results import Exchange
 
@@ -64,6 +64,8 @@ DEFAULT_MODEL = "sgr_tool_calling_agent"  # the document's default for `model`
 DONE = "[DONE]"
 WAITING = "waiting_for_clarification"
 RUNNING = ("inited", "researching")
+RESEARCH = "an agent's research"
+"""The progress ``settle`` waits for (``check/waiting.py``: one wait that runs out is not paid again)."""
 UUID = r"[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}"
 AGENT_ID = re.compile(rf"^[A-Za-z0-9_]+_{UUID}$")  # components/schemas/AgentIdentifier
 
@@ -277,20 +279,28 @@ def agent_of(ctx: Context, rec: Recorded) -> str:
     return rec.agent_id
 
 
-def settle(ctx: Context, agent_id: str) -> dict[str, Any]:
-    """The agent's state once it is no longer inited or researching, or at the time bound (the
-    state's form is SGR-AGENT-002's subject; a check needs only its state field)."""
-    deadline = time.monotonic() + ctx.options.timeout
-    while True:
+def settle(ctx: Context, agent_id: str) -> Waited[dict[str, Any]]:
+    """The agent's state once it is no longer inited or researching, or at the run's bound of a
+    wait (``check/waiting.py``; the state's form is SGR-AGENT-002's subject; a check needs only
+    its state field)."""
+
+    def state() -> dict[str, Any]:
         with ctx.setup("SGR-AGENT-002"):
             body = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
             ctx.expect(
                 isinstance(body, dict) and isinstance(body.get("state"), str),
                 f"the agent's state has no state field: {shown(body, 300)}",
             )
-        if body.get("state") not in RUNNING or time.monotonic() > deadline:
-            return dict(body)
-        time.sleep(0.1)
+        return dict(body)
+
+    return wait_for(
+        state,
+        lambda body: body.get("state") not in RUNNING,
+        what=RESEARCH,
+        bound=ctx.limits.stream_seconds,
+        guard=ctx.guard,
+        first=0.1,
+    )
 
 
 def expect_detail(ctx: Context, body: Any, what: str) -> None:
@@ -551,9 +561,10 @@ def agent_completes(ctx: Context) -> None:
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
     expect_complete(ctx, found.rec)
-    body = settle(ctx, agent_id)
-    if body["state"] in RUNNING:
-        ctx.fail(f"the agent is still {body['state']} {ctx.options.timeout:g} s after its stream ended")
+    waited = settle(ctx, agent_id)
+    body = waited.last
+    if not waited.done:
+        ctx.fail(f"the agent is still {body['state']} {waited.seconds:g} s after its stream ended{waited.shortened}")
     ctx.expect_equal(body["state"], "completed", "state")
     result = body.get("execution_result")
     ctx.expect(
@@ -571,7 +582,7 @@ def agent_completes(ctx: Context) -> None:
 def agent_deleted(ctx: Context) -> None:
     rec = record(ctx, CHAT, {"model": chat_model(ctx), "messages": [user(TASK)], "stream": True})
     agent_id = agent_of(ctx, rec)
-    before = settle(ctx, agent_id)["state"]
+    before = settle(ctx, agent_id).last["state"]
     body = ctx.conforms(ctx.client.delete(f"/agents/{agent_id}"), "deleteAgent", 200)
     ctx.expect_equal(body["agent_id"], agent_id, "agent_id")
     ctx.expect(body["deleted"] is True, f"deleted should be true, got {shown(body['deleted'])}")
@@ -727,7 +738,7 @@ def waiting_agent(ctx: Context) -> tuple[str, dict[str, Any]]:
     rec = record(ctx, CHAT, {"model": chat_model(ctx), "messages": [user(PROVOKE)], "stream": True})
     agent_id = agent_of(ctx, rec)
     expect_complete(ctx, rec)  # its events' form is the SGR-STREAM requirements' subject
-    state = settle(ctx, agent_id)
+    state = settle(ctx, agent_id).last
     if state["state"] != WAITING:
         ctx.not_verified(
             f"the agent did not ask for a clarification (state {shown(state['state'])} after a vague request that "
@@ -737,11 +748,13 @@ def waiting_agent(ctx: Context) -> tuple[str, dict[str, Any]]:
 
 
 def expect_resumed(ctx: Context, agent_id: str, before: dict[str, Any]) -> None:
-    after = settle(ctx, agent_id)
+    waited = settle(ctx, agent_id)
+    after = waited.last
     with ctx.setup("SGR-AGENT-003"):  # an agent that never completes is SGR-AGENT-003's finding
         ctx.expect(
-            after["state"] not in RUNNING,
-            f"the resumed agent is still {after['state']} {ctx.options.timeout:g} s after its stream ended",
+            waited.done,
+            f"the resumed agent is still {after['state']} {waited.seconds:g} s after its stream ended"
+            + waited.shortened,
         )
     if after["state"] == "completed":
         result = after.get("execution_result")

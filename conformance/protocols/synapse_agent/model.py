@@ -23,11 +23,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.http import Response
+from ...check.listing import Others, judge_listing, known
 from ...check.model import Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
 from ...check.shown import shown
+from ...check.waiting import FIRST_POLL_S, wait_for
 from ...verdicts.requirements import Level, Requirement
-from .requirements import CHAT_START, LEVELS, SESSION, SESSIONS_LIST
+from .requirements import CHAT_START, JOB_RESULT, LEVELS, SESSION, SESSIONS_LIST
 
 DOC = "synapse-agent/openapi.yaml"
 PROTOCOL = "synapse-agent"
@@ -126,6 +128,8 @@ class Ledger:
     user_id: int | None
     before: set[str]
     sessions: dict[str, SessionModel] = field(default_factory=dict)
+    others: Others = field(default_factory=Others)
+    """What the run knows of the caller's sessions others created (check/listing.py)."""
 
 
 def json_body(response: Response, *statuses: int) -> Any:
@@ -176,7 +180,8 @@ def prepare(session: Session) -> Ledger:
     owner = profile.get("ownerId") if isinstance(profile, dict) else None
     user_id = int(owner) if isinstance(owner, str) and owner.isdigit() else None
     listed = walk_sessions(session) or []
-    return Ledger(user_id, {str(s.get("sessionId")) for s in listed})
+    before = {str(s.get("sessionId")) for s in listed}
+    return Ledger(user_id, before, others=known(before))
 
 
 def millis(value: Any) -> float | None:
@@ -197,9 +202,6 @@ ACTIONS = (
     "reread a session of the run",
     "walk the sessions list",
 )
-JOB_WAIT_S = 10.0
-"""How long "chat and wait" polls a job before giving up on it (the job stays in the ledger)."""
-POLL_DELAY_S = 0.05
 
 
 class SynapseModel(ModelMachine):
@@ -305,11 +307,16 @@ class SynapseModel(ModelMachine):
         if isinstance(token, str) and token:
             job = JobModel(token, request, self.session.window())
             model.jobs.append(job)
-            deadline = time.monotonic() + JOB_WAIT_S
-            while wait and job.finished is None and time.monotonic() < deadline:
-                if not self.poll(model, job):
-                    break
-                time.sleep(POLL_DELAY_S)
+            if wait:  # until it finishes, answers neither 202 nor a result, or the run's bound of a wait
+                client = self.session.client  # the job stays in the ledger: later reads poll it again
+                wait_for(
+                    lambda: self.poll(model, job),
+                    lambda polled: not polled or job.finished is not None,
+                    what=JOB_RESULT,
+                    bound=client.limits.stream_seconds,
+                    guard=client.guard,
+                    most=FIRST_POLL_S,
+                )
         self.verify(model)
 
     # the comparisons -----------------------------------------------------------------------------
@@ -378,21 +385,21 @@ class SynapseModel(ModelMachine):
         items = walk_sessions(self.session)
         if items is None:
             return
+        page = self.session.calls[-1].exchange  # what is judged: the reads by id below only explain it
         ids = [str(s.get("sessionId")) for s in items]
-        counts = Counter(ids)
-        missing = [i for i in self.ledger.sessions if i not in counts]
-        gone = [i for i in self.ledger.before if i not in counts]
-        twice = [i for i, n in counts.items() if n > 1]
-        strange = [i for i in counts if i not in self.ledger.sessions and i not in self.ledger.before]
-        ok = not (missing or gone or twice or strange)
+        listing = judge_listing(
+            ids,
+            live=self.ledger.sessions,
+            others=self.ledger.others,
+            readable=lambda session_id: (
+                self.session.request("GET", f"{SESSION}/{quote(session_id, safe='')}").status == 200
+            ),
+        )
         self.session.check(
             SESSIONS,
-            ok,
-            ""
-            if ok
-            else f"the sessions list ({len(ids)} items over its pages) lacks {len(missing)} session(s) "
-            f"created in this run {missing[:3]} and {len(gone)} held before {gone[:3]}, lists "
-            f"{twice[:3]} more than once and {strange[:3]} that the caller never created",
+            listing.ok,
+            lambda: f"the sessions list ({len(ids)} items over its pages) " + listing.problems("session"),
+            answer=page,
         )
         stamps = [millis(s.get("startedOn")) for s in items]
         known = [t for t in stamps if t is not None]

@@ -27,6 +27,7 @@ from ...check.context import CheckFailed, Context
 from ...check.http import Response
 from ...check.shown import shown
 from ...check.signature import Signature, has
+from ...check.waiting import Waited, wait_for
 from ...verdicts.requirements import Level, Registry, operation_ref
 
 registry = Registry("synapse-agent")
@@ -67,9 +68,8 @@ MAX_PAGING_SESSIONS = 120
 """Most sessions the paging check creates while looking for a second page."""
 MAX_PAGES = 200
 """Most pages any list walk reads: a server whose tokens never end fails instead of hanging."""
-FIRST_POLL_DELAY = 0.05
-MAX_POLL_DELAY = 1.0
-"""synapseclient polls every second; the suite starts faster to catch short 202 windows."""
+JOB_RESULT = "a chat job's result"
+"""The progress a poll of a job waits for (``check/waiting.py``: one wait that runs out is not paid again)."""
 
 
 def _ref(path: str, method: str, tail: str = "") -> str:
@@ -77,8 +77,20 @@ def _ref(path: str, method: str, tail: str = "") -> str:
 
 
 def job_bound(ctx: Context) -> float:
-    """Seconds a chat job may take to finish: three request timeouts (30 s by default)."""
-    return 3 * ctx.options.timeout
+    """Seconds a chat job may take to finish: the run's bound of every wait for progress
+    (``check/waiting.progress_bound``: three request timeouts, 30 s by default)."""
+    return ctx.limits.stream_seconds
+
+
+def _wait_job(ctx: Context, job_id: str, auth: str | None = None) -> Waited[Response]:
+    """Poll a job until it answers anything but 202 (running), within the run's bound."""
+    return wait_for(
+        lambda: ctx.client.get(f"/agent/chat/async/get/{_seg(job_id)}", auth=auth),
+        lambda resp: resp.status != 202,
+        what=JOB_RESULT,
+        bound=job_bound(ctx),
+        guard=ctx.guard,
+    )
 
 
 def _seg(value: str) -> str:
@@ -136,20 +148,13 @@ def _finish(ctx: Context, job_id: str, owner: str | None = "SYN-JOB-002") -> dic
 
 
 def _finish_job(ctx: Context, job_id: str) -> dict[str, Any]:
-    bound = job_bound(ctx)
-    deadline = time.monotonic() + bound
-    delay = FIRST_POLL_DELAY
-    polls = 0
-    while True:
-        resp = ctx.client.get(f"/agent/chat/async/get/{_seg(job_id)}")
-        polls += 1
-        if resp.status != 202:
-            break
-        if time.monotonic() + delay > deadline:
-            ctx.fail(f"job {job_id} did not complete within {bound:g} s (still 202 after {polls} polls)")
-        time.sleep(delay)
-        delay = min(delay * 1.5, MAX_POLL_DELAY)
-    body = ctx.conforms(resp, "getAgentChatResult", 200, 201)
+    waited = _wait_job(ctx, job_id)
+    if not waited.done:
+        ctx.fail(
+            f"job {job_id} did not complete within {waited.seconds:g} s (still 202 after {waited.polls} polls"
+            f"{waited.shortened})"
+        )
+    body = ctx.conforms(waited.last, "getAgentChatResult", 200, 201)
     ctx.expect(isinstance(body, dict), f"job {job_id}: the answer is not a JSON object")
     return body  # type: ignore[no-any-return]
 
@@ -266,15 +271,12 @@ def _start_refused(ctx: Context, body: dict[str, Any], status: int, auth: str | 
         isinstance(token, str | int) and not isinstance(token, bool) and token != "",
         f"startAgentChat answered {resp.status} without refusing and without a job token: {resp.shown(200)}",
     )
-    deadline = time.monotonic() + job_bound(ctx)
-    delay = FIRST_POLL_DELAY
-    while True:
-        result = ctx.client.get(f"/agent/chat/async/get/{_seg(str(token))}", auth=auth)
-        if result.status != 202 or time.monotonic() + delay > deadline:
-            break
-        time.sleep(delay)
-        delay = min(delay * 1.5, MAX_POLL_DELAY)
-    ctx.expect(result.status != 202, f"the job started for a refused chat is still running after {job_bound(ctx):g} s")
+    waited = _wait_job(ctx, str(token), auth)
+    result = waited.last
+    ctx.expect(
+        waited.done,
+        f"the job started for a refused chat is still running after {waited.seconds:g} s" + waited.shortened,
+    )
     if 200 <= result.status < 300:
         ctx.fail(
             f"the chat was accepted: startAgentChat answered {resp.status} and its job result "
@@ -462,14 +464,7 @@ def history_grows_once(ctx: Context) -> None:
 
 def _settled(ctx: Context, job_id: str) -> Response:
     """A job's answer once it is no longer 202 (within the job bound), unjudged."""
-    deadline = time.monotonic() + job_bound(ctx)
-    delay = FIRST_POLL_DELAY
-    while True:
-        resp = ctx.client.get(f"/agent/chat/async/get/{_seg(job_id)}")
-        if resp.status != 202 or time.monotonic() + delay > deadline:
-            return resp
-        time.sleep(delay)
-        delay = min(delay * 1.5, MAX_POLL_DELAY)
+    return _wait_job(ctx, job_id).last
 
 
 def _edge_chat(ctx: Context, edge: edges.Edge[str], session_id: str, job_id: str | None) -> str | None:
@@ -601,7 +596,7 @@ def job_started(ctx: Context) -> None:
 @registry.requirement(
     "SYN-JOB-002",
     Level.MUST,
-    "A chat job completes within the bound (3 x --timeout) and GET /agent/chat/async/get/{jobId} then "
+    "A chat job completes within the run's bound of a wait (3 x --timeout) and GET /agent/chat/async/get/{jobId} then "
     "answers 2xx with an AgentChatResponse for the job's session with a responseText",
     ref=_ref("/agent/chat/async/get/{jobId}", "get"),
     from_traffic=True,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.check.context import Context
-from conformance.check.http import Limits
 from conformance.protocols.synapse_agent import requirements as syn
 from conformance.run.options import RunOptions
+from conformance.run.plan import limits_for
 from conformance.run.suites import suite
 from conformance.runner import run
 from conformance.verdicts.requirements import Level
@@ -101,8 +101,9 @@ def test_a_server_that_never_pages_leaves_paging_not_verified(monkeypatch: pytes
 
 def test_helpers() -> None:
     spec = load(PROTOCOL)
-    ctx = Context(spec, SchemaSet(spec.raw), RunOptions(protocol=PROTOCOL, timeout=2.0), Limits(timeout=2.0))
-    assert syn.job_bound(ctx) == 6.0
+    options = RunOptions(protocol=PROTOCOL, timeout=4.0)
+    ctx = Context(spec, SchemaSet(spec.raw), options, limits_for(options))
+    assert syn.job_bound(ctx) == 12.0  # the run's one bound of a wait for progress: three timeouts
     assert syn._ref("/agent/chat/trace/{jobId}", "post") == f"{syn.DOC}#/paths/~1agent~1chat~1trace~1{{jobId}}/post"
     assert syn._seg("a/b c") == "a%2Fb%20c"
     assert syn._timestamp("2025-01-14T18:29:11.123Z") is not None
