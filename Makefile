@@ -22,11 +22,15 @@ $(VENV)/.installed: pyproject.toml | $(PY)   ## the developer environment: tests
 run: $(VENV)/.runtime            ## the suite, all protocols, against the embedded mock
 	$(PY) -m conformance run --protocol all
 
-test: $(VENV)/.installed         ## the project's tests (what CI runs)
-	$(PY) -m pytest
+# The tests on every core (pytest-xdist), with byte code cached: they start some 200 processes of
+# the kit, and under PYTHONDONTWRITEBYTECODE each would compile it again (docs/development.md).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n auto
 
-quick: $(VENV)/.installed        ## the tests without the slow ones
-	$(PY) -m pytest -m "not slow"
+test: $(VENV)/.installed         ## the project's tests (what CI runs)
+	$(PYTEST)
+
+quick: $(VENV)/.installed        ## the tests without the slow ones: the loop before each commit
+	$(PYTEST) -m "not slow"
 
 lint: $(VENV)/.installed         ## style, formatting and the import contracts (pyproject.toml)
 	$(VENV)/bin/ruff check specs conformance mockserver tests bench scripts
