@@ -90,9 +90,11 @@ class Response:
 
     def json(self) -> Any:
         try:
-            return json.loads(self.body)
+            value = json.loads(self.body)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise CheckFailed(f"response body is not valid JSON ({exc}); got {self.shown(300)}") from None
+            message = f"response body is not valid JSON ({exc}); got {self.shown(300)}"
+            raise CheckFailed(message, shown_by=self.exchange) from None
+        return value
 
     @property
     def text(self) -> str:

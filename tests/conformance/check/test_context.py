@@ -240,3 +240,41 @@ def test_a_failure_on_the_status_alone_is_a_finding_that_judged_the_status() -> 
     judged = {f.message.split(":", 1)[0]: f.judged for f in res.findings}
     assert judged == {"status": STATUS, "body": ""}
     assert res.findings[0].to_dict()["judged"] == STATUS
+
+
+def test_a_failure_judging_an_earlier_answer_is_filed_under_that_answer() -> None:
+    """Read A, call B (answered as the document says), then fail judging A's body: the finding, its
+    curl line and its reproduction end with A, the answer the failure names (``shown_by``), not
+    with B, the last call made (whose curl line a vendor would run and see pass). Both inside a
+    part and as the failure that ends the check."""
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from mockserver import EmbeddedServer, MockConfig
+
+    spec = load("synapse-agent")
+
+    def judged_late(c: Context, in_part: bool) -> None:
+        created = c.client.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"})
+        c.expect_status(created, 201, 200)
+        read = c.client.get(f"/agent/session/{created.json()['sessionId']}")  # A
+        c.expect_status(c.client.post("/agent/sessions/list", json={}), 200)  # B, as documented
+        if in_part:
+            with c.part("session read"):
+                c.expect(read.json().get("no such field"), "the session has no field 'no such field'", shown_by=read)
+        else:
+            c.fail("the session has no field 'no such field'", shown_by=read)
+
+    with EmbeddedServer(MockConfig(protocols=("synapse-agent",))) as server:
+        options = RunOptions(
+            protocol="synapse-agent", base_url=server.url + spec.info.base_path, token="alice-token", timeout=5.0
+        )
+        for n, in_part in enumerate((True, False)):
+            context = Context(spec, SchemaSet(spec.raw), options, Limits(timeout=5.0))
+            req = Requirement(f"SYN-X-01{n}", Level.MUST, "s", "r", "synapse-agent")
+            res = run_check(Check(req, lambda c, p=in_part: judged_late(c, p)), context)
+            (finding,) = res.findings
+            assert finding.operation == "GET /agent/session/{sessionId}", in_part
+            assert finding.to_dict()["curl"].startswith("curl") and "/agent/session/" in finding.to_dict()["curl"]
+            assert "sessions/list" not in finding.to_dict()["curl"]
+            assert finding.deciding is not None and finding.deciding.method == "GET"
+            assert finding.key.startswith(f"SYN-X-01{n}|GET /agent/session/{{sessionId}}|scenario:")
