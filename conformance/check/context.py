@@ -12,7 +12,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from specs.documents import Spec
@@ -23,6 +23,7 @@ from ..verdicts.results import Blocked as Blocked  # the verdict exceptions, re-
 from ..verdicts.results import CheckFailed as CheckFailed
 from ..verdicts.results import Exchange
 from ..verdicts.results import NotVerified as NotVerified
+from .answer import readable
 from .guard import StallGuard
 from .http import Client, Limits, Response, StreamingResponse, TargetError
 from .shown import body as shown_body
@@ -391,6 +392,8 @@ class Context:
     def frames(self, stream: StreamingResponse, kind: str) -> Iterator[Frame]:
         reader = ndjson_frames if kind == "ndjson" else sse_events
         try:
-            yield from reader(stream.chunks(), self.limits.max_frames)  # max_frames / max_events
+            for frame in reader(stream.chunks(), self.limits.max_frames):  # max_frames / max_events
+                # each frame's JSON read as an answer's is (check/answer.py), in the stream's exchange
+                yield replace(frame, value=readable(frame.value, stream.exchange, f"frame {frame.index + 1}"))
         except FrameError as exc:
             raise CheckFailed(str(exc), shown_by=stream.exchange) from None

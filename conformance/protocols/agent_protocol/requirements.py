@@ -337,7 +337,7 @@ def list_page(
         isinstance(body, dict) and isinstance(body.get(key), list) and isinstance(body.get("pagination"), dict),
         f"{operation}: the answer has no {shown(key)} list and pagination object: {shown(body, 300)}",
     )
-    return list(body[key]), dict(body["pagination"])
+    return list(body[key]), body["pagination"]  # the answer as read: a missing field fails, never errs
 
 
 def all_items(ctx: Context, path: str, operation: str, key: str) -> list[Any]:
