@@ -2,10 +2,11 @@
 that depends on earlier calls (two calls or more) is run as its ``sh`` script against a fresh mock
 with the fault (it must say reproduced), and by ``conformance replay`` against a fresh mock without
 it (it must say not reproduced). Every finding of every fault is filed (operation, curl line)
-under its deciding call, the answer its failure named when it named one (``Finding.shown_by``). A finding whose recorded answers showed state its calls did not
-make (or whose deciding answer the report kept only in part) may say inconclusive instead, never
-the opposite verdict; one that sends ids of the old run, replayed against a mock that lost them
-(a fresh one), must never say not reproduced, and says inconclusive when the old id is gone.
+under its deciding call, the answer its failure named when it named one (``Finding.shown_by``).
+A finding whose recorded answers showed state its calls did not make (or whose deciding answer
+the report kept only in part) may say inconclusive instead, never the opposite verdict; one that
+sends ids of the old run, replayed against a mock that lost them (a fresh one), must never say not
+reproduced, and says inconclusive when the old id is gone.
 
 Bounded for CI: the faults are checked in worker processes (as many as there are cores, up to 4),
 each fault's run once, then its findings' scripts and replays side by side in threads, each
