@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, Protocol, TypeVar
@@ -32,18 +32,22 @@ from .streams import Frame, FrameError, ndjson_frames, sse_events
 
 T = TypeVar("T")
 
-Shown = Response | StreamingResponse | Exchange | Iterable[Response | StreamingResponse | Exchange] | None
-"""What a verb's ``shown_by`` names: the answer(s) whose judging failed (a response, a stream, an
-exchange, or several of them)."""
+Shown = Response | StreamingResponse | Exchange | Mapping[str, Any] | Sequence[Any] | None
+"""What a verb's ``shown_by`` names: the answer whose judging failed (a response, a stream, an
+exchange, or a JSON object or array read from an answer, which knows its answer: ``check/answer.py``),
+or a list or tuple of them. A value that knows no answer (a dict the check built) names none."""
 
 
 def _shown(answers: Shown) -> tuple[Exchange, ...]:
     """The exchanges of ``answers`` (``Shown``)."""
-    if answers is None:
-        return ()
-    if isinstance(answers, Response | StreamingResponse | Exchange):
-        answers = (answers,)
-    return tuple(a if isinstance(a, Exchange) else a.exchange for a in answers)
+    if isinstance(answers, Exchange):
+        return (answers,)
+    exchange = getattr(answers, "exchange", None)  # a Response, a stream, an answer's Object or Array
+    if isinstance(exchange, Exchange):
+        return (exchange,)
+    if isinstance(answers, list | tuple):
+        return tuple(ex for answer in answers for ex in _shown(answer))
+    return ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -253,14 +253,17 @@ def test_a_failure_judging_an_earlier_answer_is_filed_under_that_answer() -> Non
 
     spec = load("synapse-agent")
 
-    def judged_late(c: Context, in_part: bool) -> None:
+    def judged_late(c: Context, mode: str) -> None:
         created = c.client.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"})
         c.expect_status(created, 201, 200)
         read = c.client.get(f"/agent/session/{created.json()['sessionId']}")  # A
+        session = read.json()
         c.expect_status(c.client.post("/agent/sessions/list", json={}), 200)  # B, as documented
-        if in_part:
+        if mode == "part":
             with c.part("session read"):
-                c.expect(read.json().get("no such field"), "the session has no field 'no such field'", shown_by=read)
+                c.expect(session.get("no such field"), "the session has no field 'no such field'", shown_by=read)
+        elif mode == "json":  # the JSON read from A knows its answer
+            c.expect_equal(session.get("agentAccessLevel"), "WRITE", "agentAccessLevel", shown_by=session)
         else:
             c.fail("the session has no field 'no such field'", shown_by=read)
 
@@ -268,12 +271,12 @@ def test_a_failure_judging_an_earlier_answer_is_filed_under_that_answer() -> Non
         options = RunOptions(
             protocol="synapse-agent", base_url=server.url + spec.info.base_path, token="alice-token", timeout=5.0
         )
-        for n, in_part in enumerate((True, False)):
+        for n, mode in enumerate(("part", "end", "json")):
             context = Context(spec, SchemaSet(spec.raw), options, Limits(timeout=5.0))
             req = Requirement(f"SYN-X-01{n}", Level.MUST, "s", "r", "synapse-agent")
-            res = run_check(Check(req, lambda c, p=in_part: judged_late(c, p)), context)
+            res = run_check(Check(req, lambda c, m=mode: judged_late(c, m)), context)
             (finding,) = res.findings
-            assert finding.operation == "GET /agent/session/{sessionId}", in_part
+            assert finding.operation == finding.shown_by == "GET /agent/session/{sessionId}", mode
             assert finding.to_dict()["curl"].startswith("curl") and "/agent/session/" in finding.to_dict()["curl"]
             assert "sessions/list" not in finding.to_dict()["curl"]
             assert finding.deciding is not None and finding.deciding.method == "GET"
