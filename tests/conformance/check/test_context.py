@@ -281,3 +281,40 @@ def test_a_failure_judging_an_earlier_answer_is_filed_under_that_answer() -> Non
             assert "sessions/list" not in finding.to_dict()["curl"]
             assert finding.deciding is not None and finding.deciding.method == "GET"
             assert finding.key.startswith(f"SYN-X-01{n}|GET /agent/session/{{sessionId}}|scenario:")
+
+
+def test_a_missing_key_of_an_answer_fails_and_one_of_the_suites_own_dict_is_a_suite_error() -> None:
+    """What a server sent never ends as "error" (check/answer.py): a key its answer lacks fails the
+    check with that answer as the finding's call; a key the suite's own dict lacks is the suite's
+    bug, and stays "error"."""
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from conformance.verdicts.results import Status
+    from mockserver import EmbeddedServer, MockConfig
+
+    spec = load("synapse-agent")
+
+    def reads_the_answer(c: Context) -> None:
+        session = c.client.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}).json()
+        c.client.post("/agent/sessions/list", json={})
+        session["documentedNowhere"]  # the read a renamed field fails
+
+    def reads_its_own(c: Context) -> None:
+        c.client.post("/agent/sessions/list", json={})
+        {"mine": 1}["documentedNowhere"]  # the suite's own bug
+
+    with EmbeddedServer(MockConfig(protocols=("synapse-agent",))) as server:
+        options = RunOptions(
+            protocol="synapse-agent", base_url=server.url + spec.info.base_path, token="alice-token", timeout=5.0
+        )
+        results = []
+        for n, check in enumerate((reads_the_answer, reads_its_own)):
+            context = Context(spec, SchemaSet(spec.raw), options, Limits(timeout=5.0))
+            results.append(
+                run_check(Check(Requirement(f"SYN-X-02{n}", Level.MUST, "s", "r", "synapse-agent"), check), context)
+            )
+    answer, own = results
+    assert answer.status is Status.FAILED and answer.message.startswith('the answer has no "documentedNowhere" at $')
+    (finding,) = answer.findings
+    assert finding.operation == finding.shown_by == "POST /agent/session"
+    assert own.status is Status.ERROR and "KeyError" in own.message
