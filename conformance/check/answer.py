@@ -15,6 +15,7 @@ is not covered, nor an object iterated as an array; checks test those with ``isi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from ..verdicts.results import CheckFailed, Exchange
@@ -51,6 +52,20 @@ def _path(up: Object | Array | None, key: object) -> str:
     return f"{where}.{key}" if isinstance(key, str) and key.isidentifier() else f"{where}[{shown(key)}]"
 
 
+def _wrapped(value: Any, exchange: Exchange | None, up: Object | Array | None, key: object) -> Any:
+    """``value`` as read from ``up`` at ``key``: an object or array wrapped (its own parts are
+    wrapped when they are read in turn, so a check pays only for what it reads)."""
+    kind = type(value)
+    if kind is dict:
+        node: Object | Array = Object(value, exchange)
+    elif kind is list:
+        node = Array(value, exchange)
+    else:
+        return value
+    node._up, node._key = up, key
+    return node
+
+
 class Object(dict[str, Any]):
     """A JSON object of an answer."""
 
@@ -65,6 +80,22 @@ class Object(dict[str, Any]):
     @property
     def path(self) -> str:
         return _path(self._up, self._key)
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.__getitem__(self, key)  # a missing key: __missing__
+        if type(value) is dict or type(value) is list:
+            value = _wrapped(value, self.exchange, self, key)
+            dict.__setitem__(self, key, value)  # read once, wrapped once
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401  # self.get is this method: read through __getitem__
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return [self[key] for key in self]
+
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
+        return [(key, self[key]) for key in self]
 
     def __missing__(self, key: object) -> NoReturn:
         if isinstance(key, int):  # read as an array
@@ -91,29 +122,24 @@ class Array(list[Any]):
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             _unreadable(WrongType, f"has an array at {self.path}, read as an object (key {shown(key)})", self.exchange)
+        if isinstance(key, slice):
+            return [self[n] for n in range(*key.indices(len(self)))]
         try:
-            return super().__getitem__(key)
+            value = list.__getitem__(self, key)
         except IndexError:
             items = f"{len(self)} item{'s' if len(self) != 1 else ''}"
             _unreadable(BadIndex, f"has {items} at {self.path}, read at item {key}", self.exchange)
+        if type(value) is dict or type(value) is list:
+            at = key + len(self) if key < 0 else key
+            value = _wrapped(value, self.exchange, self, at)
+            list.__setitem__(self, at, value)
+        return value
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[n] for n in range(len(self)))
 
 
 def readable(value: Any, exchange: Exchange | None, root: str = "$") -> Any:
     """``value`` (parsed JSON) as a check reads it, each part knowing where it stands in the answer
-    ``exchange`` (``root``: how a path names the value itself, ``$``, or ``event 3``'s)."""
-    return _readable(value, exchange, None, root)
-
-
-def _readable(value: Any, exchange: Exchange | None, up: Object | Array | None, key: object) -> Any:
-    if isinstance(value, dict):
-        obj = Object((), exchange)
-        obj._up, obj._key = up, key
-        for k, v in value.items():
-            dict.__setitem__(obj, k, _readable(v, exchange, obj, k))
-        return obj
-    if isinstance(value, list):
-        arr = Array((), exchange)
-        arr._up, arr._key = up, key
-        list.extend(arr, (_readable(v, exchange, arr, n) for n, v in enumerate(value)))
-        return arr
-    return value
+    ``exchange`` (``root``: how a path names the value itself, ``$``, or ``frame 3``'s)."""
+    return _wrapped(value, exchange, None, root)
