@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from specs.documents import Spec
@@ -23,6 +23,7 @@ from ..verdicts.results import Blocked as Blocked  # the verdict exceptions, re-
 from ..verdicts.results import CheckFailed as CheckFailed
 from ..verdicts.results import Exchange
 from ..verdicts.results import NotVerified as NotVerified
+from .answer import readable
 from .guard import StallGuard
 from .http import Client, Limits, Response, StreamingResponse, TargetError
 from .shown import body as shown_body
@@ -30,6 +31,23 @@ from .shown import shown
 from .streams import Frame, FrameError, ndjson_frames, sse_events
 
 T = TypeVar("T")
+
+Shown = Response | StreamingResponse | Exchange | Mapping[str, Any] | Sequence[Any] | None
+"""What a verb's ``shown_by`` names: the answer whose judging failed (a response, a stream, an
+exchange, or a JSON object or array read from an answer, which knows its answer: ``check/answer.py``),
+or a list or tuple of them. A value that knows no answer (a dict the check built) names none."""
+
+
+def _shown(answers: Shown) -> tuple[Exchange, ...]:
+    """The exchanges of ``answers`` (``Shown``)."""
+    if isinstance(answers, Exchange):
+        return (answers,)
+    exchange = getattr(answers, "exchange", None)  # a Response, a stream, an answer's Object or Array
+    if isinstance(exchange, Exchange):
+        return (exchange,)
+    if isinstance(answers, list | tuple):
+        return tuple(ex for answer in answers for ex in _shown(answer))
+    return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +59,11 @@ class _Failed:
     def again(self) -> Exception:
         if isinstance(self.error, Blocked):
             return Blocked(self.error.by, f"shared setup failed earlier in this run: {self.error}")
-        kind = CheckFailed if isinstance(self.error, TargetError) else type(self.error)
-        return kind(f"shared setup failed earlier in this run: {self.error}")
+        message = f"shared setup failed earlier in this run: {self.error}"
+        shown = [ex for ex in getattr(self.error, "shown_by", ()) if any(ex is e for e in self.evidence)]
+        if isinstance(self.error, NotVerified):
+            return NotVerified(message, shown_by=shown)
+        return CheckFailed(message, shown_by=shown)
 
 
 JOURNAL = 2000
@@ -113,6 +134,9 @@ class Context:
     """The calls whose status alone failed an expectation (``expect_status``), by ``id()``, with
     that failure's message and the statuses it would have accepted: a finding they decide is
     replayed by its statuses only, and reproduced by any status it would not accept."""
+    shown: set[int] = field(default_factory=set, init=False)
+    """``id()`` of the deciding calls a failure named as showing it (``CheckFailed.shown_by``), not
+    inferred from the calls made."""
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
@@ -186,7 +210,7 @@ class Context:
                 raise
             if getattr(exc, "own", False):
                 raise
-            raise Blocked(owner, f"{owner}'s step failed: {exc}") from None
+            raise Blocked(owner, f"{owner}'s step failed: {exc}", shown_by=getattr(exc, "shown_by", ())) from None
         finally:
             self._setup.pop()
 
@@ -211,24 +235,31 @@ class Context:
             yield
         except CheckFailed as exc:
             message = f"{label}: {exc}" if label else str(exc)
-            # every call so far, up to the one whose answer broke the rule: the part's last call, or
-            # for a part that judged an earlier answer, the latest call of the operation it names
-            self.failures.append((message, self._probed(message, mark)))
+            # every call so far, up to the one whose answer broke the rule (the one it names)
+            self.failures.append((message, self._probed(message, mark, exc.shown_by)))
         except Blocked as exc:  # this part cannot be judged; the others still can
-            self.blocks.append((exc, self._probed(str(exc), mark)))
+            self.blocks.append((exc, self._probed(str(exc), mark, exc.shown_by)))
 
-    def _probed(self, message: str, mark: int) -> list[Exchange]:
+    def _probed(self, message: str, mark: int, shown: Iterable[Exchange] = ()) -> list[Exchange]:
         """The calls up to the one a part's failure judged, noting where the part's own began."""
-        calls = self.exchanges()[: self.deciding(message, mark) + 1]
+        calls = self.exchanges()[: self.deciding(message, mark, shown) + 1]
         if calls:
             self.probes[id(calls[-1])] = min(mark, len(calls) - 1)
         return calls
 
-    def deciding(self, message: str, mark: int = 0) -> int:
-        """Index (in ``exchanges()``) of the call whose answer a failure message judges: the last
-        call made since ``mark``; when none was, the latest call of the operation the message
+    def deciding(self, message: str, mark: int = 0, shown: Iterable[Exchange] = ()) -> int:
+        """Index (in ``exchanges()``) of the call whose answer a failure judged: the latest of the
+        ones it names (``shown``, ``CheckFailed.shown_by``); when it names none, a guess: the last
+        call made since ``mark``, and when none was, the latest call of the operation the message
         names first (``createAgentTask answer: ...`` judged the create, not the read after it)."""
+        answers = list(shown)
+        for exchange in answers:
+            self.cite(exchange)  # a fixture's answer it judged becomes part of its evidence
         made = self.exchanges()
+        at = [n for n, ex in enumerate(made) if any(ex is s for s in answers)]
+        if at:
+            self.shown.add(id(made[max(at)]))
+            return max(at)
         if len(made) > mark or not made:
             return len(made) - 1
         named = operation_named(self.spec, message)
@@ -240,15 +271,17 @@ class Context:
         return len(made) - 1
 
     # verdicts -----------------------------------------------------------------------------
-    def fail(self, message: str) -> NoReturn:
-        raise CheckFailed(message)
+    # ``shown_by``: the answer(s) whose judging failed, when it is not the last call the check made
+    # (read A, call B, judge A): the finding, its curl line and its script then end with A.
+    def fail(self, message: str, shown_by: Shown = None) -> NoReturn:
+        raise CheckFailed(message, shown_by=_shown(shown_by))
 
-    def not_verified(self, reason: str) -> NoReturn:
-        raise NotVerified(reason)
+    def not_verified(self, reason: str, shown_by: Shown = None) -> NoReturn:
+        raise NotVerified(reason, shown_by=_shown(shown_by))
 
-    def expect(self, condition: object, message: str) -> None:
+    def expect(self, condition: object, message: str, shown_by: Shown = None) -> None:
         if not condition:
-            raise CheckFailed(message)
+            raise CheckFailed(message, shown_by=_shown(shown_by))
 
     def cite(self, exchange: Exchange) -> None:
         """Make an exchange another check made (a shared fixture's) part of this check's evidence."""
@@ -272,11 +305,11 @@ class Context:
             note = f" ({'; '.join(notes)})" if notes else ""
             message = f"expected HTTP {want}, got {response.status}{note}" + (f": {body}" if body else "")
             self.statuses[id(response.exchange)] = (message, tuple(expected))
-            raise CheckFailed(message)
+            raise CheckFailed(message, shown_by=response.exchange)
 
-    def expect_equal(self, actual: Any, expected: Any, what: str) -> None:
+    def expect_equal(self, actual: Any, expected: Any, what: str, shown_by: Shown = None) -> None:
         if actual != expected:
-            raise CheckFailed(f"{what}: expected {shown(expected)}, got {shown(actual)}")
+            raise CheckFailed(f"{what}: expected {shown(expected)}, got {shown(actual)}", shown_by=_shown(shown_by))
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         """Share an expensive fixture (a finished job, a task with steps) between checks of a run.
@@ -289,7 +322,10 @@ class Context:
             try:
                 self.memo_store[key] = factory()
             except (CheckFailed, NotVerified, TargetError, Blocked) as exc:
-                self.memo_store[key] = _Failed(exc, tuple(self.exchanges()[-3:]))
+                made, shown = self.exchanges(), getattr(exc, "shown_by", ())
+                last = made[-3:]  # and the answers it names, when earlier
+                named = [ex for ex in made[:-3] if any(ex is s for s in shown)]
+                self.memo_store[key] = _Failed(exc, (*named, *last))
                 raise
             # the calls that made it: part of every later check's evidence, so a finding on the
             # fixture's objects replays from a fresh state (the create before the read)
@@ -310,15 +346,16 @@ class Context:
                 return self.spec.resolve(responses[key])  # type: ignore[no-any-return]
         return None
 
-    def validate(self, schema: Mapping[str, Any], instance: Any, what: str) -> None:
+    def validate(self, schema: Mapping[str, Any], instance: Any, what: str, shown_by: Shown = None) -> None:
         if self.in_setup:
             return  # a setup step checks the fields it needs itself; the schema is another's subject
         problems = self.schemas.violations(schema, instance)
         if problems:
-            raise CheckFailed(f"{what} does not match the document: " + "; ".join(map(str, problems)))
+            message = f"{what} does not match the document: " + "; ".join(map(str, problems))
+            raise CheckFailed(message, shown_by=_shown(shown_by))
 
-    def validate_component(self, name: str, instance: Any, what: str) -> None:
-        self.validate({"$ref": f"#/components/schemas/{name}"}, instance, what)
+    def validate_component(self, name: str, instance: Any, what: str, shown_by: Shown = None) -> None:
+        self.validate({"$ref": f"#/components/schemas/{name}"}, instance, what, shown_by)
 
     def conforms(self, response: Response, operation_id: str, *expected: int, judge: bool = True) -> Any:
         """Status expected (and documented), content type documented, JSON body valid: returns the body.
@@ -334,7 +371,7 @@ class Context:
             # read a tolerated status's body as the expected one's (a 201 for a 200 still holds a task)
             spec = next((s for s in (self.response_spec(operation_id, e) for e in expected) if s), spec)
         if spec is None:
-            self.fail(f"{operation_id}: status {response.status} is not documented")
+            self.fail(f"{operation_id}: status {response.status} is not documented", response)
         content = spec.get("content") or {}
         if not content:
             return None
@@ -344,20 +381,23 @@ class Context:
         if media not in content:
             self.fail(
                 f"{operation_id} {response.status}: Content-Type {shown(media) if media else '(none)'} is not one of "
-                f"{shown(sorted(content))}"
+                f"{shown(sorted(content))}",
+                response,
             )
         schema = content[media].get("schema")
         if "json" not in media:
             return response.body
         body = response.json()
         if schema is not None and not lenient:
-            self.validate(schema, body, f"{operation_id} {response.status} body")
+            self.validate(schema, body, f"{operation_id} {response.status} body", response)
         return body
 
     # streams ------------------------------------------------------------------------------
     def frames(self, stream: StreamingResponse, kind: str) -> Iterator[Frame]:
         reader = ndjson_frames if kind == "ndjson" else sse_events
         try:
-            yield from reader(stream.chunks(), self.limits.max_frames)  # max_frames / max_events
+            for frame in reader(stream.chunks(), self.limits.max_frames):  # max_frames / max_events
+                # each frame's JSON read as an answer's is (check/answer.py), in the stream's exchange
+                yield replace(frame, value=readable(frame.value, stream.exchange, f"frame {frame.index + 1}"))
         except FrameError as exc:
-            raise CheckFailed(str(exc)) from None
+            raise CheckFailed(str(exc), shown_by=stream.exchange) from None

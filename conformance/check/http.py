@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import httpx
 
 from ..verdicts.results import CheckFailed, Exchange
+from .answer import readable
 from .curl import curl_command
 from .guard import STALLS_PER_ROUTE, StallGuard
 from .shown import body as shown_body
@@ -90,10 +91,15 @@ class Response:
         return str(self.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
 
     def json(self) -> Any:
+        """The body's JSON as a check reads it (``answer.readable``): a read the answer cannot
+        satisfy (a missing key, an index past the end, a string read as an object) fails the check
+        with this answer as the evidence, never as a suite error."""
         try:
-            return json.loads(self.body)
+            value = json.loads(self.body)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise CheckFailed(f"response body is not valid JSON ({exc}); got {self.shown(300)}") from None
+            message = f"response body is not valid JSON ({exc}); got {self.shown(300)}"
+            raise CheckFailed(message, shown_by=self.exchange) from None
+        return readable(value, self.exchange)
 
     @property
     def text(self) -> str:

@@ -13,7 +13,7 @@ from ..run.events import RequirementStarted
 from ..run.plan import RunPlan
 from ..verdicts.findings import scenario_findings, summary
 from ..verdicts.requirements import Check, Requirement
-from ..verdicts.results import RequirementResult, Status
+from ..verdicts.results import Exchange, RequirementResult, Status
 from .base import RunState
 
 
@@ -39,15 +39,17 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     started = time.monotonic()
     status, message = Status.PASSED, "passed"
     blocked_by = None
+    shown: tuple[Exchange, ...] = ()  # the answers the verdict that ended the check names
     try:
         check.run(ctx)
     except Blocked as exc:
+        shown = exc.shown_by
         if exc.by == check.requirement.id:  # its own step: the root failure
             status, message = Status.FAILED, str(exc)
         else:
             status, message, blocked_by = Status.BLOCKED, f"blocked by {exc.by}: {exc}", exc.by
     except CheckFailed as exc:
-        status, message = Status.FAILED, str(exc)
+        status, message, shown = Status.FAILED, str(exc), exc.shown_by
     except NotVerified as exc:
         status, message = Status.NOT_VERIFIED, f"not verified: {exc}"
     except TargetError as exc:
@@ -65,11 +67,11 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     # ended the check: one finding each
     own = [(str(b), made) for b, made in ctx.blocks if b.by == rid]
     others = [b for b, _ in ctx.blocks if b.by != rid]
-    ended = log[: ctx.deciding(message, len(log)) + 1]  # the calls up to the one the message judged
+    ended = ctx.exchanges()[: ctx.deciding(message, len(log), shown) + 1]  # up to the one it judged
     failures = [*ctx.failures, *own, *([(message, ended)] if status is Status.FAILED else [])]
     journal = ctx.journal
     findings = scenario_findings(
-        ctx.spec, ctx.base_url, rid, failures, ctx.probes, journal.calls, journal.failed, ctx.statuses
+        ctx.spec, ctx.base_url, rid, failures, ctx.probes, journal.calls, journal.failed, ctx.statuses, ctx.shown
     )
     ctx.record(failures)
     if ctx.failures or own:  # a part failed: the requirement fails, whatever ended the check after it

@@ -77,6 +77,7 @@ def scenario_findings(
     before: Sequence[Exchange] = (),
     failed: Collection[int] = (),
     statuses: Mapping[int, tuple[str, tuple[int, ...]]] | None = None,
+    shown: Collection[int] = (),
 ) -> list[Finding]:
     """A scenario check's failures (each part's, and the one that ended it) as distinct findings,
     each keyed by the operation of the exchange that decided it (the last of the calls handed
@@ -87,7 +88,8 @@ def scenario_findings(
     those that were another failure's own (``Context.journal``). ``statuses``: the calls whose
     status alone failed an expectation, with its message and the statuses it accepted
     (``Context.statuses``): a failure with that message (a part's label before it) decided by one
-    of them judged the status alone."""
+    of them judged the status alone. ``shown``: the ``id()`` of the deciding calls a failure named
+    as showing it (``Context.shown``): the finding's ``shown_by`` is their operation."""
     failures = [(message, calls) for message, calls in failures]
     starts = probes or {}
     own = [calls[starts.get(id(calls[-1]), len(calls) - 1) :] if calls else [] for _, calls in failures]
@@ -116,6 +118,7 @@ def scenario_findings(
             probe=own[n][:-1],
             judged=judged,
             accepted=accepted if judged else (),
+            shown_by=operation if last is not None and id(last) in shown else "",
         )
     return found.ordered()
 
@@ -164,11 +167,12 @@ class FindingSet:
         probe: Iterable[Exchange] = (),
         judged: str = "",
         accepted: Iterable[int] = (),
+        shown_by: str = "",
     ) -> None:
         """A failure; ``calls`` are those made up to the deciding one (the last), of which the
         finding keeps the ones the failure depends on (``reproduction.reproduction``). ``fresh=False``:
         the calls did not start from a fresh state (traffic a proxy saw), so the ids they send may
-        be from before them. ``judged``, ``accepted``: ``Finding.judged``, ``Finding.accepted``."""
+        be from before them. ``judged``, ``accepted``, ``shown_by``: ``Finding``'s."""
         key = f"{rid}|{operation}|{kind}"
         found = self._by_key.get(key)
         if found is not None:
@@ -177,6 +181,7 @@ class FindingSet:
             finding = reproducing(Finding(key, rid, operation, kind, message, 1), list(calls), wrong, probe)
             finding.judged = judged
             finding.accepted = sorted(accepted)
+            finding.shown_by = shown_by
             if not fresh:
                 finding.baked = sorted(set(finding.baked) | unknown_ids(finding.evidence, finding.captures))
             self._by_key[key] = finding

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeAlias
 
 from .cksum import cksum
 from .requirements import Authority, Level, Requirement
@@ -17,8 +17,8 @@ evidence is the sequence that reproduces it from a fresh state, with its capture
 counts the document's requirements only, the practice ones are counted in ``advice``; 5: the
 state every report calls "not verified" is ``"not verified"`` here too (it was ``"skipped"``), in
 ``status``, ``summary`` and ``advice``; the run's tokens appear only as ``${TOKEN}`` and
-``${SECOND_TOKEN}``; a finding's ``wrong``, ``probe``, ``unsure`` and ``also``, an exchange's ``started`` and a
-capture's ``used`` are new, all optional when read)."""
+``${SECOND_TOKEN}``; a finding's ``wrong``, ``probe``, ``unsure``, ``also`` and ``shown_by``, an
+exchange's ``started`` and a capture's ``used`` are new, all optional when read)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
     "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
@@ -30,25 +30,53 @@ CRASHED = "crashed"
 
 
 # How a check reports what is not a pass (the context's verbs raise them; http raises CheckFailed too).
+# Each may carry the exchanges that show it (``shown_by``): the finding is then filed under the
+# latest of them, its curl line and script end with it, whatever calls the check made after it.
+
+Shows: TypeAlias = "Exchange | Iterable[Exchange] | None"
+"""What a verdict is shown by: one exchange, several, or none (the check's last call decides)."""
+
+
+def exchanges(shown_by: Shows) -> tuple[Exchange, ...]:
+    """``shown_by`` as a tuple of exchanges."""
+    if shown_by is None:
+        return ()
+    if isinstance(shown_by, Exchange):
+        return (shown_by,)
+    return tuple(shown_by)
 
 
 class CheckFailed(AssertionError):
-    """The target violates the requirement; the message says how."""
+    """The target violates the requirement; the message says how, ``shown_by`` which answers show
+    it (empty: the check's last call, as guessed by ``Context.deciding``)."""
+
+    def __init__(self, message: str = "", *, shown_by: Shows = None) -> None:
+        super().__init__(message)
+        self.shown_by = exchanges(shown_by)
+
+    def __str__(self) -> str:  # a subclass that is a KeyError too keeps the message unquoted
+        return str(self.args[0]) if self.args else ""
 
 
 class NotVerified(Exception):
-    """The requirement cannot be decided against this target; the message says why."""
+    """The requirement cannot be decided against this target; the message says why (``shown_by``:
+    the answers that left it undecided, when known)."""
+
+    def __init__(self, reason: str = "", *, shown_by: Shows = None) -> None:
+        super().__init__(reason)
+        self.shown_by = exchanges(shown_by)
 
 
 class Blocked(Exception):
     """A setup step owned by requirement ``by`` went so wrong that this check cannot proceed.
 
     Reported as ``blocked`` (not verified) for every check but ``by``'s own, which fails: one bug,
-    one root failure."""
+    one root failure. ``shown_by``: the answers of the step that showed it, when known."""
 
-    def __init__(self, by: str, reason: str) -> None:
+    def __init__(self, by: str, reason: str, *, shown_by: Shows = None) -> None:
         super().__init__(reason)
         self.by = by
+        self.shown_by = exchanges(shown_by)
 
 
 class Status(StrEnum):
@@ -206,6 +234,10 @@ class Finding:
     """With ``judged`` ``status``: the statuses the check would have accepted of the deciding
     answer, so any other one reproduces the failure (a 202 recorded, a 200 today: both not the 401
     due, the job having finished in between). Empty: the recorded status must come back."""
+    shown_by: str = ""
+    """The operation of the answer the check named as showing the failure (``CheckFailed.shown_by``):
+    the deciding call is that answer's. Empty: none was named, and the deciding call is the check's
+    last one (or the latest of the operation its message names)."""
 
     @property
     def deciding(self) -> Exchange | None:
@@ -230,6 +262,7 @@ class Finding:
             "also": self.also,
             "judged": self.judged,
             "accepted": self.accepted,
+            "shown_by": self.shown_by,
         }
 
     @classmethod
@@ -251,6 +284,7 @@ class Finding:
             [int(n) for n in data.get("also") or []],
             str(data.get("judged") or ""),
             [int(n) for n in data.get("accepted") or []],
+            str(data.get("shown_by") or ""),
         )
 
 

@@ -122,14 +122,15 @@ def test_replay_command_exits_1_while_a_finding_is_reproduced(
 
 def test_a_call_for_an_object_the_server_no_longer_holds_is_inconclusive(tmp_path: Path) -> None:
     """The issue's case: a report that kept only the read of an old run's task, replayed against a
-    restarted server, got 404. That cannot tell whether the bug is fixed."""
-    fault = "ap-task-flattens-additional-input"
+    restarted server, got 404. That cannot tell whether the bug is fixed. (The step's POST answer
+    echoes what was sent; its read by id shows the loss: the finding is the read's.)"""
+    fault = "ap-step-drops-additional-input"
     with EmbeddedServer(MockConfig(protocols=("agent-protocol",), faults=(fault,))) as server:
         options = RunOptions(
-            protocol="agent-protocol", base_url=server.url, only=("AP-TASK-002",), phases=("scenario",)
+            protocol="agent-protocol", base_url=server.url, only=("AP-STEP-002",), phases=("scenario",)
         )
         report = json.loads(json.dumps(run(options).to_dict()))
-    read = next(f for r in report["requirements"] for f in r["findings"] if f["key"].startswith("AP-TASK-002|GET"))
+    read = next(f for r in report["requirements"] for f in r["findings"] if f["key"].startswith("AP-STEP-002|GET"))
     # as a report of format 2 kept it: the last calls, no captures
     read["evidence"] = read["evidence"][-1:]
     del read["captures"], read["baked"]

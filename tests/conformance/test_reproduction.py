@@ -1,10 +1,12 @@
 """Every finding replays from a fresh state: for each fault of the mock's catalogue, each finding
 that depends on earlier calls (two calls or more) is run as its ``sh`` script against a fresh mock
 with the fault (it must say reproduced), and by ``conformance replay`` against a fresh mock without
-it (it must say not reproduced). A finding whose recorded answers showed state its calls did not
-make (or whose deciding answer the report kept only in part) may say inconclusive instead, never
-the opposite verdict; one that sends ids of the old run, replayed against a mock that lost them
-(a fresh one), must never say not reproduced, and says inconclusive when the old id is gone.
+it (it must say not reproduced). Every finding of every fault is filed (operation, curl line)
+under its deciding call, the answer its failure named when it named one (``Finding.shown_by``).
+A finding whose recorded answers showed state its calls did not make (or whose deciding answer
+the report kept only in part) may say inconclusive instead, never the opposite verdict; one that
+sends ids of the old run, replayed against a mock that lost them (a fresh one), must never say not
+reproduced, and says inconclusive when the old id is gone.
 
 Bounded for CI: the faults are checked in worker processes (as many as there are cores, up to 4),
 each fault's run once, then its findings' scripts and replays side by side in threads, each
@@ -30,6 +32,7 @@ from conformance.parallel import hash_seed_pinned
 from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, replay
 from conformance.runner import EMBEDDED_TOKENS
 from conformance.selfcheck import run_fault
+from conformance.verdicts.findings import operation_of
 from conformance.verdicts.reproduction import CREDENTIALS, Reproduction
 from conformance.verdicts.results import Finding
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
@@ -56,6 +59,8 @@ class Checked:
     """Findings sending ids of the recorded run, replayed against a mock that never held them."""
     gone: int = 0
     """Of those, the ones replay called inconclusive (an old id answered 404)."""
+    named: int = 0
+    """Findings whose failure named the answer that shows it (``Finding.shown_by``)."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -119,6 +124,17 @@ def check_fault(name: str) -> Checked:
         if len(finding.evidence) >= 2  # one call: nothing before it to replay
     ]
     out = Checked()
+    spec = load(fault.protocol)
+    for res in result.results:  # every finding is filed under the answer that shows it
+        for finding in res.findings:
+            deciding = finding.deciding
+            called = operation_of(spec, result.base_url, deciding.method, deciding.url) if deciding else ""
+            if deciding is not None and (finding.operation != called or finding.to_dict()["curl"] != deciding.curl):
+                out.problems.append(f"{name} {finding.key}: filed under {finding.operation}, decided by {called}")
+            if finding.shown_by:
+                out.named += 1
+                if finding.shown_by != finding.operation:
+                    out.problems.append(f"{name} {finding.key}: shown by {finding.shown_by}, filed elsewhere")
     with ThreadPoolExecutor(THREADS) as pool:
         done = pool.map(lambda c: _one(fault, report, c[0], c[1], result.base_url), chosen)
         for one in done:
@@ -144,6 +160,8 @@ def test_every_finding_that_depends_on_state_replays_from_a_fresh_state(pid: str
         pool.shutdown(wait=True, cancel_futures=True)
     problems = [p for c in checked for p in c.problems]
     assert problems == [], "\n".join(problems)
+    # the failures name the answers that show them (CheckFailed.shown_by), not only the last call
+    assert sum(c.named for c in checked) > 0, f"{pid}: no finding names the answer that shows it"
     replayed = sum(c.replayed for c in checked)
     assert replayed >= 5, f"{pid}: only {replayed} findings depend on earlier calls"  # the test tested something
     # the reproductions decide, rather than leave it open: most can tell a fixed server from a broken one

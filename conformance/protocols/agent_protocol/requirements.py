@@ -284,21 +284,27 @@ def edge_artifact(ctx: Context, sent: Sent, earlier: dict[str, str] | None = Non
         ctx.fail(
             f"{shown(edge.file_name)} (relative_path {shown(edge.relative_path)}, {len(edge.data)} bytes) was "
             "refused with "
-            f"{response.status}; the document sets no limit that excludes it: {response.shown(200)}"
+            f"{response.status}; the document sets no limit that excludes it: {response.shown(200)}",
+            shown_by=response,
         )
+    # the upload's answer, judged after the uploads (and reads) made since: each verdict names it
     artifact = ctx.conforms(response, "uploadAgentTaskArtifacts", 200)
     ctx.expect(
         isinstance(artifact, dict) and isinstance(artifact.get("artifact_id"), str) and artifact["artifact_id"],
         f"the upload of {shown(edge.file_name)} answered no artifact_id: {shown(artifact, 200)}",
+        shown_by=response,
     )
     for field, value in (("file_name", edge.file_name), ("relative_path", edge.relative_path)):
-        ctx.expect(same(artifact.get(field), value), f"{field} " + difference(artifact.get(field), value))
+        ctx.expect(
+            same(artifact.get(field), value), f"{field} " + difference(artifact.get(field), value), shown_by=response
+        )
     if earlier is not None:
         first = earlier.setdefault(artifact["artifact_id"], edge.name)
         ctx.expect(
             first == edge.name,
             f"answered artifact_id {shown(artifact['artifact_id'])}, the id the upload {shown(first)} was given: "
             "an upload replaced an earlier artifact",
+            shown_by=response,
         )
     return dict(artifact)
 
@@ -337,7 +343,7 @@ def list_page(
         isinstance(body, dict) and isinstance(body.get(key), list) and isinstance(body.get("pagination"), dict),
         f"{operation}: the answer has no {shown(key)} list and pagination object: {shown(body, 300)}",
     )
-    return list(body[key]), dict(body["pagination"])
+    return list(body[key]), body["pagination"]  # the answer as read: a missing field fails, never errs
 
 
 def all_items(ctx: Context, path: str, operation: str, key: str) -> list[Any]:
@@ -459,13 +465,16 @@ def task_round_trip(ctx: Context) -> None:
                     isinstance(created, dict) and isinstance(created.get("task_id"), str),
                     f"the create answered no task_id: {shown(created, 200)}",
                 )
-            read = ctx.conforms(ctx.client.get(task_path(created["task_id"])), "getAgentTask", 200)
-            ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id")
-            for where, task in (("createAgentTask answer", created), ("getAgentTask answer", read)):
+            got = ctx.client.get(task_path(created["task_id"]))
+            read = ctx.conforms(got, "getAgentTask", 200)
+            ctx.expect_equal(read.get("task_id"), created["task_id"], "getAgentTask: task_id", shown_by=got)
+            answers = (("createAgentTask answer", created, response), ("getAgentTask answer", read, got))
+            for where, task, answer in answers:  # the create's echo is judged after the read: name it
                 for field in ("input", "additional_input"):
                     ctx.expect(
                         same(task.get(field), sent[field]),
                         f"{where}: {field} " + difference(task.get(field), sent[field]),
+                        shown_by=answer,
                     )
 
 
@@ -657,6 +666,7 @@ def refused(ctx: Context, response: Response, refusable: bool, operation: str) -
     ctx.expect(
         refusable,
         f"{operation} refused it with {response.status}, though the document accepts it: {response.shown(200)}",
+        shown_by=response,
     )
     return True
 
@@ -668,7 +678,9 @@ def step_echoes(
     for where, got in (("POST answer", step), ("GET by id", read)):
         for field in ("input", "additional_input"):
             ctx.expect(
-                same(got.get(field), sent[field]), f"{where}: {field} " + difference(got.get(field), sent[field])
+                same(got.get(field), sent[field]),
+                f"{where}: {field} " + difference(got.get(field), sent[field]),
+                shown_by=got,  # the POST's answer is judged after the read
             )
 
 
@@ -698,6 +710,7 @@ def listed_steps(ctx: Context) -> None:
                 ctx.expect(
                     same(got.get(field), step.get(field)),
                     f"listed step {number}: {field} is {shown(got.get(field))}, executed {shown(step.get(field))}",
+                    shown_by=got,  # the page that listed it, not the last page read
                 )
 
 

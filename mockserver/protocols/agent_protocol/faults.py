@@ -131,6 +131,12 @@ def _agent_created(reply: Reply) -> None:
         reply.body["agent_created"] = True
 
 
+def _total_renamed(reply: Reply) -> None:
+    if reply.status == 200 and isinstance(reply.body, dict) and isinstance(reply.body.get("pagination"), dict):
+        pagination = reply.body["pagination"]
+        pagination["total"] = pagination.pop("total_items", None)  # another paging library's name
+
+
 _fault = fault_maker(PROTOCOL)
 
 
@@ -549,5 +555,14 @@ FAULTS: tuple[Fault, ...] = (
         "a download sends its headers and half its bytes, then stalls",
         operation="downloadAgentTaskArtifact",
         hangs=True,
+    ),
+    _fault(
+        "ap-pagination-total-renamed",
+        # a server's shape: the paging checks fail on it with the page as evidence, never as a
+        # suite error (a KeyError once ended them as "error")
+        ("AP-PAGE-001", "AP-PAGE-004", "AP-MODEL-003", "AP-SCHEMA-005"),
+        "listAgentTasks' pagination names its count `total`, not the document's `total_items`",
+        operation="listAgentTasks",
+        mutate=_total_renamed,
     ),
 )

@@ -77,6 +77,13 @@ def _error_in_stream(reply: Reply) -> None:
         reply.body = {"error": reply.body}
 
 
+def _connectivity_as_object(reply: Reply) -> None:
+    if reply.status == 200 and isinstance(reply.body, dict):
+        # the entries keyed by origin: an object where the document has an array
+        info = reply.body.get("connectivity_info") or []
+        reply.body["connectivity_info"] = {str(e.get("origin")): e for e in info if isinstance(e, dict)}
+
+
 _fault = fault_maker("neuro-san")
 
 
@@ -281,5 +288,14 @@ FAULTS: tuple[Fault, ...] = (
         "the question enters the history JSON-encoded once too often: quotes, backslashes, control characters and "
         "everything beyond ASCII come back as escape sequences",
         operation="AgentService_StreamingChat",
+    ),
+    _fault(
+        "ns-connectivity-as-object",
+        # a server's shape: read as the document has it, the answer fails its check, never as a suite error
+        ("NS-CONN-001", "NS-SCHEMA-005"),
+        "connectivity_info is an object keyed by origin, not the document's array of entries",
+        advises=("NS-HTTP-001",),
+        operation="AgentService_Connectivity",
+        mutate=_connectivity_as_object,
     ),
 )

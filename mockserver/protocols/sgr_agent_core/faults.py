@@ -61,6 +61,12 @@ class Switches(_Switches):
     long_message_refused: bool = False
 
 
+def _task_renamed(reply: Reply) -> None:
+    if reply.status == 200 and isinstance(reply.body, dict):
+        for agent in reply.body.get("agents") or ():
+            agent["task"] = agent.pop("task_messages", None)  # an older release's name
+
+
 _fault = fault_maker(PROTOCOL)
 
 
@@ -390,5 +396,14 @@ FAULTS: tuple[Fault, ...] = (
         ("SGR-STREAM-004",),
         "each chunk is pretty-printed over several data: lines (a reader joins them; the document fixes one line)",
         operation="createChatCompletion",
+    ),
+    _fault(
+        "sgr-agents-task-renamed",
+        # a server's shape: the check that reads the list fails on it with the answer as evidence,
+        # never as a suite error (a KeyError once ended SGR-AGENT-001 as "error")
+        ("SGR-AGENT-001", "SGR-FACT-001", "SGR-FACT-005", "SGR-SCHEMA-005"),
+        "GET /agents lists each agent's task messages as `task`, not the document's `task_messages`",
+        operation="listAgents",
+        mutate=_task_renamed,
     ),
 )

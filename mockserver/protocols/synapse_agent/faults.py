@@ -108,6 +108,12 @@ def _text_plain(reply: Reply) -> None:
     reply.content_type = "text/plain"
 
 
+def _trace_time_renamed(reply: Reply) -> None:
+    if reply.status == 200 and isinstance(reply.body, dict):
+        for event in reply.body.get("page") or ():
+            event["time"] = event.pop("timestamp", None)
+
+
 _fault = fault_maker(PROTOCOL)
 
 
@@ -325,5 +331,13 @@ FAULTS: tuple[Fault, ...] = (
         (),
         f"control: a chatText over {LONG_CHAT} characters is refused at the start with 400 and a reason",
         control=True,
+    ),
+    _fault(
+        "syn-trace-time-renamed",
+        # a server's shape: read as the document has it, the page fails its check, never as a suite error
+        ("SYN-TRACE-001", "SYN-TRACE-002", "SYN-MODEL-003"),
+        "getTraceEvents' events carry their time as `time`, not the document's `timestamp`",
+        operation="getTraceEvents",
+        mutate=_trace_time_renamed,
     ),
 )

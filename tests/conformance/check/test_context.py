@@ -240,3 +240,81 @@ def test_a_failure_on_the_status_alone_is_a_finding_that_judged_the_status() -> 
     judged = {f.message.split(":", 1)[0]: f.judged for f in res.findings}
     assert judged == {"status": STATUS, "body": ""}
     assert res.findings[0].to_dict()["judged"] == STATUS
+
+
+def test_a_failure_judging_an_earlier_answer_is_filed_under_that_answer() -> None:
+    """Read A, call B (answered as the document says), then fail judging A's body: the finding, its
+    curl line and its reproduction end with A, the answer the failure names (``shown_by``), not
+    with B, the last call made (whose curl line a vendor would run and see pass). Both inside a
+    part and as the failure that ends the check."""
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from mockserver import EmbeddedServer, MockConfig
+
+    spec = load("synapse-agent")
+
+    def judged_late(c: Context, mode: str) -> None:
+        created = c.client.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"})
+        c.expect_status(created, 201, 200)
+        read = c.client.get(f"/agent/session/{created.json()['sessionId']}")  # A
+        session = read.json()
+        c.expect_status(c.client.post("/agent/sessions/list", json={}), 200)  # B, as documented
+        if mode == "part":
+            with c.part("session read"):
+                c.expect(session.get("no such field"), "the session has no field 'no such field'", shown_by=read)
+        elif mode == "json":  # the JSON read from A knows its answer
+            c.expect_equal(session.get("agentAccessLevel"), "WRITE", "agentAccessLevel", shown_by=session)
+        else:
+            c.fail("the session has no field 'no such field'", shown_by=read)
+
+    with EmbeddedServer(MockConfig(protocols=("synapse-agent",))) as server:
+        options = RunOptions(
+            protocol="synapse-agent", base_url=server.url + spec.info.base_path, token="alice-token", timeout=5.0
+        )
+        for n, mode in enumerate(("part", "end", "json")):
+            context = Context(spec, SchemaSet(spec.raw), options, Limits(timeout=5.0))
+            req = Requirement(f"SYN-X-01{n}", Level.MUST, "s", "r", "synapse-agent")
+            res = run_check(Check(req, lambda c, m=mode: judged_late(c, m)), context)
+            (finding,) = res.findings
+            assert finding.operation == finding.shown_by == "GET /agent/session/{sessionId}", mode
+            assert finding.to_dict()["curl"].startswith("curl") and "/agent/session/" in finding.to_dict()["curl"]
+            assert "sessions/list" not in finding.to_dict()["curl"]
+            assert finding.deciding is not None and finding.deciding.method == "GET"
+            assert finding.key.startswith(f"SYN-X-01{n}|GET /agent/session/{{sessionId}}|scenario:")
+
+
+def test_a_missing_key_of_an_answer_fails_and_one_of_the_suites_own_dict_is_a_suite_error() -> None:
+    """What a server sent never ends as "error" (check/answer.py): a key its answer lacks fails the
+    check with that answer as the finding's call; a key the suite's own dict lacks is the suite's
+    bug, and stays "error"."""
+    from conformance.phases.scenario import run_check
+    from conformance.verdicts.requirements import Check, Level, Requirement
+    from conformance.verdicts.results import Status
+    from mockserver import EmbeddedServer, MockConfig
+
+    spec = load("synapse-agent")
+
+    def reads_the_answer(c: Context) -> None:
+        session = c.client.post("/agent/session", json={"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}).json()
+        c.client.post("/agent/sessions/list", json={})
+        session["documentedNowhere"]  # the read a renamed field fails
+
+    def reads_its_own(c: Context) -> None:
+        c.client.post("/agent/sessions/list", json={})
+        {"mine": 1}["documentedNowhere"]  # the suite's own bug
+
+    with EmbeddedServer(MockConfig(protocols=("synapse-agent",))) as server:
+        options = RunOptions(
+            protocol="synapse-agent", base_url=server.url + spec.info.base_path, token="alice-token", timeout=5.0
+        )
+        results = []
+        for n, check in enumerate((reads_the_answer, reads_its_own)):
+            context = Context(spec, SchemaSet(spec.raw), options, Limits(timeout=5.0))
+            results.append(
+                run_check(Check(Requirement(f"SYN-X-02{n}", Level.MUST, "s", "r", "synapse-agent"), check), context)
+            )
+    answer, own = results
+    assert answer.status is Status.FAILED and answer.message.startswith('the answer has no "documentedNowhere" at $')
+    (finding,) = answer.findings
+    assert finding.operation == finding.shown_by == "POST /agent/session"
+    assert own.status is Status.ERROR and "KeyError" in own.message
