@@ -106,6 +106,12 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     )
     run.add_argument("--target-name", help="the implementation under test, named in the reports")
     run.add_argument("--target-version", help="its version, named in the reports")
+    run.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="FILE",
+        help="sign each report with this Ed25519 private key (PEM; make one with keygen): signature.json",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     run.add_argument(
         "--progress",
@@ -163,7 +169,17 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     check_report.add_argument(
         "--base-url", default="", help="run the suite again as recorded against this URL and compare every verdict"
     )
+    check_report.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="require the report's signature by this Ed25519 public key (PEM): without it, integrity only",
+    )
     _credential_options(check_report, "the re-run")
+    keys = sub.add_parser("keygen", help="write an Ed25519 key pair to sign reports with (run --sign-key)")
+    keys.add_argument(
+        "--out", type=Path, required=True, metavar="PREFIX", help="writes PREFIX.key (private, 0600) and PREFIX.pub"
+    )
     return p
 
 
@@ -240,7 +256,8 @@ def _run_protocols(
     from .reporting import ReportFiles
 
     worst = EXIT_OK
-    reports = ReportFiles(report_dir)
+    keys = {o.protocol: o.sign_key for o in runs}
+    reports = ReportFiles(report_dir, keys.__getitem__)
     workers = 1
     if len(runs) > 1 and jobs != 1:
         # imported only here: the cases a run draws depend on what its process imported before it
@@ -395,19 +412,29 @@ def replay_command(args: argparse.Namespace) -> int:
 
 def verify_command(args: argparse.Namespace) -> int:
     from .check.credentials import Credentials
-    from .verify import VerifyError, check_files, rerun
+    from .verify import VerifyError, check_files, check_signature, rerun
 
     try:
-        checked = check_files(args.report)
-        for note in checked.notes:
+        checked, signed = check_files(args.report), check_signature(args.report, args.public_key)
+        for note in [*checked.notes, *signed.notes]:
             print(f"ok: {note}")
         for problem in checked.problems:
             print(f"EDITED: {problem}")
-        if checked.problems:
-            print(f"verify: {len(checked.problems)} problem(s): the report is not the one that was certified")
+        for problem in signed.problems:
+            print(f"NOT SIGNED: {problem}")
+        problems = len(checked.problems) + len(signed.problems)
+        if problems:
+            what = "certified" if not args.public_key else "signed by --public-key"
+            print(f"verify: {problems} problem(s): the report is not the one that was {what}")
             return EXIT_FAILED
+        if args.public_key:
+            print("verify: the report is intact and signed by --public-key")
+        else:  # said plainly: the digests alone prove nothing against whoever edits the report
+            print(
+                "verify: the report is intact (integrity only: whoever edits a report can compute its digests "
+                "again; --public-key checks who signed it)"
+            )
         if not args.base_url:
-            print("verify: the report is intact")
             return EXIT_OK
         credentials = Credentials.from_environment(args.token, args.second_token)
         changed, total = rerun(args.report, args.base_url, credentials)
@@ -420,6 +447,19 @@ def verify_command(args: argparse.Namespace) -> int:
         f"verify: {total - len(changed)}/{total} verdicts reproduced" + (f"; {len(changed)} changed" if changed else "")
     )
     return EXIT_OK if not changed else EXIT_FAILED
+
+
+def keygen_command(args: argparse.Namespace) -> int:
+    from .reporting.signature import SignatureError, fingerprint, keygen, public_key
+
+    try:
+        private, public = keygen(args.out)
+    except SignatureError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"keygen: {private} (private: keep it secret, sign with run --sign-key {private})")
+    print(f"keygen: {public} (public: give it to whoever verifies, verify --public-key {public})")
+    print(f"keygen: fingerprint {fingerprint(public_key(public))}")
+    return EXIT_OK
 
 
 def requirements_command(args: argparse.Namespace) -> int:
@@ -497,6 +537,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "replay": replay_command,
             "merge": merge_command,
             "verify": verify_command,
+            "keygen": keygen_command,
         }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit
