@@ -176,6 +176,15 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
         help="require the report's signature by this Ed25519 public key (PEM): without it, integrity only",
     )
     _credential_options(check_report, "the re-run")
+    compared = sub.add_parser(
+        "diff", help="what changed between two reports: verdicts, findings, requirements (exit 1: one got worse)"
+    )
+    compared.add_argument("old", type=Path, metavar="OLD", help="the earlier report folder (or its results.json)")
+    compared.add_argument("new", type=Path, metavar="NEW", help="the later one")
+    compared.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    over_time = sub.add_parser("history", help="one line per report folder, oldest first: counts and what changed")
+    over_time.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="report folders of one protocol")
+    over_time.add_argument("--format", choices=["text", "markdown"], default="text")
     keys = sub.add_parser("keygen", help="write an Ed25519 key pair to sign reports with (run --sign-key)")
     keys.add_argument(
         "--out", type=Path, required=True, metavar="PREFIX", help="writes PREFIX.key (private, 0600) and PREFIX.pub"
@@ -449,6 +458,29 @@ def verify_command(args: argparse.Namespace) -> int:
     return EXIT_OK if not changed else EXIT_FAILED
 
 
+def diff_command(args: argparse.Namespace) -> int:
+    from .diff import DiffError, compare, load, render_json, render_markdown, render_text
+
+    try:
+        diff = compare(load(args.old), load(args.new))
+    except DiffError as exc:
+        raise UsageError(str(exc)) from None
+    render = {"text": render_text, "markdown": render_markdown, "json": render_json}[args.format]
+    sys.stdout.write(render(diff))
+    return EXIT_FAILED if diff.exit_code else EXIT_OK
+
+
+def history_command(args: argparse.Namespace) -> int:
+    from .diff import DiffError, history, render_history_markdown, render_history_text
+
+    try:
+        runs = history(args.reports)
+    except DiffError as exc:
+        raise UsageError(str(exc)) from None
+    sys.stdout.write((render_history_markdown if args.format == "markdown" else render_history_text)(runs))
+    return EXIT_OK
+
+
 def keygen_command(args: argparse.Namespace) -> int:
     from .reporting.signature import SignatureError, fingerprint, keygen, public_key
 
@@ -538,6 +570,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "merge": merge_command,
             "verify": verify_command,
             "keygen": keygen_command,
+            "diff": diff_command,
+            "history": history_command,
         }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit
