@@ -47,6 +47,10 @@ class Report:
 def load(path: Path) -> Report:
     """A report folder (or its results.json), or DiffError saying why it is none."""
     file = path / "results.json" if path.is_dir() else path
+    inside = sorted(p.parent.name for p in path.glob("*/results.json")) if path.is_dir() else []
+    if inside and not file.is_file():  # a run of several protocols: one report folder each
+        names = ", ".join(inside)
+        raise DiffError(f"{path} holds a report per protocol ({names}): compare one, e.g. {path / inside[0]}")
     try:
         data: Any = json.loads(file.read_bytes())
     except (OSError, ValueError) as exc:

@@ -183,6 +183,13 @@ def test_not_a_report_and_different_protocols_are_usage_errors(
     assert main(["diff", str(tmp_path), str(clean)]) == 2
     assert "different protocols: agent-protocol and neuro-san" in capsys.readouterr().err
     assert main(["history", str(tmp_path), str(clean)]) == 2
+    several = tmp_path / "all"  # a run of several protocols: a folder each, diff says which to compare
+    (several / PROTOCOL).mkdir(parents=True)
+    (several / PROTOCOL / "results.json").write_bytes((clean / "results.json").read_bytes())
+    capsys.readouterr()
+    assert main(["diff", str(several), str(clean)]) == 2
+    said = capsys.readouterr().err
+    assert f"holds a report per protocol ({PROTOCOL}): compare one, e.g. {several / PROTOCOL}" in said
 
 
 def test_history_is_one_line_per_run_oldest_first(

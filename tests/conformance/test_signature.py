@@ -163,3 +163,22 @@ def test_a_key_that_cannot_sign_is_refused_before_the_run(tmp_path: Path, capsys
     assert code == 2
     assert "--sign-key:" in capsys.readouterr().err
     assert not report.exists()
+
+
+def test_the_sign_key_comes_from_the_command_line_the_environment_or_the_file(tmp_path: Path) -> None:
+    """One declaration (config.KEYS): ``--sign-key``, ``CONFORMANCE_SIGN_KEY``, ``sign-key`` in
+    conformance.toml (relative to the file), with the usual precedence."""
+    from conformance import config
+
+    for name in ("file", "env", "cli"):
+        assert main(["keygen", "--out", str(tmp_path / name)]) == 0
+    (tmp_path / "conformance.toml").write_text('protocol = "agent-protocol"\nsign-key = "file.key"\n')
+
+    def key(cli: Path | None = None, environ: dict[str, str] | None = None) -> Path | None:
+        given = config.given({"sign_key": cli})
+        invocation = config.Invocation(given, config.from_env(environ or {}), config.load(None, tmp_path, {}))
+        return invocation.runs()[0].sign_key
+
+    assert key() == tmp_path / "file.key"
+    assert key(environ={"CONFORMANCE_SIGN_KEY": str(tmp_path / "env.key")}) == tmp_path / "env.key"
+    assert key(tmp_path / "cli.key", {"CONFORMANCE_SIGN_KEY": str(tmp_path / "env.key")}) == tmp_path / "cli.key"
