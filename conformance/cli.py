@@ -134,6 +134,9 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     joined.add_argument(
         "-o", "--report-dir", type=Path, help="where the merged reports go (default reports/merged-<timestamp>/)"
     )
+    joined.add_argument(
+        "--sign-key", type=Path, metavar="FILE", help="sign the merged reports with this Ed25519 private key"
+    )
     base = sub.add_parser("baseline", help="write an --expected-failures file from a run's results.json")
     base.add_argument("report_dir", type=Path, metavar="REPORT_DIR")
     base.add_argument("-o", "--output", default="expected-failures.yaml", help="file to write ('-': stdout)")
@@ -364,6 +367,13 @@ def merge_command(args: argparse.Namespace) -> int:
     from .merge import check_campaign, load, merge
     from .reporting import write_reports
 
+    if args.sign_key is not None:  # refused now, not after the merge
+        from .reporting.signature import SignatureError, private_key
+
+        try:
+            private_key(args.sign_key)
+        except SignatureError as exc:
+            raise UsageError(f"--sign-key: {exc}") from None
     found = load(args.reports)
     runs = []
     for pid in sorted(found):
@@ -374,7 +384,7 @@ def merge_command(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     for run, count in runs:
         directory = root / run.protocol if len(runs) > 1 else root
-        write_reports(run, directory)
+        write_reports(run, directory, args.sign_key)
         tally = run.tally()["must"]
         print(
             f"{run.protocol}: {_VERDICT.get(run.exit_code, 'FAIL')} - {count} shards merged; MUST {tally['passed']} "
