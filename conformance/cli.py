@@ -106,6 +106,12 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     )
     run.add_argument("--target-name", help="the implementation under test, named in the reports")
     run.add_argument("--target-version", help="its version, named in the reports")
+    run.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="FILE",
+        help="sign each report with this Ed25519 private key (PEM; make one with keygen): signature.json",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     run.add_argument(
         "--progress",
@@ -127,6 +133,9 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     joined.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="each shard's --report-dir")
     joined.add_argument(
         "-o", "--report-dir", type=Path, help="where the merged reports go (default reports/merged-<timestamp>/)"
+    )
+    joined.add_argument(
+        "--sign-key", type=Path, metavar="FILE", help="sign the merged reports with this Ed25519 private key"
     )
     base = sub.add_parser("baseline", help="write an --expected-failures file from a run's results.json")
     base.add_argument("report_dir", type=Path, metavar="REPORT_DIR")
@@ -163,7 +172,26 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     check_report.add_argument(
         "--base-url", default="", help="run the suite again as recorded against this URL and compare every verdict"
     )
+    check_report.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="require the report's signature by this Ed25519 public key (PEM): without it, integrity only",
+    )
     _credential_options(check_report, "the re-run")
+    compared = sub.add_parser(
+        "diff", help="what changed between two reports: verdicts, findings, requirements (exit 1: one got worse)"
+    )
+    compared.add_argument("old", type=Path, metavar="OLD", help="the earlier report folder (or its results.json)")
+    compared.add_argument("new", type=Path, metavar="NEW", help="the later one")
+    compared.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    over_time = sub.add_parser("history", help="one line per report folder, oldest first: counts and what changed")
+    over_time.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="report folders of one protocol")
+    over_time.add_argument("--format", choices=["text", "markdown"], default="text")
+    keys = sub.add_parser("keygen", help="write an Ed25519 key pair to sign reports with (run --sign-key)")
+    keys.add_argument(
+        "--out", type=Path, required=True, metavar="PREFIX", help="writes PREFIX.key (private, 0600) and PREFIX.pub"
+    )
     return p
 
 
@@ -240,7 +268,8 @@ def _run_protocols(
     from .reporting import ReportFiles
 
     worst = EXIT_OK
-    reports = ReportFiles(report_dir)
+    keys = {o.protocol: o.sign_key for o in runs}
+    reports = ReportFiles(report_dir, keys.__getitem__)
     workers = 1
     if len(runs) > 1 and jobs != 1:
         # imported only here: the cases a run draws depend on what its process imported before it
@@ -338,6 +367,13 @@ def merge_command(args: argparse.Namespace) -> int:
     from .merge import check_campaign, load, merge
     from .reporting import write_reports
 
+    if args.sign_key is not None:  # refused now, not after the merge
+        from .reporting.signature import SignatureError, private_key
+
+        try:
+            private_key(args.sign_key)
+        except SignatureError as exc:
+            raise UsageError(f"--sign-key: {exc}") from None
     found = load(args.reports)
     runs = []
     for pid in sorted(found):
@@ -348,7 +384,7 @@ def merge_command(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     for run, count in runs:
         directory = root / run.protocol if len(runs) > 1 else root
-        write_reports(run, directory)
+        write_reports(run, directory, args.sign_key)
         tally = run.tally()["must"]
         print(
             f"{run.protocol}: {_VERDICT.get(run.exit_code, 'FAIL')} - {count} shards merged; MUST {tally['passed']} "
@@ -395,19 +431,29 @@ def replay_command(args: argparse.Namespace) -> int:
 
 def verify_command(args: argparse.Namespace) -> int:
     from .check.credentials import Credentials
-    from .verify import VerifyError, check_files, rerun
+    from .verify import VerifyError, check_files, check_signature, rerun
 
     try:
-        checked = check_files(args.report)
-        for note in checked.notes:
+        checked, signed = check_files(args.report), check_signature(args.report, args.public_key)
+        for note in [*checked.notes, *signed.notes]:
             print(f"ok: {note}")
         for problem in checked.problems:
             print(f"EDITED: {problem}")
-        if checked.problems:
-            print(f"verify: {len(checked.problems)} problem(s): the report is not the one that was certified")
+        for problem in signed.problems:
+            print(f"NOT SIGNED: {problem}")
+        problems = len(checked.problems) + len(signed.problems)
+        if problems:
+            what = "certified" if not args.public_key else "signed by --public-key"
+            print(f"verify: {problems} problem(s): the report is not the one that was {what}")
             return EXIT_FAILED
+        if args.public_key:
+            print("verify: the report is intact and signed by --public-key")
+        else:  # said plainly: the digests alone prove nothing against whoever edits the report
+            print(
+                "verify: the report is intact (integrity only: whoever edits a report can compute its digests "
+                "again; --public-key checks who signed it)"
+            )
         if not args.base_url:
-            print("verify: the report is intact")
             return EXIT_OK
         credentials = Credentials.from_environment(args.token, args.second_token)
         changed, total = rerun(args.report, args.base_url, credentials)
@@ -420,6 +466,42 @@ def verify_command(args: argparse.Namespace) -> int:
         f"verify: {total - len(changed)}/{total} verdicts reproduced" + (f"; {len(changed)} changed" if changed else "")
     )
     return EXIT_OK if not changed else EXIT_FAILED
+
+
+def diff_command(args: argparse.Namespace) -> int:
+    from .diff import DiffError, compare, load, render_json, render_markdown, render_text
+
+    try:
+        diff = compare(load(args.old), load(args.new))
+    except DiffError as exc:
+        raise UsageError(str(exc)) from None
+    render = {"text": render_text, "markdown": render_markdown, "json": render_json}[args.format]
+    sys.stdout.write(render(diff))
+    return EXIT_FAILED if diff.exit_code else EXIT_OK
+
+
+def history_command(args: argparse.Namespace) -> int:
+    from .diff import DiffError, history, render_history_markdown, render_history_text
+
+    try:
+        runs = history(args.reports)
+    except DiffError as exc:
+        raise UsageError(str(exc)) from None
+    sys.stdout.write((render_history_markdown if args.format == "markdown" else render_history_text)(runs))
+    return EXIT_OK
+
+
+def keygen_command(args: argparse.Namespace) -> int:
+    from .reporting.signature import SignatureError, fingerprint, keygen, public_key
+
+    try:
+        private, public = keygen(args.out)
+    except SignatureError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"keygen: {private} (private: keep it secret, sign with run --sign-key {private})")
+    print(f"keygen: {public} (public: give it to whoever verifies, verify --public-key {public})")
+    print(f"keygen: fingerprint {fingerprint(public_key(public))}")
+    return EXIT_OK
 
 
 def requirements_command(args: argparse.Namespace) -> int:
@@ -497,6 +579,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "replay": replay_command,
             "merge": merge_command,
             "verify": verify_command,
+            "keygen": keygen_command,
+            "diff": diff_command,
+            "history": history_command,
         }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit

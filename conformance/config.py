@@ -150,6 +150,7 @@ KEYS = {
         Key("target-version", "target_version", _text, ""),
         Key("expected-failures", "expected_failures", _text, path=True),
         Key("report-dir", "report_dir", _text, path=True),
+        Key("sign-key", "sign_key", _text, path=True),
     )
 }
 FIELDS = {k.field: k for k in KEYS.values()}
@@ -377,6 +378,7 @@ class Invocation:
             shard=value("shard"),
             example_db=ExampleDb(value("example_db"), value("example_db_readonly")) if value("example_db") else None,
             report_dir=report_dir,
+            sign_key=Path(value("sign_key")) if value("sign_key") else None,
         )
 
     def runs(self) -> list[RunOptions]:

@@ -55,6 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="write the merged reports (one folder per protocol when several)",
     )
+    group.addoption(
+        "--conformance-sign-key", default=None, metavar="FILE", help="sign the reports with this Ed25519 private key"
+    )
 
 
 def active(config: pytest.Config) -> bool:

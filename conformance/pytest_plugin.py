@@ -397,9 +397,10 @@ class _Merger:
             return
         from .reporting import write_reports
 
-        runs = merge(self.records, plans(session.config))
+        chosen = plans(session.config)
+        runs = merge(self.records, chosen)
         for pid, run in runs.items():
-            write_reports(run, Path(directory) / pid if len(runs) > 1 else Path(directory))
+            write_reports(run, Path(directory) / pid if len(runs) > 1 else Path(directory), chosen[pid].sign_key)
 
 
 def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[str, RunResult]:

@@ -104,6 +104,13 @@ def check_run(options: RunOptions, *, base_url_given: bool) -> RunOptions:
             open_database(options.example_db, b"")
         except ExampleDbError as exc:
             raise UsageError(str(exc)) from None
+    if options.sign_key is not None:  # a key that cannot sign is refused before the run, not after it
+        from .reporting.signature import SignatureError, private_key
+
+        try:
+            private_key(options.sign_key)
+        except SignatureError as exc:
+            raise UsageError(f"--sign-key: {exc}") from None
     pid = options.protocol
     for prefix in options.only:
         if not any(c.requirement.id.startswith(prefix) for c in suite(pid).registry):

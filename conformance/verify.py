@@ -6,6 +6,10 @@ digest of the document this suite holds (a report made against another or an edi
 shows). With ``--base-url``: the suite runs again as recorded (protocol, profile, seed, options;
 the hash seed too, since it steers which cases are drawn) against that URL, and each verdict is
 compared with the recorded one: ``31/31 verdicts reproduced``, or the ones that changed, named.
+
+Those digests prove integrity only: whoever edits a report can compute them again. With
+``--public-key`` the report's signature (``signature.json``, ``reporting/signature.py``) must be that
+key's signature of results.json's digest, which no edit of results.json or of a file it lists keeps.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from specs.documents import SpecError, load
 
 from .check.credentials import NONE, Credentials
+from .reporting import signature
 from .reporting.certificate import file_digest, intact
 
 
@@ -83,6 +88,37 @@ def check_files(directory: Path) -> Checked:
             out.notes.append(f"{document} is the document this suite holds ({now})")
     if report.get("suite_version") != _version():
         out.notes.append(f"the report was made by suite {report.get('suite_version')}, this is {_version()}")
+    return out
+
+
+def check_signature(directory: Path, public_key: Path | None) -> Checked:
+    """The report's signature: with ``public_key``, that key's of results.json's digest (missing,
+    foreign or not matching is a problem); without, only named (a note)."""
+    folder = directory if directory.is_dir() else directory.parent
+    file = folder / "results.json"
+    out = Checked()
+    try:
+        signed = signature.read(folder)
+    except signature.SignatureError as exc:
+        out.problems.append(str(exc))
+        return out
+    if public_key is None:
+        if signed is not None:
+            out.notes.append(f"signed by the key {signed.fingerprint} (not checked: give --public-key)")
+        return out
+    try:
+        key = signature.public_key(public_key)
+    except signature.SignatureError as exc:
+        raise VerifyError(str(exc)) from None
+    if signed is None:
+        out.problems.append(f"the report carries no signature ({signature.SIGNATURE} is missing)")
+        return out
+    _, digest = intact(file.read_bytes()) if file.is_file() else (False, "")
+    why = signature.check(signed, digest, key)
+    if why:
+        out.problems.append(why)
+    else:
+        out.notes.append(f"signed by --public-key ({signed.fingerprint}): its holder published these bytes")
     return out
 
 

@@ -26,8 +26,9 @@ WRITERS: dict[str, Callable[[RunResult], str]] = {
 }
 
 
-def write_reports(run: RunResult, directory: Path) -> list[Path]:
-    """Every report; results.json last, carrying the digest of each other file and its own."""
+def write_reports(run: RunResult, directory: Path, sign_key: Path | None = None) -> list[Path]:
+    """Every report; results.json last, carrying the digest of each other file and its own; with
+    ``sign_key``, signature.json after it (``signature.py``: the key's signature of that digest)."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, render in WRITERS.items():
@@ -39,6 +40,10 @@ def write_reports(run: RunResult, directory: Path) -> list[Path]:
     names = [p.relative_to(directory).as_posix() for p in written]
     results = directory / "results.json"
     results.write_text(render_json(run, digests_of(directory, names)), encoding="utf-8")
+    if sign_key is not None:
+        from .signature import private_key, sign
+
+        return [results, *written, sign(directory, private_key(sign_key))]
     return [results, *written]
 
 
@@ -64,13 +69,17 @@ def write_scripts(run: RunResult, directory: Path) -> list[Path]:
 
 
 class ReportFiles:
-    """Handler: every report of each finished run (``RunFinished``), into ``directory(protocol)``;
-    ``written`` keeps each run with its folder, in the order the runs finished. A run whose target
-    the preflight found unusable (``fatal``: exit 2) tested nothing, so it gets no folder: its one
-    error line says why, and ``unusable`` keeps it."""
+    """Handler: every report of each finished run (``RunFinished``), into ``directory(protocol)``,
+    signed with ``sign_key(protocol)`` (None: unsigned); ``written`` keeps each run with its folder,
+    in the order the runs finished. A run whose target the preflight found unusable (``fatal``:
+    exit 2) tested nothing, so it gets no folder: its one error line says why, and ``unusable``
+    keeps it."""
 
-    def __init__(self, directory: Callable[[str], Path]) -> None:
+    def __init__(
+        self, directory: Callable[[str], Path], sign_key: Callable[[str], Path | None] = lambda _: None
+    ) -> None:
         self.directory = directory
+        self.sign_key = sign_key
         self.written: list[tuple[RunResult, Path]] = []
         self.unusable: list[RunResult] = []
 
@@ -79,7 +88,7 @@ class ReportFiles:
             self.unusable.append(event.result)
         elif isinstance(event, RunFinished):
             folder = self.directory(event.result.protocol)
-            write_reports(event.result, folder)
+            write_reports(event.result, folder, self.sign_key(event.result.protocol))
             self.written.append((event.result, folder))
 
 

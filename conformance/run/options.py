@@ -48,6 +48,9 @@ class RunOptions:
     report_dir: Path | None = None
     """Where this run's reports go (``--report-dir``, one folder per protocol when several share
     it); None: the face's default (the CLI's ``reports/<protocol>-<timestamp>/``)."""
+    sign_key: Path | None = None
+    """An Ed25519 private key (PEM) whose signature of results.json's digest the reports carry
+    (``--sign-key``, ``reporting/signature.py``); None: unsigned."""
 
     @property
     def sequences(self) -> int:

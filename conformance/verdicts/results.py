@@ -104,6 +104,18 @@ class Status(StrEnum):
         # results.json before format 5 said "skipped" where every report says "not verified"
         return cls.NOT_VERIFIED if value == "skipped" else None
 
+    @property
+    def rank(self) -> int:
+        """Its place in ``ORDER`` (0 best): a verdict moved to a higher rank got worse."""
+        return ORDER.index(self)
+
+
+ORDER = (Status.PASSED, Status.ADVICE, Status.NOT_VERIFIED, Status.BLOCKED, Status.ERROR, Status.FAILED)
+"""The verdicts from best to worst, the one order every comparison of two runs uses (``diff``):
+passed; advice (only practice broken, never gating); the undecided ones, not verified (nothing
+judged), blocked (another requirement's failure left nothing to judge), error (the check could not
+decide); failed (judged broken). A move down this list is worse, a move up better."""
+
 
 @dataclass(slots=True)
 class Exchange:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from conformance.cli import main
 from conformance.run.targets import embedded
 from specs.documents import load
 
@@ -97,8 +98,11 @@ def test_four_shards_merged_decide_what_one_process_decides(fault: str | None, t
             assert code in (0, 1), output
         code, output = finish(conformance(*campaign_args(url, tmp_path / "single"), cwd=tmp_path))
         assert code in (0, 1), output
+    assert main(["keygen", "--out", str(tmp_path / "lab")]) == 0
     merged = conformance(
-        "merge", *(str(tmp_path / f"shard{k}") for k in range(1, SHARDS + 1)), "-o", "merged", cwd=tmp_path
+        *("merge", *(str(tmp_path / f"shard{k}") for k in range(1, SHARDS + 1)), "-o", "merged"),
+        *("--sign-key", str(tmp_path / "lab.key")),
+        cwd=tmp_path,
     )
     merged_code, merged_output = finish(merged)
     assert merged_code == code, merged_output
@@ -110,8 +114,8 @@ def test_four_shards_merged_decide_what_one_process_decides(fault: str | None, t
     if fault is None:
         assert set(single.values()) == {"passed"}
         # the merged report carries a certificate of its own, which verify accepts
-        code, output = finish(conformance("verify", "merged", cwd=tmp_path))
-        assert code == 0, output
+        code, output = finish(conformance("verify", "merged", "--public-key", "lab.pub", cwd=tmp_path))
+        assert code == 0, output  # and is signed by the key merge was given
     else:
         # what the fault breaks fails (a deep campaign may catch more of it than the self-check's
         # short runs declare: ns-accepts-invalid-input also fails NS-SCHEMA-006 here)

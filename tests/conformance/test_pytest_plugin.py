@@ -69,6 +69,22 @@ def test_a_broken_server_fails_the_items_of_the_requirements_it_breaks(
     assert outcomes.get("failed", 0) == 2 and outcomes.get("passed", 0) >= 5
 
 
+def test_the_reports_are_signed_with_the_sign_key(pytester: pytest.Pytester) -> None:
+    """--conformance-sign-key, the run's sign-key option as every face reads it (config.KEYS)."""
+    from conformance.cli import main
+
+    keys = pytester.path / "keys"
+    keys.mkdir()
+    assert main(["keygen", "--out", str(keys / "lab")]) == 0
+    out = pytester.path / "reports"
+    result = pytester.runpytest_subprocess(
+        *("-p", "no:cacheprovider", "--conformance-protocol", "agent-protocol", "--conformance-only", "AP-TASK-001"),
+        *("--conformance-report-dir", str(out), "--conformance-sign-key", str(keys / "lab.key")),
+    )
+    result.assert_outcomes(passed=1)
+    assert main(["verify", str(out), "--public-key", str(keys / "lab.pub")]) == 0
+
+
 def test_without_the_option_the_plugin_adds_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_own="def test_mine():\n    pass\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
