@@ -16,6 +16,7 @@ from specs.documents import PROTOCOLS, SpecError, load
 
 from . import __version__, config
 from .check.guard import STOPPED_ANSWERING
+from .client import cli as client_cli
 from .proxy import cli as proxy_cli
 from .run.depth import DEPTHS
 from .run.events import EventHandler
@@ -143,6 +144,7 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
         help="faults checked at once, each in its own process (default: one per core, at most 4)",
     )
     proxy_cli.add_parser(sub)
+    client_cli.add_parser(sub)
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     req.add_argument("--format", choices=["text", "json"], default="text")
@@ -493,6 +495,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "requirements": requirements_command,
             "selfcheck": selfcheck_command,
             "proxy": proxy_cli.command,
+            "client": client_cli.command,
             "baseline": baseline_command,
             "replay": replay_command,
             "merge": merge_command,
