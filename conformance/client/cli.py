@@ -13,6 +13,8 @@ from typing import Any
 from specs.documents import PROTOCOLS
 
 from ..usage import UsageError, check_report_dir
+from ..verdicts.requirements import Authority, Level
+from ..verdicts.results import Status
 from .judges import Judged, Play
 from .requirements import client_suite
 from .scenarios import Scenario, scenarios
@@ -64,9 +66,14 @@ def chosen(protocol: str, names: list[str]) -> list[Scenario]:
 
 
 def verdict_line(play: Play, verdicts: dict[str, Judged]) -> str:
-    worst = "FAIL" if any(v.status.value == "failed" for v in verdicts.values()) else "ok"
+    """One scenario in a line: FAIL when it failed a MUST of the document, warn when only a SHOULD,
+    a MAY or a practice requirement (advice), ok otherwise."""
+    suite = client_suite(play.protocol)
+    failed = [suite.get(rid).requirement for rid, v in verdicts.items() if v.status is Status.FAILED]
+    gates = any(r.level is Level.MUST and r.authority is Authority.DOCUMENT for r in failed)
+    head = "FAIL" if gates else "warn" if failed else "ok"
     said = ", ".join(f"{rid} {v.status.value}" for rid, v in verdicts.items())
-    return f"{worst:4} {play.protocol} {play.scenario}: {play.ended}, {len(play.exchanges)} requests; {said}"
+    return f"{head:4} {play.protocol} {play.scenario}: {play.ended}, {len(play.exchanges)} requests; {said}"
 
 
 def command(args: argparse.Namespace) -> int:

@@ -39,6 +39,8 @@ class Play:
     output: str = ""
     """The end of what the client printed (stderr, then stdout), for the report."""
     journal_full: bool = False
+    origin: str = ""
+    """The mock's root URL in this scenario (its evidence's URLs start with it)."""
 
     @property
     def ended(self) -> str:

@@ -130,6 +130,7 @@ def play(scenario: Scenario, command: Sequence[str], timeout_s: float, seed: int
         took,
         output,
         journal_full=len(entries) >= JOURNAL_SIZE,
+        origin=server.url,
     )
     verdicts: dict[str, Judged] = {}
     for rid in scenario.requirement_ids:

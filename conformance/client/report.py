@@ -23,7 +23,6 @@ def run_result(
     started_at: str,
     duration_s: float,
     seed: int,
-    origin: str = "",
 ) -> RunResult:
     result = RunResult(
         protocol=protocol,
@@ -36,7 +35,7 @@ def run_result(
         duration_s=duration_s,
     )
     for requirement in client_requirements(protocol):
-        said = [(p.scenario, v) for p, v in ((p, v.get(requirement.id)) for p, v in plays) if v is not None]
+        said = [(p, v) for p, v in ((p, v.get(requirement.id)) for p, v in plays) if v is not None]
         if not said:
             continue  # no scenario played decides it: it is not part of this run
         statuses = {v.status for _, v in said}
@@ -48,8 +47,8 @@ def run_result(
             else Status.NOT_VERIFIED
         )
         shown = [(name, v) for name, v in said if v.status is status] or said
-        message = "; ".join(f"{name}: {v.message}" for name, v in shown)
-        evidence = [seen.evidence(origin) for _, v in shown for seen in v.evidence][:5]
+        message = "; ".join(f"{p.scenario}: {v.message}" for p, v in shown)
+        evidence = [seen.evidence(p.origin) for p, v in shown for seen in v.evidence][:5]
         result.results.append(settle(RequirementResult(requirement, status, message, evidence)))
     result.stats = {
         "mode": "client",

@@ -1,0 +1,73 @@
+"""``python -m conformance client`` as a user runs it: the list, usage errors (exit 2), the reports
+every run writes, and the exit code: 0 when every MUST client requirement passed, 1 otherwise."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.client.examples.catalogue import CLIENTS
+
+AP = [sys.executable, "-m", CLIENTS["agent-protocol"]]
+
+
+def test_list_names_each_scenario_what_it_asks_and_what_it_decides(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["client", "--protocol", "synapse-agent", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "job-poll\n  the mock: keeps every chat job PROCESSING" in out
+    assert "decides: SYN-CLIENT-001, SYN-CLIENT-011, SYN-CLIENT-012" in out
+    assert "SYN-CLIENT-005   SHOULD document" in out and "RFC 9110 §15.5.2" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--scenario", "nope", "--", *AP], "no agent-protocol scenario nope; choose from list-pages"),
+        ([], "give the client's command after --"),
+        (["--timeout", "0", "--", *AP], "--timeout must be between 0 and 3600"),
+        (["--", "/nonexistent/client"], "cannot run '/nonexistent/client'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["client", "--protocol", "agent-protocol", *argv]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_protocol_without_scenarios_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["client", "--protocol", "neuro-san", "--", *AP]) == 2
+    assert "neuro-san has no client scenarios yet" in capsys.readouterr().err
+
+
+def test_a_fair_client_passes_and_gets_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["client", "--protocol", "agent-protocol", "--scenario", "list-pages", "--report-dir", str(tmp_path), "--", *AP]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "ok   agent-protocol list-pages: the client exited 0" in captured.err
+    assert "client agent-protocol: PASS" in captured.out
+    assert {"results.json", "junit.xml", "report.html", "summary.md"} <= {p.name for p in tmp_path.iterdir()}
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in results["requirements"]} == {
+        "AP-CLIENT-001": "passed",
+        "AP-CLIENT-010": "passed",
+    }
+    assert results["stats"]["scenarios"][0]["exit_code"] == 0
+
+
+def test_a_broken_must_exits_1_and_a_broken_should_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["client", "--protocol", "agent-protocol", "--report-dir", str(tmp_path)]
+    assert main([*base, "--scenario", "list-pages", "--", *AP, "--break", "first-page-only"]) == 1
+    err = capsys.readouterr().err
+    assert "FAIL agent-protocol list-pages" in err and "AP-CLIENT-010 failed" in err
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "AP-CLIENT-010" in junit and "<failure" in junit
+    # a SHOULD broken: reported failed, and the run still passes on its MUSTs (as `run` does)
+    assert main([*base, "--scenario", "retry-after", "--", *AP, "--break", "ignore-retry-after"]) == 0
+    assert "warn agent-protocol retry-after" in capsys.readouterr().err
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in results["requirements"]}["AP-CLIENT-002"] == "failed"
