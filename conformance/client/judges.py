@@ -263,6 +263,27 @@ def syn_poll_rate(play: Play) -> Judged:
     return passed(f"{len(polls)} polls in {span:.3f} s", polls[-1])
 
 
+def sgr_clarification_answered(play: Play) -> Judged:
+    """SGR-CLIENT-010: the agent that asked gets the answer on a documented route, read to its end."""
+    asked = next(
+        (e for e in play.of("createChatCompletion") if e.status == 200 and e.response_headers.get("x-agent-id")),
+        None,
+    )
+    if asked is None:
+        return failed(f"{play.ended} without starting a chat")
+    agent = asked.response_headers["x-agent-id"]
+    for e in play.exchanges[asked.number :]:
+        body = e.request_json()
+        by_model = e.operation == "createChatCompletion" and isinstance(body, dict) and body.get("model") == agent
+        if (e.operation == "provideClarification" and e.path_params.get("agent_id") == agent) or by_model:
+            if e.status != 200:
+                return failed(f"{e.label}: the clarification was refused", e)
+            return _task_failed(play, "answer the question and read the answer") or passed(
+                f"{e.label} answered agent {agent}'s question", e
+            )
+    return failed(f"agent {agent}'s question was never answered; {play.ended}", asked)
+
+
 GENERIC: dict[str, Judge] = {
     "001": requests_valid,
     "002": retry_after_honoured,
@@ -276,6 +297,7 @@ FLOWS: dict[tuple[str, str], Judge] = {
     ("synapse-agent", "010"): syn_pages_walked,
     ("synapse-agent", "011"): syn_job_polled,
     ("synapse-agent", "012"): syn_poll_rate,
+    ("sgr-agent-core", "010"): sgr_clarification_answered,
 }
 
 

@@ -106,6 +106,16 @@ _FLOWS = (
         "The client polls a running job at a bounded rate (no more than 5 polls a second)",
         "practice: synapseclient polls every second while the job is PROCESSING",
     ),
+    (
+        "sgr-agent-core",
+        "010",
+        Level.MUST,
+        Authority.DOCUMENT,
+        "The client answers an agent's clarification question on the documented route (POST "
+        "/agents/{agent_id}/provide_clarification, or POST /v1/chat/completions with the agent's id as model) "
+        "for the agent that asked, and reads the continuation to its end",
+        "{document}#/paths/~1agents~1{agent_id}~1provide_clarification/post",
+    ),
 )
 
 CLIENT_SUITES: dict[str, Registry] = {}

@@ -60,6 +60,35 @@ def _answer(protocol: str, operation: str, body: Any, status: int = 200) -> dict
     }
 
 
+def _chunk(content: str | None, **extra: Any) -> dict[str, Any]:
+    """One chat.completion.chunk of SGR's stream: content, or None for the closing one."""
+    delta = {"role": "assistant", "content": content} if content is not None else {}
+    return {
+        "id": "chatcmpl-conformance",
+        "object": "chat.completion.chunk",
+        "created": 1737979200,
+        "model": "sgr_agent_3f2b8c1e-5d4a-4e7b-9c2d-1a2b3c4d5e6f",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None if content is not None else "stop"}],
+        **extra,
+    }
+
+
+def _sgr_stream(frames: list[dict[str, Any]], done: bool) -> dict[str, Any]:
+    stream = {"format": "sse", "done": done, "frames": [{"data": f} for f in frames]}
+    return {
+        "stubs": [
+            {
+                "id": "stream",
+                "request": {"protocol": "sgr-agent-core", "operation": "createChatCompletion"},
+                "response": {"status": 200, "stream": stream},
+            }
+        ]
+    }
+
+
+_SGR_UNKNOWN = {"x_conformance_unknown": {"added_by": "a newer server"}}
+
+
 @dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
@@ -162,6 +191,48 @@ SCENARIOS: tuple[Scenario, ...] = (
         "create a session (PUBLICLY_ACCESSIBLE), print its sessionId and exit 0",
         ("004",),
         stubs=_answer("synapse-agent", "createAgentSession", _SYN_SESSION, 201),
+    ),
+    Scenario(
+        "clarification",
+        "sgr-agent-core",
+        "serves a model owl_expert whose agent first asks a question (Which owls?) and waits for the answer",
+        'ask model owl_expert "tell me about owls"; answer its question with "barn owls" on the documented '
+        "route (POST /agents/{agent_id}/provide_clarification, or the agent's id as model), print the final "
+        "answer and exit 0",
+        ("010",),
+        stubs={
+            "data": {
+                "sgr-agent-core": {
+                    "models": [{"name": "owl_expert", "reply": "Owls hoot.\n", "clarify": ["Which owls?"]}]
+                }
+            }
+        },
+    ),
+    Scenario(
+        "cut-stream",
+        "sgr-agent-core",
+        "streams one content chunk of POST /v1/chat/completions, then ends the stream without finish_reason or "
+        "data: [DONE]",
+        'ask model sgr_agent "hello" and print the answer; the answer never completes: exit non-zero',
+        ("006",),
+        GIVE_UP,
+        stubs=_sgr_stream([_chunk("Researching ")], done=False),
+    ),
+    Scenario(
+        "retry-after",
+        "sgr-agent-core",
+        "answers the first POST /v1/chat/completions 429 with Retry-After: 1, then as usual",
+        'ask model sgr_agent "hello", print the answer and exit 0',
+        ("002",),
+        stubs=_busy("sgr-agent-core", "createChatCompletion", 429, 1),
+    ),
+    Scenario(
+        "unknown-fields",
+        "sgr-agent-core",
+        "streams chunks that carry a field no document names, to data: [DONE]",
+        'ask model sgr_agent "hello", print the answer and exit 0',
+        ("004",),
+        stubs=_sgr_stream([_chunk("Hello.", **_SGR_UNKNOWN), _chunk(None, **_SGR_UNKNOWN)], done=True),
     ),
 )
 

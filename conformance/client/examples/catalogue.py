@@ -11,6 +11,7 @@ from dataclasses import dataclass
 CLIENTS = {
     "agent-protocol": "conformance.client.examples.agent_protocol",
     "synapse-agent": "conformance.client.examples.synapse_agent",
+    "sgr-agent-core": "conformance.client.examples.sgr_agent_core",
 }
 """The example client of each protocol, a module run with ``python -m``."""
 
@@ -57,6 +58,14 @@ BROKEN: tuple[BrokenClient, ...] = (
     _b("synapse-agent", "retry-after", "bad-body", ("SYN-CLIENT-001",), "sends an agentAccessLevel the enum lacks"),
     _b("synapse-agent", "revoked-token", "retry-401", ("SYN-CLIENT-005",), "sends a refused request 20 more times"),
     _b("synapse-agent", "unknown-fields", "strict-fields", ("SYN-CLIENT-004",), "crashes on a field it does not know"),
+    _b(
+        "sgr-agent-core", "clarification", "skip-clarification", ("SGR-CLIENT-010",), "takes the question as the answer"
+    ),
+    _b("sgr-agent-core", "clarification", "new-chat", ("SGR-CLIENT-010",), "sends the answer as a new chat"),
+    _b("sgr-agent-core", "cut-stream", "take-cut-as-complete", ("SGR-CLIENT-006",), "prints a stream without [DONE]"),
+    _b("sgr-agent-core", "retry-after", "ignore-retry-after", ("SGR-CLIENT-002",), "retries a 429 at once"),
+    _b("sgr-agent-core", "retry-after", "bad-body", ("SGR-CLIENT-001",), "sends messages as a string"),
+    _b("sgr-agent-core", "unknown-fields", "strict-fields", ("SGR-CLIENT-004",), "crashes on a field it does not know"),
 )
 
 MISBEHAVING: tuple[BrokenClient, ...] = (
