@@ -4,6 +4,8 @@ number). Each answers passed, failed or not verified, with the exchanges that sh
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -110,7 +112,7 @@ def _retry_after(seen: Seen) -> float | None:
 def retry_after_honoured(play: Play) -> Judged:
     """CLIENT-002: the request after a 429/503 with Retry-After comes no sooner than the delay."""
     checked = 0
-    for before, after in zip(play.exchanges, play.exchanges[1:], strict=False):
+    for before, after in itertools.pairwise(play.exchanges):
         delay = _retry_after(before)
         if delay is None:
             continue
@@ -284,6 +286,37 @@ def sgr_clarification_answered(play: Play) -> Judged:
     return failed(f"agent {agent}'s question was never answered; {play.ended}", asked)
 
 
+def _last_context(seen: Seen) -> object | None:
+    """The chat_context of an NDJSON answer's last AGENT_FRAMEWORK message (None: it has none)."""
+    context = None
+    for line in seen.response_body.splitlines():
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            continue
+        response = frame.get("response") if isinstance(frame, dict) else None
+        if isinstance(response, dict) and response.get("type") == "AGENT_FRAMEWORK" and "chat_context" in response:
+            context = response["chat_context"]
+    return context
+
+
+def ns_context_continued(play: Play) -> Judged:
+    """NS-CLIENT-010: the second turn sends back the first answer's chat_context, whole."""
+    chats = [e for e in play.of("AgentService_StreamingChat") if e.status == 200]
+    if len(chats) < 2:
+        return failed(f"{len(chats)} chat turn(s) answered; the task takes two; {play.ended}", *chats[-1:])
+    for before, after in itertools.pairwise(chats):
+        context = _last_context(before)
+        body = after.request_json()
+        sent = body.get("chat_context") if isinstance(body, dict) else None
+        if context is not None and sent != context:
+            shown = "no chat_context" if sent is None else "a chat_context other than the one answered"
+            return failed(f"{after.label} sent {shown} after {before.label}", before, after)
+    return _task_failed(play, "continue the conversation") or passed(
+        f"{len(chats)} turns, each continuing the last answer's chat_context", chats[-1]
+    )
+
+
 GENERIC: dict[str, Judge] = {
     "001": requests_valid,
     "002": retry_after_honoured,
@@ -298,6 +331,7 @@ FLOWS: dict[tuple[str, str], Judge] = {
     ("synapse-agent", "011"): syn_job_polled,
     ("synapse-agent", "012"): syn_poll_rate,
     ("sgr-agent-core", "010"): sgr_clarification_answered,
+    ("neuro-san", "010"): ns_context_continued,
 }
 
 

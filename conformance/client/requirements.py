@@ -67,7 +67,10 @@ _STREAMED = (
         "{document}: a stream ends with its terminal frame ({end})",
     ),
 )
-_STREAM_END = {"sgr-agent-core": "data: [DONE]", "neuro-san": "a final response frame"}
+_STREAM_END = {
+    "sgr-agent-core": "data: [DONE]",
+    "neuro-san": "the last AGENT_FRAMEWORK message, which carries the chat_context",
+}
 
 # the protocols' own flows: (protocol, number, level, authority, statement, reference)
 _FLOWS = (
@@ -105,6 +108,15 @@ _FLOWS = (
         Authority.PRACTICE,
         "The client polls a running job at a bounded rate (no more than 5 polls a second)",
         "practice: synapseclient polls every second while the job is PROCESSING",
+    ),
+    (
+        "neuro-san",
+        "010",
+        Level.MUST,
+        Authority.DOCUMENT,
+        "The client continues a conversation by sending back, whole, the chat_context of the last "
+        "AGENT_FRAMEWORK message of the previous answer",
+        "{document}#/paths/~1api~1v1~1{agent_name}~1streaming_chat/post (description, point 2)",
     ),
     (
         "sgr-agent-core",

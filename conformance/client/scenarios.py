@@ -86,6 +86,17 @@ def _sgr_stream(frames: list[dict[str, Any]], done: bool) -> dict[str, Any]:
     }
 
 
+def _ns_stream(frames: list[dict[str, Any]]) -> dict[str, Any]:
+    stream = {"format": "ndjson", "frames": [{"data": {"response": f}} for f in frames]}
+    stub = {
+        "id": "stream",
+        "request": {"protocol": "neuro-san", "operation": "AgentService_StreamingChat"},
+        "response": {"status": 200, "stream": stream},
+    }
+    return {"stubs": [stub]}
+
+
+_NS_CONTEXT = {"chat_histories": [{"messages": [{"type": "HUMAN", "text": "hello"}, {"type": "AI", "text": "Hello."}]}]}
 _SGR_UNKNOWN = {"x_conformance_unknown": {"added_by": "a newer server"}}
 
 
@@ -233,6 +244,45 @@ SCENARIOS: tuple[Scenario, ...] = (
         'ask model sgr_agent "hello", print the answer and exit 0',
         ("004",),
         stubs=_sgr_stream([_chunk("Hello.", **_SGR_UNKNOWN), _chunk(None, **_SGR_UNKNOWN)], done=True),
+    ),
+    Scenario(
+        "continue-conversation",
+        "neuro-san",
+        "serves hello_world, whose last AGENT_FRAMEWORK message carries the chat_context of the conversation",
+        'say "hi, I am Ann" to hello_world, then continue the same conversation with "what is my name?" (its '
+        "chat_context sent back whole), print the answer and exit 0",
+        ("010",),
+    ),
+    Scenario(
+        "cut-stream",
+        "neuro-san",
+        "streams one AGENT message of POST /api/v1/hello_world/streaming_chat, then ends the stream before any "
+        "AGENT_FRAMEWORK answer",
+        'say "hello" to hello_world and print the answer; the answer never comes: exit non-zero',
+        ("006",),
+        GIVE_UP,
+        stubs=_ns_stream([{"type": "AGENT", "text": "Thinking..."}]),
+    ),
+    Scenario(
+        "retry-after",
+        "neuro-san",
+        "answers the first POST /api/v1/hello_world/streaming_chat 503 with Retry-After: 1, then as usual",
+        'say "hello" to hello_world, print the answer and exit 0',
+        ("002",),
+        stubs=_busy("neuro-san", "AgentService_StreamingChat", 503, 1),
+    ),
+    Scenario(
+        "unknown-fields",
+        "neuro-san",
+        "streams an answer whose messages carry a field no document names",
+        'say "hello" to hello_world, print the answer and exit 0',
+        ("004",),
+        stubs=_ns_stream(
+            [
+                {"type": "AGENT", "text": "Thinking...", "x_conformance_unknown": 1},
+                {"type": "AGENT_FRAMEWORK", "text": "Hello.", "chat_context": _NS_CONTEXT, "x_conformance_unknown": 2},
+            ]
+        ),
     ),
 )
 

@@ -12,6 +12,7 @@ CLIENTS = {
     "agent-protocol": "conformance.client.examples.agent_protocol",
     "synapse-agent": "conformance.client.examples.synapse_agent",
     "sgr-agent-core": "conformance.client.examples.sgr_agent_core",
+    "neuro-san": "conformance.client.examples.neuro_san",
 }
 """The example client of each protocol, a module run with ``python -m``."""
 
@@ -66,6 +67,11 @@ BROKEN: tuple[BrokenClient, ...] = (
     _b("sgr-agent-core", "retry-after", "ignore-retry-after", ("SGR-CLIENT-002",), "retries a 429 at once"),
     _b("sgr-agent-core", "retry-after", "bad-body", ("SGR-CLIENT-001",), "sends messages as a string"),
     _b("sgr-agent-core", "unknown-fields", "strict-fields", ("SGR-CLIENT-004",), "crashes on a field it does not know"),
+    _b("neuro-san", "continue-conversation", "forget-context", ("NS-CLIENT-010",), "starts each turn afresh"),
+    _b("neuro-san", "cut-stream", "take-cut-as-complete", ("NS-CLIENT-006",), "prints the last text it saw"),
+    _b("neuro-san", "retry-after", "ignore-retry-after", ("NS-CLIENT-002",), "retries a 503 at once"),
+    _b("neuro-san", "retry-after", "bad-body", ("NS-CLIENT-001",), "sends user_message as a string"),
+    _b("neuro-san", "unknown-fields", "strict-fields", ("NS-CLIENT-004",), "crashes on a field it does not know"),
 )
 
 MISBEHAVING: tuple[BrokenClient, ...] = (

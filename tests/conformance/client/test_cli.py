@@ -37,11 +37,6 @@ def test_usage_errors_exit_2_with_one_line(argv: list[str], says: str, capsys: p
     assert says in capsys.readouterr().err
 
 
-def test_a_protocol_without_scenarios_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["client", "--protocol", "neuro-san", "--", *AP]) == 2
-    assert "neuro-san has no client scenarios yet" in capsys.readouterr().err
-
-
 def test_a_fair_client_passes_and_gets_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         ["client", "--protocol", "agent-protocol", "--scenario", "list-pages", "--report-dir", str(tmp_path), "--", *AP]
