@@ -66,3 +66,16 @@ def test_a_broken_must_exits_1_and_a_broken_should_warns(tmp_path: Path, capsys:
     assert "warn agent-protocol retry-after" in capsys.readouterr().err
     results = json.loads((tmp_path / "results.json").read_text())
     assert {r["id"]: r["status"] for r in results["requirements"]}["AP-CLIENT-002"] == "failed"
+
+
+def test_docs_name_every_scenario_and_every_client_requirement() -> None:
+    from conformance.client.requirements import client_requirements
+    from conformance.client.scenarios import SCENARIOS
+
+    text = (Path(__file__).parents[3] / "docs" / "client.md").read_text(encoding="utf-8")
+    for scenario in SCENARIOS:
+        assert f"| {scenario.protocol} | `{scenario.name}` |" in text, scenario.name
+    for protocol in sorted(CLIENTS):
+        for requirement in client_requirements(protocol):
+            number = requirement.id.rsplit("-", 1)[1]
+            assert requirement.id in text or f"`*-CLIENT-{number}`" in text, requirement.id
