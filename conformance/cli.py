@@ -425,7 +425,7 @@ def verify_command(args: argparse.Namespace) -> int:
 
 
 def requirements_command(args: argparse.Namespace) -> int:
-    from .proxy.document import client_registry
+    from .client.requirements import client_suite
     from .run.suites import all_suites, suite
     from .verdicts.requirements import describe
 
@@ -433,7 +433,7 @@ def requirements_command(args: argparse.Namespace) -> int:
     suites = all_suites() if args.protocol == "all" else {args.protocol: suite(args.protocol)}
     for pid, protocol_suite in suites.items():
         spec = load(pid)
-        for check in [*protocol_suite.registry, *client_registry(pid)]:
+        for check in [*protocol_suite.registry, *client_suite(pid)]:
             r = check.requirement
             if args.format == "json":
                 listed.append(describe(r, spec))
