@@ -138,6 +138,12 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     check.add_argument("--fault", action="append", default=[], help="only these faults")
     check.add_argument("--report-dir", type=Path, help="default reports/selfcheck-<timestamp>/")
     check.add_argument(
+        "--clients",
+        action="store_true",
+        help="prove the client requirements instead: each broken client of the catalogue caught, each fair one "
+        "passing (docs/client.md)",
+    )
+    check.add_argument(
         "--workers",
         type=int,
         default=0,
@@ -463,6 +469,15 @@ def baseline_command(args: argparse.Namespace) -> int:
 def selfcheck_command(args: argparse.Namespace) -> int:
     from .run.targets import embedded
     from .selfcheck import default_workers, run_catalogue, write_catalogue
+
+    if args.clients:
+        from .client.selfcheck import run_catalogue as run_clients
+
+        protocols = sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]
+        proved = run_clients(protocols, lambda line: print(line, file=sys.stderr, flush=True))
+        held = sum(o.caught for o in proved)
+        print(f"selfcheck --clients: {held} of {len(proved)} broken clients caught and fair clients passed")
+        return EXIT_OK if proved and held == len(proved) else EXIT_FAILED
 
     faults = [
         f

@@ -31,7 +31,8 @@ class BrokenClient:
 
     @property
     def name(self) -> str:
-        return f"{self.protocol}:{self.scenario}:{' '.join(self.flags).removeprefix('--break ')}"
+        flags = " ".join(self.flags).removeprefix("--break ")
+        return f"{self.protocol}:{self.scenario}" + (f":{flags}" if flags else "")
 
 
 def _b(protocol: str, scenario: str, flag: str, breaks: tuple[str, ...], description: str) -> BrokenClient:

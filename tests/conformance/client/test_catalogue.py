@@ -1,22 +1,18 @@
 """Every client requirement a scenario decides fails against the broken client that breaks it and
 passes for the fair variant; a client that hangs, floods or exits at once ends within its bound
-with a verdict (the broken-client catalogue, conformance/client/examples/catalogue.py)."""
+with a verdict (the broken-client catalogue, conformance/client/examples/catalogue.py, proved by
+conformance/client/selfcheck.py as ``selfcheck --clients`` proves it)."""
 
 from __future__ import annotations
 
 import pytest
 
+from conformance.cli import main
 from conformance.client.examples.catalogue import BROKEN, CLIENTS, MISBEHAVING, BrokenClient
 from conformance.client.play import play
 from conformance.client.scenarios import Scenario, scenarios
+from conformance.client.selfcheck import check_broken, check_fair
 from conformance.verdicts.results import Status
-
-TIMEOUT_S = 8.0
-"""Each play's bound: the fair clients finish in about 2 s, the flood is cut here."""
-
-
-def _scenario(protocol: str, name: str) -> Scenario:
-    return next(s for s in scenarios(protocol) if s.name == name)
 
 
 @pytest.mark.parametrize("protocol", sorted(CLIENTS))
@@ -30,28 +26,22 @@ def test_every_decided_requirement_has_a_broken_client(protocol: str) -> None:
     "scenario", [s for p in sorted(CLIENTS) for s in scenarios(p)], ids=lambda s: f"{s.protocol}:{s.name}"
 )
 def test_the_fair_client_passes_every_requirement(scenario: Scenario) -> None:
-    fair = BrokenClient(scenario.protocol, scenario.name, (), (), "fair")
-    played, verdicts = play(scenario, fair.command(), TIMEOUT_S)
-    assert played.exit_code == (0 if scenario.outcome == "succeed" else 1), played.output
-    assert set(verdicts) == set(scenario.requirement_ids)
-    for rid, verdict in verdicts.items():
-        assert verdict.status is Status.PASSED, f"{rid}: {verdict.message}"
+    outcome = check_fair(scenario.protocol, scenario.name)
+    assert outcome.caught, outcome.detail
 
 
 @pytest.mark.parametrize("client", BROKEN, ids=lambda b: b.name)
-def test_the_broken_client_fails_what_it_breaks(client: BrokenClient) -> None:
-    _, verdicts = play(_scenario(client.protocol, client.scenario), client.command(), TIMEOUT_S)
-    for rid in client.breaks:
-        assert verdicts[rid].status is Status.FAILED, f"{rid}: {verdicts[rid].message}"
-        assert verdicts[rid].message
-    for rid in set(verdicts) - set(client.breaks):  # one break, not a cascade of failures
-        assert verdicts[rid].status is not Status.FAILED, f"{rid}: {verdicts[rid].message}"
+def test_the_broken_client_fails_what_it_breaks_and_nothing_else(client: BrokenClient) -> None:
+    outcome = check_broken(client)
+    assert outcome.caught, outcome.detail
 
 
 @pytest.mark.parametrize("client", MISBEHAVING, ids=lambda b: b.name)
 def test_a_misbehaving_client_ends_within_its_bound_with_a_verdict(client: BrokenClient) -> None:
     bound = 3.0
-    played, verdicts = play(_scenario(client.protocol, client.scenario), client.command(), bound)
+    played, verdicts = play(
+        next(s for s in scenarios(client.protocol) if s.name == client.scenario), client.command(), bound
+    )
     assert played.duration_s < bound + 2.5  # the bound, and the kill's grace
     for rid in client.breaks:
         assert verdicts[rid].status is Status.FAILED
@@ -60,4 +50,11 @@ def test_a_misbehaving_client_ends_within_its_bound_with_a_verdict(client: Broke
         assert played.exit_code is None and "did not finish within 3 s (killed)" in played.ended
     else:
         assert played.exit_code == 0 and not played.exchanges
-        assert verdicts[f"{client.breaks[0].split('-')[0]}-CLIENT-001"].status is Status.NOT_VERIFIED
+        assert verdicts["AP-CLIENT-001"].status is Status.NOT_VERIFIED
+
+
+def test_selfcheck_clients_proves_a_protocols_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["selfcheck", "--clients", "--protocol", "neuro-san"]) == 0
+    captured = capsys.readouterr()
+    assert "selfcheck --clients: 9 of 9 broken clients caught and fair clients passed" in captured.out
+    assert "ok     neuro-san:cut-stream:take-cut-as-complete (prints the last text it saw)" in captured.err

@@ -103,3 +103,15 @@ def test_a_body_the_mock_never_read_is_not_judged_but_its_parameters_are() -> No
     unknown = _seen(1, 1.0, "", 404, method="GET", path="/repo/v1/agent/nowhere")
     verdict = judges.requests_valid(_play("synapse-agent", unknown, code=1))
     assert verdict.status is Status.FAILED and "no operation of the document" in verdict.message
+
+
+def test_a_job_start_pushed_out_of_a_full_journal_is_not_verified() -> None:
+    polls = [
+        _seen(n, 1.0 + n / 1000, "getAgentChatResult", 202, method="GET", path_params={"jobId": "7"})
+        for n in range(1, 4)
+    ]
+    full = _play("synapse-agent", *polls, code=None)
+    assert judges.syn_job_polled(full).status is Status.FAILED
+    full.journal_full = True
+    assert judges.syn_job_polled(full).status is Status.NOT_VERIFIED
+    assert judges.syn_poll_rate(full).status is Status.FAILED  # what it kept still shows the rate
