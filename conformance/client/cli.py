@@ -13,6 +13,7 @@ from typing import Any
 from specs.documents import PROTOCOLS
 
 from ..usage import UsageError, check_report_dir
+from ..verdicts import baseline
 from ..verdicts.requirements import Authority, Level
 from ..verdicts.results import Status
 from .judges import Judged, Play
@@ -44,6 +45,12 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="the mock's seed (default 0)")
     p.add_argument("--report-dir", type=Path, help="default reports/client-<protocol>-<timestamp>/")
+    p.add_argument(
+        "--expected-failures",
+        type=Path,
+        metavar="FILE",
+        help="YAML baseline of known failures, as for run: listed ones do not fail, listed ones that pass do",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no per-scenario lines")
     p.add_argument("client_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
 
@@ -97,6 +104,14 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError("give the client's command after --: client --protocol P -- COMMAND [ARGS...]")
     if not 0 < args.timeout <= MAX_TIMEOUT_S:
         raise UsageError(f"--timeout must be between 0 and {MAX_TIMEOUT_S:g} seconds")
+    entries: tuple[baseline.Entry, ...] = ()
+    if args.expected_failures is not None:
+        try:
+            entries = baseline.load(args.expected_failures)
+            known = {c.requirement.id for c in client_suite(args.protocol)}
+            baseline.check_ids(entries, known, args.expected_failures)
+        except baseline.BaselineError as exc:
+            raise UsageError(str(exc)) from None
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     folder = args.report_dir or Path("reports") / f"client-{args.protocol}-{stamp}"
     check_report_dir(folder)
@@ -113,6 +128,8 @@ def command(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(verdict_line(*played), file=sys.stderr, flush=True)
     result = run_result(args.protocol, argv, plays, started_at, time.monotonic() - started, args.seed)
+    for res in result.results:
+        baseline.judge(res, entries)
     write_reports(result, folder)
     tally = result.tally()["must"]
     print(

@@ -79,3 +79,23 @@ def test_docs_name_every_scenario_and_every_client_requirement() -> None:
         for requirement in client_requirements(protocol):
             number = requirement.id.rsplit("-", 1)[1]
             assert requirement.id in text or f"`*-CLIENT-{number}`" in text, requirement.id
+
+
+def test_a_baseline_tolerates_a_known_failure_and_names_a_stale_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    known = tmp_path / "expected.yaml"
+    known.write_text(
+        "expected_failures:\n  - id: AP-CLIENT-010\n    reason: our client reads one page for now\n", encoding="utf-8"
+    )
+    base = ["client", "--protocol", "agent-protocol", "--scenario", "list-pages", "--report-dir", str(tmp_path / "r")]
+    base += ["--expected-failures", str(known), "--", *AP]
+    assert main([*base, "--break", "first-page-only"]) == 0
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in results["requirements"]}["AP-CLIENT-010"] == "failed"
+    assert main(base) == 1  # the fair client passes it: the entry is stale and fails the run
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("expected_failures:\n  - {id: AP-CLIENT-999, reason: typo}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main([*base[:-4], "--expected-failures", str(unknown), "--", *AP]) == 2
+    assert "AP-CLIENT-999" in capsys.readouterr().err
