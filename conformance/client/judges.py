@@ -205,7 +205,7 @@ def ap_pages_walked(play: Play) -> Judged:
         if not isinstance(current, int) or not isinstance(pages, int):
             continue
         total = max(total, pages)
-        if current > pages:
+        if current > max(pages, 1):  # page 1 of an empty list is no page past the end
             return failed(f"{e.label}: page {current} asked for, past the last page ({pages})", e)
         seen_pages.add(current)
     missing = sorted(set(range(1, total + 1)) - seen_pages)

@@ -115,3 +115,16 @@ def test_a_job_start_pushed_out_of_a_full_journal_is_not_verified() -> None:
     full.journal_full = True
     assert judges.syn_job_polled(full).status is Status.NOT_VERIFIED
     assert judges.syn_poll_rate(full).status is Status.FAILED  # what it kept still shows the rate
+
+
+def test_agent_protocol_page_one_of_an_empty_list_is_the_end_not_past_it() -> None:
+    def page(n: int, current: int, total: int) -> Seen:
+        answer = {
+            "tasks": [],
+            "pagination": {"total_items": 0, "total_pages": total, "current_page": current, "page_size": 10},
+        }
+        return _seen(n, float(n), "listAgentTasks", 200, method="GET", answer=answer)
+
+    assert judges.ap_pages_walked(_play("agent-protocol", page(1, 1, 0))).status is Status.PASSED
+    past = judges.ap_pages_walked(_play("agent-protocol", page(1, 1, 1), page(2, 2, 1)))
+    assert past.status is Status.FAILED and "page 2 asked for, past the last page (1)" in past.message
