@@ -113,7 +113,7 @@ def play(scenario: Scenario, command: Sequence[str], timeout_s: float, seed: int
         if scenario.stubs:
             _admin(admin, "PUT", "/stubs", dict(scenario.stubs))
         if scenario.chaos:
-            _admin(admin, "PUT", "/chaos", {"seed": seed, **scenario.chaos})
+            _admin(admin, "PUT", "/chaos", {**scenario.chaos, "seed": seed + int(scenario.chaos.get("seed", 0))})
         _admin(admin, "DELETE", "/journal", None)  # the configuration is not the client's traffic
         base_url = server.url + info.base_path
         code, took, output = run_command(command, environment(scenario, base_url), base_url, timeout_s)

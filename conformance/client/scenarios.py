@@ -115,6 +115,7 @@ class Scenario:
     stubs: Mapping[str, Any] | None = None
     fixtures: Mapping[str, Any] | None = None
     chaos: Mapping[str, Any] | None = None
+    """A chaos document; its ``seed`` is added to the run's ``--seed`` (the draws are the seed's)."""
     token: str | None = None
     """CONFORMANCE_TOKEN instead of the first user's (synapse-agent: a token the mock refuses)."""
     env: Mapping[str, str] = field(default_factory=dict)
@@ -133,6 +134,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         "list every task (GET /ap/v1/agent/tasks, every page) and exit 0",
         ("010",),
         fixtures={"agent-protocol": {"tasks": [{"input": f"task {n}"} for n in range(23)]}},
+    ),
+    Scenario(
+        "flaky-pages",
+        "agent-protocol",
+        "holds 23 tasks; a seeded chaos rule answers half the list requests 503 with Retry-After: 1",
+        "list every task (GET /ap/v1/agent/tasks, every page) and exit 0",
+        ("002", "010"),
+        fixtures={"agent-protocol": {"tasks": [{"input": f"task {n}"} for n in range(23)]}},
+        # seed 1 (plus --seed): the second and third list requests meet a 503
+        chaos={
+            "seed": 1,
+            "rules": [{"protocol": "agent-protocol", "operation": "listAgentTasks", "error": 503, "rate": 0.5}],
+        },
     ),
     Scenario(
         "retry-after",

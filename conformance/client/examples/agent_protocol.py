@@ -14,7 +14,9 @@ TASKS = "/ap/v1/agent/tasks"
 def list_pages(broken: str | None) -> None:
     page, total = 1, 1
     while page <= total:
-        answer = patient("GET", f"{TASKS}?current_page={page}&page_size=10")
+        answer = patient(
+            "GET", f"{TASKS}?current_page={page}&page_size=10", honour_retry_after=broken != "ignore-retry-after"
+        )
         if answer.status != 200:
             raise GaveUp(f"listing page {page}: {answer.status}")
         total = answer.json()["pagination"]["total_pages"]
@@ -48,7 +50,13 @@ def create(broken: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    tasks = {"list-pages": list_pages, "retry-after": create, "busy": create, "unknown-fields": create}
+    tasks = {
+        "list-pages": list_pages,
+        "flaky-pages": list_pages,
+        "retry-after": create,
+        "busy": create,
+        "unknown-fields": create,
+    }
     return entry("agent_protocol", tasks, BREAKS, argv)
 
 

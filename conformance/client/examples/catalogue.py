@@ -44,6 +44,7 @@ BROKEN: tuple[BrokenClient, ...] = (
     _b("agent-protocol", "list-pages", "first-page-only", ("AP-CLIENT-010",), "reads page 1 and stops"),
     _b("agent-protocol", "list-pages", "past-the-end", ("AP-CLIENT-010",), "asks for a page after the last"),
     _b("agent-protocol", "retry-after", "ignore-retry-after", ("AP-CLIENT-002",), "retries a 429 at once"),
+    _b("agent-protocol", "flaky-pages", "ignore-retry-after", ("AP-CLIENT-002",), "retries a 503 page at once"),
     _b("agent-protocol", "retry-after", "bad-body", ("AP-CLIENT-001",), 'sends {"input": 42} (input is a string)'),
     _b(
         "agent-protocol",
