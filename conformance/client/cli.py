@@ -52,6 +52,9 @@ def add_parser(sub: Any) -> None:
         help="YAML baseline of known failures, as for run: listed ones do not fail, listed ones that pass do",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no per-scenario lines")
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="after a scenario that is not ok, the end of the client's output"
+    )
     p.add_argument("client_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
 
 
@@ -80,7 +83,8 @@ def verdict_line(play: Play, verdicts: dict[str, Judged]) -> str:
     gates = any(r.level is Level.MUST and r.authority is Authority.DOCUMENT for r in failed)
     head = "FAIL" if gates else "warn" if failed else "ok"
     said = ", ".join(f"{rid} {v.status.value}" for rid, v in verdicts.items())
-    return f"{head:4} {play.protocol} {play.scenario}: {play.ended}, {len(play.exchanges)} requests; {said}"
+    count = len(play.exchanges)
+    return f"{head:4} {play.protocol} {play.scenario}: {play.ended}, {count} request{'s' * (count != 1)}; {said}"
 
 
 def command(args: argparse.Namespace) -> int:
@@ -126,7 +130,10 @@ def command(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         plays.append(played)
         if not args.quiet:
-            print(verdict_line(*played), file=sys.stderr, flush=True)
+            line = verdict_line(*played)
+            print(line, file=sys.stderr, flush=True)
+            if args.verbose and not line.startswith("ok") and played[0].output:
+                print("\n".join(f"     | {text}" for text in played[0].output.splitlines()), file=sys.stderr)
     result = run_result(args.protocol, argv, plays, started_at, time.monotonic() - started, args.seed)
     for res in result.results:
         baseline.judge(res, entries)

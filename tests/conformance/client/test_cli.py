@@ -56,9 +56,10 @@ def test_a_fair_client_passes_and_gets_every_report(tmp_path: Path, capsys: pyte
 
 def test_a_broken_must_exits_1_and_a_broken_should_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["client", "--protocol", "agent-protocol", "--report-dir", str(tmp_path)]
-    assert main([*base, "--scenario", "list-pages", "--", *AP, "--break", "first-page-only"]) == 1
+    assert main([*base, "--scenario", "list-pages", "-v", "--", *AP, "--break", "first-page-only"]) == 1
     err = capsys.readouterr().err
-    assert "FAIL agent-protocol list-pages" in err and "AP-CLIENT-010 failed" in err
+    assert "FAIL agent-protocol list-pages: the client exited 0, 1 request; " in err and "AP-CLIENT-010 failed" in err
+    assert "     | page 1: 10 tasks" in err  # -v: what the client printed
     junit = (tmp_path / "junit.xml").read_text()
     assert "AP-CLIENT-010" in junit and "<failure" in junit
     # a SHOULD broken: reported failed, and the run still passes on its MUSTs (as `run` does)
