@@ -201,6 +201,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         stubs=_busy("synapse-agent", "createAgentSession", 503, 1),
     ),
     Scenario(
+        "busy",
+        "synapse-agent",
+        "answers every POST /agent/session 503 with Retry-After: 1",
+        "create a session; it never can: give up and exit non-zero",
+        ("002", "003"),
+        GIVE_UP,
+        stubs=_busy("synapse-agent", "createAgentSession", 503, None),
+    ),
+    Scenario(
         "revoked-token",
         "synapse-agent",
         "refuses CONFORMANCE_TOKEN, which no user holds, 401 on every call",
@@ -252,6 +261,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         stubs=_busy("sgr-agent-core", "createChatCompletion", 429, 1),
     ),
     Scenario(
+        "busy",
+        "sgr-agent-core",
+        "answers every POST /v1/chat/completions 429 with Retry-After: 1",
+        'ask model sgr_agent "hello"; it never can: give up and exit non-zero',
+        ("002", "003"),
+        GIVE_UP,
+        stubs=_busy("sgr-agent-core", "createChatCompletion", 429, None),
+    ),
+    Scenario(
         "unknown-fields",
         "sgr-agent-core",
         "streams chunks that carry a field no document names, to data: [DONE]",
@@ -284,6 +302,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         'say "hello" to hello_world, print the answer and exit 0',
         ("002",),
         stubs=_busy("neuro-san", "AgentService_StreamingChat", 503, 1),
+    ),
+    Scenario(
+        "busy",
+        "neuro-san",
+        "answers every POST /api/v1/hello_world/streaming_chat 503 with Retry-After: 1",
+        'say "hello" to hello_world; it never can: give up and exit non-zero',
+        ("002", "003"),
+        GIVE_UP,
+        stubs=_busy("neuro-san", "AgentService_StreamingChat", 503, None),
     ),
     Scenario(
         "unknown-fields",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from .calls import FLOOD_REQUESTS, GaveUp, call, entry, patient
+from .calls import GaveUp, call, entry, patient
 
 BREAKS = ("ignore-retry-after", "flood", "first-page-only", "past-the-end", "strict-fields", "bad-body")
 TASKS = "/ap/v1/agent/tasks"
@@ -14,9 +14,7 @@ TASKS = "/ap/v1/agent/tasks"
 def list_pages(broken: str | None) -> None:
     page, total = 1, 1
     while page <= total:
-        answer = patient(
-            "GET", f"{TASKS}?current_page={page}&page_size=10", honour_retry_after=broken != "ignore-retry-after"
-        )
+        answer = patient("GET", f"{TASKS}?current_page={page}&page_size=10", broken=broken)
         if answer.status != 200:
             raise GaveUp(f"listing page {page}: {answer.status}")
         total = answer.json()["pagination"]["total_pages"]
@@ -30,15 +28,7 @@ def list_pages(broken: str | None) -> None:
 
 def create(broken: str | None) -> None:
     body = {"input": 42} if broken == "bad-body" else {"input": "hello"}
-    if broken == "flood":
-        for _ in range(FLOOD_REQUESTS):
-            if call("POST", TASKS, body).status == 200:
-                break
-        else:
-            raise GaveUp("the flood ended")
-        answer = call("GET", TASKS)
-    else:
-        answer = patient("POST", TASKS, body, honour_retry_after=broken != "ignore-retry-after")
+    answer = patient("POST", TASKS, body, broken=broken)
     if answer.status != 200:
         raise GaveUp(f"creating a task: {answer.status}")
     task = answer.json()

@@ -51,21 +51,15 @@ def call(method: str, path: str, body: Any = None, token: str | None = None, tim
         return Answer(exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read())
 
 
-def patient(
-    method: str,
-    path: str,
-    body: Any = None,
-    token: str | None = None,
-    *,
-    honour_retry_after: bool = True,
-    retries: int = MAX_RETRIES,
-) -> Answer:
-    """One call, retried on 429/503 after the Retry-After delay, at most ``retries`` times."""
+def patient(method: str, path: str, body: Any = None, token: str | None = None, *, broken: str | None = None) -> Answer:
+    """One call, retried on 429/503 after the Retry-After delay, at most MAX_RETRIES times. The
+    breaks: ``ignore-retry-after`` retries at once, ``flood`` at once and without end."""
+    retries = FLOOD_REQUESTS if broken == "flood" else MAX_RETRIES
     for _ in range(retries + 1):
         answer = call(method, path, body, token)
         if answer.status not in (429, 503):
             return answer
-        if honour_retry_after:
+        if broken not in ("ignore-retry-after", "flood"):
             time.sleep(min(float(answer.headers.get("retry-after", "1") or 1), 30.0))
     raise GaveUp(f"{method} {path}: still {answer.status} after {retries} retries")
 

@@ -74,6 +74,27 @@ BROKEN: tuple[BrokenClient, ...] = (
     _b("neuro-san", "retry-after", "ignore-retry-after", ("NS-CLIENT-002",), "retries a 503 at once"),
     _b("neuro-san", "retry-after", "bad-body", ("NS-CLIENT-001",), "sends user_message as a string"),
     _b("neuro-san", "unknown-fields", "strict-fields", ("NS-CLIENT-004",), "crashes on a field it does not know"),
+    _b(
+        "synapse-agent",
+        "busy",
+        "flood",
+        ("SYN-CLIENT-002", "SYN-CLIENT-003"),
+        "retries a 503 at once and without end (the scenario's bound ends it)",
+    ),
+    _b(
+        "sgr-agent-core",
+        "busy",
+        "flood",
+        ("SGR-CLIENT-002", "SGR-CLIENT-003"),
+        "retries a 429 at once and without end (the scenario's bound ends it)",
+    ),
+    _b(
+        "neuro-san",
+        "busy",
+        "flood",
+        ("NS-CLIENT-002", "NS-CLIENT-003"),
+        "retries a 503 at once and without end (the scenario's bound ends it)",
+    ),
 )
 
 MISBEHAVING: tuple[BrokenClient, ...] = (

@@ -11,7 +11,7 @@ from typing import Any
 
 from .calls import Answer, GaveUp, entry, patient
 
-BREAKS = ("ignore-retry-after", "take-cut-as-complete", "forget-context", "strict-fields", "bad-body")
+BREAKS = ("ignore-retry-after", "flood", "take-cut-as-complete", "forget-context", "strict-fields", "bad-body")
 CHAT = "/api/v1/hello_world/streaming_chat"
 KNOWN_MESSAGE = {"type", "text", "origin", "chat_context", "structure", "sly_data", "mime_data", "tool_result_origin"}
 
@@ -55,7 +55,7 @@ def _say(text: str, context: Any, broken: str | None) -> Reply:
     if context is not None and broken != "forget-context":
         body["chat_context"] = context
     try:
-        answer = patient("POST", CHAT, body, honour_retry_after=broken != "ignore-retry-after")
+        answer = patient("POST", CHAT, body, broken=broken)
     except http.client.IncompleteRead as exc:  # the connection closed mid-chunk
         answer = Answer(200, {}, exc.partial)
     return _read(answer, broken)
@@ -71,7 +71,13 @@ def converse(broken: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    tasks = {"continue-conversation": converse, "cut-stream": ask, "retry-after": ask, "unknown-fields": ask}
+    tasks = {
+        "continue-conversation": converse,
+        "cut-stream": ask,
+        "retry-after": ask,
+        "busy": ask,
+        "unknown-fields": ask,
+    }
     return entry("neuro_san", tasks, BREAKS, argv)
 
 

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from .calls import Answer, GaveUp, call, entry, patient
 
-BREAKS = ("ignore-retry-after", "take-cut-as-complete", "skip-clarification", "new-chat", "strict-fields", "bad-body")
+BREAKS = (
+    "ignore-retry-after",
+    "flood",
+    "take-cut-as-complete",
+    "skip-clarification",
+    "new-chat",
+    "strict-fields",
+    "bad-body",
+)
 CHAT = "/v1/chat/completions"
 KNOWN_CHUNK = {"id", "object", "created", "model", "choices", "system_fingerprint", "usage"}
 
@@ -48,7 +56,7 @@ def _chat(model: str, content: str, broken: str | None) -> Answer:
     if broken == "bad-body":
         body["messages"] = "hello"  # the document wants a list of messages
     try:
-        return patient("POST", CHAT, body, honour_retry_after=broken != "ignore-retry-after")
+        return patient("POST", CHAT, body, broken=broken)
     except http.client.IncompleteRead as exc:  # the connection closed mid-chunk: a cut of its own
         return Answer(200, {}, exc.partial)
 
@@ -72,7 +80,7 @@ def clarify(broken: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    tasks = {"clarification": clarify, "cut-stream": ask, "retry-after": ask, "unknown-fields": ask}
+    tasks = {"clarification": clarify, "cut-stream": ask, "retry-after": ask, "busy": ask, "unknown-fields": ask}
     return entry("sgr_agent_core", tasks, BREAKS, argv)
 
 

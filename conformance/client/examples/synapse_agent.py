@@ -12,6 +12,7 @@ from .calls import Answer, GaveUp, call, entry, patient
 
 BREAKS = (
     "ignore-retry-after",
+    "flood",
     "first-page-only",
     "tight-poll",
     "no-poll",
@@ -31,9 +32,7 @@ def _token() -> str:
 
 def _session(broken: str | None) -> dict[str, Any]:
     body = {"agentAccessLevel": "EVERYTHING" if broken == "bad-body" else "PUBLICLY_ACCESSIBLE"}
-    answer: Answer = patient(
-        "POST", "/agent/session", body, _token(), honour_retry_after=broken != "ignore-retry-after"
-    )
+    answer: Answer = patient("POST", "/agent/session", body, _token(), broken=broken)
     if broken == "retry-401":
         for _ in range(UNAUTHORIZED_LOOP):
             if answer.status != 401:
@@ -88,6 +87,7 @@ def chat(broken: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     tasks = {
+        "busy": create_session,
         "list-pages": list_pages,
         "job-poll": chat,
         "retry-after": create_session,

@@ -56,5 +56,5 @@ def test_a_misbehaving_client_ends_within_its_bound_with_a_verdict(client: Broke
 def test_selfcheck_clients_proves_a_protocols_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["selfcheck", "--clients", "--protocol", "neuro-san"]) == 0
     captured = capsys.readouterr()
-    assert "selfcheck --clients: 9 of 9 broken clients caught and fair clients passed" in captured.out
+    assert "selfcheck --clients: 11 of 11 broken clients caught and fair clients passed" in captured.out
     assert "ok     neuro-san:cut-stream:take-cut-as-complete (prints the last text it saw)" in captured.err
