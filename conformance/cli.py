@@ -16,6 +16,7 @@ from specs.documents import PROTOCOLS, SpecError, load
 
 from . import __version__, config
 from .check.guard import STOPPED_ANSWERING
+from .client import cli as client_cli
 from .proxy import cli as proxy_cli
 from .run.depth import DEPTHS
 from .run.events import EventHandler
@@ -146,12 +147,19 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     check.add_argument("--fault", action="append", default=[], help="only these faults")
     check.add_argument("--report-dir", type=Path, help="default reports/selfcheck-<timestamp>/")
     check.add_argument(
+        "--clients",
+        action="store_true",
+        help="prove the client requirements instead: each broken client of the catalogue caught, each fair one "
+        "passing (docs/client.md)",
+    )
+    check.add_argument(
         "--workers",
         type=int,
         default=0,
         help="faults checked at once, each in its own process (default: one per core, at most 4)",
     )
     proxy_cli.add_parser(sub)
+    client_cli.add_parser(sub)
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     req.add_argument("--format", choices=["text", "json"], default="text")
@@ -505,7 +513,7 @@ def keygen_command(args: argparse.Namespace) -> int:
 
 
 def requirements_command(args: argparse.Namespace) -> int:
-    from .proxy.document import client_registry
+    from .client.requirements import client_suite
     from .run.suites import all_suites, suite
     from .verdicts.requirements import describe
 
@@ -513,7 +521,7 @@ def requirements_command(args: argparse.Namespace) -> int:
     suites = all_suites() if args.protocol == "all" else {args.protocol: suite(args.protocol)}
     for pid, protocol_suite in suites.items():
         spec = load(pid)
-        for check in [*protocol_suite.registry, *client_registry(pid)]:
+        for check in [*protocol_suite.registry, *client_suite(pid)]:
             r = check.requirement
             if args.format == "json":
                 listed.append(describe(r, spec))
@@ -543,6 +551,15 @@ def baseline_command(args: argparse.Namespace) -> int:
 def selfcheck_command(args: argparse.Namespace) -> int:
     from .run.targets import embedded
     from .selfcheck import default_workers, run_catalogue, write_catalogue
+
+    if args.clients:
+        from .client.selfcheck import run_catalogue as run_clients
+
+        protocols = sorted(PROTOCOLS) if args.protocol == "all" else [args.protocol]
+        proved = run_clients(protocols, lambda line: print(line, file=sys.stderr, flush=True))
+        held = sum(o.caught for o in proved)
+        print(f"selfcheck --clients: {held} of {len(proved)} broken clients caught and fair clients passed")
+        return EXIT_OK if proved and held == len(proved) else EXIT_FAILED
 
     faults = [
         f
@@ -575,6 +592,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "requirements": requirements_command,
             "selfcheck": selfcheck_command,
             "proxy": proxy_cli.command,
+            "client": client_cli.command,
             "baseline": baseline_command,
             "replay": replay_command,
             "merge": merge_command,

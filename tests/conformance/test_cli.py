@@ -16,7 +16,7 @@ REPORT_FILES = ["badge.svg", "document.html", "junit.xml", "report.html", "resul
 
 ID_LINE = re.compile(
     r"^(?P<id>[A-Z]+-[A-Z]+-\d{3})\s+(?P<level>MUST|SHOULD|MAY)\s+(?P<authority>document|practice)\s+"
-    r"(?P<phase>schema|model|scenario|proxy)\s+\S"
+    r"(?P<phase>schema|model|scenario|proxy|client)\s+\S"
 )
 
 

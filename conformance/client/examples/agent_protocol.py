@@ -1,0 +1,54 @@
+"""An Agent Protocol client for the ``client`` command's scenarios:
+``python -m conformance.client.examples.agent_protocol [--break NAME]`` (``catalogue.py``)."""
+
+from __future__ import annotations
+
+import sys
+
+from .calls import GaveUp, call, entry, patient
+
+BREAKS = ("ignore-retry-after", "flood", "first-page-only", "past-the-end", "strict-fields", "bad-body")
+TASKS = "/ap/v1/agent/tasks"
+
+
+def list_pages(broken: str | None) -> None:
+    page, total = 1, 1
+    while page <= total:
+        answer = patient("GET", f"{TASKS}?current_page={page}&page_size=10", broken=broken)
+        if answer.status != 200:
+            raise GaveUp(f"listing page {page}: {answer.status}")
+        total = answer.json()["pagination"]["total_pages"]
+        print(f"page {page}: {len(answer.json()['tasks'])} tasks")
+        if broken == "first-page-only":
+            return
+        page += 1
+    if broken == "past-the-end":
+        call("GET", f"{TASKS}?current_page={page}&page_size=10")
+
+
+def create(broken: str | None) -> None:
+    body = {"input": 42} if broken == "bad-body" else {"input": "hello"}
+    answer = patient("POST", TASKS, body, broken=broken)
+    if answer.status != 200:
+        raise GaveUp(f"creating a task: {answer.status}")
+    task = answer.json()
+    if broken == "strict-fields":
+        unknown = set(task) - {"task_id", "input", "additional_input", "artifacts"}
+        if unknown:
+            raise ValueError(f"unexpected fields {sorted(unknown)}")  # the crash a strict model makes
+    print(task.get("task_id", ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    tasks = {
+        "list-pages": list_pages,
+        "flaky-pages": list_pages,
+        "retry-after": create,
+        "busy": create,
+        "unknown-fields": create,
+    }
+    return entry("agent_protocol", tasks, BREAKS, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""An SGR Agent Core client (OpenAI chat completions over SSE) for the ``client`` command's
+scenarios: ``python -m conformance.client.examples.sgr_agent_core [--break NAME]`` (``catalogue.py``)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import sys
+from dataclasses import dataclass
+
+from .calls import Answer, GaveUp, call, entry, patient
+
+BREAKS = (
+    "ignore-retry-after",
+    "flood",
+    "take-cut-as-complete",
+    "skip-clarification",
+    "new-chat",
+    "strict-fields",
+    "bad-body",
+)
+CHAT = "/v1/chat/completions"
+KNOWN_CHUNK = {"id", "object", "created", "model", "choices", "system_fingerprint", "usage"}
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    agent: str
+    text: str
+
+
+def _read(answer: Answer, broken: str | None) -> Reply:
+    """The answer's content, from its SSE events; only a stream ended by ``data: [DONE]`` is whole."""
+    if answer.status != 200:
+        raise GaveUp(f"the chat was answered {answer.status}")
+    text, done = [], False
+    for line in answer.body.decode("utf-8", "replace").splitlines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            done = True
+            break
+        chunk = json.loads(data)
+        if broken == "strict-fields" and set(chunk) - KNOWN_CHUNK:
+            raise ValueError(f"unexpected fields {sorted(set(chunk) - KNOWN_CHUNK)}")  # a strict model's crash
+        for choice in chunk.get("choices", []):
+            text.append(choice.get("delta", {}).get("content") or "")
+    if not done and broken != "take-cut-as-complete":
+        raise GaveUp("the stream ended before data: [DONE]: the answer is incomplete")
+    return Reply(answer.headers.get("x-agent-id", ""), "".join(text))
+
+
+def _chat(model: str, content: str, broken: str | None) -> Answer:
+    body = {"model": model, "messages": [{"role": "user", "content": content}], "stream": True}
+    if broken == "bad-body":
+        body["messages"] = "hello"  # the document wants a list of messages
+    try:
+        return patient("POST", CHAT, body, broken=broken)
+    except http.client.IncompleteRead as exc:  # the connection closed mid-chunk: a cut of its own
+        return Answer(200, {}, exc.partial)
+
+
+def ask(broken: str | None) -> None:
+    print(_read(_chat("sgr_agent", "hello", broken), broken).text)
+
+
+def clarify(broken: str | None) -> None:
+    first = _read(_chat("owl_expert", "tell me about owls", broken), broken)
+    state = call("GET", f"/agents/{first.agent}/state").json()
+    if state.get("state") == "waiting_for_clarification" and broken != "skip-clarification":
+        if broken == "new-chat":  # the answer sent as a new task: a new agent that asks again
+            answer = _chat("owl_expert", "barn owls", broken)
+        else:
+            clarification = {"messages": [{"role": "user", "content": "barn owls"}]}
+            answer = call("POST", f"/agents/{first.agent}/provide_clarification", clarification)
+        print(_read(answer, broken).text)
+    else:
+        print(first.text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    tasks = {"clarification": clarify, "cut-stream": ask, "retry-after": ask, "busy": ask, "unknown-fields": ask}
+    return entry("sgr_agent_core", tasks, BREAKS, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""``python -m conformance client`` as a user runs it: the list, usage errors (exit 2), the reports
+every run writes, and the exit code: 0 when every MUST client requirement passed, 1 otherwise."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.client.examples.catalogue import CLIENTS
+
+AP = [sys.executable, "-m", CLIENTS["agent-protocol"]]
+
+
+def test_list_names_each_scenario_what_it_asks_and_what_it_decides(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["client", "--protocol", "synapse-agent", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "job-poll\n  the mock: keeps every chat job PROCESSING" in out
+    assert "decides: SYN-CLIENT-001, SYN-CLIENT-011, SYN-CLIENT-012" in out
+    assert "SYN-CLIENT-005   SHOULD document" in out and "RFC 9110 §15.5.2" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--scenario", "nope", "--", *AP], "no agent-protocol scenario nope; choose from list-pages"),
+        ([], "give the client's command after --"),
+        (["--timeout", "0", "--", *AP], "--timeout must be between 0 and 3600"),
+        (["--", "/nonexistent/client"], "cannot run '/nonexistent/client'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["client", "--protocol", "agent-protocol", *argv]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_fair_client_passes_and_gets_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["client", "--protocol", "agent-protocol", "--scenario", "list-pages", "--report-dir", str(tmp_path), "--", *AP]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "ok   agent-protocol list-pages: the client exited 0" in captured.err
+    assert "client agent-protocol: PASS" in captured.out
+    assert {"results.json", "junit.xml", "report.html", "summary.md"} <= {p.name for p in tmp_path.iterdir()}
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in results["requirements"]} == {
+        "AP-CLIENT-001": "passed",
+        "AP-CLIENT-010": "passed",
+    }
+    assert results["stats"]["scenarios"][0]["exit_code"] == 0
+
+
+def test_a_broken_must_exits_1_and_a_broken_should_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["client", "--protocol", "agent-protocol", "--report-dir", str(tmp_path)]
+    assert main([*base, "--scenario", "list-pages", "-v", "--", *AP, "--break", "first-page-only"]) == 1
+    err = capsys.readouterr().err
+    assert "FAIL agent-protocol list-pages: the client exited 0, 1 request; " in err and "AP-CLIENT-010 failed" in err
+    assert "     | page 1: 10 tasks" in err  # -v: what the client printed
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "AP-CLIENT-010" in junit and "<failure" in junit
+    # a SHOULD broken: reported failed, and the run still passes on its MUSTs (as `run` does)
+    assert main([*base, "--scenario", "retry-after", "--", *AP, "--break", "ignore-retry-after"]) == 0
+    assert "warn agent-protocol retry-after" in capsys.readouterr().err
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in results["requirements"]}["AP-CLIENT-002"] == "failed"
+
+
+def test_docs_name_every_scenario_and_every_client_requirement() -> None:
+    from conformance.client.requirements import client_requirements
+    from conformance.client.scenarios import SCENARIOS
+
+    text = (Path(__file__).parents[3] / "docs" / "client.md").read_text(encoding="utf-8")
+    for scenario in SCENARIOS:
+        assert f"| {scenario.protocol} | `{scenario.name}` |" in text, scenario.name
+    for protocol in sorted(CLIENTS):
+        for requirement in client_requirements(protocol):
+            number = requirement.id.rsplit("-", 1)[1]
+            assert requirement.id in text or f"`*-CLIENT-{number}`" in text, requirement.id
+
+
+def test_a_baseline_tolerates_a_known_failure_and_names_a_stale_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    known = tmp_path / "expected.yaml"
+    known.write_text(
+        "expected_failures:\n  - id: AP-CLIENT-010\n    reason: our client reads one page for now\n", encoding="utf-8"
+    )
+    base = ["client", "--protocol", "agent-protocol", "--scenario", "list-pages", "--report-dir", str(tmp_path / "r")]
+    base += ["--expected-failures", str(known), "--", *AP]
+    assert main([*base, "--break", "first-page-only"]) == 0
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in results["requirements"]}["AP-CLIENT-010"] == "failed"
+    assert main(base) == 1  # the fair client passes it: the entry is stale and fails the run
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("expected_failures:\n  - {id: AP-CLIENT-999, reason: typo}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main([*base[:-4], "--expected-failures", str(unknown), "--", *AP]) == 2
+    assert "AP-CLIENT-999" in capsys.readouterr().err

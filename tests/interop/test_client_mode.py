@@ -1,0 +1,67 @@
+"""Real clients judged by the ``client`` command through a driver: each verdict equals the one
+checked by hand in docs/client.md ("Real clients judged")."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.client.play import play
+from conformance.client.scenarios import scenarios
+from conformance.verdicts.results import Status
+
+pytestmark = pytest.mark.interop
+
+DRIVER = Path(__file__).with_name("openai_client_mode_driver.py")
+SYNAPSE_DRIVER = Path(__file__).with_name("synapseclient_client_mode_driver.py")
+PASSED, FAILED = Status.PASSED, Status.FAILED
+
+# hand-checked against openai 2.x: its Stream ends its loop at [DONE] or at the end of the
+# response, raising nothing either way (openai/_streaming.py), so a cut stream reads as complete;
+# it waits the Retry-After a 429 names (up to 60 s) before retrying, and gives up after max_retries
+# (the driver's 3) raising RateLimitError (openai/_base_client.py)
+OPENAI = {
+    "busy": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-002": PASSED, "SGR-CLIENT-003": PASSED},
+    "clarification": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-010": PASSED},
+    "cut-stream": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-006": FAILED},
+    "retry-after": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-002": PASSED},
+    "unknown-fields": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-004": PASSED},
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPENAI))
+def test_openai_client_verdicts_are_the_hand_checked_ones(name: str) -> None:
+    pytest.importorskip("openai", reason="the openai client package is not installed")
+    scenario = next(s for s in scenarios("sgr-agent-core") if s.name == name)
+    played, verdicts = play(scenario, [sys.executable, str(DRIVER)], 30.0)
+    assert {rid: v.status for rid, v in verdicts.items()} == OPENAI[name], played.output
+
+
+# hand-checked against synapseclient 4.14.0: login reads /userProfile (a 401 there raises at once,
+# no retry); its async retry (synapseclient/core/retry.py) retries 429/500/502/503/504 after its
+# own backoff (0.001 s base plus a random 0.01-0.1 s, doubling) and never reads Retry-After; it
+# polls a PROCESSING job once a second; its models fill what they know from an answer and ignore
+# the rest. It lists no agent sessions, so list-pages is not among its tasks.
+SYNAPSECLIENT = {
+    # it retries a 503 for up to 20 minutes (DEFAULT_MAX_WAIT_BEFORE_FAIL_ASYNC), backing off to 10 s
+    "busy": {"SYN-CLIENT-001": PASSED, "SYN-CLIENT-002": FAILED, "SYN-CLIENT-003": FAILED},
+    "job-poll": {"SYN-CLIENT-001": PASSED, "SYN-CLIENT-011": PASSED, "SYN-CLIENT-012": PASSED},
+    "retry-after": {"SYN-CLIENT-001": PASSED, "SYN-CLIENT-002": FAILED},
+    "revoked-token": {"SYN-CLIENT-001": PASSED, "SYN-CLIENT-005": PASSED},
+    "unknown-fields": {"SYN-CLIENT-001": PASSED, "SYN-CLIENT-004": PASSED},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYNAPSECLIENT))
+def test_synapseclient_verdicts_are_the_hand_checked_ones(name: str) -> None:
+    pytest.importorskip("synapseclient", reason="synapseclient is not installed")
+    scenario = next(s for s in scenarios("synapse-agent") if s.name == name)
+    # busy: 12 s is enough to see more than 5 retries of a client that would go on for 20 minutes
+    played, verdicts = play(scenario, [sys.executable, str(SYNAPSE_DRIVER)], 12.0 if name == "busy" else 60.0)
+    found = {rid: v.status for rid, v in verdicts.items()}
+    if name == "job-poll" and found["SYN-CLIENT-012"] is Status.NOT_VERIFIED:
+        # a poll a second over a 1.5 s job: two 202s, one if the machine delayed the first poll
+        found["SYN-CLIENT-012"] = PASSED
+    assert found == SYNAPSECLIENT[name], played.output
