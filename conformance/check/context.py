@@ -355,9 +355,16 @@ class Context:
         return body
 
     # streams ------------------------------------------------------------------------------
-    def frames(self, stream: StreamingResponse, kind: str) -> Iterator[Frame]:
-        reader = ndjson_frames if kind == "ndjson" else sse_events
+    def frames(self, stream: StreamingResponse, kind: str, end: str | None = None) -> Iterator[Frame]:
+        """The stream's frames as they arrive; ``end`` (SSE): the terminating event's data, after
+        which reading stops and the stream counts as ended (``streams.sse_events``)."""
         try:
-            yield from reader(stream.chunks(), self.limits.max_frames)  # max_frames / max_events
+            if kind == "ndjson":
+                yield from ndjson_frames(stream.chunks(), self.limits.max_frames)
+                return
+            for frame in sse_events(stream.chunks(), self.limits.max_frames, end=end):
+                yield frame
+                if end is not None and frame.raw == end:
+                    stream.finished()
         except FrameError as exc:
             raise CheckFailed(str(exc)) from None
