@@ -20,6 +20,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from aiohttp import web
@@ -35,6 +36,7 @@ from .matching import MISSING, Seen, Slot
 from .reply import ErrorRenderer, Reply, json_response
 from .streaming import StreamGate
 from .validation import OperationValidator
+from .wire import PLAIN, WIRE, Wire
 
 log = logging.getLogger("mockserver")
 S = TypeVar("S")
@@ -248,8 +250,13 @@ class ProtocolApi:
 
     def _wrap(self, operation_id: str, handler: Handler, validator: OperationValidator, secured: bool) -> Endpoint:
         errors = self.errors
-        error_response = errors.response
+        error_response: Callable[[ApiError], web.Response] = errors.response
         faults = self.faults
+        wire = faults.wire(self.protocol_id)
+        if wire == PLAIN:
+            wire = PLAIN
+        else:  # a wire control: every answer of the protocol written its way, errors and streams too
+            error_response = partial(_wire_error, errors, wire)
         skip_body = faults.skips_validation(operation_id)
         mutate = faults.mutation(operation_id)
         reads_body = skip_body or bool(validator.media)  # an operation without a body awaits nothing for it
@@ -259,6 +266,8 @@ class ProtocolApi:
 
         async def endpoint(request: web.Request) -> web.StreamResponse:
             preread = None
+            if wire is not PLAIN:
+                request[WIRE] = wire
             if early.stubs:  # stubs that answer the request as it came (a recording's): one test when there are none
                 found = await _early_stub(request, early, protocol_id, operation_id, faults)
                 if isinstance(found, web.StreamResponse):
@@ -287,7 +296,7 @@ class ProtocolApi:
                 if mutate is not None:
                     reply = errors.reply(error)
                     mutate(reply)
-                    return json_response(reply)
+                    return json_response(reply, wire)
                 return error_response(error)
             except Exception:  # a bug must still answer in the protocol's shape, without internals
                 log.exception("unhandled error in %s", operation_id)
@@ -295,12 +304,16 @@ class ProtocolApi:
             if isinstance(result, Reply):
                 if mutate is not None:
                     mutate(result)
-                return json_response(result)
+                return json_response(result, wire)
             return result
 
         if self.hooks is None:
             return endpoint
         return self.hooks.wrap(self.protocol_id, operation_id, endpoint, error_response, self.identify)
+
+
+def _wire_error(errors: ErrorRenderer, wire: Wire, error: ApiError) -> web.Response:
+    return json_response(errors.reply(error), wire)
 
 
 def _with_parameters_resolved(document: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:

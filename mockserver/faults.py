@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Self
 
 from .reply import Reply
+from .wire import CONTROLS, PLAIN, Wire
 
 Mutation = Callable[[Reply], None]
 """Edits a ``Reply`` (body, status, headers, content_type) in place."""
@@ -42,6 +43,9 @@ class Fault:
     advises: tuple[str, ...] = ()
     """Practice requirements (observed upstream behaviour, not the document) this fault does
     otherwise than real servers: a correct suite reports them advice, never failed."""
+    wire: Wire = PLAIN
+    """How the protocol's answers are written on the wire (``mockserver/wire.py``): the wire's
+    passing controls, each one choice the RFCs under the documents leave to a server."""
 
     def __post_init__(self) -> None:
         if self.control == bool(self.breaks):
@@ -73,6 +77,14 @@ class FaultSet:
     def __bool__(self) -> bool:
         return bool(self._faults)
 
+    def wire(self, protocol: str) -> Wire:
+        """How one protocol's answers are written: its wire controls' choices together."""
+        wire = PLAIN
+        for fault in self._faults.values():
+            if fault.protocol == protocol:
+                wire |= fault.wire
+        return wire
+
     def skips_validation(self, operation_id: str) -> bool:
         return any(f.skip_validation and f.operation == operation_id for f in self._faults.values())
 
@@ -86,6 +98,17 @@ class FaultSet:
                 edit(reply)
 
         return apply
+
+
+def wire_controls(make: Callable[..., Fault], prefix: str, streams: str | None) -> tuple[Fault, ...]:
+    """The wire's passing controls for one protocol (``mockserver/wire.py``), named ``<prefix>-wire-*``:
+    every protocol gets the ones of JSON and HTTP, a protocol whose streams are server-sent events
+    (``streams == "sse"``) the SSE ones too."""
+    return tuple(
+        make(f"{prefix}-wire-{name}", (), f"control: {description}", control=True, wire=wire)
+        for name, description, wire, sse in CONTROLS
+        if not sse or streams == "sse"
+    )
 
 
 TEXT_COLUMN_BYTES = 65535

@@ -16,6 +16,7 @@ from specs.documents import ErrorShape
 
 from .errors import ApiError
 from .jsonio import dumps
+from .wire import PLAIN, Wire
 
 
 @dataclass(slots=True)
@@ -28,11 +29,13 @@ class Reply:
     content_type: str = "application/json"
 
 
-def json_response(reply: Reply) -> web.Response:
+def json_response(reply: Reply, wire: Wire = PLAIN) -> web.Response:
     # The Content-Type header is given whole: aiohttp's content_type= argument parses it per response.
     headers = (
         {"Content-Type": reply.content_type, **reply.headers} if reply.headers else {"Content-Type": reply.content_type}
     )
+    if wire is not PLAIN:  # a wire control's way of writing it
+        return wire.response(wire.json(reply.body), reply.status, headers)
     return web.Response(body=dumps(reply.body), status=reply.status, headers=headers)
 
 

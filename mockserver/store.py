@@ -6,7 +6,9 @@ protocol's error shape) leaves no partial state; a delete gives the room back wi
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Callable
 
 from .config import Limits
 from .errors import ApiError
@@ -52,3 +54,25 @@ def new_id() -> str:
 def new_hex_id() -> str:
     """128 random bits as 32 hex digits (``uuid4().hex``'s length; OpenAI's completion ids)."""
     return os.urandom(16).hex()
+
+
+RACE_SECONDS = 0.2
+"""The await between reading and advancing a racy id (a store's round trip): creates that arrive
+within it take one id."""
+
+
+class RacyIds:
+    """The create-race faults' ids: the next id is read, then advanced only after an await (a
+    ``SELECT max(id) + 1`` and then the ``INSERT``), so creates that overlap all take the one read."""
+
+    def __init__(self, make: Callable[[], str] = new_id) -> None:
+        self._make = make
+        self._next: str | None = None
+        """Made at the first take: a mock without the fault draws no id for it."""
+
+    async def take(self) -> str:
+        taken = self._next if self._next is not None else self._make()
+        self._next = taken
+        await asyncio.sleep(RACE_SECONDS)
+        self._next = self._make()
+        return taken

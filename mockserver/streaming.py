@@ -12,6 +12,7 @@ from . import cors
 from .errors import ApiError
 from .hooks import EXCHANGE, Exchange
 from .jsonio import dumps
+from .wire import PLAIN, WIRE, Wire
 
 
 class StreamGate:
@@ -37,7 +38,9 @@ class _Stream:
     def __init__(self, request: web.Request, content_type: str, headers: dict[str, str] | None, delay: float) -> None:
         self.request = request
         self.delay = delay
-        self.response = web.StreamResponse(headers={"Content-Type": content_type, **(headers or {})})
+        self.wire: Wire = request.get(WIRE, PLAIN)
+        """How this stream is written (a wire control's choices; ``PLAIN`` in normal runs)."""
+        self.response = web.StreamResponse(headers=self.wire.headers({"Content-Type": content_type, **(headers or {})}))
         self.sent = 0
         self.exchange: Exchange | None = request.get(EXCHANGE)
         """Present only when chaos or the journal watches this request (hooks.py)."""
@@ -92,7 +95,7 @@ class NdjsonStream(_Stream):
     def encode(self, obj: Any) -> bytes:
         if self.pretty:
             return json.dumps(obj, indent=2).encode() + b"\n"
-        return dumps(obj) + b"\n"
+        return self.wire.json(obj, one_line=True) + b"\n"
 
     async def send(self, obj: Any) -> None:
         await self._write(self.encode(obj))
@@ -106,13 +109,17 @@ class SseStream(_Stream):
         super().__init__(request, "text/event-stream", {**base, **(headers or {})}, delay)
 
     def encode(self, obj: Any) -> bytes:
+        if self.wire is not PLAIN:
+            return self.wire.sse_event(self.wire.json(obj, one_line=True), self.sent)
         return b"data: " + dumps(obj) + b"\n\n"
 
     async def send(self, obj: Any) -> None:
-        await self._write(b"data: " + dumps(obj) + b"\n\n")
+        await self._write(self.encode(obj))
 
     async def done(self) -> None:
-        await self._write(b"data: [DONE]\n\n")
+        await self._write(self.wire.sse_event(b"[DONE]", self.sent))
+        if self.wire.idle_after_done:  # [DONE] ended the stream; the connection is the client's to close
+            await stall(request=self.request)
 
 
 STALL_POLL = 0.1

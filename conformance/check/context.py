@@ -393,11 +393,19 @@ class Context:
         return body
 
     # streams ------------------------------------------------------------------------------
-    def frames(self, stream: StreamingResponse, kind: str) -> Iterator[Frame]:
-        reader = ndjson_frames if kind == "ndjson" else sse_events
+    def frames(self, stream: StreamingResponse, kind: str, end: str | None = None) -> Iterator[Frame]:
+        """The stream's frames as they arrive; ``end`` (SSE): the terminating event's data, after
+        which reading stops and the stream counts as ended (``streams.sse_events``)."""
         try:
-            for frame in reader(stream.chunks(), self.limits.max_frames):  # max_frames / max_events
+            frames = (
+                ndjson_frames(stream.chunks(), self.limits.max_frames)
+                if kind == "ndjson"
+                else sse_events(stream.chunks(), self.limits.max_frames, end=end)
+            )
+            for frame in frames:
                 # each frame's JSON read as an answer's is (check/answer.py), in the stream's exchange
                 yield replace(frame, value=readable(frame.value, stream.exchange, f"frame {frame.index + 1}"))
+                if kind != "ndjson" and end is not None and frame.raw == end:
+                    stream.finished()
         except FrameError as exc:
             raise CheckFailed(str(exc), shown_by=stream.exchange) from None

@@ -156,12 +156,34 @@ def uploads(seed: int) -> tuple[Upload, ...]:
 # --- judging an echo --------------------------------------------------------------------------------
 
 
+EXACT_INTEGERS = 2**53
+"""I-JSON's interoperable integers (RFC 7493 section 2.2): beyond them an integer is exact only in
+stores that keep more than IEEE 754 binary64."""
+
+
+def same_number(a: float, b: float) -> bool:
+    """Two JSON numbers a server may return for each other: equal, or equal once both are read as
+    IEEE 754 binary64. RFC 8259 section 6 lets an implementation limit the range and precision of
+    the numbers it accepts and expects binary64 for interoperability (I-JSON, RFC 7493 section 2.2):
+    a server storing doubles returns 2^53 + 1 as 2^53 and 0.1 + 0.2 as the double it is, and loses
+    nothing the document can hold it to. Precision lost within binary64 (a 32-bit float, a decimal
+    cut to 6 digits) still differs."""
+    if a == b:
+        return True
+    try:
+        return float(a) == float(b)
+    except OverflowError:  # an integer beyond binary64's range: no double stands for it
+        return False
+
+
 def same(a: Any, b: Any) -> bool:
-    """JSON equality that tells booleans from numbers (Python's ``True == 1`` would hide a change)."""
+    """JSON equality that tells booleans from numbers (Python's ``True == 1`` would hide a change),
+    and numbers at the precision the RFCs let a server keep (``same_number``); key order is no part
+    of a JSON object (RFC 8259 section 4), so it is not compared."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
+        return same_number(a, b)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):

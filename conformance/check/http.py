@@ -403,6 +403,12 @@ class StreamingResponse:
         except TargetError as error:
             self._fail(error)
 
+    def finished(self) -> None:
+        """The stream's terminating event arrived: it ended, whatever the connection does next."""
+        self._exchange.stream_ended = True
+        if self._guard is not None:
+            self._guard.complete(self._bound.route)
+
     def _fail(self, error: TargetError) -> NoReturn:
         """Tell the run's guard here: a check may catch the error before the client sees it."""
         _tell(self._guard, self._bound.route, error)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from hypothesis.stateful import RuleBasedStateMachine
@@ -152,10 +153,11 @@ class Session:
         if len(self.history) > 2 * HISTORY:
             del self.history[:-HISTORY]
 
-    def sse(self, path: str, body: Any) -> Streamed:
+    def sse(self, path: str, body: Any, end: str | None = None) -> Streamed:
         """POST and read a server-sent-event answer to its end (bounded by the client's stream
-        budget); how it ended is part of the answer, never raised."""
-        return self._stream(path, body, sse_events)
+        budget): the server's close, or ``end``, the terminating event's data (``streams.sse_events``);
+        how it ended is part of the answer, never raised."""
+        return self._stream(path, body, partial(sse_events, end=end), end=end)
 
     def ndjson(self, path: str, body: Any, *, read_stream: bool = True, **kwargs: Any) -> Streamed:
         """POST and read a stream of JSON objects, one or more per line, as ``sse`` does.
@@ -164,7 +166,12 @@ class Session:
         return self._stream(path, body, ndjson_frames if read_stream else None, **kwargs)
 
     def _stream(
-        self, path: str, body: Any, reader: Callable[[Iterable[bytes], int], Iterator[Frame]] | None, **kwargs: Any
+        self,
+        path: str,
+        body: Any,
+        reader: Callable[[Iterable[bytes], int], Iterator[Frame]] | None,
+        end: str | None = None,
+        **kwargs: Any,
     ) -> Streamed:
         if time.monotonic() > self.deadline:
             raise OutOfTime
@@ -181,6 +188,8 @@ class Session:
                         out.events.append(frame.raw)
                         if isinstance(frame.value, dict):
                             out.chunks.append(frame.value)
+                        if end is not None and frame.raw == end:
+                            stream.finished()
         except (TargetError, FrameError) as exc:
             out.error = str(exc)
             self.stalled = self.stalled or isinstance(exc, TargetError)

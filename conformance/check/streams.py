@@ -179,14 +179,22 @@ class SseReader:
                 self._fields.append(name)
 
 
-def sse_events(chunks: Iterable[bytes], max_events: int = 10_000, max_event_bytes: int = 1 << 20) -> Iterator[Frame]:
+def sse_events(
+    chunks: Iterable[bytes], max_events: int = 10_000, max_event_bytes: int = 1 << 20, end: str | None = None
+) -> Iterator[Frame]:
     """Server-sent events per the WHATWG parsing rules (CRLF, CR or LF line ends; data lines
     joined with LF; comments and other fields skipped; a leading BOM ignored). Yields each event's
     data; JSON is parsed when it parses, else ``value`` is None. Stricter than a browser where a
-    conformance verdict needs it: invalid UTF-8 and a stream that ends inside an event are errors."""
+    conformance verdict needs it: invalid UTF-8 and a stream that ends inside an event are errors.
+    ``end``: the data of the event that terminates the stream (OpenAI's ``[DONE]``): reading stops
+    after it, as the protocol's client does, whether the server then closes or leaves the
+    connection open and idle."""
     reader = SseReader(max_events, max_event_bytes)
     for chunk in chunks:
-        yield from reader.feed(chunk)
+        for frame in reader.feed(chunk):
+            yield frame
+            if end is not None and frame.raw == end:
+                return
     yield from reader.close()
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from mockserver import FaultSet, catalogue, discover, resolve
 from mockserver.descriptor import descriptors, mocked
+from mockserver.wire import PLAIN
 
 
 @pytest.mark.parametrize("protocol_id", mocked())
@@ -19,7 +20,11 @@ def test_every_fault_is_an_edit_a_switch_or_a_server_setting(protocol_id: str) -
     idle = [
         name
         for name, f in faults.items()
-        if name not in switched.values() and f.mutate is None and not f.skip_validation and not f.disables_auth
+        if name not in switched.values()
+        and f.mutate is None
+        and not f.skip_validation
+        and not f.disables_auth
+        and f.wire == PLAIN
     ]
     assert idle == [], "faults that nothing switches on"
 
@@ -54,3 +59,24 @@ def test_text_edits_are_what_the_edge_faults_say() -> None:
     assert TextEdits(controls=True).apply("a\tb\x07c\nd") == "abcd"
     assert TextEdits(json_escaped=True).apply('"\u00e9\n') == '\\"\\u00e9\\n'
     assert TextEdits(astral=True).apply_all({"\U0001f680": ["\U0001f680", 1]}) == {"?": ["?", 1]}
+
+
+def test_each_wire_control_writes_one_choice_and_every_protocol_has_them() -> None:
+    """The wire's controls (mockserver/wire.py): one choice each, off in normal runs, JSON and HTTP ones in
+    every protocol's catalogue, the SSE ones where the streams are server-sent events."""
+    found = catalogue()
+    wired = {name: f for name, f in found.items() if f.wire != PLAIN}
+    assert all(f.control and not f.breaks for f in wired.values())
+    assert FaultSet().wire("agent-protocol") is PLAIN
+    for name, fault in wired.items():
+        assert resolve([name]).wire(fault.protocol) == fault.wire
+        assert resolve([name]).wire("another-protocol") is PLAIN
+    prefixes = {"agent-protocol": "ap", "neuro-san": "ns", "sgr-agent-core": "sgr", "synapse-agent": "syn"}
+    for protocol, prefix in prefixes.items():
+        assert f"{prefix}-wire-json-spaced" in wired and f"{prefix}-wire-chunked" in wired, protocol
+    assert [n for n in wired if "-wire-sse-" in n] == [
+        "sgr-wire-sse-crlf",
+        "sgr-wire-sse-cr",
+        "sgr-wire-sse-comments-id-retry",
+        "sgr-wire-sse-idle-after-done",
+    ]

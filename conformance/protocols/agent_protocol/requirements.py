@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ...check import edges
+from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import Context
 from ...check.edges import difference, same
 from ...check.http import Response
@@ -476,6 +477,35 @@ def task_round_trip(ctx: Context) -> None:
                         f"{where}: {field} " + difference(task.get(field), sent[field]),
                         shown_by=answer,
                     )
+
+
+@registry.requirement(
+    "AP-TASK-003",
+    Level.MUST,
+    f"Tasks created at the same moment ({AT_ONCE} POST /ap/v1/agent/tasks on separate connections) are distinct: "
+    "each answer has a task_id of its own, and each task reads back by it with the input it was created with",
+    _op(TASK_OPS, "post"),
+)
+def concurrent_creates(ctx: Context) -> None:
+    # what the document says of a created task holds whatever else is being created at the time
+    nonce = f"{ctx.draws('concurrent tasks').getrandbits(32):08x}"
+    inputs = [f"concurrent task {n} {nonce}" for n in range(AT_ONCE)]
+    answers = at_once(ctx, posts(TASKS, [{"input": text} for text in inputs]))
+    ids: list[str] = []
+    with ctx.setup("AP-TASK-001"):  # each create's status and form are AP-TASK-001's
+        for answer in answers:
+            created = ctx.conforms(answer, "createAgentTask", 200)
+            ctx.expect(
+                isinstance(created, dict) and isinstance(created.get("task_id"), str),
+                f"the create answered no task_id: {shown(created, 200)}",
+            )
+            ids.append(created["task_id"])
+    with ctx.part("task ids"):
+        expect_distinct(ctx, ids, "tasks", "task_id")
+    for task_id, text in zip(ids, inputs, strict=True):
+        with ctx.part(f"task {shown(text)}"):
+            read = ctx.conforms(ctx.client.get(task_path(task_id)), "getAgentTask", 200)
+            ctx.expect_equal(read.get("input"), text, f"getAgentTask {task_id}: input")
 
 
 # --- errors --------------------------------------------------------------------------------------

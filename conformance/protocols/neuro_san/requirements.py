@@ -13,18 +13,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from specs.documents import load
 from specs.schemas import SchemaSet
 
 from ...check import edges
+from ...check.concurrent import AT_ONCE, at_once
 from ...check.context import CheckFailed, Context, NotVerified
-from ...check.http import Response, TargetError
+from ...check.http import Client, Response, TargetError
 from ...check.shown import body as shown_body
 from ...check.shown import shown
 from ...check.signature import Signature, has
+from ...check.streams import FrameError, ndjson_frames
 from ...verdicts.requirements import Authority, Level, Registry, operation_ref
 
 registry = Registry("neuro-san")
@@ -479,6 +481,62 @@ def final_carries_context(ctx: Context) -> None:
         ctx.fail(f"the final {ANSWER} message has no chat_context: {json.dumps(last)[:300]}")
     ctx.validate_component("ChatContext", context, "chat_context")
     ctx.expect(context.get("chat_histories"), f"the chat_context holds no chat history: {shown(context)}")
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A chat asked among others: its status and its stream's last message, or what ended it early."""
+
+    status: int
+    last: dict[str, Any] | None
+    problem: str = ""
+
+
+def ask(path: str, body: dict[str, Any], client: Client) -> Answered:
+    """One chat of several asked at once, read to its end (its form is the stream requirements' subject)."""
+    try:
+        with client.stream("POST", path, json=body) as stream:
+            if stream.status != 200:
+                return Answered(stream.status, None, shown_body(stream.read(), stream.content_type, 300))
+            last = None
+            for frame in ndjson_frames(stream.chunks(), client.limits.max_frames):
+                message = frame.value.get("response")
+                last = message if isinstance(message, dict) else last
+            return Answered(200, last, "" if last else "the stream carried no response message")
+    except (TargetError, FrameError) as exc:
+        return Answered(0, None, str(exc))
+
+
+@registry.requirement(
+    "NS-CTX-003",
+    Level.MUST,
+    f"Chats asked at the same moment ({AT_ONCE} streaming_chat on separate connections, each a question of its "
+    "own) are each answered in their own conversation: each final chat_context holds its own question and no "
+    "other's",
+    f"{CHAT}/description",
+)
+def concurrent_conversations(ctx: Context) -> None:
+    # the server is stateless: a conversation is the chat_context, and one chat's may not leak into another's
+    name = agent(ctx)
+    nonce = f"{ctx.draws('concurrent chats').getrandbits(32):08x}"
+    questions = [f"Conformance chat {n} of several at once ({nonce}). Please answer briefly." for n in range(AT_ONCE)]
+    path = f"/api/v1/{name}/streaming_chat"
+    answered = at_once(ctx, [partial(ask, path, chat_request(q)) for q in questions])
+    with ctx.setup(STATUS_OWNER):  # each chat answered with a stream ending in its answer: NS-STREAM-002's
+        for chat in answered:
+            ctx.expect(chat.status == 200 and chat.last, f"a chat answered {chat.status or 'nothing'}: {chat.problem}")
+    for question, chat in zip(questions, answered, strict=True):
+        with ctx.part(f"chat {shown(question[:24])}"):
+            assert chat.last is not None
+            texts = history_texts(chat.last.get("chat_context"))
+            with ctx.setup("NS-CTX-001"):
+                ctx.expect(texts, "the answer carries no chat_context history")
+            others = [q for q in questions if q != question and any(q in t for t in texts)]
+            ctx.expect(
+                any(question in t for t in texts) and not others,
+                f"its chat_context holds {shown(texts[:4])}: "
+                + (f"other chats' questions {shown(others)}" if others else "not its own question"),
+            )
 
 
 CONVERSATION = (

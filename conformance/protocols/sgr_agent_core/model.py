@@ -185,10 +185,10 @@ class SgrModel(ModelMachine):
             waiting = bool(agent.states) and agent.states[-1] == WAITING
             if kind == "clarify by endpoint":
                 streamed = self.session.sse(
-                    f"/agents/{quote(agent_id, safe='')}/provide_clarification", {"messages": messages}
+                    f"/agents/{quote(agent_id, safe='')}/provide_clarification", {"messages": messages}, end=DONE
                 )
             elif waiting:  # a chat naming an agent that is not waiting would create a new one
-                streamed = self.session.sse(CHAT, {"model": agent_id, "messages": messages, "stream": True})
+                streamed = self.session.sse(CHAT, {"model": agent_id, "messages": messages, "stream": True}, end=DONE)
             else:
                 return self.verify(agent)
             self.judge_stream(streamed, agent_id, f"the clarification ({kind})")
@@ -204,7 +204,7 @@ class SgrModel(ModelMachine):
 
     def chat(self, text: str) -> str:
         messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}]
-        streamed = self.session.sse(CHAT, {"model": self.ledger.model, "messages": messages, "stream": True})
+        streamed = self.session.sse(CHAT, {"model": self.ledger.model, "messages": messages, "stream": True}, end=DONE)
         agent_id = header(streamed, "X-Agent-ID")
         if streamed.status != 200 or not agent_id:
             self.session.cannot_compare(

@@ -14,7 +14,18 @@ from ...check.passive import Bounded, Checks, StreamState, Verdict
 from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
-from .requirements import AGENT_ID, DONE, RUNNING, UUID, WAITING, agent_names, finish_reason, one_agent
+from .requirements import (
+    AGENT_ID,
+    DONE,
+    RUNNING,
+    UUID,
+    WAITING,
+    agent_names,
+    finish_reason,
+    framed,
+    framing_fault,
+    one_agent,
+)
 
 STREAMING = ("createChatCompletion", "provideClarification")
 
@@ -85,12 +96,7 @@ class Passive(Checks):
         if notes["done"]:
             v.fail("SGR-STREAM-007", f"{where} came after data: [DONE]: {shown(frame.raw[:120])}")
             return
-        v.check(
-            "SGR-STREAM-004",
-            frame.data_lines == 1 and not frame.fields,
-            f"{where} is {frame.data_lines} data: line(s) with {list(frame.fields)} other field(s); the document "
-            "fixes each event as a single data: line followed by a blank line",
-        )
+        v.check("SGR-STREAM-004", framed(frame), framing_fault(frame))
         if frame.raw == DONE:
             notes["done"] = True
             return

@@ -15,16 +15,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import httpx
 
 from ...check import edges
+from ...check.concurrent import at_once, expect_distinct
 from ...check.context import CheckFailed, Context
-from ...check.http import TargetError
+from ...check.http import Client, TargetError
 from ...check.shown import body as shown_body
 from ...check.shown import shown
 from ...check.signature import Signature, has
+from ...check.streams import Frame, FrameError, sse_events
 from ...check.waiting import Waited, wait_for
 from ...verdicts.requirements import Authority, Level, Registry
 from ...verdicts.results import Exchange
@@ -122,14 +125,10 @@ def record(ctx: Context, path: str, body: dict[str, Any]) -> Recorded:
             rec.body = stream.read()
             return rec
         try:
-            for frame in ctx.frames(stream, "sse"):
+            for frame in ctx.frames(stream, "sse", end=DONE):  # [DONE] ends it, as it ends the openai client's read
                 rec.events.append(frame.raw)
-                if not rec.framing and (frame.data_lines != 1 or frame.fields):
-                    rec.framing = (
-                        f"event {frame.index + 1} is {frame.data_lines} data: lines"
-                        + (f" with {', '.join(f + ':' for f in frame.fields)} line(s)" if frame.fields else "")
-                        + "; the document fixes each event as a single data: line followed by a blank line"
-                    )
+                if not rec.framing and not framed(frame):
+                    rec.framing = framing_fault(frame)
                 if frame.raw == DONE:
                     continue
                 where = f"event {frame.index + 1}"
@@ -146,6 +145,28 @@ def record(ctx: Context, path: str, body: dict[str, Any]) -> Recorded:
             rec.error = str(exc)
             rec.exchange.error = rec.error
     return rec
+
+
+SSE_FIELDS = frozenset({"id", "retry"})
+"""Fields the SSE standard lets every stream carry without changing an event's data (a reader applies
+them to the connection: the last event id, the reconnection delay), as comment lines are skipped;
+``event:`` is another matter: it names the event, and the openai client then hands the caller the
+data wrapped as ``{"data", "event"}`` instead of a chunk."""
+
+
+def framed(frame: Frame) -> bool:
+    """An event framed as the document fixes it: one data: line, no field that changes what it is."""
+    return frame.data_lines == 1 and set(frame.fields) <= SSE_FIELDS
+
+
+def framing_fault(frame: Frame) -> str:
+    others = [f for f in frame.fields if f not in SSE_FIELDS]
+    return (
+        f"event {frame.index + 1} is {frame.data_lines} data: line(s)"
+        + (f" with {', '.join(f + ':' for f in others)} line(s)" if others else "")
+        + "; the document fixes each event as a single data: line followed by a blank line (comments, id: and "
+        "retry: aside)"
+    )
 
 
 def expect_stream(ctx: Context, rec: Recorded, owner: str | None = "SGR-STREAM-001") -> None:
@@ -397,7 +418,8 @@ def stream_agent_model(ctx: Context) -> None:
     "SGR-STREAM-004",
     Level.MUST,
     "Each event of a chat stream, as it arrives, is data: JSON valid as a chat.completion.chunk, framed as "
-    "the document fixes it: a single data: line followed by a blank line, with no event:, id: or retry: line",
+    "the document fixes it: a single data: line followed by a blank line, with no event: line (comment lines "
+    "and the id: and retry: fields the SSE standard gives every stream are accepted)",
     ref("/components/responses/ChatCompletionStream"),
     from_traffic=True,
 )
@@ -593,6 +615,66 @@ def agent_deleted(ctx: Context) -> None:
     listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
     ids = [a["agent_id"] for a in listed["agents"]]
     ctx.expect(agent_id not in ids, f"the deleted agent {agent_id} is still listed by GET /agents")
+
+
+CHATS_AT_ONCE = 4
+"""Chats SGR-AGENT-005 starts together: fewer than other protocols' creates, as each runs a research
+(an LLM's calls on a real server)."""
+
+
+@dataclass(frozen=True)
+class Started:
+    """A chat started among others: its status and X-Agent-ID, and what ended its stream early."""
+
+    status: int
+    agent_id: str | None
+    problem: str = ""
+
+
+def start_chat(body: dict[str, Any], client: Client) -> Started:
+    """One chat of several started at once, its stream read to data: [DONE] (its form is the stream
+    requirements' subject, not this one's)."""
+    try:
+        with client.stream("POST", CHAT, json=body) as stream:
+            agent_id = stream.headers.get("X-Agent-ID")
+            if stream.status != 200:
+                return Started(stream.status, agent_id, shown_body(stream.read(), stream.content_type, 300))
+            for frame in sse_events(stream.chunks(), client.limits.max_frames, end=DONE):
+                if frame.raw == DONE:
+                    stream.finished()
+            return Started(200, agent_id)
+    except (TargetError, FrameError) as exc:
+        return Started(0, None, str(exc))
+
+
+@registry.requirement(
+    "SGR-AGENT-005",
+    Level.MUST,
+    f"Chats started at the same moment ({CHATS_AT_ONCE} POST /v1/chat/completions on separate connections) "
+    "create distinct agents: each stream names an X-Agent-ID of its own, and GET /agents/{id}/state answers each "
+    "with the task messages it was started with",
+    ref("/components/headers/X-Agent-ID"),
+)
+def concurrent_agents(ctx: Context) -> None:
+    # what the document says of a created agent holds whatever else is being created at the time
+    model = chat_model(ctx)
+    nonce = f"{ctx.draws('concurrent chats').getrandbits(32):08x}"
+    chats = [[user(f"{TASK} (chat {n} of several at once, {nonce})")] for n in range(CHATS_AT_ONCE)]
+    bodies = [{"model": model, "messages": messages, "stream": True} for messages in chats]
+    started = at_once(ctx, [partial(start_chat, body) for body in bodies])
+    with ctx.setup("SGR-STREAM-002"):  # a chat's stream and its X-Agent-ID are the stream requirements'
+        for chat in started:
+            ctx.expect(chat.status == 200, f"a chat answered {chat.status or 'nothing'}: {chat.problem}")
+            ctx.expect(chat.agent_id, "a chat's stream has no X-Agent-ID header")
+    ids = [str(chat.agent_id) for chat in started]
+    with ctx.part("agent ids"):
+        expect_distinct(ctx, ids, "agents", "X-Agent-ID")
+    for agent_id, messages in zip(ids, chats, strict=True):
+        with ctx.part(f"agent {agent_id}"):  # read by id: what a list shows is the list requirements' fact
+            with ctx.setup("SGR-AGENT-002"):  # the state's status and form are SGR-AGENT-002's
+                state = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
+                ctx.expect(isinstance(state, dict), f"the state of {agent_id} is not an object: {shown(state, 200)}")
+            ctx.expect_equal(state.get("task_messages"), messages, f"{agent_id}: task_messages")
 
 
 # --- errors -----------------------------------------------------------------------------------

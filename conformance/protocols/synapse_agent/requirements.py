@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ...check import edges
+from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import CheckFailed, Context
 from ...check.http import Response
 from ...check.shown import shown
@@ -607,6 +608,38 @@ def job_completes(ctx: Context) -> None:
     ctx.expect_equal(answer.get("sessionId"), session_id, "sessionId of the AgentChatResponse")
     text = answer.get("responseText")
     ctx.expect(isinstance(text, str) and text.strip(), f"the answer has no responseText: {answer}")
+
+
+@registry.requirement(
+    "SYN-JOB-004",
+    Level.MUST,
+    f"Chat jobs started at the same moment ({AT_ONCE} POST /agent/chat/async/start on separate connections, one "
+    "a session) are distinct: each has a token of its own, and each completes with an AgentChatResponse for "
+    "the session it was started in",
+    ref=_ref("/agent/chat/async/start", "post", "/responses/201"),
+)
+def concurrent_jobs(ctx: Context) -> None:
+    # what the document says of a started job holds whatever else is being started at the time
+    sessions = [_session(ctx)["sessionId"] for _ in range(AT_ONCE)]
+    nonce = _nonce(ctx, "concurrent jobs")
+    bodies = [
+        {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": f"Concurrent job {n} {nonce}"}
+        for n, session_id in enumerate(sessions)
+    ]
+    tokens: list[str] = []
+    with ctx.setup("SYN-JOB-001"):  # each start's status and form are SYN-JOB-001's
+        for resp in at_once(ctx, posts(CHAT_START, bodies)):
+            if not 200 <= resp.status < 300:
+                ctx.fail(f"starting a chat job answered {resp.status}: {resp.shown(300)}")
+            token = _json_object(resp, "started job").get("token")
+            ctx.expect(isinstance(token, str) and token, f"the started job has no token: {resp.shown(300)}")
+            tokens.append(str(token))
+    with ctx.part("tokens"):
+        expect_distinct(ctx, tokens, "chat jobs", "token")
+    for token, session_id in zip(tokens, sessions, strict=True):
+        with ctx.part(f"job {token} of session {session_id}"):
+            answer = _finish(ctx, token)
+            ctx.expect_equal(answer.get("sessionId"), session_id, f"job {token}: sessionId of the AgentChatResponse")
 
 
 @registry.requirement(

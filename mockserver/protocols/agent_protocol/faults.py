@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
@@ -34,6 +34,7 @@ class Switches(_Switches):
     artifacts_list_agent_only: bool = False
     artifacts_total_uploads_only: bool = False
     create_requires_input: bool = False
+    create_race: bool = False
     download_json_content_type: bool = False
     download_no_disposition: bool = False
     download_stalls: bool = False
@@ -76,7 +77,7 @@ class Switches(_Switches):
     task_input_text_column: bool = False
     task_astral_replaced: bool = False
     step_input_controls_stripped: bool = False
-    big_integers_as_floats: bool = False
+    numbers_as_float32: bool = False
     artifacts_list_newest_8: bool = False
     page_empty_past_3: bool = False
     # passing controls: what the document lets a server do with those edges
@@ -84,6 +85,7 @@ class Switches(_Switches):
     upload_long_name_refused: bool = False
     upload_same_name_conflict: bool = False
     long_input_refused: bool = False
+    big_integers_as_floats: bool = False
 
     @property
     def names_are_paths(self) -> bool:
@@ -225,7 +227,7 @@ FAULTS: tuple[Fault, ...] = (
     # every requirement that reads back what it just wrote
     _fault(
         "ap-reads-lag-one-write",
-        ("AP-SCHEMA-008", "AP-TASK-002", "AP-STEP-002", "AP-STEP-004", "AP-ARTIFACT-002"),
+        ("AP-SCHEMA-008", "AP-TASK-002", "AP-TASK-003", "AP-STEP-002", "AP-STEP-004", "AP-ARTIFACT-002"),
         "reads see each task as it was before its latest write (an off-by-one projection): a task just "
         "created, its newest step and its newest artifact answer 404 until the task is written again",
     ),
@@ -503,10 +505,20 @@ FAULTS: tuple[Fault, ...] = (
         "a step's input is stored with its control characters (tab, newline, ...) removed",
         operation="executeAgentTaskStep",
     ),
+    # RFC 8259 section 6 lets a server keep numbers as IEEE 754 doubles (I-JSON's range, RFC 7493)
     _fault(
         "ap-big-integers-as-floats",
+        (),
+        "control: additional_input numbers are stored as doubles, integers beyond 2^53 losing their last digits "
+        "(RFC 8259 section 6 allows it; I-JSON's interoperable range is binary64)",
+        operation="createAgentTask",
+        control=True,
+    ),
+    _fault(
+        "ap-numbers-as-float32",
         ("AP-TASK-002", "AP-STEP-002"),
-        "additional_input numbers are stored as doubles: integers beyond 2^53 lose their last digits",
+        "additional_input numbers are stored as 32-bit floats (a REAL column): 0.1 + 0.2 comes back "
+        "0.30000001192092896, precision lost within the binary64 range every JSON peer can expect",
         operation="createAgentTask",
     ),
     _fault(
@@ -565,4 +577,14 @@ FAULTS: tuple[Fault, ...] = (
         operation="listAgentTasks",
         mutate=_total_renamed,
     ),
+    # requests at the same moment (conformance/check/concurrent.py)
+    _fault(
+        "ap-create-race",
+        ("AP-TASK-003",),
+        "task ids come from a counter read before the store's write and advanced after it: tasks created at the "
+        "same moment get one task_id, and the last one created replaces the others",
+        operation="createAgentTask",
+    ),
+    # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
+    *wire_controls(_fault, "ap", None),
 )

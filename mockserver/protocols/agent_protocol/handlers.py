@@ -15,7 +15,9 @@ answered as the document says, with an executed step.
 
 from __future__ import annotations
 
+import math
 import posixpath
+import struct
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, unquote
@@ -27,6 +29,7 @@ from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
 from ...faults import TextEdits
 from ...reply import Reply
+from ...store import RacyIds
 from ...streaming import stall
 from ...validation import UploadedFile
 from .faults import (
@@ -101,12 +104,15 @@ LONG_INPUT = 60000
 """Characters of input the control ap-long-input-refused accepts."""
 
 
-def _as_doubles(value: Any) -> Any:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
-        return float(value)
+def _as_doubles(value: Any, single: bool = False) -> Any:
+    """Numbers as a store of doubles keeps them (``single``: of 32-bit floats, a REAL column)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if single and math.isfinite(value) and abs(value) < 3e38:
+            return struct.unpack("<f", struct.pack("<f", value))[0]
+        return float(value) if abs(value) > 2**53 else value
     if isinstance(value, dict):
-        return {k: _as_doubles(v) for k, v in value.items()}
-    return [_as_doubles(v) for v in value] if isinstance(value, list) else value
+        return {k: _as_doubles(v, single) for k, v in value.items()}
+    return [_as_doubles(v, single) for v in value] if isinstance(value, list) else value
 
 
 def stored_input(body: dict[str, Any], on: Switches, step: bool = False) -> dict[str, Any]:
@@ -121,8 +127,8 @@ def stored_input(body: dict[str, Any], on: Switches, step: bool = False) -> dict
             text, extra = TextEdits(astral=True).apply(text), TextEdits(astral=True).apply_all(extra)
     if isinstance(text, str) and step:
         text = TextEdits(controls=on.step_input_controls_stripped).apply(text)
-    if on.big_integers_as_floats:
-        extra = _as_doubles(extra)
+    if on.big_integers_as_floats or on.numbers_as_float32:
+        extra = _as_doubles(extra, single=on.numbers_as_float32)
     return {**body, "input": text, "additional_input": extra}
 
 
@@ -217,6 +223,8 @@ class AgentProtocol(Handlers):
         self.store = api.stateful(lambda: Store(api.config.limits))
         self.on = Switches.of(api.faults)
         self.data = Data()
+        self.racy_ids = RacyIds()
+        """ap-create-race's task ids: creates at the same moment take one."""
         self.unprojected: dict[str, set[str]] = {}
         """Per task, the ids its latest write created, which reads cannot see under ap-reads-lag-one-write."""
         self.verbatim_listing = api.faults.mutation("listAgentTasks") is None and not (
@@ -249,10 +257,13 @@ class AgentProtocol(Handlers):
         if on.task_flattens_additional_input and isinstance(additional_input, dict):
             additional_input = {k: v for k, v in additional_input.items() if not isinstance(v, dict | list)}
         stubbed = self.data.plan_for(body.get("input")) if self.data.plans else None
+        task_id = await self.racy_ids.take() if on.create_race else None
         if stubbed is not None:
-            task = self.store.create_task(body.get("input"), additional_input, stubbed.names, stubbed.outputs)
+            task = self.store.create_task(
+                body.get("input"), additional_input, stubbed.names, stubbed.outputs, task_id=task_id
+            )
         else:
-            task = self.store.create_task(body.get("input"), additional_input)
+            task = self.store.create_task(body.get("input"), additional_input, task_id=task_id)
         if on.task_list_cached_at_create:
             task.created_view = task.view()
         self.written(task, task.task_id)

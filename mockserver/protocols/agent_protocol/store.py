@@ -39,10 +39,16 @@ class Store:
         additional_input: Any,
         plan: tuple[str, ...] | None = None,
         outputs: tuple[str, ...] | None = None,
+        task_id: str | None = None,
     ) -> Task:
-        """A task with the plan its input gets, or the one a data stub gives (names and outputs)."""
+        """A task with the plan its input gets, or the one a data stub gives (names and outputs);
+        ``task_id`` given (ap-create-race), a task that had it is replaced."""
         self.reserve(1)
-        task = Task(new_id(), task_input, additional_input, plan or plan_for(task_input), outputs=outputs)
+        task = Task(task_id or new_id(), task_input, additional_input, plan or plan_for(task_input), outputs=outputs)
+        replaced = self.tasks.get(task.task_id)
+        if replaced is not None:  # one row a task_id: the list shows the replacement alone
+            self.order.remove(replaced)
+            self.capacity.release(1)
         self.tasks[task.task_id] = task
         self.order.append(task)
         return task

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
@@ -17,6 +17,7 @@ class Switches(_Switches):
     """The behaviour faults the handlers switch on (the rest edit answers: ``mutate``)."""
 
     prefix: ClassVar[str] = "ns"
+    chat_race: bool = False
     chat_filter_required: bool = False
     connectivity_grows: bool = False
     context_ignored: bool = False
@@ -298,4 +299,14 @@ FAULTS: tuple[Fault, ...] = (
         operation="AgentService_Connectivity",
         mutate=_connectivity_as_object,
     ),
+    # requests at the same moment (conformance/check/concurrent.py)
+    _fault(
+        "ns-chat-race",
+        ("NS-CTX-003",),
+        "the chat under way is kept in one attribute of the server across an await (a request-scoped value held "
+        "globally): chats asked at the same moment are all answered in the conversation of the latest",
+        operation="AgentService_StreamingChat",
+    ),
+    # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
+    *wire_controls(_fault, "ns", None),
 )

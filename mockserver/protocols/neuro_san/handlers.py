@@ -19,6 +19,7 @@ faults.py breaks it one way per fault, for the conformance suite's requirements 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
@@ -28,6 +29,7 @@ from ...api import Call, Handlers, ProtocolApi, operation, route
 from ...errors import ApiError
 from ...faults import TextEdits
 from ...reply import Reply
+from ...store import RACE_SECONDS
 from ...streaming import NdjsonStream, stall
 from .faults import Switches
 from .models import NETWORKS, Network, Turn
@@ -175,6 +177,8 @@ class NeuroSan(Handlers):
         self.data = Data()
         self.chats: dict[str, int] = {}
         """Chats per network, for the fault that registers a tool node again on every chat."""
+        self.under_way: Any = None
+        """ns-chat-race's chat under way, one for the whole server."""
 
     def refuse_get_body(self, call: Call) -> None:
         if self.on.get_body_rejected and call.request.body_exists:
@@ -211,7 +215,12 @@ class NeuroSan(Handlers):
             problems = self.api.schemas.violations({"$ref": "#/components/schemas/ChatRequest"}, shown)
             if problems:
                 raise ApiError(400, f"Invalid request: {problems[0]}")
-        frames = _frames(network, call.body, on)  # every error is raised before the stream opens
+        body = call.body
+        if on.chat_race:  # the request under way kept in one place across an await: the latest one wins
+            self.under_way = body
+            await asyncio.sleep(RACE_SECONDS)
+            body = self.under_way
+        frames = _frames(network, body, on)  # every error is raised before the stream opens
         self.chats[network.name] = self.chats.get(network.name, 0) + 1
         media = "text/plain; charset=utf-8" if on.stream_content_type else STREAM_CONTENT_TYPE
         api = self.api

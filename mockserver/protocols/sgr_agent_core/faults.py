@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
@@ -37,6 +37,7 @@ class Switches(_Switches):
     list_state_at_creation: bool = False
     missing_agent_id: bool = False
     missing_done: bool = False
+    create_race: bool = False
     missing_model_header: bool = False
     no_finish_stop: bool = False
     non_json_event: bool = False
@@ -406,4 +407,14 @@ FAULTS: tuple[Fault, ...] = (
         operation="listAgents",
         mutate=_task_renamed,
     ),
+    # requests at the same moment (conformance/check/concurrent.py)
+    _fault(
+        "sgr-create-race",
+        ("SGR-AGENT-005",),
+        "agent ids come from a value read before the store's write and replaced after it: chats started at the "
+        "same moment are one agent (one X-Agent-ID), holding the last one's messages",
+        operation="createChatCompletion",
+    ),
+    # the latitude of HTTP, JSON and SSE (mockserver/wire.py): passing controls
+    *wire_controls(_fault, "sgr", "sse"),
 )

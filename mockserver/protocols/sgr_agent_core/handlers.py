@@ -43,7 +43,7 @@ from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
 from ...faults import TextEdits
 from ...reply import Reply
-from ...store import new_hex_id
+from ...store import RacyIds, new_hex_id
 from ...streaming import SseStream, stall
 from .faults import LONG_MESSAGE, Switches
 from .models import (
@@ -159,6 +159,8 @@ class SgrAgentCore(Handlers):
         self.store = api.stateful(lambda: AgentStore(api.config.limits))
         self.on = Switches.of(api.faults)
         self.data = Data()
+        self.racy_ids = RacyIds()
+        """sgr-create-race's agent ids: chats started at the same moment take one."""
         self.ghosts: dict[str, Agent] = {}
         """The deleted agents the sgr-deleted-agent-listed fault still lists."""
         self.deleted = 0
@@ -257,8 +259,9 @@ class SgrAgentCore(Handlers):
             if on.unknown_model_404:
                 raise ApiError(404, f"Model '{model}' not found")
             raise ApiError(400, f"Invalid model '{model}'. Available models: {[*MODELS, *self.data.models]}")
+        uuid = await self.racy_ids.take() if on.create_race else None
         with self.api.gate:
-            agent = self.store.add(model, stored_messages(messages, on))
+            agent = self.store.add(model, stored_messages(messages, on), uuid)
             headers = {"X-Agent-ID": agent.agent_id, "X-Agent-Model": model}
             if on.missing_agent_id:
                 del headers["X-Agent-ID"]

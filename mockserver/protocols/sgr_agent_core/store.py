@@ -18,11 +18,12 @@ class AgentStore:
         self.capacity = Capacity(limits, "Agent storage", "agents")
         self.agents: dict[str, Agent] = {}
 
-    def add(self, model: str, messages: list[Any]) -> Agent:
+    def add(self, model: str, messages: list[Any], uuid: str | None = None) -> Agent:
+        """A new agent ``{model}_{uuid}``; ``uuid`` given (sgr-create-race), an agent that had it is replaced."""
         echoed = echo(messages)
         size = len(dumps(echoed)) + MAX_QUOTED * 4  # room for the clarification and the report
         self.capacity.reserve(1, size)
-        agent = Agent(f"{model}_{new_id()}", model, echoed, quote(last_user_text(messages)), size)
+        agent = Agent(f"{model}_{uuid or new_id()}", model, echoed, quote(last_user_text(messages)), size)
         self.agents[agent.agent_id] = agent
         return agent
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker
+from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
 
@@ -29,6 +29,7 @@ class Switches(_Switches):
     """The behaviour faults the handlers switch on (the rest edit answers: ``mutate``)."""
 
     prefix: ClassVar[str] = "syn"
+    job_start_race: bool = False
     cross_user_access: bool = False
     etag_unchanged: bool = False
     first_request_of_session_202: bool = field(default=False, metadata={"fault": "syn-202-first-request-of-session"})
@@ -340,4 +341,14 @@ FAULTS: tuple[Fault, ...] = (
         operation="getTraceEvents",
         mutate=_trace_time_renamed,
     ),
+    # requests at the same moment (conformance/check/concurrent.py)
+    _fault(
+        "syn-job-start-race",
+        ("SYN-JOB-004",),
+        "job ids come from a counter read before the store's write and advanced after it: chat jobs started at "
+        "the same moment share one token, the last one started replacing the others",
+        operation="startAgentChat",
+    ),
+    # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
+    *wire_controls(_fault, "syn", None),
 )

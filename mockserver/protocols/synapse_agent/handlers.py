@@ -26,6 +26,7 @@ from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
 from ...faults import TextEdits
 from ...reply import Reply
+from ...store import RacyIds
 from .faults import LONG_CHAT, NEWEST_SESSIONS, SESSION_READ_LAG_MS, Switches
 from .models import Job, Session, iso
 from .store import Store
@@ -66,6 +67,8 @@ class SynapseAgent(Handlers):
         self.store = api.stateful(lambda: Store(api))
         self.on = Switches.of(api.faults)
         self.data = Data()
+        self.racy_ids = RacyIds(lambda: self.store.next_job_id())
+        """syn-job-start-race's job ids: jobs started at the same moment take one."""
 
     def owned_session(self, call: Call, session_id: str) -> Session:
         on, store = self.on, self.store
@@ -175,8 +178,9 @@ class SynapseAgent(Handlers):
         session = self.owned_session(call, call.body["sessionId"])
         request = stored_request(call.body, self.on)
         stubbed = self.data.outcome(call.body["chatText"], user, session.id) if self.data.jobs else None
+        job_id = await self.racy_ids.take() if self.on.job_start_race else None
         if stubbed is None:
-            job = self.store.start_job(user, session, request, stall=self.on.job_never_finishes)
+            job = self.store.start_job(user, session, request, stall=self.on.job_never_finishes, job_id=job_id)
         else:
             job = self.store.start_job(
                 user,
@@ -186,6 +190,7 @@ class SynapseAgent(Handlers):
                 stubbed.seconds,
                 stubbed.response_text,
                 stubbed.failure,
+                job_id,
             )
         return Reply({"token": job.id}, status=201)
 

@@ -90,12 +90,14 @@ class Store:
         seconds: float | None = None,
         response: str | None = None,
         failure: ApiError | None = None,
+        job_id: str | None = None,
     ) -> Job:
-        """A chat job; ``seconds``, ``response`` and ``failure`` are what a data stub decides."""
+        """A chat job; ``seconds``, ``response`` and ``failure`` are what a data stub decides; ``job_id``
+        given (syn-job-start-race), a job that had it is replaced."""
         self._reserve()
         duration = STALLED_JOB_SECONDS if stall else seconds if seconds is not None else self.config.job_seconds
         job = Job(
-            str(next(self._job_ids)),
+            job_id or self.next_job_id(),
             owner,
             session,
             {"concreteType": CHAT_REQUEST, **request},
@@ -109,6 +111,9 @@ class Store:
         self.jobs[job.id] = job
         session.pending.append(job)
         return job
+
+    def next_job_id(self) -> str:
+        return str(next(self._job_ids))
 
     def job(self, job_id: str, user: str, check_owner: bool = True) -> Job:
         job = self.jobs.get(job_id)

@@ -318,3 +318,39 @@ def test_a_missing_key_of_an_answer_fails_and_one_of_the_suites_own_dict_is_a_su
     (finding,) = answer.findings
     assert finding.operation == finding.shown_by == "POST /agent/session"
     assert own.status is Status.ERROR and "KeyError" in own.message
+
+
+def test_at_once_sends_together_each_on_a_client_of_its_own(ctx: Context) -> None:
+    """The sends of ``at_once`` are under way at the same time (each waits here for all the others: sent one
+    after another they would break this barrier), on clients (connections) of their own."""
+    from threading import Barrier
+
+    from conformance.check.concurrent import AT_ONCE, at_once
+
+    met = Barrier(AT_ONCE, timeout=5)
+
+    def send(client: object) -> int:
+        met.wait()
+        return id(client)
+
+    used = at_once(ctx, [send] * AT_ONCE)
+    assert len(set(used)) == AT_ONCE and id(ctx.client) not in used
+
+
+def test_at_once_raises_a_send_s_error_once_all_have_ended(ctx: Context) -> None:
+    from conformance.check.concurrent import at_once
+
+    ended: list[int] = []
+
+    def send(n: int) -> object:
+        def one(client: object) -> int:
+            if n == 0:
+                raise TargetError("connection reset")
+            ended.append(n)
+            return n
+
+        return one
+
+    with pytest.raises(TargetError, match="connection reset"):
+        at_once(ctx, [send(n) for n in range(4)])
+    assert sorted(ended) == [1, 2, 3]

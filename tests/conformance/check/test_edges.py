@@ -94,7 +94,26 @@ def test_a_long_value_is_shown_briefly() -> None:
         ([1, 2], [2, 1], False),
         ("1", 1, False),
         (None, {}, False),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}, True),  # key order is no part of an object (RFC 8259 section 4)
     ],
 )
 def test_same_tells_json_values_apart(a: Any, b: Any, equal: bool) -> None:
     assert edges.same(a, b) is equal
+
+
+@pytest.mark.parametrize(
+    ("sent", "got", "equal"),
+    [
+        (2**53 + 1, 2**53, True),  # a store of doubles: RFC 8259 section 6, I-JSON's binary64
+        (2**53 + 1, float(2**53), True),
+        (-(2**63), -9.223372036854776e18, True),
+        (0.1 + 0.2, 0.30000000000000004, True),
+        (2**53 - 1, 2**53 - 2, False),  # within I-JSON's exact integers: every digit counts
+        (0.1 + 0.2, 0.30000001192092896, False),  # a 32-bit float: precision lost within binary64
+        (0.1 + 0.2, 0.3, False),
+        (10**400, 10**400 + 1, False),  # beyond binary64's range no double stands for either
+        ([2**64 + 1], [2**64], True),
+    ],
+)
+def test_numbers_compare_at_the_precision_the_rfcs_let_a_server_keep(sent: Any, got: Any, equal: bool) -> None:
+    assert edges.same(got, sent) is equal

@@ -311,3 +311,16 @@ def test_sse_events_say_how_they_were_framed() -> None:
         ({"b": 2}, 2, ("event", "id")),
         (None, 1, ()),  # a block without data dispatches nothing, its retry: with it
     ]
+
+
+def test_sse_reading_stops_at_the_terminating_event_whatever_the_connection_does_next() -> None:
+    """[DONE] ends an OpenAI stream: a server may leave the connection open and idle after it (the openai
+    client stops reading there), so a reader given ``end`` asks for no chunk past it."""
+
+    def idle_after_done() -> Iterator[bytes]:
+        yield b'data: {"a": 1}\r\n\r\n: keep-alive\r\nid: 2\r\nretry: 3000\r\ndata: [DONE]\r\n\r\n'
+        raise AssertionError("read past [DONE]: a reader waiting here would wait for the idle connection")
+
+    frames = list(sse_events(idle_after_done(), end="[DONE]"))
+    assert [f.raw for f in frames] == ['{"a": 1}', "[DONE]"]
+    assert frames[1].fields == ("id", "retry")  # comments skipped; the standard's fields told apart

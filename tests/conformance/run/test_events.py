@@ -43,7 +43,9 @@ def kinds(events: list[Event]) -> list[str]:
 
 
 def test_scenario_run_emits_one_started_and_finished_per_requirement() -> None:
-    events, _ = recorded(RunOptions(protocol="agent-protocol", only=("AP-TASK-",), phases=("scenario",)))
+    events, _ = recorded(
+        RunOptions(protocol="agent-protocol", only=("AP-TASK-001", "AP-TASK-002"), phases=("scenario",))
+    )
     assert kinds(events) == [
         "RunStarted",
         "PhaseStarted",

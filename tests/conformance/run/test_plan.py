@@ -25,7 +25,7 @@ def test_a_plan_groups_the_selected_requirements_by_the_phase_that_decides_them(
 
 def test_a_plan_selects_by_level_prefix_and_phase() -> None:
     only = plan(RunOptions(protocol="agent-protocol", only=("AP-TASK-",), phases=("scenario",)))
-    assert [c.requirement.id for c in only.checks] == ["AP-TASK-001", "AP-TASK-002"]
+    assert [c.requirement.id for c in only.checks] == ["AP-TASK-001", "AP-TASK-002", "AP-TASK-003"]
     assert only.requirements("schema") == () and only.requirements("model") == ()
     must = plan(RunOptions(protocol="agent-protocol", level=Level.MUST, skip=("AP-SCHEMA-",)))
     assert must.checks and all(c.requirement.level is Level.MUST for c in must.checks)
