@@ -17,6 +17,7 @@ from specs.documents import PROTOCOLS, SpecError, load
 from . import __version__, config
 from .check.guard import STOPPED_ANSWERING
 from .client import cli as client_cli
+from .completion import SHELLS
 from .proxy import cli as proxy_cli
 from .run.depth import DEPTHS
 from .run.events import EventHandler
@@ -196,6 +197,10 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     over_time = sub.add_parser("history", help="one line per report folder, oldest first: counts and what changed")
     over_time.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="report folders of one protocol")
     over_time.add_argument("--format", choices=["text", "markdown"], default="text")
+    shells = sub.add_parser(
+        "completion", help='print a shell completion script, e.g. eval "$(agent-conformance completion bash)"'
+    )
+    shells.add_argument("shell", choices=SHELLS)
     keys = sub.add_parser("keygen", help="write an Ed25519 key pair to sign reports with (run --sign-key)")
     keys.add_argument(
         "--out", type=Path, required=True, metavar="PREFIX", help="writes PREFIX.key (private, 0600) and PREFIX.pub"
@@ -512,6 +517,15 @@ def keygen_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def completion_command(args: argparse.Namespace) -> int:
+    from .completion import script
+
+    # the console script is what a shell completes: `python -m conformance` is no command name
+    name = args.prog if " " not in args.prog else "agent-conformance"
+    sys.stdout.write(script(parser(name), args.shell, name))
+    return EXIT_OK
+
+
 def requirements_command(args: argparse.Namespace) -> int:
     from .client.requirements import client_suite
     from .run.suites import all_suites, suite
@@ -600,6 +614,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "keygen": keygen_command,
             "diff": diff_command,
             "history": history_command,
+            "completion": completion_command,
         }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit
