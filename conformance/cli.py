@@ -17,6 +17,7 @@ from specs.documents import PROTOCOLS, SpecError, load
 from . import __version__, config
 from .check.guard import STOPPED_ANSWERING
 from .client import cli as client_cli
+from .completion import SHELLS
 from .proxy import cli as proxy_cli
 from .run.depth import DEPTHS
 from .run.events import EventHandler
@@ -29,6 +30,13 @@ from .verdicts.results import RunResult, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _VERDICT = {EXIT_OK: "PASS", EXIT_INTERRUPTED: "INTERRUPTED"}
+
+
+def _verdict(code: int, colour: bool = False) -> str:
+    """PASS, FAIL or INTERRUPTED; coloured on a terminal (progress.wants_colour)."""
+    from .progress import paint
+
+    return paint(_VERDICT.get(code, "FAIL"), colour)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -196,6 +204,10 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     over_time = sub.add_parser("history", help="one line per report folder, oldest first: counts and what changed")
     over_time.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="report folders of one protocol")
     over_time.add_argument("--format", choices=["text", "markdown"], default="text")
+    shells = sub.add_parser(
+        "completion", help='print a shell completion script, e.g. eval "$(agent-conformance completion bash)"'
+    )
+    shells.add_argument("shell", choices=SHELLS)
     keys = sub.add_parser("keygen", help="write an Ed25519 key pair to sign reports with (run --sign-key)")
     keys.add_argument(
         "--out", type=Path, required=True, metavar="PREFIX", help="writes PREFIX.key (private, 0600) and PREFIX.pub"
@@ -273,9 +285,11 @@ def run_command(args: argparse.Namespace) -> int:
 def _run_protocols(
     runs: list[RunOptions], report_dir: Callable[[str], Path], handlers: list[EventHandler], jobs: int
 ) -> int:
+    from .progress import wants_colour
     from .reporting import ReportFiles
 
     worst = EXIT_OK
+    colour = wants_colour(sys.stdout, os.environ)
     keys = {o.protocol: o.sign_key for o in runs}
     reports = ReportFiles(report_dir, keys.__getitem__)
     workers = 1
@@ -305,7 +319,7 @@ def _run_protocols(
             must = tally["must"]
             advice = sum(r.status is Status.ADVICE for r in result.results)
             print(
-                f"{pid}: {_VERDICT.get(result.exit_code, 'FAIL')} - MUST {must['passed']} passed, "
+                f"{pid}: {_verdict(result.exit_code, colour)} - MUST {must['passed']} passed, "
                 f"{must['failed']} failed, {must['blocked']} blocked, {must[Status.NOT_VERIFIED.value]} not verified, "
                 f"{must['error']} errors; "
                 + (f"{advice} advice (practice, not the document); " if advice else "")
@@ -340,18 +354,18 @@ def _run_protocols(
 
         root = parents.pop()
         write_combined([r for r, _ in written], root, {r.protocol: d.name for r, d in written})
-        print(_closing_line([r for r, _ in written], reports.unusable, root / "report.html"), flush=True)
+        print(_closing_line([r for r, _ in written], reports.unusable, root / "report.html", colour), flush=True)
     return worst
 
 
-def _closing_line(runs: list[RunResult], unusable: list[RunResult], page: Path) -> str:
+def _closing_line(runs: list[RunResult], unusable: list[RunResult], page: Path, colour: bool = False) -> str:
     """One line for a run of several protocols: how the tested ones came out, each protocol's word,
     the page, and those whose target was unusable (their error lines above say why)."""
-    each = ", ".join(f"{r.protocol} {_VERDICT.get(r.exit_code, 'FAIL')}" for r in runs)
+    each = ", ".join(f"{r.protocol} {_verdict(r.exit_code, colour)}" for r in runs)
     worst = max(r.exit_code for r in runs)
     untested = f"; not tested (target error above): {', '.join(r.protocol for r in unusable)}" if unusable else ""
     every = "" if unusable else "all "
-    return f"{every}{len(runs)} protocols: {_VERDICT.get(worst, 'FAIL')} ({each}); combined report {page}{untested}"
+    return f"{every}{len(runs)} protocols: {_verdict(worst, colour)} ({each}); combined report {page}{untested}"
 
 
 def _one_by_one(
@@ -389,13 +403,16 @@ def merge_command(args: argparse.Namespace) -> int:
         runs.append((merge(found[pid]), count))
     root = args.report_dir or Path("reports") / f"merged-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     check_report_dir(root)
+    from .progress import wants_colour
+
+    colour = wants_colour(sys.stdout, os.environ)
     worst = EXIT_OK
     for run, count in runs:
         directory = root / run.protocol if len(runs) > 1 else root
         write_reports(run, directory, args.sign_key)
         tally = run.tally()["must"]
         print(
-            f"{run.protocol}: {_VERDICT.get(run.exit_code, 'FAIL')} - {count} shards merged; MUST {tally['passed']} "
+            f"{run.protocol}: {_verdict(run.exit_code, colour)} - {count} shards merged; MUST {tally['passed']} "
             f"passed, {tally['failed']} failed, {tally['blocked']} blocked, {tally[Status.NOT_VERIFIED.value]} not "
             "verified, "
             f"{tally['error']} errors; "
@@ -512,6 +529,15 @@ def keygen_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def completion_command(args: argparse.Namespace) -> int:
+    from .completion import script
+
+    # the console script is what a shell completes: `python -m conformance` is no command name
+    name = args.prog if " " not in args.prog else "agent-conformance"
+    sys.stdout.write(script(parser(name), args.shell, name))
+    return EXIT_OK
+
+
 def requirements_command(args: argparse.Namespace) -> int:
     from .client.requirements import client_suite
     from .run.suites import all_suites, suite
@@ -600,6 +626,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m conformance") -> 
             "keygen": keygen_command,
             "diff": diff_command,
             "history": history_command,
+            "completion": completion_command,
         }
         code = commands.get(args.command, run_command)(args)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler, not at interpreter exit

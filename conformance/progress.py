@@ -25,28 +25,58 @@ from .run.events import (
 )
 from .verdicts.results import Status
 
+PHASE_TITLES = {
+    "preflight": "preflight",
+    "schema": "property-based",
+    "model": "model-based",
+    "scenario": "scenarios",
+}
+
 
 class ProgressLines:
+    """CI logs and pipes: a line as each phase starts (and each stage of the property-based one,
+    which can run for minutes), a line for each requirement that did not pass as it is decided,
+    and one line as each phase ends with its verdict counts and duration. A passed requirement is
+    counted, not listed, as the bars do: a run is mostly passes, and a log of hundreds of
+    ``passed`` lines hides the few that are not. Every line names its protocol, so the lines of a
+    parallel ``--protocol all`` stay readable interleaved. No colour: logs show escapes raw."""
+
     def __init__(self, write: Callable[[str], None]) -> None:
         self.write = write
         self.protocol = ""
+        self.counts: dict[str, int] = {}
+        self.cases = 0
+        self.failing_cases = 0
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.protocol = event.protocol
-        elif isinstance(event, PhaseStarted) and event.phase == "schema":
-            self.write(f"{self.protocol}: property-based phase ({len(event.requirements)} requirements)")
-        elif isinstance(event, PhaseStarted) and event.phase == "model":
-            self.write(f"{self.protocol}: model-based phase ({len(event.requirements)} requirements)")
+        elif isinstance(event, PhaseStarted):
+            self.counts, self.cases, self.failing_cases = {}, 0, 0
+            if event.requirements:  # the preflight has none: it is over in a moment, or fatal
+                count = len(event.requirements)
+                title = PHASE_TITLES.get(event.phase, event.phase)
+                self.write(f"{self.protocol}: {title} phase ({count} requirement{'s' * (count != 1)})")
         elif isinstance(event, StageStarted):
-            self.write(f"  schema phase: {event.stage}")
-        elif isinstance(event, RequirementFinished) and event.result.requirement.phase in ("model", "scenario"):
+            self.write(f"{self.protocol}: schema phase: {event.stage}")
+        elif isinstance(event, CaseFinished):
+            self.cases += 1
+            self.failing_cases += event.outcome != "passed"
+        elif isinstance(event, RequirementFinished):
             res = event.result
+            self.counts[res.verdict] = self.counts.get(res.verdict, 0) + 1
+            if res.gates_ok and res.status is Status.PASSED:
+                return
             self.write(
                 f"[{event.index}/{event.total}] {res.requirement.id} {res.verdict}"
-                + (f": {res.message}" if res.status is not Status.PASSED else "")
+                + (f": {clip(res.message, 300)}" if res.message else "")
                 + (f" (baseline: {res.baseline_reason})" if res.baseline else "")
             )
+        elif isinstance(event, PhaseFinished) and self.counts:
+            counts = ", ".join(f"{n} {verdict}" for verdict, n in self.counts.items())
+            cases = f"; {self.cases} cases, {self.failing_cases} failing" if self.cases else ""
+            title = PHASE_TITLES.get(event.phase, event.phase)
+            self.write(f"{self.protocol}: {title} phase done in {event.duration_s:.1f} s: {counts}{cases}")
 
 
 class FailureEvidence:
@@ -73,12 +103,6 @@ class FailureEvidence:
                 self.write(f"    {clip(deciding.curl, 2000)}")
 
 
-PHASE_TITLES = {
-    "preflight": "preflight",
-    "schema": "property-based",
-    "model": "model-based",
-    "scenario": "scenarios",
-}
 _STYLE = {
     "passed": "green",
     "failed": "bold red",
@@ -215,3 +239,28 @@ def wants_bars(stream: TextIO, environ: Mapping[str, str]) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+_PAINT = {"PASS": "1;32", "FAIL": "1;31", "INTERRUPTED": "1;33"}
+
+
+def wants_colour(stream: TextIO, environ: Mapping[str, str]) -> bool:
+    """Colour for the verdict words on an interactive terminal. NO_COLOR (https://no-color.org)
+    turns it off and wins; FORCE_COLOR turns it on anywhere (a CI log viewer that renders
+    escapes); TERM=dumb cannot show it. Empty values count as unset, as both conventions say."""
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    if environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def paint(word: str, colour: bool) -> str:
+    """A verdict word (PASS green, FAIL red, INTERRUPTED yellow), coloured when ``colour``."""
+    code = _PAINT.get(word)
+    return f"\x1b[{code}m{word}\x1b[0m" if colour and code else word

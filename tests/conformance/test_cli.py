@@ -73,7 +73,7 @@ def test_run_against_embedded_mock_writes_four_reports(tmp_path: Path, capsys: p
     assert "| AP-TASK-001 | MUST | passed |" in (report_dir / "summary.md").read_text(encoding="utf-8")
 
     assert "agent-protocol: PASS - MUST 1 passed, 0 failed" in out
-    assert "[1/1] AP-TASK-001 passed" in err  # progress while it runs
+    assert "agent-protocol: scenarios phase done in " in err and " s: 1 passed" in err  # progress while it runs
 
 
 def test_quiet_run_prints_no_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

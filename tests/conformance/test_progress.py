@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conformance.progress import ProgressBars, wants_bars
+from conformance.cli import main
+from conformance.progress import ProgressBars, ProgressLines, wants_bars, wants_colour
 from conformance.run.events import Event, PhaseFinished, PhaseStarted, Recorder, RunFinished, RunStarted
 from conformance.run.options import RunOptions
 from conformance.runner import run
@@ -107,14 +108,15 @@ def test_bars_only_on_an_interactive_terminal(stream: io.StringIO, environ: dict
     assert wants_bars(stream, environ) is bars
 
 
-def cli_on_a_terminal(tmp_path: Path, *args: str) -> str:
-    """Run the CLI with its stderr on a pseudo-terminal and return what the terminal received."""
+def cli_on_a_terminal(tmp_path: Path, *args: str, stdout: bool = False, environ: dict[str, str] | None = None) -> str:
+    """Run the CLI with its stderr (and with ``stdout``, its stdout too) on a pseudo-terminal and
+    return what the terminal received."""
     leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR", "TERM")} | {"TERM": "xterm-256color"}
-    env["PYTHONPATH"] = str(REPO)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR", "FORCE_COLOR", "TERM")}
+    env |= {"TERM": "xterm-256color", "PYTHONPATH": str(REPO), **(environ or {})}
     proc = subprocess.Popen(
         [sys.executable, "-m", "conformance", "run", "--report-dir", str(tmp_path), *args],
-        stdout=subprocess.DEVNULL,
+        stdout=follower if stdout else subprocess.DEVNULL,
         stderr=follower,
         env=env,
     )
@@ -137,9 +139,9 @@ def test_the_cli_draws_bars_on_a_terminal_and_lines_when_asked(tmp_path: Path) -
     common = ("--protocol", "agent-protocol", "--only", "AP-TASK-001", "--phase", "scenario")
     drawn = cli_on_a_terminal(tmp_path / "bars", *common)
     assert "\x1b[" in drawn and "agent-protocol scenarios" in ANSI.sub("", drawn)
-    assert "[1/1] AP-TASK-001" not in drawn
+    assert "scenarios phase done" not in drawn
     plain = cli_on_a_terminal(tmp_path / "lines", *common, "--progress", "lines")
-    assert "[1/1] AP-TASK-001 passed" in plain and "\x1b[32m" not in plain
+    assert "agent-protocol: scenarios phase done in " in plain and "\x1b[32m" not in plain
 
 
 def test_a_line_written_above_the_bars_is_never_wrapped() -> None:
@@ -164,3 +166,78 @@ def test_a_phase_replayed_later_shows_the_time_it_took_not_the_time_it_took_to_d
     ]
     lines = final_frame(replayed(events))
     assert any("neuro-san scenarios" in line and "0:01:15" in line for line in lines), lines
+
+
+def test_lines_list_what_did_not_pass_as_it_is_decided_and_one_line_per_phase() -> None:
+    fault = catalogue()["ap-task-created-201"]
+    with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as server:
+        options = fault_options(fault, server.url + load(fault.protocol).info.base_path, exact=False)
+        events = recorded(replace(options, only=("AP-TASK-001", "AP-TASK-002"), phases=("scenario",)))
+    lines: list[str] = []
+    handler = ProgressLines(lines.append)
+    for event in events:
+        handler.handle(event)
+    assert len(lines) == 3, lines
+    assert lines[0] == "agent-protocol: scenarios phase (2 requirements)"
+    assert lines[1].startswith("[1/2] AP-TASK-001 failed: expected HTTP 200, got 201")
+    assert re.fullmatch(r"agent-protocol: scenarios phase done in \d+\.\d s: 1 failed, 1 passed", lines[2])
+
+
+@pytest.mark.parametrize(
+    ("stream", "environ", "colour"),
+    [
+        (Tty(), {}, True),
+        (io.StringIO(), {}, False),  # a pipe, a file, a CI log
+        (Tty(), {"NO_COLOR": "1"}, False),
+        (Tty(), {"NO_COLOR": ""}, True),  # empty counts as unset (no-color.org)
+        (io.StringIO(), {"FORCE_COLOR": "1"}, True),
+        (Tty(), {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),  # NO_COLOR wins
+        (Tty(), {"TERM": "dumb"}, False),
+        (Tty(), {"CI": "true"}, True),  # a CI job's pseudo-terminal shows colour; only bars need a live screen
+    ],
+)
+def test_verdict_colour_only_on_a_terminal_honouring_no_color_and_force_color(
+    stream: io.StringIO, environ: dict[str, str], colour: bool
+) -> None:
+    assert wants_colour(stream, environ) is colour
+
+
+def test_the_final_pass_is_green_on_a_terminal(tmp_path: Path) -> None:
+    common = ("--protocol", "agent-protocol", "--only", "AP-TASK-001", "--phase", "scenario", "--progress", "lines")
+    drawn = cli_on_a_terminal(tmp_path / "tty", *common, stdout=True)
+    assert "agent-protocol: \x1b[1;32mPASS\x1b[0m - MUST 1 passed" in drawn
+    plain = cli_on_a_terminal(tmp_path / "no-color", *common, stdout=True, environ={"NO_COLOR": "1"})
+    assert "agent-protocol: PASS - MUST 1 passed" in plain and "\x1b[" not in plain
+
+
+def test_the_final_fail_is_red_when_colour_is_forced_and_plain_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a terminal (capsys) nothing on stdout or stderr carries an escape code; FORCE_COLOR
+    colours the verdict as a terminal would get it."""
+    for name in ("NO_COLOR", "FORCE_COLOR", "CI", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    fault = catalogue()["ap-task-created-201"]
+    with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as server:
+        url = server.url + load(fault.protocol).info.base_path
+        argv = [
+            "run",
+            "--protocol",
+            "agent-protocol",
+            "--base-url",
+            url,
+            "--only",
+            "AP-TASK-001",
+            "--phase",
+            "scenario",
+        ]
+        assert main([*argv, "--report-dir", str(tmp_path / "plain")]) == 1
+        out, err = capsys.readouterr()
+        assert "agent-protocol: FAIL - MUST 0 passed, 1 failed" in out
+        assert "[1/1] AP-TASK-001 failed: expected HTTP 200, got 201" in err  # --progress auto: lines
+        assert "\x1b" not in out + err
+        monkeypatch.setenv("FORCE_COLOR", "1")
+        assert main([*argv, "--report-dir", str(tmp_path / "forced")]) == 1
+        out, err = capsys.readouterr()
+        assert "agent-protocol: \x1b[1;31mFAIL\x1b[0m - MUST 0 passed, 1 failed" in out
+        assert "\x1b" not in err  # the progress lines stay plain: only the verdict is painted
