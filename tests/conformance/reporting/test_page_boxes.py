@@ -86,19 +86,30 @@ def _run(*args: str, report_dir: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """report.html and document.html of a failing run, and the combined page of every protocol."""
-    root = tmp_path_factory.mktemp("pages")
+def failing(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report folder of a failing run (report.html and document.html)."""
+    folder = tmp_path_factory.mktemp("failing")
     with serve("agent-protocol", faults=(FAULT,)) as server:
-        _run("--protocol", "agent-protocol", "--base-url", server.url, report_dir=root / "failing")
+        _run("--protocol", "agent-protocol", "--base-url", server.url, report_dir=folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def combined(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The combined report folder of a ``--protocol all`` run against the embedded mock."""
+    folder = tmp_path_factory.mktemp("all")
     # a few requirements per protocol: the certificate's rows, not the checks, are under test here
     only = ("AP-PAGE-001", "NS-CONN-001", "SGR-SVC-001", "SYN-SESS-001")
-    _run("--protocol", "all", *(a for rid in only for a in ("--only", rid)), report_dir=root / "all")
-    return {
-        "report": root / "failing" / "report.html",
-        "combined": root / "all" / "report.html",
-        "document": root / "failing" / "document.html",
-    }
+    _run("--protocol", "all", *(a for rid in only for a in ("--only", rid)), report_dir=folder)
+    return folder
+
+
+PAGES = {
+    "report": ("failing", "report.html"),
+    "combined": ("combined", "report.html"),
+    "document": ("failing", "document.html"),
+}
+"""Each page: the run (fixture) that writes it, its file. A worker of ``-n`` makes only the runs its pages need."""
 
 
 def _framed(page: Path, width: int, script: str = "") -> Path:
@@ -130,8 +141,9 @@ def _measure(page: Path, width: int, profile: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("kind", ["report", "combined", "document"])
-def test_no_box_overlaps_or_overflows(pages: dict[str, Path], kind: str, width: int, tmp_path: Path) -> None:
-    page = pages[kind]
+def test_no_box_overlaps_or_overflows(request: pytest.FixtureRequest, kind: str, width: int, tmp_path: Path) -> None:
+    run, name = PAGES[kind]
+    page: Path = request.getfixturevalue(run) / name
     shot = tmp_path / f"{kind}-{width}.png"  # as a reader first sees it: collapsed blocks closed
     screenshot(_framed(page, width).as_uri(), tmp_path / "profile", shot, max(width + 20, 500))
     m = _measure(page, width, tmp_path / "profile")
