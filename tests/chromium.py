@@ -34,8 +34,8 @@ def headless(profile: Path, *args: str, budget_ms: int = 5000, files: bool = Fal
     ]
 
 
-def page_title(url: str, profile: Path, *, budget_ms: int = 5000, files: bool = False) -> str:
-    """The title a page has once its scripts ran: the tests' pages write what they measured there."""
+def page_dom(url: str, profile: Path, *, budget_ms: int = 5000, files: bool = False) -> str:
+    """The page's DOM once its scripts ran (what a measuring page wrote into it included)."""
     done = subprocess.run(
         headless(profile, "--dump-dom", url, budget_ms=budget_ms, files=files),
         capture_output=True,
@@ -43,6 +43,23 @@ def page_title(url: str, profile: Path, *, budget_ms: int = 5000, files: bool = 
         timeout=120,
         check=False,
     )
-    title = re.search(r"<title>([^<]*)</title>", done.stdout)
-    assert title is not None, done.stderr[-2000:]
+    assert "<html" in done.stdout, done.stderr[-2000:]
+    return done.stdout
+
+
+def page_title(url: str, profile: Path, *, budget_ms: int = 5000, files: bool = False) -> str:
+    """The title a page has once its scripts ran: the tests' pages write what they measured there."""
+    title = re.search(r"<title>([^<]*)</title>", page_dom(url, profile, budget_ms=budget_ms, files=files))
+    assert title is not None
     return title.group(1)
+
+
+def screenshot(url: str, profile: Path, shot: Path, width: int, height: int = 1600) -> None:
+    """A PNG of the page's top ``height`` pixels at ``width``, for a person to look at."""
+    subprocess.run(
+        headless(profile, f"--window-size={width},{height}", f"--screenshot={shot}", url, files=True),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert shot.is_file() and shot.stat().st_size > 1000, f"no screenshot of {url}"

@@ -8,6 +8,7 @@ file of its folder: ``conformance verify FOLDER``)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -64,6 +65,15 @@ def _rows(runs: list[RunResult], root: Path | None, folders: dict[str, str]) -> 
     return rows
 
 
+_EMBEDDED = re.compile(r"^(embedded reference mock) \(http://[^)]*\)$")
+
+
+def implementation(run: RunResult) -> str:
+    """The product as the certificate names it: the embedded mock without the free port each
+    protocol's run got (one implementation, not four addresses of no use once the run is over)."""
+    return _EMBEDDED.sub(r"\1", run.product)
+
+
 def _facts(runs: list[RunResult]) -> list[tuple[str, str]]:
     """What the certificate is about, each once (a value the protocols differ in: each of them)."""
 
@@ -71,7 +81,7 @@ def _facts(runs: list[RunResult]) -> list[tuple[str, str]]:
         return ", ".join(dict.fromkeys(v for v in values if v)) or "-"
 
     return [
-        ("implementation", once([r.product for r in runs])),
+        ("implementation", once([implementation(r) for r in runs])),
         ("suite version", once([r.suite_version for r in runs])),
         ("seed", once([str(r.seed) for r in runs])),
         ("hash seed", once([str(r.meta.get("hash_seed") or "") for r in runs])),
@@ -134,11 +144,18 @@ def render_combined_html(runs: list[RunResult], folders: dict[str, str], root: P
     klass = {"PASS": "v-pass", "TARGET ERROR": "v-error"}.get(verdict, "v-fail")
     facts = "".join(f"<tr><th>{escape(name)}</th><td>{t(value)}</td></tr>" for name, value in _facts(runs))
     heads = "".join(f"<th>{escape(s.value)}</th>" for s in STATES)
+
+    def cell(label: str, value: str, klass: str = "") -> str:
+        # each cell names its column: on a phone the row is shown as a card, without the header row
+        return f"<td data-label='{escape(label, quote=True)}'{f' class={klass!r}' if klass else ''}>{value}</td>"
+
     protocols = "".join(
         f"<tr><td><a href='{escape(r.folder)}/report.html'>{escape(r.run.protocol)}</a><br>{render_badge(r.run)}</td>"
-        f"<td class='s-{'passed' if r.run.verdict == 'PASS' else 'failed'}'>{escape(r.run.verdict)}</td>"
-        f"<td>{escape(level_reached(r.run))}</td><td>{_level(r.run, 'must')}</td><td>{_level(r.run, 'should')}</td>"
-        f"<td>{_level(r.run, 'may')}</td>" + "".join(f"<td>{_counts(r.run)[s.value]}</td>" for s in STATES) + "</tr>"
+        + cell("verdict", escape(r.run.verdict), f"s-{'passed' if r.run.verdict == 'PASS' else 'failed'}")
+        + cell("level reached", escape(level_reached(r.run)))
+        + "".join(cell(lv.upper(), _level(r.run, lv)) for lv in ("must", "should", "may"))
+        + "".join(cell(s.value, str(_counts(r.run)[s.value])) for s in STATES)
+        + "</tr>"
         for r in rows
     )
     digests = "".join(
@@ -152,9 +169,9 @@ def render_combined_html(runs: list[RunResult], folders: dict[str, str], root: P
 <title>Conformance: every protocol - {verdict}</title>
 <style>{STYLE}</style></head><body>
 <h1>Conformance certificate: every protocol <span class="verdict {klass}">{verdict}</span></h1>
-<div class="scroll"><table class="tally">{facts}</table></div>
+<table class="facts">{facts}</table>
 <h2>Verdicts</h2>
-<div class="scroll"><table class="tally"><tr><th>protocol</th><th>verdict</th><th>level reached</th><th>MUST</th>
+<div class="scroll"><table class="tally cards"><tr><th>protocol</th><th>verdict</th><th>level reached</th><th>MUST</th>
 <th>SHOULD</th><th>MAY</th>{heads}</tr>{protocols}</table></div>
 <p>Counts are of the requirements the documents fix; practice advice is in each protocol's report.</p>
 <h2>Documents and reports</h2>

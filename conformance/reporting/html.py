@@ -22,16 +22,24 @@ th{background:#f6f8fa}
 .s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-not-verified{color:#9a6700}.s-error{color:#8250df;font-weight:600}
 .s-expected{color:#9a6700}.s-stale{color:#cf222e;font-weight:600}
 .s-blocked{color:#9a6700}.s-advice{color:#0969da}
-details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:pre-wrap;
+details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:break-spaces;
 overflow-wrap:anywhere}
 code{font-size:.95em;overflow-wrap:anywhere} table.reqs{table-layout:fixed} td{overflow-wrap:anywhere}
 table.reqs col.id{width:10em} table.reqs col.lvl{width:5.5em} table.reqs col.res{width:8em}
 table.reqs td:nth-child(-n+3){overflow-wrap:normal;white-space:nowrap}
+table.reqs td:nth-child(3) small{white-space:normal;overflow-wrap:normal;display:inline-block}
+table.facts th{width:9em} table.facts td{overflow-wrap:anywhere}
 .scroll{overflow-x:auto} table.tally td,table.tally th{overflow-wrap:normal;white-space:nowrap}
 @media (max-width:700px){body{padding:0 .5em}
 table.reqs,table.reqs tbody,table.reqs tr,table.reqs td{display:block;width:auto}
 table.reqs colgroup,table.reqs tr:first-child{display:none} table.reqs tr{border-bottom:2px solid #ddd;padding:.4em 0}
-table.reqs td{border:0;padding:.15em .3em} table.reqs td:nth-child(-n+3){display:inline-block;white-space:nowrap}}
+table.reqs td{border:0;padding:.15em .3em} table.reqs td:nth-child(-n+3){display:inline-block;white-space:nowrap}
+table.tally th{white-space:normal;overflow-wrap:normal} table.tally th,table.tally td{padding:.3em .25em}
+table.tally{font-size:.92em}
+table.cards,table.cards tbody,table.cards tr{display:block} table.cards tr:first-child{display:none}
+table.cards tr{border-bottom:2px solid #ddd;padding:.4em 0}
+table.cards td{display:inline-block;border:0;padding:.15em .4em} table.cards td:first-child{display:block}
+table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}
 .filters label{margin-right:1em;white-space:nowrap}
 .roots li{margin:.3em 0}
 @media print{.filters{display:none} body{max-width:none;margin:0} pre{max-height:none}
@@ -83,8 +91,9 @@ SHOWN_BODY = 4000
 
 
 def _cut(text: str) -> str:
-    more = len(text) - SHOWN_BODY
-    return text if more <= 0 else f"{text[:SHOWN_BODY]}... [{more} more characters: the whole body is in results.json]"
+    shown = clip(text, SHOWN_BODY)
+    more = len(text) - len(shown) + 1  # the ellipsis stands for one of them
+    return shown if shown == text else f"{shown} [{more} more characters: the whole body is in results.json]"
 
 
 def _exchange(ex: Exchange) -> str:
