@@ -59,6 +59,8 @@ PASSED = {
     "SGR-AGENT-002",
     "SGR-AGENT-003",
     "SGR-AGENT-004",
+    # four chats started at the same moment: four X-Agent-IDs, each agent's state holds its own messages
+    "SGR-AGENT-005",
     "SGR-ERR-001",
     "SGR-ERR-002",
     "SGR-ERR-003",
