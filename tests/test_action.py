@@ -362,7 +362,10 @@ def action_steps() -> list[tuple[str, dict[str, str], list[dict[str, Any]]]]:
             for combination in combinations:
                 values = dict(combination)
                 steps = job["steps"]
-                [at] = [i for i, s in enumerate(steps) if s.get("uses") == "./"]
+                uses = [i for i, s in enumerate(steps) if s.get("uses") == "./"]
+                if not uses:
+                    continue  # a job that does not run the Action (the release workflow's build and publish)
+                [at] = uses
 
                 def fill(value: Any, values: dict[str, str] = values) -> str:
                     return re.sub(
