@@ -44,6 +44,7 @@ from .verdicts.reproduction import (
     outside_state,
     pauses,
     required,
+    sent_at_once,
     template,
     unknown_ids,
 )
@@ -296,6 +297,9 @@ def _verdict(
     why = judge(deciding, resp) if judge is not None else None
     if why:  # the requirement judged again on today's answer: still broken
         return Replayed(key, rid, deciding.status, now, REPRODUCED, why)
+    if why is None and sent_at_once(rep):
+        detail = "the recorded calls were sent at the same moment (a race): a replay sends them one after another"
+        return Replayed(key, rid, deciding.status, now, INCONCLUSIVE, detail)
     if why is None and not differ and cut_short(rep):
         detail = (
             "the answers are the recorded ones as far as the report kept the last (what broke the rule may lie past it)"

@@ -21,9 +21,11 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 def planned(target: str, venv: Path) -> list[str]:
     """The commands ``make TARGET`` would run with the venv at ``venv``."""
-    done = subprocess.run(
-        ["make", "-n", target, f"VENV={venv}"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
-    )
+    # run from `make test` (as CI does), the outer make's MAKELEVEL/MAKEFLAGS would make this one a
+    # sub-make: "Entering directory" lines, and the outer command line's variables
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    command = ["make", "-n", target, f"VENV={venv}"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60, check=True, env=env)
     return done.stdout.splitlines()
 
 

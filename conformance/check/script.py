@@ -25,6 +25,7 @@ from ..verdicts.reproduction import (
     outside_state,
     pauses,
     required,
+    sent_at_once,
     template,
 )
 from ..verdicts.results import Exchange, Finding
@@ -118,7 +119,7 @@ def undecidable(rep: Reproduction) -> bool:
     """Whether a replay's verdict may be inconclusive however the target answers: the recorded
     answers depend on state the calls did not make, the deciding answer was kept only in part, or
     the calls send values of the recorded run (an old id, a cursor) that this server reads otherwise."""
-    return outside_state(rep) or cut_short(rep) or bool(rep.baked)
+    return outside_state(rep) or cut_short(rep) or bool(rep.baked) or sent_at_once(rep)
 
 
 def recorded_body(ex: Exchange) -> tuple[str, int | None]:
@@ -447,6 +448,11 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
         lines.append(
             'if [ -z "$DIFFER" ]; then inconclusive "the answers are the recorded ones as far as the report '
             f'kept answer {n} (its first {kept} bytes): what broke the rule may lie past them"; fi'
+        )
+    elif sent_at_once(rep):
+        lines.append(
+            'inconclusive "the recorded calls were sent at the same moment (a race); this script sends them one '
+            'after another"'
         )
     else:
         lines.append('if [ -z "$DIFFER" ]; then echo "REPRODUCED: the answers are the recorded ones"; exit 0; fi')

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from specs.documents import Spec
 
-from .reproduction import STATUS, reproduction, unknown_ids
+from .reproduction import AT_ONCE, STATUS, overlapping, reproduction, unknown_ids
 from .results import Exchange, Finding
 
 _VARIABLE = re.compile(
@@ -145,6 +145,8 @@ def reproducing(
         rep = reproduction(calls, len(calls) - 1, wrong=wrong, probe=probe, also=also, message=finding.message)
         finding.evidence, finding.captures, finding.baked = rep.steps, rep.captures, rep.baked
         finding.wrong, finding.probe, finding.unsure, finding.also = rep.wrong, rep.probe, rep.unsure, rep.also
+        if not finding.unsure and overlapping(calls):  # the calls kept may be one of several sent together
+            finding.unsure = AT_ONCE
     return finding
 
 

@@ -65,14 +65,14 @@ def test_each_phase_decides_its_share_and_a_phase_with_nothing_selected_is_skipp
             Stand("scenario", "scenario", passes),
         ],
     )
-    assert [r.requirement.id for r in result.results] == ["AP-TASK-001", "AP-TASK-002", "AP-SCHEMA-001"]
+    assert [r.requirement.id for r in result.results] == ["AP-TASK-001", "AP-TASK-002", "AP-TASK-003", "AP-SCHEMA-001"]
     assert all(r.status is Status.PASSED for r in result.results) and result.exit_code == 0
     started = [e.phase for e in recorder.events if isinstance(e, PhaseStarted)]
     assert started == ["schema", "scenario"]  # nothing of the model phase was selected
     finished = [
         (e.result.requirement.id, e.index, e.total) for e in recorder.events if isinstance(e, RequirementFinished)
     ]
-    assert finished == [("AP-SCHEMA-001", 1, 1), ("AP-TASK-001", 1, 2), ("AP-TASK-002", 2, 2)]
+    assert finished == [("AP-SCHEMA-001", 1, 1), ("AP-TASK-001", 1, 3), ("AP-TASK-002", 2, 3), ("AP-TASK-003", 3, 3)]
     assert isinstance(recorder.events[0], RunStarted) and isinstance(recorder.events[-1], RunFinished)
 
 

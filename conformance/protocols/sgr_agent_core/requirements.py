@@ -634,9 +634,10 @@ class Started:
 def start_chat(body: dict[str, Any], client: Client) -> Started:
     """One chat of several started at once, its stream read to data: [DONE] (its form is the stream
     requirements' subject, not this one's)."""
+    status, agent_id = 0, None
     try:
         with client.stream("POST", CHAT, json=body) as stream:
-            agent_id = stream.headers.get("X-Agent-ID")
+            status, agent_id = stream.status, stream.headers.get("X-Agent-ID")
             if stream.status != 200:
                 return Started(stream.status, agent_id, shown_body(stream.read(), stream.content_type, 300))
             for frame in sse_events(stream.chunks(), client.limits.max_frames, end=DONE):
@@ -644,7 +645,9 @@ def start_chat(body: dict[str, Any], client: Client) -> Started:
                     stream.finished()
             return Started(200, agent_id)
     except (TargetError, FrameError) as exc:
-        return Started(0, None, str(exc))
+        # a stream that broke off or stalled after its headers still named its agent: judged by its id
+        # (the stream's end is the stream requirements' subject)
+        return Started(status, agent_id, str(exc))
 
 
 @registry.requirement(
