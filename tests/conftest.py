@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -11,6 +12,9 @@ import pytest
 
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
+from tests.faultruns import fault_runs
+
+__all__ = ["fault_runs"]  # a fixture: the session's shared fault runs
 
 
 @contextmanager
@@ -43,3 +47,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("interop") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Each test's CPU seconds (this process's threads and the processes it waited for), next to
+    its wall time in ``--junitxml``: a test that waits costs the cores less than its duration says
+    (docs/development.md, where the tests' time goes)."""
+    before = _cpu()
+    try:
+        return (yield)
+    finally:
+        item.user_properties.append(("cpu_s", round(_cpu() - before, 2)))
+
+
+def _cpu() -> float:
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from mockserver import EmbeddedServer, MockConfig
@@ -34,6 +35,7 @@ def expand(text: str, values: dict[str, str]) -> str:
     return re.sub(r"\$\{\{\s*([A-Za-z0-9_.]+)\s*\}\}", sub, text)
 
 
+@pytest.mark.slow  # four shards and a merge through the command line
 def test_the_campaign_workflow_runs_its_shards_and_merges_them(tmp_path: Path) -> None:
     shard_job, merge_job = WORKFLOW["jobs"]["shard"], WORKFLOW["jobs"]["merge"]
     assert merge_job["needs"] == "shard" and merge_job["if"] == "always()"

@@ -41,6 +41,9 @@ def at_once(ctx: Context, sends: Sequence[Callable[[Client], T]]) -> list[T]:
     with ThreadPoolExecutor(max_workers=len(sends), thread_name_prefix="at-once") as pool:
         futures = [pool.submit(one, n) for n in range(len(sends))]
         errors = [f.exception() for f in futures]
+    for client in clients:  # what a finding's reproduction cannot send as it was sent
+        for exchange in client.log:
+            exchange.at_once = True
     first = next((e for e in errors if e is not None), None)
     if first is not None:
         raise first

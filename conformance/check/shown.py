@@ -26,9 +26,52 @@ _ELEMENT = {
 _HIDDEN = re.compile(r"<(script|style|head)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 
 
+_BACK = 24
+"""How far a cut steps back from ``limit`` to end between tokens rather than inside one."""
+_ESCAPE = re.compile(r"(\\+)(?:u[0-9a-fA-F]{0,3}|x[0-9a-fA-F]?)?$")
+"""The backslashes a cut text ends with, and what follows the last (``\\u00`` of ``\\u00e9``)."""
+
+
+def _whole_escapes(head: str) -> str:
+    """``head`` without an escape the cut split: an odd run of backslashes starts one (an even
+    run is escaped backslashes, whole)."""
+    found = _ESCAPE.search(head)
+    if found is None or len(found.group(1)) % 2 == 0:
+        return head
+    return head[: found.end(1) - 1]
+
+
+def _open_string(head: str) -> bool:
+    """``head`` (JSON text) ends inside a string: an odd count of quotes no backslash escapes."""
+    quotes, escaped = 0, False
+    for ch in head:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == '"':
+            quotes += 1
+    return quotes % 2 == 1
+
+
 def cut(text: str, limit: int = LIMIT) -> str:
-    """``text`` cut at ``limit`` characters, saying how long it was."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    """``text`` cut at ``limit`` characters at most, saying how long it was. The cut ends between
+    tokens where one ends near the limit (after a space or a JSON separator), never inside an
+    escape or a surrogate pair; a cut inside a JSON string closes it (``"abc..."``), so the
+    message stays readable and a finding's digest blanks the value as it blanks a whole one."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    boundary = max(head.rfind(mark) for mark in (" ", ",", ":", "[", "{"))
+    if boundary > 0 and boundary >= limit - min(_BACK, limit // 4):
+        head = head[: boundary + 1].rstrip() if head[boundary] != " " else head[:boundary]
+    head = _whole_escapes(head)
+    if head and "\ud800" <= head[-1] <= "\udbff":  # a lone high surrogate: its pair was cut off
+        head = head[:-1]
+    json_like = text[:1] in '{["'
+    if json_like and _open_string(head):
+        return f'{head}..." ({len(text)} characters)'
+    return f"{head}... ({len(text)} characters)"
 
 
 def _plain(value: Any) -> Any:

@@ -621,13 +621,8 @@ AT_ONCE = "the check sent requests at the same moment (a race): a script or a re
 
 
 def overlapping(calls: list[Exchange]) -> bool:
-    """Whether two of ``calls`` were under way at the same moment (their recorded windows overlap)."""
-    ended = None
-    for started, elapsed_ms in sorted((ex.started, ex.elapsed_ms) for ex in calls if ex.started is not None):
-        if ended is not None and started < ended - AT_ONCE_SLACK_S:
-            return True
-        ended = max(ended or 0.0, started + elapsed_ms / 1000)
-    return False
+    """Whether any of ``calls`` was sent with others at the same moment (``Exchange.at_once``)."""
+    return any(ex.at_once for ex in calls)
 
 
 def sent_at_once(rep: Reproduction) -> bool:
@@ -635,11 +630,6 @@ def sent_at_once(rep: Reproduction) -> bool:
     a replay sends them one after another, so whatever the answers, it cannot tell whether the race
     is still there."""
     return rep.unsure == AT_ONCE or overlapping(rep.steps)
-
-
-AT_ONCE_SLACK_S = 0.05
-"""How much two calls' recorded windows may overlap and still count as one after the other: the
-start is a wall-clock reading and the duration a monotonic one."""
 
 
 def outside_state(rep: Reproduction) -> bool:

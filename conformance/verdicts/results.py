@@ -143,6 +143,9 @@ class Exchange:
     started: float | None = None
     """When the request was sent (seconds since the epoch): a replay leaves the server the time the
     recorded run left it between two calls (a job finishing while the check polled it)."""
+    at_once: bool = False
+    """Sent with others at the same moment (``check/concurrent.at_once``, a check of a race): a
+    script or a replay sends calls one after another, so it cannot tell whether the race is there."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,10 +18,11 @@ from conformance.runner import run
 from conformance.selfcheck import fault_options
 from conformance.verdicts.results import ORDER, Status
 from specs.documents import load
+from tests.faultruns import CLEAN, FaultRun, FaultRuns, reads
 
 PROTOCOL = "neuro-san"
-"""The protocol of the cheapest runs: its whole catalogue, each fault's requirements run clean and
-broken, takes about 90 s on a quiet 2-core machine."""
+"""The protocol of the cheapest runs. Each fault's report is the session's run of it (the one the
+selfcheck judges, tests/faultruns.py), diffed against the session's clean run of the protocol."""
 FAULTS = sorted((f for f in embedded().faults() if f.protocol == PROTOCOL), key=lambda f: f.name)
 CHEAP = "ns-list-names-only"
 """One fault of one requirement, decided in a fraction of a second."""
@@ -75,27 +76,19 @@ def _named(out: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def clean_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[tuple[str, ...], tuple[str, ...]], Path]:
-    """Clean reports shared by the faults whose runs select the same requirements and phases."""
-    return {}
+def _written(made: FaultRun, folder: Path) -> Path:
+    write_reports(made.result, folder)
+    return folder
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.name)
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("fault", [reads(f, CLEAN + PROTOCOL, f.name) for f in FAULTS], ids=lambda f: f.name)
 def test_diff_names_exactly_what_one_fault_changed(
-    fault: DeclaredFault,
-    clean_runs: dict[tuple[tuple[str, ...], tuple[str, ...]], Path],
-    tmp_path_factory: pytest.TempPathFactory,
-    capsys: pytest.CaptureFixture[str],
+    fault: DeclaredFault, fault_runs: FaultRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    options = fault_options(fault, "", exact=False)
-    selection = (options.only, options.phases)
-    if selection not in clean_runs:
-        clean_runs[selection] = _report(fault, tmp_path_factory.mktemp("clean"), broken=False)
-    clean = clean_runs[selection]
-    broken = _report(fault, tmp_path_factory.mktemp(fault.name), broken=True)
+    clean = _written(fault_runs.get(CLEAN + PROTOCOL), tmp_path / "clean")
+    broken = _written(fault_runs.get(fault.name), tmp_path / "broken")
     expected = _expected(clean, broken)
     code, out = _diff(clean, broken, capsys)
     assert _named(out) == expected

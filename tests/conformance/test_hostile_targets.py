@@ -371,6 +371,7 @@ PHASE_STALL_CASES = [
 ]
 
 
+@pytest.mark.slow  # each waits out two stalls
 @pytest.mark.parametrize(
     ("behaviour", "protocol", "routes", "hostile", "stream", "decided"),
     PHASE_STALL_CASES,
@@ -551,15 +552,17 @@ def run_catalogue_case(behaviour: str, protocol: str, folder: Path) -> Outcome:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_every_hostile_behaviour_past_the_preflight_ends_in_bounded_time_for_every_protocol(tmp_path: Path) -> None:
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_every_hostile_behaviour_past_the_preflight_ends_in_bounded_time_for_every_protocol(
+    protocol: str, tmp_path: Path
+) -> None:
     """Each behaviour of the catalogue on every route past the preflight's probes, for every
-    protocol, through the command line at ``--timeout 20`` and otherwise default settings: exit 1
-    or 2 within 240 s, a message naming the behaviour, never a pass, never a traceback. The runs go
-    side by side (most wait on a stalled socket: the stall guard and the stopped-answering rule are
-    what keep each far under its bound)."""
-    cases = [(behaviour, protocol) for protocol in PROTOCOLS for behaviour in CATALOGUE]
-    for protocol in PROTOCOLS:
-        preflight_answers(protocol)  # asked of the mock once, before the runs start
+    protocol (one test each, so test workers share them), through the command line at ``--timeout
+    20`` and otherwise default settings: exit 1 or 2 within 240 s, a message naming the behaviour,
+    never a pass, never a traceback. The runs go side by side (most wait on a stalled socket: the
+    stall guard and the stopped-answering rule are what keep each far under its bound)."""
+    cases = [(behaviour, protocol) for behaviour in CATALOGUE]
+    preflight_answers(protocol)  # asked of the mock once, before the runs start
     with ThreadPoolExecutor(CATALOGUE_WORKERS) as pool:
         outcomes = list(pool.map(lambda case: run_catalogue_case(*case, tmp_path), cases))
     slowest = sorted(outcomes, key=lambda o: -o.elapsed)[:5]

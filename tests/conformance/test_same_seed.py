@@ -34,6 +34,7 @@ def _run(protocol: str, url: str, report_dir: Path) -> dict[str, str]:
     return {r["id"]: r["status"] for r in results["requirements"]}
 
 
+@pytest.mark.slow  # two whole runs through the command line
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_recording_of_one_run_answers_the_next_run_of_its_seed(protocol: str, tmp_path: Path) -> None:
     base_path = load(protocol).info.base_path

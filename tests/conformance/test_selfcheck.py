@@ -10,8 +10,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterator
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +19,12 @@ from conformance.cli import main
 from conformance.run.options import RunOptions
 from conformance.run.suites import suite
 from conformance.runner import run
-from conformance.selfcheck import Outcome, check_fault, default_workers, fault_pool, render_catalogue
+from conformance.selfcheck import judge, render_catalogue
 from conformance.verdicts.requirements import Authority
 from conformance.verdicts.results import Status
 from mockserver import catalogue
 from specs.documents import PROTOCOLS
+from tests.faultruns import FaultRuns, reads
 
 FAULTS = catalogue()
 
@@ -101,42 +100,15 @@ def snapshot(fault: str, verdicts: dict[str, Any]) -> dict[str, Any] | None:
     return recorded.get(fault)
 
 
-class Catalogue:
-    """The faults' outcomes, checked ahead in worker processes (one per core) in test order, so
-    the exact check of the whole catalogue costs its CPU time spread over the cores; under
-    pytest-xdist (which already spreads the tests) or for one fault, in this process."""
-
-    def __init__(self, futures: dict[str, Future[Outcome]]) -> None:
-        self.futures = futures
-
-    def outcome(self, name: str) -> Outcome:
-        future = self.futures.get(name)
-        return future.result() if future is not None else check_fault(FAULTS[name])
-
-
-@pytest.fixture(scope="module")
-def faults_checked(request: pytest.FixtureRequest) -> Iterator[Catalogue]:
-    wanted = [
-        item.callspec.params["name"]
-        for item in request.session.items
-        if getattr(item, "originalname", "") == "test_exactly_the_declared_requirements_fail"
-        and hasattr(item, "callspec")
-    ]
-    workers = min(default_workers(), len(wanted))
-    if workers < 2 or os.environ.get("PYTEST_XDIST_WORKER"):
-        yield Catalogue({})
-        return
-    with fault_pool(wanted, workers) as futures:
-        yield Catalogue(futures)
-
-
 @pytest.mark.slow  # a whole run per fault
 @pytest.mark.timeout(900)  # a hanging fault's whole run is bounded by its budget (selfcheck.fault_options)
-@pytest.mark.parametrize("name", sorted(FAULTS))
-def test_exactly_the_declared_requirements_fail(name: str, faults_checked: Catalogue) -> None:
+@pytest.mark.parametrize("name", [reads(n, n) for n in sorted(FAULTS)])
+def test_exactly_the_declared_requirements_fail(name: str, fault_runs: FaultRuns) -> None:
     """The whole protocol runs against the fault: every requirement it declares fails, and no
-    other does (what only could not proceed because of it is blocked, not failed)."""
-    outcome = faults_checked.outcome(name)
+    other does (what only could not proceed because of it is blocked, not failed). The run is the
+    session's one for the fault (tests/faultruns.py), the one its other tests read too."""
+    made = fault_runs.get(name)
+    outcome = judge(FAULTS[name], made.result, made.seconds)
     assert not outcome.missed, f"{name} missed: {', '.join(outcome.missed)}"
     assert not outcome.unexpected, f"{name} also failed: {', '.join(outcome.unexpected)}"
     recorded = snapshot(name, {"exit_code": outcome.exit_code, "blocked": list(outcome.blocked)})

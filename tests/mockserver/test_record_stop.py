@@ -145,6 +145,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow  # a recorder process per case, and its stop waits out the exchange under way
 @pytest.mark.parametrize(("protocol", "framing", "point"), CASES, ids=["-".join(c[1:]) for c in CASES])
 def test_a_stop_at_any_point_keeps_every_answered_exchange(
     tmp_path: Path, protocol: str, framing: str, point: str

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.check.shown import body, codepoints, page_line, shown
+from conformance.check.shown import body, codepoints, cut, page_line, shown
 from conformance.verdicts.findings import digest
 
 VALUES: list[Any] = [
@@ -35,10 +35,33 @@ def test_a_finding_keeps_its_key_when_its_message_quotes_json(value: Any) -> Non
 
 def test_values_are_json_on_one_line_and_cut_saying_how_long() -> None:
     assert shown({"a": None, "b": [True, "é"]}) == '{"a": null, "b": [true, "é"]}'
-    assert shown("x" * 500, 10) == '"xxxxxxxxx... (502 characters)'
+    assert shown("x" * 500, 10) == '"xxxxxxxxx..." (502 characters)'
     assert shown(b"text") == '"text"' and shown(b"\x00\xff\x10") == "<3 bytes: 00 ff 10>"
     assert shown({1, 3, 2}) == "[1, 2, 3]" and shown((1, 2)) == "[1, 2]"
     assert codepoints("cafe\u0301") == '"cafe\\u0301"'
+
+
+def test_a_cut_ends_between_tokens_never_inside_an_escape() -> None:
+    """A value cut short ends after a word or a separator near the limit, keeps escapes whole (an
+    even run of backslashes is escaped backslashes), closes the JSON string it cut, and says so."""
+    assert shown({"input": "hello world and then some more words", "n": 12345}, 30) == (
+        '{"input": "hello world and..." (61 characters)'
+    )
+    assert (
+        cut("plain message text that is long enough to need a cut", 30)
+        == "plain message text that is... (52 characters)"
+    )
+    for limit in range(10, 30):
+        text = codepoints("é" * 100, limit)  # "\u00e9\u00e9...
+        assert text.split("...")[0].count("\\u00e9") * 6 + 1 == len(text.split("...")[0]), (limit, text)
+    assert cut('"a' + "\\\\" * 10 + '"', 6) == '"a\\\\\\\\..." (23 characters)'
+    assert cut('"a' + "\\" + "n" * 30 + '"', 3) == '"a..." (34 characters)'
+
+
+def test_a_finding_keeps_its_key_whatever_length_the_value_it_cut() -> None:
+    """The cut closes the string, so the digest blanks the cut value like a whole one."""
+    keys = {digest(f"got {shown({'id': 'x' * n, 'text': 'y' * 300})}, expected z") for n in range(3, 40)}
+    assert len(keys) == 1
 
 
 def test_an_html_error_page_is_shown_by_its_one_useful_line() -> None:

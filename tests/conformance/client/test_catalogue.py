@@ -30,7 +30,12 @@ def test_the_fair_client_passes_every_requirement(scenario: Scenario) -> None:
     assert outcome.caught, outcome.detail
 
 
-@pytest.mark.parametrize("client", BROKEN, ids=lambda b: b.name)
+@pytest.mark.parametrize(
+    "client",
+    # a client that floods the mock runs until its scenario's bound
+    [pytest.param(b, marks=pytest.mark.slow) if b.name.endswith(":flood") else b for b in BROKEN],
+    ids=lambda b: b.name,
+)
 def test_the_broken_client_fails_what_it_breaks_and_nothing_else(client: BrokenClient) -> None:
     outcome = check_broken(client)
     assert outcome.caught, outcome.detail
@@ -53,6 +58,7 @@ def test_a_misbehaving_client_ends_within_its_bound_with_a_verdict(client: Broke
         assert verdicts["AP-CLIENT-001"].status is Status.NOT_VERIFIED
 
 
+@pytest.mark.slow  # every scenario of a protocol, each a mock and a client process
 def test_selfcheck_clients_proves_a_protocols_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["selfcheck", "--clients", "--protocol", "neuro-san"]) == 0
     captured = capsys.readouterr()

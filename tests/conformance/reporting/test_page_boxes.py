@@ -139,6 +139,7 @@ def _measure(page: Path, width: int, profile: Path) -> dict[str, Any]:
     return measured
 
 
+@pytest.mark.slow  # a headless Chromium per page
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("kind", ["report", "combined", "document"])
 def test_no_box_overlaps_or_overflows(request: pytest.FixtureRequest, kind: str, width: int, tmp_path: Path) -> None:

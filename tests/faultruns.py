@@ -1,0 +1,143 @@
+"""One run per catalogue fault for a whole test session, shared by every test that asks about it:
+the selfcheck's verdicts, the reproduction of its findings, the diff of it against a clean run.
+
+A run is a file in a folder every pytest-xdist worker of the session shares: ``<key>.json``
+(the run's results.json and its seconds), written whole (a ``.part`` renamed); ``<key>.lock`` is
+held (``flock``) by the process computing it, so each run is made once whoever asks first.
+
+Runs are made ahead, in the order the session's tests name them (``@pytest.mark.fault_runs``), by
+background processes: a fault's run mostly waits (a Synapse run spends three quarters of its time
+on jobs and polls), so the catalogue goes faster with more runs under way than cores. A test that
+asks for a run no one has started makes it at once in a process of its own. Every run is made in a
+spawned process with PYTHONHASHSEED pinned, as the ``conformance`` command runs, so a run gives the
+verdicts the command gives whoever made it."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from multiprocessing.pool import Pool
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.parallel import hash_seed_pinned, usable_cores
+from conformance.run.targets import embedded
+from conformance.runner import run
+from conformance.selfcheck import fault_options, run_fault
+from conformance.verdicts.results import RunResult
+from mockserver import Fault, catalogue
+from specs.documents import load
+
+CLEAN = "clean."
+"""Key of a protocol's whole run against the mock without a fault: ``clean.<protocol>``."""
+OWN = "own."
+"""Key of a fault's run of its declared requirements and their phases alone: ``own.<fault>``
+(``fault_options(exact=False)``). Its findings meet fewer objects other phases made, so more of
+them can be replayed from a fresh state than those of the whole run."""
+
+
+@dataclass(frozen=True)
+class FaultRun:
+    key: str
+    report: dict[str, Any]
+    """The run's results.json."""
+    seconds: float
+
+    @property
+    def result(self) -> RunResult:
+        return RunResult.from_dict(self.report)
+
+
+def _make(key: str) -> RunResult:
+    """The selfcheck's run of a fault (every requirement of its protocol; a hanging fault with a
+    short client timeout, as ``selfcheck.check_fault``), its run of its own requirements, or a
+    protocol's clean run."""
+    if key.startswith(CLEAN):
+        protocol = key.removeprefix(CLEAN)
+        clean = Fault("clean", protocol, (), "the mock as it is", control=True)
+        with embedded().serve(protocol) as server:
+            return run(fault_options(clean, server.url + load(protocol).info.base_path))
+    fault = catalogue()[key.removeprefix(OWN)]
+    if key.startswith(OWN):
+        return run_fault(fault, exact=False)
+    return run_fault(fault, timeout=2.0 if fault.hangs else 8.0)
+
+
+def make(root: str, key: str, wait: bool) -> bool:
+    """Make ``key``'s run unless it exists; False (without waiting) when another process is making
+    it and ``wait`` is not set. Module level: what a pool process is handed."""
+    folder = Path(root)
+    done = folder / f"{key}.json"
+    if done.exists():
+        return True
+    with (folder / f"{key}.lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
+        if done.exists():  # made while this process waited for the lock
+            return True
+        started = time.monotonic()
+        result = _make(key)
+        part = done.with_suffix(".part")
+        part.write_text(json.dumps({"seconds": time.monotonic() - started, "report": result.to_dict()}))
+        part.replace(done)
+    return True
+
+
+class FaultRuns:
+    """The session's runs: ``get(key)`` waits for one (made ahead, or now)."""
+
+    def __init__(self, root: Path, ahead: Iterable[str], processes: int) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        spawn = multiprocessing.get_context("spawn")
+        with hash_seed_pinned():  # the pools' processes start here and inherit it
+            self._now: Pool = spawn.Pool(1)
+            self._ahead: Pool | None = spawn.Pool(processes) if processes else None
+        if self._ahead is not None:
+            for key in dict.fromkeys(ahead):
+                self._ahead.apply_async(make, (str(root), key, False))
+
+    def get(self, key: str) -> FaultRun:
+        done = self.root / f"{key}.json"
+        if not done.exists():
+            self._now.apply(make, (str(self.root), key, True))
+        data = json.loads(done.read_text(encoding="utf-8"))
+        return FaultRun(key, data["report"], data["seconds"])
+
+    def close(self) -> None:
+        """Runs not yet made are not made: the processes are ended (a lock dies with its holder)."""
+        for pool in (self._ahead, self._now):
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+
+
+def reads(value: Any, *keys: str) -> Any:
+    """A test parameter that reads the runs ``keys`` (so the session makes them ahead)."""
+    return pytest.param(value, marks=pytest.mark.fault_runs(*keys))
+
+
+def wanted(items: Iterable[pytest.Item]) -> list[str]:
+    """The runs the session's tests name, in their order."""
+    return [key for item in items for mark in item.iter_markers("fault_runs") for key in mark.args]
+
+
+@pytest.fixture(scope="session")
+def fault_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultRuns]:
+    """Under pytest-xdist the folder is the session's, above each worker's own, and each worker
+    makes runs ahead in its share of the cores."""
+    base = tmp_path_factory.getbasetemp()
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fault-runs"
+    runs = FaultRuns(root, wanted(request.session.items), max(1, usable_cores() // workers))
+    yield runs
+    runs.close()

@@ -1,0 +1,61 @@
+"""The session's shared fault runs (tests/faultruns.py): each made once, whoever asks first; one
+asked for while another process makes it is waited for, never made twice."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import faultruns
+
+
+class _Slow:
+    """A run that takes until the test lets it end, counting how often it was made."""
+
+    def __init__(self) -> None:
+        self.made = 0
+        self.started = threading.Event()
+        self.go = threading.Event()
+
+    def __call__(self, key: str) -> Any:
+        self.made += 1
+        self.started.set()
+        assert self.go.wait(10)
+        return type("R", (), {"to_dict": lambda self: {"key": key}})()
+
+
+def test_a_run_is_made_once_and_a_second_asker_waits_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    slow = _Slow()
+    monkeypatch.setattr(faultruns, "_make", slow)
+    first = threading.Thread(target=faultruns.make, args=(str(tmp_path), "x-fault", False))
+    first.start()
+    assert slow.started.wait(10)
+    # one that makes runs ahead passes over it; one that needs it now waits for it
+    assert faultruns.make(str(tmp_path), "x-fault", False) is False
+    waiter: list[bool] = []
+    second = threading.Thread(target=lambda: waiter.append(faultruns.make(str(tmp_path), "x-fault", True)))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive() and not (tmp_path / "x-fault.json").exists()
+    slow.go.set()
+    first.join(10)
+    second.join(10)
+    assert waiter == [True] and slow.made == 1
+    assert json.loads((tmp_path / "x-fault.json").read_text())["report"] == {"key": "x-fault"}
+    assert faultruns.make(str(tmp_path), "x-fault", False) is True and slow.made == 1
+
+
+def test_the_runs_a_session_names_are_read_from_its_tests_marks() -> None:
+    class Item:
+        def __init__(self, *marks: pytest.MarkDecorator) -> None:
+            self.marks = [m.mark for m in marks]
+
+        def iter_markers(self, name: str) -> list[pytest.Mark]:
+            return [m for m in self.marks if m.name == name]
+
+    items = [Item(pytest.mark.fault_runs("a", "b")), Item(pytest.mark.slow), Item(pytest.mark.fault_runs("c"))]
+    assert faultruns.wanted(items) == ["a", "b", "c"]  # type: ignore[arg-type]
