@@ -328,7 +328,7 @@ class RequirementItem(pytest.Item):
                         ),
                     )
                 )
-                if res.status in (Status.NOT_VERIFIED, Status.BLOCKED):
+                if res.status in (Status.NOT_VERIFIED, Status.BLOCKED, Status.NOT_SCORED):
                     pytest.skip(res.message)
                 if res.status is Status.ADVICE:  # practice, not the document: never a failure
                     pytest.skip(f"advice (practice, not the document) on {self.requirement_id}: {res.message}")

@@ -21,8 +21,9 @@ from .html import STYLE, t
 from .junit import render_junit
 from .markdown import inline, render_markdown
 
-STATES = tuple(s for s in Status if s is not Status.ADVICE)
-"""The verdicts a protocol's row counts (of what the document fixes; advice is counted apart)."""
+STATES = tuple(s for s in Status if s not in (Status.ADVICE, Status.NOT_SCORED))
+"""The verdicts a protocol's row counts (of what the document fixes; advice is counted apart, and
+requirements newer than a scored set are not counted)."""
 
 
 @dataclass(frozen=True, slots=True)
