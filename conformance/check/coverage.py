@@ -100,16 +100,7 @@ class Tap:
         with self._lock:
             seen = dict(self._seen)
         operations = [_operation(spec, op, seen.get((op.method.upper(), op.path), _Seen())) for op in spec.operations()]
-        totals: dict[str, dict[str, int]] = {}
-        for kind, flags in (
-            ("operations", [o["requests"] > 0 for o in operations]),
-            ("statuses", [s["seen"] > 0 for o in operations for s in o["statuses"] if s["documented"]]),
-            ("parameters", [p["sent"] > 0 for o in operations for p in o["parameters"]]),
-            ("request_properties", [p["sent"] > 0 for o in operations for p in o["request_properties"]]),
-            ("response_properties", [p["seen"] > 0 for o in operations for p in o["response_properties"]]),
-        ):
-            totals[kind] = {"exercised": sum(flags), "documented": len(flags)}
-        return {"totals": totals, "operations": operations}
+        return {"totals": _totals(operations), "operations": operations}
 
 
 def _keys(body: object) -> list[str]:
@@ -214,3 +205,48 @@ def _schema_properties(spec: Spec, schema: Any, depth: int) -> Iterator[str]:
     for combined in ("allOf", "anyOf", "oneOf"):
         for part in schema.get(combined) or []:
             yield from _schema_properties(spec, part, depth + 1)
+
+
+def combined(parts: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The coverage of several shares of one campaign (``conformance merge``): counts summed by
+    operation and item, the totals counted again."""
+    merged: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        for op in part.get("operations") or []:
+            into = merged.setdefault(op["operation"], {**op, "requests": 0, "requirements": {}, "statuses": []})
+            into["requests"] += op["requests"]
+            into["exercised"] = into["requests"] > 0
+            _add(into["requirements"], op["requirements"])
+            statuses = {s["status"]: s for s in into["statuses"]}
+            for s in op["statuses"]:
+                have = statuses.setdefault(s["status"], {**s, "seen": 0, "validated": 0, "requirements": {}})
+                have["seen"] += s["seen"]
+                have["validated"] += s["validated"]
+                _add(have["requirements"], s["requirements"])
+            into["statuses"] = list(statuses.values())
+            for key, count in (("parameters", "sent"), ("request_properties", "sent"), ("response_properties", "seen")):
+                if into[key] is op[key]:
+                    into[key] = [{**item, count: 0} for item in op[key]]
+                for have, item in zip(into[key], op[key], strict=True):
+                    have[count] += item[count]
+    operations = list(merged.values())
+    return {"totals": _totals(operations), "operations": operations} if operations else {}
+
+
+def _totals(operations: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per kind of item, how many the document has and how many the run exercised."""
+    totals: dict[str, dict[str, int]] = {}
+    for kind, flags in (
+        ("operations", [o["requests"] > 0 for o in operations]),
+        ("statuses", [s["seen"] > 0 for o in operations for s in o["statuses"] if s["documented"]]),
+        ("parameters", [p["sent"] > 0 for o in operations for p in o["parameters"]]),
+        ("request_properties", [p["sent"] > 0 for o in operations for p in o["request_properties"]]),
+        ("response_properties", [p["seen"] > 0 for o in operations for p in o["response_properties"]]),
+    ):
+        totals[kind] = {"exercised": sum(flags), "documented": len(flags)}
+    return totals
+
+
+def _add(into: dict[str, int], counts: Mapping[str, int]) -> None:
+    for rid, n in counts.items():
+        into[rid] = into.get(rid, 0) + n

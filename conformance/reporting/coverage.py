@@ -57,34 +57,28 @@ def _requirements(op: dict[str, Any]) -> str:
 
 
 def coverage_section(run: RunResult) -> str:
-    """report.html's section."""
+    """report.html's section: one collapsed block per operation (a table would not fit a phone)."""
     operations = run.coverage.get("operations")
     if not operations:
         return ""
-    rows = []
+    blocks = []
     for op in operations:
-        missed = [f"{kind} {item}" for kind, item, n in _items(op) if n == 0]
-        done = [f"{kind} {item}: {n}" for kind, item, n in _items(op) if n]
-        detail = ""
-        if done or missed:
-            detail = (
-                "<details><summary>"
-                f"{len(done)} of {len(done) + len(missed)} parameters and properties exercised</summary>"
-                + (f"<p>exercised: {escape('; '.join(done))}</p>" if done else "")
-                + (f"<p class='s-not-verified'>not exercised: {escape('; '.join(missed))}</p>" if missed else "")
-                + "</details>"
-            )
-        statuses = "<br>".join(escape(s) for s in _statuses(op))
-        klass = "" if op["exercised"] else " class='s-not-verified'"
-        rows.append(
-            f"<tr><td><code>{escape(op['operation'])}</code></td><td{klass}>{op['requests']}</td>"
-            f"<td>{statuses}</td><td>{detail}</td><td><small>{escape(_requirements(op))}</small></td></tr>"
+        items = _items(op)
+        done = [f"{kind} {item}: {n}" for kind, item, n in items if n]
+        missed = [f"{kind} {item}" for kind, item, n in items if n == 0]
+        missed += [f"status {s['status']}" for s in op["statuses"] if s["documented"] and not s["seen"]]
+        klass = "" if op["exercised"] and not missed else " class='s-not-verified'"
+        parts = [f"<li>statuses seen: {escape('; '.join(_statuses(op)))}</li>"]
+        parts += [f"<li>exercised: {escape('; '.join(done))}</li>"] if done else []
+        parts += [f"<li class='s-not-verified'>not exercised: {escape('; '.join(missed))}</li>"] if missed else []
+        parts += [f"<li>through (exchanges): {escape(_requirements(op))}</li>"] if op["requirements"] else []
+        blocks.append(
+            f"<details><summary{klass}><code>{escape(op['operation'])}</code>: {op['requests']} requests, "
+            f"{len(done)} of {len(items)} parameters and properties</summary><ul>{''.join(parts)}</ul></details>"
         )
     return (
         "<h2 id='coverage'>Coverage of the document</h2>"
-        f"<p>Exercised: {escape(totals_line(run))}.</p><p><small>{escape(WHAT)}</small></p>"
-        "<div class='scroll'><table class='coverage'><tr><th>operation</th><th>requests</th><th>statuses seen</th>"
-        f"<th>parameters and properties</th><th>through (exchanges)</th></tr>{''.join(rows)}</table></div>"
+        f"<p>Exercised: {escape(totals_line(run))}.</p><p><small>{escape(WHAT)}</small></p>{''.join(blocks)}"
     )
 
 

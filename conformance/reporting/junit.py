@@ -44,7 +44,7 @@ def render_junit(run: RunResult) -> str:
         ("target_version", str(run.meta.get("target_version") or "")),
         ("seed", str(run.seed)),
         ("suite_version", run.suite_version),
-        ("requirement_set", run.requirement_set),
+        *((("requirement_set", run.requirement_set),) if run.requirement_set else ()),
         ("exit_code", str(run.exit_code)),
     ):
         ET.SubElement(props, "property", name=key, value=_xml(value))
