@@ -135,7 +135,9 @@ def run_phases(the_plan: RunPlan, state: RunState, phases: Iterable[Phase] = PHA
             continue
         emit(PhaseStarted(phase.name, tuple(r.id for r in requirements)))
         # the exchanges from here on exercise the document for these (the scenarios name each check's own)
-        state.guard.tap.owner, state.guard.tap.phase = tuple(r.id for r in requirements), phase.name
+        # (a phase deciding none, the preflight, is named instead)
+        state.guard.tap.owner = tuple(r.id for r in requirements) or (phase.name,)
+        state.guard.tap.phase = phase.name
         started = time.monotonic()
         try:
             for n, res in enumerate(phase.run(the_plan, state), 1):
