@@ -81,9 +81,11 @@ def _facts(runs: list[RunResult]) -> list[tuple[str, str]]:
     def once(values: list[str]) -> str:
         return ", ".join(dict.fromkeys(v for v in values if v)) or "-"
 
+    sets = once([r.requirement_set for r in runs])
     return [
         ("implementation", once([implementation(r) for r in runs])),
         ("suite version", once([r.suite_version for r in runs])),
+        *([("requirements scored", f"{sets} (frozen)")] if sets != "-" else []),
         ("seed", once([str(r.seed) for r in runs])),
         ("hash seed", once([str(r.meta.get("hash_seed") or "") for r in runs])),
         ("started", min((r.started_at for r in runs), default="-")),
