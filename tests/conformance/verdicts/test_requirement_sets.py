@@ -148,8 +148,11 @@ def test_diff_reads_a_verdict_that_became_not_scored(monkeypatch: pytest.MonkeyP
     _against(BREAKS_IT, "", old)
     new = tmp_path / "new"
     _against(BREAKS_IT, name, new)
-    moved = {m.id: (m.old, m.new) for m in compare(load_report(old), load_report(new)).moved}
-    assert moved[NEWER] == (Status.FAILED, Status.NOT_SCORED)
+    diff = compare(load_report(old), load_report(new))
+    moved = {m.id: (m.old, m.new, m.direction) for m in diff.moved}
+    # neither worse nor better: it gated one run and never the other
+    assert moved[NEWER] == (Status.FAILED, Status.NOT_SCORED, "rescored")
+    assert not diff.worse and diff.exit_code == 0 and "1 rescored" in diff.summary()
 
 
 def _snapshot() -> dict[str, Any]:
