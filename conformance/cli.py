@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Generator
 from contextlib import ExitStack, closing
 from datetime import datetime
@@ -104,6 +105,13 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
     run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
     run.add_argument(
+        "--requirements",
+        dest="requirement_set",
+        metavar="SET",
+        help="score this frozen requirement set (PROTOCOL/RELEASE, or RELEASE for each protocol; "
+        "list them with: requirements --sets); newer requirements run, reported not scored",
+    )
+    run.add_argument(
         "--phase", dest="phases", action="append", choices=["schema", "model", "scenario"], help="limit to a phase"
     )
     run.add_argument(
@@ -171,6 +179,9 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     req = sub.add_parser("requirements", help="list the registered requirements")
     req.add_argument("--protocol", choices=[*sorted(PROTOCOLS), "all"], default="all")
     req.add_argument("--format", choices=["text", "json"], default="text")
+    req.add_argument(
+        "--sets", action="store_true", help="list the frozen requirement sets this kit carries (run --requirements SET)"
+    )
     again = sub.add_parser(
         "replay",
         help="run each finding's calls from a fresh state again: reproduced, not reproduced or inconclusive",
@@ -323,6 +334,11 @@ def _run_protocols(
                 f"{must['failed']} failed, {must['blocked']} blocked, {must[Status.NOT_VERIFIED.value]} not verified, "
                 f"{must['error']} errors; "
                 + (f"{advice} advice (practice, not the document); " if advice else "")
+                + (
+                    f"scored against {result.requirement_set} ({len(result.unscored)} newer not scored); "
+                    if result.requirement_set
+                    else ""
+                )
                 + f"{len(result.results)} requirements in {result.duration_s:.1f} s; "
                 + (
                     f"{sum(r.baseline == 'expected' for r in result.results)} expected failures, "
@@ -543,6 +559,8 @@ def requirements_command(args: argparse.Namespace) -> int:
     from .run.suites import all_suites, suite
     from .verdicts.requirements import describe
 
+    if args.sets:
+        return _sets(args)
     listed = []
     suites = all_suites() if args.protocol == "all" else {args.protocol: suite(args.protocol)}
     for pid, protocol_suite in suites.items():
@@ -555,6 +573,26 @@ def requirements_command(args: argparse.Namespace) -> int:
                 print(f"{r.id:18} {r.level.value.upper():6} {r.authority.value:8} {r.phase:8} {r.statement}  [{r.ref}]")
     if args.format == "json":
         print(json.dumps(listed, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _sets(args: argparse.Namespace) -> int:
+    """``requirements --sets``: each released set, its size by level, and what today's registry added since."""
+    from .run.suites import suite
+    from .verdicts.sets import released
+
+    sets = [s for s in released().values() if args.protocol in ("all", s.protocol)]
+    if args.format == "json":
+        print(json.dumps([s.manifest() for s in sets], indent=2))
+        return EXIT_OK
+    for rset in sets:
+        levels = Counter(f.level.value for f in rset.requirements.values())
+        newer = [c.requirement.id for c in suite(rset.protocol).registry if c.requirement.id not in rset]
+        counts = ", ".join(f"{levels[lv.value]} {lv.value.upper()}" for lv in Level if levels[lv.value])
+        print(
+            f"{rset.name:28} {len(rset.requirements):3} requirements ({counts}), released with {rset.suite_version}; "
+            f"{len(newer)} newer, not scored under it"
+        )
     return EXIT_OK
 
 

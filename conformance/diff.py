@@ -81,8 +81,16 @@ class Moved:
     new: Status
 
     @property
+    def direction(self) -> str:
+        """``worse`` or ``better`` by the verdicts' order; ``rescored`` when either side is not
+        scored (a requirement outside one run's frozen set): neither, since it never gated."""
+        if Status.NOT_SCORED in (self.old, self.new):
+            return "rescored"
+        return "worse" if self.new.rank > self.old.rank else "better"
+
+    @property
     def worse(self) -> bool:
-        return self.new.rank > self.old.rank
+        return self.direction == "worse"
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,12 @@ class Diff:
 
     @property
     def better(self) -> list[Moved]:
-        return [m for m in self.moved if not m.worse]
+        return [m for m in self.moved if m.direction == "better"]
+
+    @property
+    def rescored(self) -> list[Moved]:
+        """Moves into or out of not scored (one run scored a frozen set the other did not hold it in)."""
+        return [m for m in self.moved if m.direction == "rescored"]
 
     @property
     def exit_code(self) -> int:
@@ -118,8 +131,9 @@ class Diff:
             return "no change"
         worse = self.worse
         named = f" ({', '.join(m.id for m in worse[:5])}{', ...' if len(worse) > 5 else ''})" if worse else ""
+        rescored = f", {len(self.rescored)} rescored" if self.rescored else ""
         return (
-            f"{len(worse)} worse{named}, {len(self.better)} better, {len(self.added)} added, "
+            f"{len(worse)} worse{named}, {len(self.better)} better{rescored}, {len(self.added)} added, "
             f"{len(self.removed)} removed; findings: {len(self.new_findings)} new, {len(self.gone_findings)} gone"
         )
 
@@ -139,7 +153,10 @@ class Diff:
             "protocol": self.new.protocol,
             "old": side(self.old),
             "new": side(self.new),
-            "changed": [{"id": m.id, "old": m.old.value, "new": m.new.value, "worse": m.worse} for m in self.moved],
+            "changed": [
+                {"id": m.id, "old": m.old.value, "new": m.new.value, "worse": m.worse, "direction": m.direction}
+                for m in self.moved
+            ],
             "added": {rid: status.value for rid, status in self.added.items()},
             "removed": {rid: status.value for rid, status in self.removed.items()},
             "findings": {
@@ -173,7 +190,7 @@ def render_text(diff: Diff) -> str:
         f"{new.protocol}: {old.path} (suite {old.suite_version}, {old.date}) -> "
         f"{new.path} (suite {new.suite_version}, {new.date})"
     ]
-    lines += [f"{'WORSE' if m.worse else 'BETTER':8} {m.id}  {m.old} -> {m.new}" for m in diff.moved]
+    lines += [f"{m.direction.upper():8} {m.id}  {m.old} -> {m.new}" for m in diff.moved]
     lines += [f"{'ADDED':8} {rid}  {status}" for rid, status in diff.added.items()]
     lines += [f"{'REMOVED':8} {rid}  (was {status})" for rid, status in diff.removed.items()]
     lines += [f"+ finding {key}  {clip(new.findings[key][1], 160)}" for key in diff.new_findings]
@@ -212,7 +229,7 @@ def render_markdown(diff: Diff) -> str:
             per.setdefault(report.findings[key][0], [0, 0])[n] += 1
     rows: dict[str, tuple[str, str, str]] = {}
     for m in diff.moved:
-        rows[m.id] = ("worse" if m.worse else "better", m.old.value, m.new.value)
+        rows[m.id] = (m.direction, m.old.value, m.new.value)
     for rid, status in diff.added.items():
         rows[rid] = ("added", "-", status.value)
     for rid, status in diff.removed.items():
@@ -221,7 +238,7 @@ def render_markdown(diff: Diff) -> str:
         if rid not in rows:
             status = new.verdicts.get(rid) or diff.old.verdicts[rid]
             rows[rid] = ("findings", status.value, status.value)
-    order = {"worse": 0, "added": 1, "removed": 2, "findings": 3, "better": 4}
+    order = {"worse": 0, "added": 1, "removed": 2, "findings": 3, "better": 4, "rescored": 5}
     table = ["| change | requirement | old | new | findings |", "|---|---|---|---|---|"]
     for rid, (change, before, after) in sorted(rows.items(), key=lambda kv: (order[kv[1][0]], kv[0])):
         plus, minus = per.get(rid, [0, 0])

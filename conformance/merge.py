@@ -21,13 +21,15 @@ from typing import Any
 
 from specs import documents
 
+from .check.coverage import combined
 from .phases.model.engine import ModelTally, model_verdicts
 from .phases.schema.engine import SchemaTally, schema_verdicts
 from .run.suites import build
 from .usage import UsageError
 from .verdicts.baseline import Entry, judge
 from .verdicts.requirements import Level, Requirement
-from .verdicts.results import RequirementResult, RunResult, Status, unblock
+from .verdicts.results import RequirementResult, RunResult, Status, settle, unblock
+from .verdicts.sets import named, unscore
 
 
 class MergeError(UsageError):
@@ -161,9 +163,14 @@ def merge(reports: list[ShardReport]) -> RunResult:
     verdicts: dict[str, Status | None] = {r.requirement.id: r.status for r in run.results}
     for res in run.results:  # a shard left blocked what another shard's requirement blocked
         unblock(res, verdicts)
+    frozen = named(campaign["requirement_set"], run.protocol) if campaign.get("requirement_set") else None
     for res in run.results:
         res.baseline, res.baseline_reason = "", ""
+        if frozen is not None:  # the phases' verdicts decided again here, scored as the shards scored theirs
+            res.requirement = frozen.frozen(res.requirement)
+            unscore(settle(res), frozen)
         judge(res, entries)
+    run.coverage = combined([r.data.get("coverage") or {} for r in reports])
     return run
 
 
@@ -174,6 +181,7 @@ _META = (
     "budget_s",
     "phases",
     "only",
+    "requirement_set",
     "target_name",
     "target_version",
     "depth",

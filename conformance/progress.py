@@ -110,6 +110,7 @@ _STYLE = {
     "not verified": "yellow",
     "blocked": "yellow",
     "advice": "blue",
+    "not scored": "dim",
     "expected failure": "cyan",
     "stale": "bold red",
 }

@@ -47,6 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-level", choices=LEVELS, default=None)
     group.addoption("--conformance-only", action="append", default=None, metavar="ID_PREFIX")
     group.addoption("--conformance-skip", action="append", default=None, metavar="ID_PREFIX")
+    group.addoption("--conformance-requirements", default=None, metavar="SET", help="score this frozen requirement set")
     group.addoption("--conformance-expected-failures", default=None, metavar="FILE")
     group.addoption("--conformance-config", default=None, metavar="FILE")
     group.addoption(

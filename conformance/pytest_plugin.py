@@ -328,7 +328,7 @@ class RequirementItem(pytest.Item):
                         ),
                     )
                 )
-                if res.status in (Status.NOT_VERIFIED, Status.BLOCKED):
+                if res.status in (Status.NOT_VERIFIED, Status.BLOCKED, Status.NOT_SCORED):
                     pytest.skip(res.message)
                 if res.status is Status.ADVICE:  # practice, not the document: never a failure
                     pytest.skip(f"advice (practice, not the document) on {self.requirement_id}: {res.message}")
@@ -406,13 +406,19 @@ class _Merger:
 def merge(records: list[dict[str, Any]], plans: dict[str, RunOptions]) -> dict[str, RunResult]:
     """One RunResult per protocol from the items' records, in registry order."""
     from . import __version__
+    from .run.plan import frozen_set
     from .run.suites import suite
+    from .verdicts.sets import framed
 
     runs: dict[str, RunResult] = {}
     for pid, options in plans.items():
         mine = [r for r in records if r["protocol"] == pid]
         run = RunResult(pid, mine[0]["target"] if mine else "", __version__, options.seed, options.level, "")
-        registry = {c.requirement.id: c.requirement for c in suite(pid, options.profile).registry}
+        # the requirements at the levels the scored set froze (--conformance-requirements), as the runs judged them
+        registry = {
+            c.requirement.id: c.requirement for c in framed(suite(pid, options.profile).registry, frozen_set(options))
+        }
+        run.meta["requirement_set"] = options.requirement_set or None
         for record in mine:
             if "fatal" in record:
                 run.fatal = record["fatal"]

@@ -42,6 +42,7 @@ from .run.targets import embedded
 from .run.watchdog import BUDGET, RunStopped, Watchdog
 from .verdicts.baseline import judge
 from .verdicts.results import RequirementResult, RunResult, Status, settle, unblock
+from .verdicts.sets import RequirementSet, unscore
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
 
@@ -78,6 +79,7 @@ def run_metadata(the_plan: RunPlan) -> dict[str, Any]:
         "phases": list(options.phases),
         "only": list(options.only),
         "skip": list(options.skip),
+        "requirement_set": options.requirement_set or None,
         "timeout": options.timeout,
         "target_name": options.target_name,
         "target_version": options.target_version,
@@ -106,6 +108,7 @@ def campaign(the_plan: RunPlan) -> dict[str, Any]:
         "phases": list(options.phases),
         "only": list(options.only),
         "skip": list(options.skip),
+        "requirement_set": options.requirement_set or None,
         "depth": options.depth,
         "max_examples": options.max_examples,
         "model_sequences": options.sequences,
@@ -131,10 +134,16 @@ def run_phases(the_plan: RunPlan, state: RunState, phases: Iterable[Phase] = PHA
         if not requirements and not phase.gate:
             continue
         emit(PhaseStarted(phase.name, tuple(r.id for r in requirements)))
+        # the exchanges from here on exercise the document for these (the scenarios name each check's own)
+        # (a phase deciding none, the preflight, is named instead)
+        state.guard.tap.owner = tuple(r.id for r in requirements) or (phase.name,)
+        state.guard.tap.phase = phase.name
         started = time.monotonic()
         try:
             for n, res in enumerate(phase.run(the_plan, state), 1):
+                frame(res, the_plan.frozen)
                 unblock(settle(redact_result(res, credentials)), state.ledger.verdicts())
+                unscore(res, the_plan.frozen)
                 judge(res, options.expected_failures)
                 state.ledger.record(res)
                 emit(RequirementFinished(res, n, len(requirements)))
@@ -184,6 +193,7 @@ def run(
                         result.stats["stalled_routes"] = guard.summary()
                     if guard.lost:
                         result.stats["stopped_answering"] = guard.lost
+                    result.coverage = guard.tap.report(the_plan.spec)
                     if not options.shard.whole:
                         result.shard = {
                             "shard": str(options.shard),
@@ -196,7 +206,14 @@ def run(
             ledger.close(stop.kind, f"{stop.reason} before this requirement was decided")
     if result.stopped is None and any(r.message.startswith(f"not verified ({BUDGET})") for r in ledger.results()):
         result.stopped = BUDGET  # a phase's share of the budget ran out: the run did not decide everything
-    return _finish(result, ledger, budget.started, emit)
+    return _finish(result, ledger, budget.started, emit, the_plan.frozen)
+
+
+def frame(result: RequirementResult, frozen: RequirementSet | None) -> RequirementResult:
+    """A verdict judged at the level and authority the scored set froze (``--requirements``)."""
+    if frozen is not None:
+        result.requirement = frozen.frozen(result.requirement)
+    return result
 
 
 def example_database(the_plan: RunPlan) -> Any:
@@ -240,7 +257,7 @@ def salvage(
     ledger.close(kind, reason, status)
     if not announced:
         emit(_started(the_plan, result))
-    return _finish(result, ledger, started, emit)
+    return _finish(result, ledger, started, emit, the_plan.frozen)
 
 
 def _new_result(the_plan: RunPlan) -> RunResult:
@@ -268,9 +285,11 @@ def _started(the_plan: RunPlan, result: RunResult) -> RunStarted:
     )
 
 
-def _finish(result: RunResult, ledger: Ledger, started: float, emit: Emitter) -> RunResult:
+def _finish(
+    result: RunResult, ledger: Ledger, started: float, emit: Emitter, frozen: RequirementSet | None = None
+) -> RunResult:
     ledger.settle_blocks()
-    result.results = ledger.results()
+    result.results = [unscore(r, frozen) for r in ledger.results()]
     result.duration_s = time.monotonic() - started
     result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
     emit(RunFinished(result))

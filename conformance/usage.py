@@ -112,6 +112,8 @@ def check_run(options: RunOptions, *, base_url_given: bool) -> RunOptions:
         except SignatureError as exc:
             raise UsageError(f"--sign-key: {exc}") from None
     pid = options.protocol
+    if options.requirement_set:
+        options = replace(options, requirement_set=check_requirement_set(options.requirement_set, pid))
     for prefix in options.only:
         if not any(c.requirement.id.startswith(prefix) for c in suite(pid).registry):
             raise UsageError(
@@ -127,6 +129,24 @@ def check_run(options: RunOptions, *, base_url_given: bool) -> RunOptions:
             "(and --second-token for the ownership requirements), or omit --base-url to test the embedded mock"
         )
     return options
+
+
+def check_requirement_set(name: str, protocol: str) -> str:
+    """The full name of the released set ``--requirements`` names, or UsageError: an unknown set,
+    or one holding a requirement this kit no longer has (it cannot score that set)."""
+    from .verdicts.sets import SetError, named
+
+    try:
+        rset = named(name, protocol)
+    except SetError as exc:
+        raise UsageError(str(exc)) from None
+    gone = rset.missing(c.requirement.id for c in suite(protocol).registry)
+    if gone:
+        raise UsageError(
+            f"requirement set {rset.name} holds {', '.join(gone)}, which this kit no longer has: it cannot "
+            f"score that set (the kit that released it, {rset.suite_version}, can)"
+        )
+    return rset.name
 
 
 def check_jobs(jobs: int) -> None:

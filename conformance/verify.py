@@ -160,6 +160,7 @@ def rerun(directory: Path, base_url: str, credentials: Credentials = NONE) -> tu
             phases=tuple(options.get("phases") or ("schema", "model", "scenario")),
             only=tuple(options.get("only") or ()),
             skip=tuple(options.get("skip") or ()),
+            requirement_set=str(options.get("requirement_set") or ""),
         )
     )
     # Status() reads the words of every format version ("skipped" before 5 is "not verified")

@@ -36,6 +36,8 @@ from urllib.parse import urlsplit
 
 from specs.documents import Spec
 
+from .coverage import Tap
+
 STALLS_PER_ROUTE = 2
 STALLED_WAIT_S = 1.0
 """The least a route that stalled twice is waited on (a tenth of the timeout, when that is more)."""
@@ -115,6 +117,8 @@ class StallGuard:
         self._silence: list[tuple[str, str]] = []
         """The exchanges without an answer since the last whole answer: (route, what happened)."""
         self._lock = threading.Lock()
+        self.tap = Tap(route_of)
+        """What the run's exchanges exercised of the document (every client that tells the guard tells it)."""
 
     def route(self, url: str) -> str:
         return self.route_of(url)

@@ -263,6 +263,7 @@ class Client:
             body = b"".join(chunks)
             if self.guard is not None:
                 self.guard.complete(bound.route)
+                self.guard.tap.answered(method, url, resp.status_code, body)
         exchange.response_body = _preview(body)
         exchange.record_answer(body)
         return Response(resp.status_code, resp.headers, body, exchange)
@@ -304,6 +305,8 @@ class Client:
         finally:
             exchange.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
             _ended[0] = time.monotonic()
+            if self.guard is not None:  # sent: what the run exercised of the document (check/coverage.py)
+                self.guard.tap.saw(method, str(request.url), exchange.status, request.headers.keys(), request.content)
 
     def _bound(self, request: httpx.Request, exchange: Exchange) -> _Bound:
         """The exchange's bounds, as the run's guard sees its route: refused when the target stopped

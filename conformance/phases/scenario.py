@@ -30,6 +30,7 @@ class ScenarioPhase:
         for n, check in enumerate(checks, 1):
             state.watchdog.check()  # a stopped run starts no further check
             state.emit(RequirementStarted(check.requirement, n, len(checks)))
+            state.guard.tap.owner = (check.requirement.id,)  # its exchanges exercise the document for it
             ctx = Context(plan.spec, plan.schemas, plan.options, plan.limits, state.memo, state.guard, journal)
             yield run_check(check, ctx)
 

@@ -34,7 +34,8 @@ def render_badge(run: RunResult) -> str:
         return f"{c['passed']}/{sum(c.values())}"
 
     named = run.product if run.product != run.target else ""
-    label_text = f"{named} \u00b7 {run.protocol}" if named else run.protocol
+    scored = run.requirement_set or run.protocol  # a frozen set names the bar: agent-protocol/2026.12
+    label_text = f"{named} \u00b7 {scored}" if named else scored
     label = escape(label_text)
     # the colour says the level reached; the words say the counts behind it
     summary = f"MUST {counts('must')} \u00b7 SHOULD {counts('should')}"

@@ -20,7 +20,7 @@ from ..verdicts.results import RunResult
 
 PLACEHOLDER = "sha256:" + "0" * 64
 _DIGEST = re.compile(r'"digest": "(sha256:[0-9a-f]{64})"')
-OPTIONS = ("profile", "level", "max_examples", "timeout", "budget_s", "phases", "only", "skip")
+OPTIONS = ("profile", "level", "max_examples", "timeout", "budget_s", "phases", "only", "skip", "requirement_set")
 """The recorded options ``conformance verify --base-url`` runs the suite with again."""
 
 
@@ -40,6 +40,7 @@ def certificate(run: RunResult, files: Mapping[str, str] | None = None) -> dict[
     documents = {str(spec["document"]): f"sha256:{spec['sha256']}"} if spec.get("sha256") else {}
     return {
         "suite_version": run.suite_version,
+        "requirement_set": run.requirement_set or None,
         "seed": run.seed,
         "hash_seed": meta.get("hash_seed"),
         "options": options,

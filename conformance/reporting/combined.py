@@ -21,8 +21,9 @@ from .html import STYLE, t
 from .junit import render_junit
 from .markdown import inline, render_markdown
 
-STATES = tuple(s for s in Status if s is not Status.ADVICE)
-"""The verdicts a protocol's row counts (of what the document fixes; advice is counted apart)."""
+STATES = tuple(s for s in Status if s not in (Status.ADVICE, Status.NOT_SCORED))
+"""The verdicts a protocol's row counts (of what the document fixes; advice is counted apart, and
+requirements newer than a scored set are not counted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +81,11 @@ def _facts(runs: list[RunResult]) -> list[tuple[str, str]]:
     def once(values: list[str]) -> str:
         return ", ".join(dict.fromkeys(v for v in values if v)) or "-"
 
+    sets = once([r.requirement_set for r in runs])
     return [
         ("implementation", once([implementation(r) for r in runs])),
         ("suite version", once([r.suite_version for r in runs])),
+        *([("requirements scored", f"{sets} (frozen)")] if sets != "-" else []),
         ("seed", once([str(r.seed) for r in runs])),
         ("hash seed", once([str(r.meta.get("hash_seed") or "") for r in runs])),
         ("started", min((r.started_at for r in runs), default="-")),

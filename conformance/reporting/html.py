@@ -10,6 +10,7 @@ from ..check.script import script_name, script_of
 from ..check.shown import page_line
 from ..verdicts.results import Exchange, RequirementResult, RunResult, Status
 from .clip import clip
+from .coverage import coverage_section
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1600px;color:#1d1d1f;padding:0 1.5em}
@@ -21,7 +22,7 @@ th,td{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-a
 th{background:#f6f8fa}
 .s-passed{color:#1a7f37}.s-failed{color:#cf222e;font-weight:600}.s-not-verified{color:#9a6700}.s-error{color:#8250df;font-weight:600}
 .s-expected{color:#9a6700}.s-stale{color:#cf222e;font-weight:600}
-.s-blocked{color:#9a6700}.s-advice{color:#0969da}
+.s-blocked{color:#9a6700}.s-advice{color:#0969da}.s-not-scored{color:#57606a}
 details{margin:.3em 0} pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:24em;white-space:break-spaces;
 overflow-wrap:anywhere}
 code{font-size:.95em;overflow-wrap:anywhere} table.reqs{table-layout:fixed} td{overflow-wrap:anywhere}
@@ -46,8 +47,8 @@ table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}
 a{color:inherit;text-decoration:none}}
 """
 
-STATUSES = tuple(s for s in Status if s is not Status.ADVICE)
-"""The verdicts the requirements table filters by (advice has its own table)."""
+STATUSES = tuple(s for s in Status if s not in (Status.ADVICE, Status.NOT_SCORED))
+"""The verdicts the requirements table filters by (advice and not scored have their own tables)."""
 LEVELS = ("must", "should", "may")
 
 
@@ -214,6 +215,25 @@ def _advice(run: RunResult) -> str:
     )
 
 
+def _unscored(run: RunResult) -> str:
+    """Requirements newer than the scored set: they ran, their verdicts are shown, none counts."""
+    if not run.unscored:
+        return ""
+    rows = "".join(_row(r, run.base_url) for r in run.unscored)
+    return (
+        f"<h2 id='not-scored'>Not scored: added after {escape(run.requirement_set)}</h2>"
+        f"<p>This run scores the frozen set {escape(run.requirement_set)}. These newer requirements ran and "
+        "show what they found; none of them counts or decides the exit code.</p>"
+        '<table class="reqs"><colgroup><col class="id"><col class="lvl"><col class="res"><col><col></colgroup>'
+        f"<tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>{rows}</table>"
+    )
+
+
+def _scored_against(run: RunResult) -> str:
+    name = run.requirement_set
+    return f"\n&middot; requirements <strong>{escape(name)}</strong> (frozen)" if name else ""
+
+
 def render_html(run: RunResult) -> str:
     verdict = run.verdict
     klass = {"PASS": "v-pass", "TARGET ERROR": "v-error"}.get(verdict, "v-fail")
@@ -232,7 +252,7 @@ def render_html(run: RunResult) -> str:
 <h1>{t(run.product)}: {escape(run.protocol)} conformance
 <span class="verdict {klass}">{verdict}</span></h1>
 <p class="meta">Implementation <strong>{t(run.product)}</strong> &middot; target <code>{t(run.target)}</code>
-&middot; suite {escape(run.suite_version)}
+&middot; suite {escape(run.suite_version)}{_scored_against(run)}
 &middot; seed {run.seed} &middot; level {run.level.value} &middot; {run.duration_s:.1f} s
 &middot; started {escape(run.started_at)}</p>
 {fatal}
@@ -247,5 +267,5 @@ def render_html(run: RunResult) -> str:
 <tr><th>id</th><th>level</th><th>result</th><th>requirement</th><th>detail</th></tr>
 {"".join(_row(r, run.base_url) for r in ordered)}
 </table>
-{_advice(run)}</body></html>
+{_advice(run)}{_unscored(run)}{coverage_section(run)}</body></html>
 """

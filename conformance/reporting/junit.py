@@ -44,6 +44,7 @@ def render_junit(run: RunResult) -> str:
         ("target_version", str(run.meta.get("target_version") or "")),
         ("seed", str(run.seed)),
         ("suite_version", run.suite_version),
+        *((("requirement_set", run.requirement_set),) if run.requirement_set else ()),
         ("exit_code", str(run.exit_code)),
     ):
         ET.SubElement(props, "property", name=key, value=_xml(value))
@@ -86,6 +87,8 @@ def _outcome(res: RequirementResult, gating: bool) -> tuple[str, str]:
         return "failure", f"stale baseline entry: passes now, remove it ({res.baseline_reason})"
     if res.status is Status.PASSED:
         return "", ""
+    if res.status is Status.NOT_SCORED:  # newer than the scored set: shown, never counted
+        return "skipped", res.message
     if not gating:
         return ("skipped", res.message) if res.status in (Status.NOT_VERIFIED, Status.BLOCKED) else ("", "")
     if res.status is Status.FAILED:

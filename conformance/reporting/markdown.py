@@ -9,6 +9,7 @@ from ..check.credentials import variables
 from ..check.script import script_name, script_of
 from ..verdicts.results import Finding, RequirementResult, RunResult, Status
 from .clip import clip
+from .coverage import coverage_lines
 
 LOUD = frozenset({Status.FAILED.value, Status.ERROR.value, "stale"})
 """Verdicts that fail a run, set in bold (the words are every report's: ``RequirementResult.verdict``)."""
@@ -91,7 +92,9 @@ def render_markdown(run: RunResult, *, named_above: bool = False) -> str:
     verdict = run.verdict
     named = run.product != run.target  # --target-name/--target-version given; else the product is the URL
     what = [] if named_above or not named else [f"Implementation: **{inline(clip(run.product, 200))}**"]
-    facts = [*what, f"target `{target}`", f"suite {run.suite_version}", f"seed {run.seed}"]
+    facts = [*what, f"target `{target}`", f"suite {run.suite_version}"]
+    facts += [f"requirements **{run.requirement_set}** (frozen)"] if run.requirement_set else []
+    facts += [f"seed {run.seed}"]
     facts += [f"level {run.level.value}", f"{run.duration_s:.1f} s"]
     head = " | ".join(facts)
     lines = [f"# Conformance: {run.protocol} - {verdict}", "", head[0].upper() + head[1:], ""]
@@ -118,7 +121,20 @@ def render_markdown(run: RunResult, *, named_above: bool = False) -> str:
             "|---|---|---|---|---|",
             *_rows(run.practice),
         ]
+    if run.unscored:
+        lines += [
+            "",
+            f"## Not scored: added after {run.requirement_set}",
+            "",
+            f"This run scores the frozen set {run.requirement_set}. These newer requirements ran and show what "
+            "they found; none of them counts or decides the exit code.",
+            "",
+            "| id | level | result | statement | detail |",
+            "|---|---|---|---|---|",
+            *_rows(run.unscored),
+        ]
     lines += _findings(run)
+    lines += coverage_lines(run)
     if run.state_dependent:
         lines += [
             "",

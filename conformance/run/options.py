@@ -31,6 +31,9 @@ class RunOptions:
     """Run only these requirement ids (prefix match); empty runs all."""
     skip: tuple[str, ...] = ()
     """Leave out these requirement ids (prefix match)."""
+    requirement_set: str = ""
+    """The frozen requirement set scored (``--requirements``, ``<protocol>/<release>``,
+    ``verdicts/sets.py``); empty: today's registry."""
     expected_failures: tuple[Entry, ...] = ()
     """The ``--expected-failures`` baseline's entries (``verdicts/baseline.py``)."""
     target_name: str = ""

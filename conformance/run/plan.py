@@ -19,6 +19,7 @@ from specs.schemas import SchemaSet
 from ..check.http import Limits
 from ..check.waiting import progress_bound
 from ..verdicts.requirements import Check, Requirement
+from ..verdicts.sets import RequirementSet, framed, named
 from .options import RunOptions
 from .shards import Unit, keys, mine, model_units, scenario_units, schema_units
 from .suites import ProtocolSuite, suite
@@ -42,6 +43,8 @@ class RunPlan:
     """This run's share of the work (all of it unless ``--shard``): ``units_of`` a phase."""
     elsewhere: tuple[str, ...] = ()
     """Selected requirements another shard decides (``--shard``): in the campaign, not in this run."""
+    frozen: RequirementSet | None = None
+    """The requirement set scored (``--requirements``): the rest is reported not scored."""
 
     def units_of(self, phase: str) -> list[str]:
         return keys(self.units, phase)
@@ -69,8 +72,15 @@ class RunPlan:
         return replace(self, options=options)
 
 
+def frozen_set(options: RunOptions) -> RequirementSet | None:
+    """The set ``--requirements`` names (checked by ``usage.check_run``), or None."""
+    return named(options.requirement_set, options.protocol) if options.requirement_set else None
+
+
 def selected(protocol_suite: ProtocolSuite, options: RunOptions) -> list[Check]:
-    checks = [c for c in protocol_suite.registry if options.level.includes(c.requirement.level)]
+    """The requirements the options select, at the levels and authorities of the set they score."""
+    registry = framed(protocol_suite.registry, frozen_set(options))
+    checks = [c for c in registry if options.level.includes(c.requirement.level)]
     if options.only:
         checks = [c for c in checks if c.requirement.id.startswith(options.only)]
     if options.skip:
@@ -121,5 +131,13 @@ def plan(options: RunOptions) -> RunPlan:
     ours = {c.requirement.id for c in checks}
     elsewhere = tuple(rid for rid in everything if rid not in ours)
     return RunPlan(
-        options, spec, schemas_of(spec), protocol_suite, tuple(checks), limits_for(options), tuple(units), elsewhere
+        options,
+        spec,
+        schemas_of(spec),
+        protocol_suite,
+        tuple(checks),
+        limits_for(options),
+        tuple(units),
+        elsewhere,
+        frozen_set(options),
     )

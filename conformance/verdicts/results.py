@@ -11,14 +11,16 @@ from typing import Any, TypeAlias
 from .cksum import cksum
 from .requirements import Authority, Level, Requirement
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 """results.json's layout; raised whenever a field changes meaning or is removed (3: a finding's
 evidence is the sequence that reproduces it from a fresh state, with its captures; 4: ``summary``
 counts the document's requirements only, the practice ones are counted in ``advice``; 5: the
 state every report calls "not verified" is ``"not verified"`` here too (it was ``"skipped"``), in
 ``status``, ``summary`` and ``advice``; the run's tokens appear only as ``${TOKEN}`` and
 ``${SECOND_TOKEN}``; a finding's ``wrong``, ``probe``, ``unsure``, ``also`` and ``shown_by``, an
-exchange's ``started`` and a capture's ``used`` are new, all optional when read)."""
+exchange's ``started`` and a capture's ``used`` are new, all optional when read; 6: a status
+``"not scored"``, a requirement newer than the run's ``requirement_set``, with the verdict it got as
+its ``outcome``; ``requirement_set`` and ``coverage`` are new, optional when read)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
     "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "
@@ -93,6 +95,9 @@ class Status(StrEnum):
     ADVICE = "advice"
     """A practice requirement (observed upstream behaviour, not the document) the target does not
     follow: its findings are reported, apart from the verdicts, and never fail a run."""
+    NOT_SCORED = "not scored"
+    """A requirement newer than the run's frozen requirement set (``--requirements``): it ran and
+    its verdict is kept (``RequirementResult.outcome``), reported apart, never counted or gating."""
 
     @property
     def slug(self) -> str:
@@ -110,9 +115,18 @@ class Status(StrEnum):
         return ORDER.index(self)
 
 
-ORDER = (Status.PASSED, Status.ADVICE, Status.NOT_VERIFIED, Status.BLOCKED, Status.ERROR, Status.FAILED)
+ORDER = (
+    Status.PASSED,
+    Status.ADVICE,
+    Status.NOT_SCORED,
+    Status.NOT_VERIFIED,
+    Status.BLOCKED,
+    Status.ERROR,
+    Status.FAILED,
+)
 """The verdicts from best to worst, the one order every comparison of two runs uses (``diff``):
-passed; advice (only practice broken, never gating); the undecided ones, not verified (nothing
+passed; advice (only practice broken, never gating); not scored (outside the run's frozen set,
+never gating); the undecided ones, not verified (nothing
 judged), blocked (another requirement's failure left nothing to judge), error (the check could not
 decide); failed (judged broken). A move down this list is worse, a move up better."""
 
@@ -320,6 +334,8 @@ class RequirementResult:
     """``expected`` (a failure the ``--expected-failures`` file lists: it does not fail the run) or
     ``stale`` (listed, but it passed: the run fails until the entry is removed); empty otherwise."""
     baseline_reason: str = ""
+    outcome: Status | None = None
+    """For ``not scored``: the verdict the requirement got, reported, never counted."""
 
     @property
     def verdict(self) -> str:
@@ -349,6 +365,7 @@ class RequirementResult:
             "findings": [f.to_dict() for f in self.findings],
             "evidence": [e.to_dict() for e in self.evidence],
             "baseline": {"verdict": self.baseline, "reason": self.baseline_reason} if self.baseline else None,
+            **({"outcome": self.outcome.value} if self.outcome is not None else {}),
         }
 
     @classmethod
@@ -372,6 +389,7 @@ class RequirementResult:
             data["cases"],
             findings=[Finding.from_dict(f, data["id"]) for f in data.get("findings", [])],
             blocked_by=data.get("blocked_by"),
+            outcome=Status(data["outcome"]) if data.get("outcome") else None,
         )
         if data.get("baseline"):
             result.baseline, result.baseline_reason = data["baseline"]["verdict"], data["baseline"]["reason"]
@@ -431,26 +449,44 @@ class RunResult:
     shard: dict[str, Any] | None = None
     """A shard's share (``--shard K/N``, N > 1): which units it ran, what its phases counted and the
     options every shard of one campaign must share; what ``conformance merge`` folds."""
+    coverage: dict[str, Any] = field(default_factory=dict)
+    """What the run exercised of the document, per operation (``check/coverage.py``); empty when
+    nothing was counted (a salvaged or merged run, the proxy)."""
     observed_only: bool = False
     """The proxy's client mode: only what observed traffic broke decides the exit code; a
     requirement no exchange exercised (not verified) is reported and gates nothing. A run in which
     nothing gating was exercised at all still fails: it showed nothing."""
 
     @property
+    def scored(self) -> list[RequirementResult]:
+        """Every result but the ``not scored`` ones (outside the run's frozen requirement set)."""
+        return [r for r in self.results if r.status is not Status.NOT_SCORED]
+
+    @property
+    def unscored(self) -> list[RequirementResult]:
+        """Requirements newer than the run's frozen set: they ran, they are shown, never counted."""
+        return [r for r in self.results if r.status is Status.NOT_SCORED]
+
+    @property
+    def requirement_set(self) -> str:
+        """The frozen requirement set the run scored (``--requirements``), or "" for today's registry."""
+        return str(self.meta.get("requirement_set") or "")
+
+    @property
     def document(self) -> list[RequirementResult]:
-        """The verdicts on what the document fixes: the ones that gate and are tallied by level."""
-        return [r for r in self.results if r.requirement.authority is Authority.DOCUMENT]
+        """The scored verdicts on what the document fixes: the ones that gate and are tallied by level."""
+        return [r for r in self.scored if r.requirement.authority is Authority.DOCUMENT]
 
     @property
     def practice(self) -> list[RequirementResult]:
-        """The practice requirements' results: advice, shown apart, never gating."""
-        return [r for r in self.results if r.requirement.authority is Authority.PRACTICE]
+        """The scored practice requirements' results: advice, shown apart, never gating."""
+        return [r for r in self.scored if r.requirement.authority is Authority.PRACTICE]
 
     def tally(self) -> dict[str, dict[str, int]]:
         """Per level, the document requirements' verdicts (advice is never among them)."""
         out: dict[str, dict[str, int]] = {}
         for level in Level:
-            counts = {s.value: 0 for s in Status if s is not Status.ADVICE}
+            counts = {s.value: 0 for s in Status if s not in (Status.ADVICE, Status.NOT_SCORED)}
             for res in self.document:
                 if res.requirement.level is level:
                     counts[res.status.value] += 1
@@ -459,7 +495,7 @@ class RunResult:
 
     def advice_tally(self) -> dict[str, int]:
         """The practice requirements' verdicts: followed (passed), advice, and the undecided."""
-        counts = {s.value: 0 for s in Status if s is not Status.FAILED}
+        counts = {s.value: 0 for s in Status if s not in (Status.FAILED, Status.NOT_SCORED)}
         for res in self.practice:
             counts[res.status.value] += 1
         return counts
@@ -472,7 +508,8 @@ class RunResult:
         if self.fatal is not None:
             return False
         if not self.gating:  # passes only for a selection of practice requirements alone, none erring
-            return bool(self.results) and not self.document and all(r.status is not Status.ERROR for r in self.results)
+            scored = self.scored
+            return bool(scored) and not self.document and all(r.status is not Status.ERROR for r in scored)
         return not self.failing
 
     @property
@@ -562,6 +599,7 @@ class RunResult:
             "stats": self.stats,
             "state_dependent": self.state_dependent,
             "requirements": [r.to_dict() for r in self.results],
+            **({"coverage": self.coverage} if self.coverage else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
         }
 
@@ -585,6 +623,7 @@ class RunResult:
             base_url=data.get("base_url", ""),
             meta={k: v for k, v in data.items() if k not in _RUN_KEYS},
             stopped=data.get("stopped"),
+            coverage=data.get("coverage") or {},
             observed_only=data.get("observed_only", False),
         )
 
@@ -612,6 +651,7 @@ _RUN_KEYS = frozenset(
         "stats",
         "state_dependent",
         "requirements",
+        "coverage",
     }
 )
 """The keys ``RunResult.to_dict`` writes of its own (the rest are ``meta``)."""

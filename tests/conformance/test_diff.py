@@ -207,6 +207,6 @@ def test_history_is_one_line_per_run_oldest_first(
     assert main(["history", *map(str, runs), "--format", "markdown"]) == 0
     table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert table[0] == (
-        "| run | suite | passed | advice | not verified | blocked | error | failed | since the previous |"
+        "| run | suite | passed | advice | not scored | not verified | blocked | error | failed | since the previous |"
     )
     assert len(table) == 2 + 3 and "| first run |" in table[2] and "1 worse (NS-LIST-001)" in table[3]

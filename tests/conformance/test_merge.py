@@ -133,6 +133,9 @@ def test_four_shards_merged_decide_what_one_process_decides(fault: str | None, t
     assert "shard" not in data and len(data["merged_from"]) == SHARDS
     single_cases = json.loads((tmp_path / "single" / "results.json").read_text())["stats"]["schema_cases"]
     assert data["stats"]["schema_cases"] == single_cases  # the shards did the run's cases, each once
+    single_data = json.loads((tmp_path / "single" / "results.json").read_text())
+    # the shards' coverage summed: every operation the single run exercised, some shard did
+    assert data["coverage"]["totals"]["operations"] == single_data["coverage"]["totals"]["operations"]
 
 
 def quick_shard(tmp_path: Path, name: str, shard: str, *extra: str) -> Path:
@@ -176,3 +179,21 @@ def test_shards_of_different_seeds_or_documents_are_refused(tmp_path: Path) -> N
     code, output = finish(conformance("merge", str(one), str(one), "-o", "out", cwd=tmp_path))
     assert code == 2 and "given twice" in output, output
     assert not (tmp_path / "out").exists()
+
+
+def test_shards_scoring_a_frozen_set_merge_into_a_report_that_names_it(tmp_path: Path) -> None:
+    """The set is part of the campaign (a shard scoring another is refused), the merged report
+    names it, and its coverage is the shards' summed."""
+    one = quick_shard(tmp_path, "one", "1/2", "--requirements", "2026.12")
+    two = quick_shard(tmp_path, "two", "2/2", "--requirements", "2026.12")
+    code, output = finish(conformance("merge", str(one), str(two), "-o", "out", cwd=tmp_path))
+    assert code == 0, output
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["requirement_set"] == data["certificate"]["requirement_set"] == "neuro-san/2026.12"
+    shares = [json.loads((d / "results.json").read_text())["coverage"] for d in (one, two)]
+    sent = sum(op["requests"] for share in shares for op in share["operations"])
+    assert sent and sum(op["requests"] for op in data["coverage"]["operations"]) == sent
+
+    unfrozen = quick_shard(tmp_path, "three", "2/2")
+    code, output = finish(conformance("merge", str(one), str(unfrozen), "-o", "out2", cwd=tmp_path))
+    assert code == 2 and "requirement_set differs" in output, output

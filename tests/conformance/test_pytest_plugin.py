@@ -85,6 +85,23 @@ def test_the_reports_are_signed_with_the_sign_key(pytester: pytest.Pytester) -> 
     assert main(["verify", str(out), "--public-key", str(keys / "lab.pub")]) == 0
 
 
+def test_the_reports_name_the_requirement_set_scored(pytester: pytest.Pytester) -> None:
+    """--conformance-requirements, the run's requirements key as every face reads it (config.KEYS);
+    a set the kit does not carry is a usage error before anything runs."""
+    out = pytester.path / "reports"
+    result = pytester.runpytest_subprocess(
+        *("-p", "no:cacheprovider", "--conformance-protocol", "agent-protocol", "--conformance-only", "AP-TASK-001"),
+        *("--conformance-report-dir", str(out), "--conformance-requirements", "2026.12"),
+    )
+    result.assert_outcomes(passed=1)
+    assert json.loads((out / "results.json").read_text())["requirement_set"] == "agent-protocol/2026.12"
+    refused = pytester.runpytest_subprocess(
+        *("-p", "no:cacheprovider", "--conformance-protocol", "agent-protocol", "--conformance-requirements", "1999.01")
+    )
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*no requirement set agent-protocol/1999.01*"])
+
+
 def test_without_the_option_the_plugin_adds_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_own="def test_mine():\n    pass\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

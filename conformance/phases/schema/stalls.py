@@ -102,6 +102,7 @@ def stall_guard(
                     raise requests.Timeout(cut) from None
                 raise
         guard.complete(route)
+        _saw(guard, response)
         return response
 
     def bounded(session: requests.Session, data: dict[str, Any], max_stream_events: int) -> requests.Response:
@@ -130,6 +131,7 @@ def stall_guard(
             guard.stalled(route, f"{url}: no complete answer within its bound (cut short)")
         else:
             guard.complete(route)
+        _saw(guard, response)
         return response
 
     transport._request = bounded
@@ -207,6 +209,14 @@ def _too_large_type() -> type[Exception]:
 
 def _too_large(message: str) -> Exception:
     return _too_large_type()(message)
+
+
+def _saw(guard: StallGuard, response: Any) -> None:
+    """Tell the run's coverage tap an exchange the engine made (its body only when read whole)."""
+    sent = response.request
+    loaded = getattr(response, "_content", False)  # a stream's body is left unread: nothing to parse
+    answer = loaded if isinstance(loaded, bytes) and "json" in response.headers.get("content-type", "") else None
+    guard.tap.saw(str(sent.method), str(sent.url), response.status_code, sent.headers.keys(), sent.body, answer)
 
 
 def _read_capped(response: Any, max_bytes: int) -> None:
