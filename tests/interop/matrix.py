@@ -1,0 +1,145 @@
+"""The interop matrix, docs/interop-matrix.md: every real implementation the interop tests run,
+requirement by requirement, with the verdict the suite gives it.
+
+The page is written from the snapshots the interop tests hold each implementation to (each module's
+``PASSED``, ``FAILED``... sets; each verdict checked by hand in the implementation's interop
+document), never from a run: a run that moves a verdict fails its interop test first, and a
+snapshot edited without the page fails ``tests/interop/test_matrix.py``.
+``python -m tests.interop.matrix`` writes it again; ``--check`` says whether it is current."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from conformance.run.suites import suite
+from conformance.verdicts.requirements import Authority
+from specs.documents import PROTOCOLS
+from specs.program import __version__
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "interop-matrix.md"
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    version: str
+    protocol: str
+    module: str
+    """The interop test module holding its snapshot."""
+    document: str
+    """Its interop document (docs/), where each verdict is checked by hand."""
+
+
+SERVERS = (
+    Server(
+        "Agent Protocol Python SDK",
+        "agent-protocol 1.0.2",
+        "agent-protocol",
+        "test_agent_protocol_sdk",
+        "interop-agent-protocol-sdk.md",
+    ),
+    Server("neuro-san", "neuro-san 0.7.15", "neuro-san", "test_neuro_san_server", "interop-neuro-san.md"),
+    Server(
+        "SGR Agent Core",
+        "sgr-agent-core 0.7.1",
+        "sgr-agent-core",
+        "test_sgr_agent_core_server",
+        "interop-sgr-agent-core.md",
+    ),
+)
+CLIENTS = (
+    # (name, version, protocol, the dict of test_client_mode holding its verdicts by scenario)
+    ("openai", "openai 2.x", "sgr-agent-core", "OPENAI"),
+    ("synapseclient", "synapseclient 4.14.0", "synapse-agent", "SYNAPSECLIENT"),
+)
+NOT_YET = (
+    "the Agent Protocol JavaScript SDK (npm `agent-protocol`) and AutoGPT Forge (`autogpt-forge`) "
+    "as servers; no Synapse server is published to run offline (the reference mock stands in)"
+)
+
+
+def _snapshot(module: ModuleType) -> dict[str, str]:
+    """A module's snapshot as one verdict word per requirement."""
+    cells: dict[str, str] = {}
+    for attribute, word in (
+        ("PASSED", "pass"),
+        ("FAILED", "**FAIL**"),
+        ("NOT_VERIFIED", "not verified"),
+        ("BLOCKED", "blocked"),
+        ("ADVICE", "advice"),
+        ("STATE_DEPENDENT", "pass or **FAIL** (state)"),
+    ):
+        for rid in getattr(module, attribute, ()):
+            cells[rid] = word
+    return cells
+
+
+def _interop(name: str) -> ModuleType:
+    return importlib.import_module(f"tests.interop.{name}")
+
+
+def render() -> str:
+    lines = [
+        "# Interop matrix",
+        "",
+        f"What this kit ({__version__}) reports about real implementations from the package registries,",
+        "requirement by requirement. Each verdict is the snapshot an interop test holds the",
+        "implementation to (tests/interop/), checked by hand with curl against the document in the",
+        "implementation's interop page; the reference mock passes every requirement (the selfcheck).",
+        "Written by `python -m tests.interop.matrix`; `tests/interop/test_matrix.py` keeps it true.",
+        "",
+        "Verdicts: pass; **FAIL** (a document requirement broken); advice (a practice not followed, never",
+        "failing); blocked (another failure left nothing to judge); not verified (nothing to judge);",
+        "pass or **FAIL** (state): depends on the server's own state, named so by the report.",
+        "",
+        f"Not in the matrix yet: {NOT_YET}.",
+        "",
+        "## Servers",
+    ]
+    for protocol in sorted(PROTOCOLS):
+        mine = [s for s in SERVERS if s.protocol == protocol]
+        if not mine:
+            continue
+        snapshots = [_snapshot(_interop(s.module)) for s in mine]
+        lines += ["", f"### {protocol}", ""]
+        lines.append("| requirement | level | " + " | ".join(f"[{s.version}]({s.document})" for s in mine) + " |")
+        lines.append("|---|---|" + "---|" * len(mine))
+        for check in suite(protocol).registry:
+            req = check.requirement
+            level = req.level.value + (" (practice)" if req.authority is Authority.PRACTICE else "")
+            cells = " | ".join(snap.get(req.id, "(not run)") for snap in snapshots)
+            lines.append(f"| {req.id} | {level} | {cells} |")
+        failed = [sum(v.startswith("**FAIL") for v in snap.values()) for snap in snapshots]
+        lines += ["", "Failed: " + ", ".join(f"{s.name} {n}" for s, n in zip(mine, failed, strict=True)) + "."]
+    lines += ["", "## Clients", "", "The client mode (docs/client.md): each scenario run with the client's driver.", ""]
+    module = _interop("test_client_mode")
+    lines.append("| client | scenario | requirement | verdict |")
+    lines.append("|---|---|---|---|")
+    for _name, version, protocol, attribute in CLIENTS:
+        for scenario, verdicts in sorted(getattr(module, attribute).items()):
+            for rid, status in sorted(verdicts.items()):
+                word = "**FAIL**" if status.value == "failed" else "pass" if status.value == "passed" else status.value
+                lines.append(f"| {version} ({protocol}) | {scenario} | {rid} | {word} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.interop.matrix", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the page is not current")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = PAGE.is_file() and PAGE.read_text(encoding="utf-8") == text
+        print("current" if current else f"{PAGE.name} is out of date: python -m tests.interop.matrix")
+        return 0 if current else 1
+    PAGE.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
