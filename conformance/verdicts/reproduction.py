@@ -128,6 +128,11 @@ class Reproduction:
     accepted: list[int] = field(default_factory=list)
     """With ``judged``: the statuses the check would have accepted of the deciding answer; any
     other reproduces the failure (``Finding.accepted``)."""
+    judgment: str = ""
+    """The judgment that decided it (``Finding.judgment``): a replay judges today's deciding answer
+    by it instead of comparing it with the recorded one."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """The judgment's facts as the run knew them (``Finding.facts``)."""
 
     @classmethod
     def of(cls, finding: Finding, state_dependent: bool = False) -> Reproduction:
@@ -143,6 +148,8 @@ class Reproduction:
             finding.also,
             finding.judged,
             finding.accepted,
+            finding.judgment,
+            finding.facts,
         )
 
 

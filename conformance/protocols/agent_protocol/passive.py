@@ -5,11 +5,12 @@ fresh step ids, error shapes, and uploaded bytes coming back unchanged."""
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from ...check.edges import same
+from ...check.judgments import Seen, pages
 from ...check.passive import Bounded, Checks, Verdict
 from ...check.shown import shown
 from ...check.traffic import NotJson, Observed, multipart_fields
@@ -311,51 +312,31 @@ class Passive(Checks):
 
     # pagination -----------------------------------------------------------------------------------
     def _page(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
+        # the arithmetic is the scenario walk's and replay's judgment (check/judgments/pages.py)
         key, rid = LISTS[op]
-        if (
-            not isinstance(body, dict)
-            or not isinstance(body.get(key), list)
-            or not isinstance(body.get("pagination"), dict)
-        ):
-            v.fail(rid, f"the answer is not {{{key}, pagination}}: {shown(body, 120)}")
-            return
-        items, page = body[key], body["pagination"]
-        defaults = self.defaults.get(op, {})
-        try:
-            size = int(ex.param("page_size") or defaults.get("page_size") or 10)
-            current = int(ex.param("current_page") or defaults.get("current_page") or 1)
-        except ValueError:
+        url = ex.path + (f"?{urlencode(ex.query)}" if ex.query else "")
+        seen = Seen(ex.method, url, ex.status, ex.response_headers, ex.response_body)
+        facts = {"items": key, "defaults": self.defaults.get(op, {})}
+        page = pages.page_of(seen, facts)
+        if page is None:
             return  # an invalid request: the document judge has it
-        total = page.get("total_items")
-        if not isinstance(total, int) or total < 0 or size < 1:
-            v.fail(rid, f"total_items is {shown(total)}")
+        if isinstance(page, str):
+            v.fail(rid, page)
             return
-        pages = math.ceil(total / size)
-        want = {"total_items": total, "total_pages": pages, "current_page": current, "page_size": size}
-        if current > max(pages, 1):
+        if page.beyond:
             v.check(
                 "AP-PAGE-004",
-                items == [] and page.get("total_pages") == pages,
-                f"page {current} beyond the last of {total} items at page_size {size}: "
-                f"{len(items)} items, total_pages {shown(page.get('total_pages'))}",
+                page.items == [] and page.pagination.get("total_pages") == page.pages,
+                f"page {page.current} beyond the last of {page.total} items at page_size {page.size}: "
+                f"{len(page.items)} items, total_pages {shown(page.pagination.get('total_pages'))}",
             )
             return
-        expected = min(size, total - (current - 1) * size)
-        got = {k: page.get(k) for k in want}
-        if got != want:
-            v.fail(
-                rid,
-                f"page {current} of {total} items at page_size {size}: pagination {shown(got)}, expected {shown(want)}",
-            )
-        else:
-            v.check(
-                rid,
-                len(items) == expected,
-                f"page {current} of {total} items at page_size {size} holds {len(items)} items, not {expected}",
-            )
+        problems = pages.page_numbers(seen, facts)
+        v.check(rid, not problems, problems[0] if problems else "")
+        items = page.items
         if op == "listAgentTaskArtifacts":
-            self._listed_artifacts(v, ex.path_params.get("task_id", ""), items, whole=pages <= 1)
-        if op == "listAgentTaskSteps" and pages <= 1:
+            self._listed_artifacts(v, ex.path_params.get("task_id", ""), items, whole=page.pages <= 1)
+        if op == "listAgentTaskSteps" and page.pages <= 1:
             self._listed_steps(v, ex.path_params.get("task_id", ""), items, rid)
 
     def _listed_steps(self, v: Verdict, task_id: str, items: list[Any], rid: str) -> None:

@@ -21,6 +21,7 @@ from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import Context
 from ...check.edges import difference, same
 from ...check.http import Response
+from ...check.judgments import pages as pages_judgment
 from ...check.shown import shown
 from ...check.signature import Signature, has
 from ...verdicts.requirements import Authority, Level, Registry, operation_ref
@@ -339,12 +340,21 @@ def list_page(
     ctx: Context, path: str, operation: str, key: str, judge: bool = True, **params: int
 ) -> tuple[list[Any], dict[str, Any]]:
     """One page: its items and its pagination (``judge=False``: the form is another's subject)."""
-    body = ctx.conforms(ctx.client.get(path, params=params), operation, 200, judge=judge)
+    items, pagination, _ = read_page(ctx, path, operation, key, judge, **params)
+    return items, pagination
+
+
+def read_page(
+    ctx: Context, path: str, operation: str, key: str, judge: bool = True, **params: int
+) -> tuple[list[Any], dict[str, Any], Response]:
+    """``list_page``, and the answer (for a judgment of it)."""
+    answer = ctx.client.get(path, params=params)
+    body = ctx.conforms(answer, operation, 200, judge=judge)
     ctx.expect(
         isinstance(body, dict) and isinstance(body.get(key), list) and isinstance(body.get("pagination"), dict),
         f"{operation}: the answer has no {shown(key)} list and pagination object: {shown(body, 300)}",
     )
-    return list(body[key]), body["pagination"]  # the answer as read: a missing field fails, never errs
+    return list(body[key]), body["pagination"], answer  # the answer as read: a missing field fails, never errs
 
 
 def all_items(ctx: Context, path: str, operation: str, key: str) -> list[Any]:
@@ -380,29 +390,22 @@ def walk(ctx: Context, path: str, operation: str, key: str, size: int) -> list[A
 
 def _walk_once(ctx: Context, path: str, operation: str, key: str, size: int) -> list[Any] | None:
     """One walk; None when the list changed under it."""
-    items, pagination = list_page(ctx, path, operation, key, False, current_page=1, page_size=size)
+    items, pagination, answer = read_page(ctx, path, operation, key, False, current_page=1, page_size=size)
     total = pagination["total_items"]
     ctx.expect(isinstance(total, int) and total >= 0, f"{operation}: total_items is {shown(total)}")
     lengths = page_lengths(total, size)
     ctx.expect(len(lengths) <= MAX_PAGES, f"{operation}: {len(lengths)} pages of {size}; too many to walk")
-    if not lengths:
-        want = {"total_items": 0, "total_pages": 0, "current_page": 1, "page_size": size}
-        ctx.expect_equal(pagination, want, f"{operation} of no items: pagination")
-        ctx.expect_equal(items, [], f"{operation} of no items: items")
     pages = [items]
-    for number in range(1, len(lengths) + 1):
+    for number in range(1, max(len(lengths), 1) + 1):
         if number > 1:
-            items, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=size)
+            items, pagination, answer = read_page(ctx, path, operation, key, False, current_page=number, page_size=size)
             pages.append(items)
             if pagination.get("total_items") != total:
                 again = list_page(ctx, path, operation, key, False, current_page=1, page_size=size)[1]
                 if again.get("total_items") != total:
                     return None  # the list grew or shrank meanwhile: not a page that miscounts it
-        want = {"total_items": total, "total_pages": len(lengths), "current_page": number, "page_size": size}
-        ctx.expect_equal(
-            pagination, want, f"{operation} page {number} of {total} items at page_size {size}: pagination"
-        )
-        ctx.expect_equal(len(items), lengths[number - 1], f"{operation} page {number}: number of items")
+        # the arithmetic of each page, judged from its answer alone (as the proxy and replay judge it)
+        ctx.judge(pages_judgment.NUMBERS, answer, operation, items=key)
     every = [item for page in pages for item in page]
     ids = [item.get(f"{key[:-1]}_id") for item in every]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
