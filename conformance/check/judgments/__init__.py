@@ -10,7 +10,19 @@ replay judges today's answer again, whatever else moved in it (ids, times, items
 
 from __future__ import annotations
 
+from . import errors as errors
 from . import pages as pages
 from .base import JUDGMENTS, Facts, Judgment, Seen, UnknownJudgment, judge, judgment, renamed
 
-__all__ = ["JUDGMENTS", "Facts", "Judgment", "Seen", "UnknownJudgment", "judge", "judgment", "pages", "renamed"]
+__all__ = [
+    "JUDGMENTS",
+    "Facts",
+    "Judgment",
+    "Seen",
+    "UnknownJudgment",
+    "errors",
+    "judge",
+    "judgment",
+    "pages",
+    "renamed",
+]

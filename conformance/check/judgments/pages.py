@@ -1,7 +1,9 @@
-"""Paging by page numbers: ``total_pages = ceil(total_items / page_size)``, the page and size
-asked for echoed, full pages but the last (Agent Protocol's ``pagination`` object). One rule,
-called by the scenario walk (AP-PAGE-001..003), the proxy's judge and replay; the list's key and
-the documented defaults are its facts, so another protocol paging the same way names its own."""
+"""Paging by page numbers, as Agent Protocol's ``pagination`` object gives it: ``total_pages =
+ceil(total_items / page_size)``, the page and size asked for echoed (on every page, those past the
+last included), full pages but the last (``pages.numbers``); a page past the last one empty
+(``pages.beyond``). Each is one rule, called by the scenario checks (AP-PAGE-001..004), the
+proxy's judge and replay; the list's key and the documented defaults are its facts, so another
+protocol paging the same way names its own."""
 
 from __future__ import annotations
 
@@ -76,13 +78,29 @@ def page_numbers(seen: Seen, facts: Facts) -> list[str]:
         return []
     if isinstance(page, str):
         return [page]
-    if page.beyond:
-        return []
     where = f"page {page.current} of {page.total} items at page_size {page.size}"
     want = {"total_items": page.total, "total_pages": page.pages, "current_page": page.current, "page_size": page.size}
     got = {k: page.pagination.get(k) for k in FIELDS}
     if got != want:
         return [f"{where}: pagination: expected {shown(want)}, got {shown(got)}"]
-    if len(page.items) != page.holds:
+    if not page.beyond and len(page.items) != page.holds:  # what lies past the end is pages.beyond's
         return [f"{where} holds {len(page.items)} items, not {page.holds}"]
     return []
+
+
+BEYOND = "pages.beyond"
+
+
+@judgment(BEYOND)
+def page_beyond(seen: Seen, facts: Facts) -> list[str]:
+    """A page past the last one holds no items (its totals are ``pages.numbers``'s subject)."""
+    page = page_of(seen, facts)
+    if page is None:
+        return []
+    if isinstance(page, str):
+        return [page]
+    if not page.beyond or not page.items:
+        return []
+    return [
+        f"page {page.current} beyond the last of {page.total} items at page_size {page.size}: {len(page.items)} items"
+    ]

@@ -10,11 +10,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ...check.edges import same
-from ...check.judgments import Seen, pages
+from ...check.judgments import Seen, errors, pages
 from ...check.passive import Bounded, Checks, Verdict
 from ...check.shown import shown
 from ...check.traffic import NotJson, Observed, multipart_fields
-from .requirements import artifact_fields, content_disposition
+from .requirements import ERROR, artifact_fields, content_disposition
 
 LISTS = {
     "listAgentTasks": ("tasks", "AP-PAGE-001"),
@@ -144,8 +144,8 @@ class Passive(Checks):
 
     # errors ---------------------------------------------------------------------------------------
     def _not_found(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
-        shaped = isinstance(body, dict) and isinstance(body.get("message"), str)
-        reason = f"{op} 404: body {shown(body, 120)} has no message string"
+        shaped = errors.shaped(body, ERROR["members"])  # the scenario checks' judgment (errors.shape)
+        reason = f"{op} 404: body {shown(body, 120)} is not {errors.described(ERROR['members'])}"
         if op in TASK_SCOPED_404:
             v.check("AP-ERR-001", shaped, reason)
         elif op == "getAgentTaskStep":
@@ -323,16 +323,12 @@ class Passive(Checks):
         if isinstance(page, str):
             v.fail(rid, page)
             return
-        if page.beyond:
-            v.check(
-                "AP-PAGE-004",
-                page.items == [] and page.pagination.get("total_pages") == page.pages,
-                f"page {page.current} beyond the last of {page.total} items at page_size {page.size}: "
-                f"{len(page.items)} items, total_pages {shown(page.pagination.get('total_pages'))}",
-            )
-            return
         problems = pages.page_numbers(seen, facts)
         v.check(rid, not problems, problems[0] if problems else "")
+        if page.beyond:
+            empty = pages.page_beyond(seen, facts)
+            v.check("AP-PAGE-004", not empty, empty[0] if empty else "")
+            return
         items = page.items
         if op == "listAgentTaskArtifacts":
             self._listed_artifacts(v, ex.path_params.get("task_id", ""), items, whole=page.pages <= 1)

@@ -21,6 +21,7 @@ from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import Context
 from ...check.edges import difference, same
 from ...check.http import Response
+from ...check.judgments import errors
 from ...check.judgments import pages as pages_judgment
 from ...check.shown import shown
 from ...check.signature import Signature, has
@@ -103,6 +104,12 @@ def page_lengths(total: int, size: int) -> list[int]:
     """What each page of a list must hold: ``ceil(total / size)`` pages, all full but the last."""
     pages = math.ceil(total / size)
     return [size if page < pages else total - (pages - 1) * size for page in range(1, pages + 1)]
+
+
+ERROR: dict[str, Any] = {"members": {"message": "string"}}
+"""An error body as the document gives it (``errors.shape``'s facts): ``{"message": string}``."""
+DEFAULT_PAGE: dict[str, Any] = {"items": "tasks", "defaults": {"current_page": 1, "page_size": 10}}
+"""The task list's page as the document fixes it when no paging parameter is sent."""
 
 
 def walk_size(total: int, max_pages: int = MAX_PAGES - 5) -> int:
@@ -534,11 +541,9 @@ def unknown_task(ctx: Context) -> None:
     )
     for operation, call in calls:
         with ctx.part(operation):
-            body = ctx.conforms(call(), operation, 404)
-            ctx.expect(
-                isinstance(body, dict) and isinstance(body.get("message"), str),
-                f"{operation} 404: body {shown(body)} has no message string",
-            )
+            answer = call()
+            ctx.conforms(answer, operation, 404)
+            ctx.judge(errors.SHAPE, answer, f"{operation} 404:", **ERROR)
 
 
 @registry.requirement(
@@ -559,11 +564,9 @@ def unknown_step(ctx: Context) -> None:
         ("an unknown task", task_path(ctx.drawn_id("unknown task of a step"), "steps", step_id)),
     ):
         with ctx.part(what):
-            body = ctx.conforms(ctx.client.get(path), "getAgentTaskStep", 404)
-            ctx.expect(
-                isinstance(body, dict) and isinstance(body.get("message"), str),
-                f"getAgentTaskStep 404 for {what}: body {shown(body)} has no message string",
-            )
+            answer = ctx.client.get(path)
+            ctx.conforms(answer, "getAgentTaskStep", 404)
+            ctx.judge(errors.SHAPE, answer, f"getAgentTaskStep 404 for {what}:", **ERROR)
 
 
 @registry.requirement(
@@ -583,11 +586,9 @@ def unknown_artifact(ctx: Context) -> None:
         ("an unknown task", ctx.drawn_id("unknown task of an artifact"), up.artifact["artifact_id"]),
     ):
         with ctx.part(what):
-            body = ctx.conforms(download(ctx, task_id, artifact_id), "downloadAgentTaskArtifact", 404)
-            ctx.expect(
-                isinstance(body, dict) and isinstance(body.get("message"), str),
-                f"downloadAgentTaskArtifact 404 for {what}: body {shown(body)} has no message string",
-            )
+            answer = download(ctx, task_id, artifact_id)
+            ctx.conforms(answer, "downloadAgentTaskArtifact", 404)
+            ctx.judge(errors.SHAPE, answer, f"downloadAgentTaskArtifact 404 for {what}:", **ERROR)
 
 
 INVALID_BODIES = (
@@ -1027,16 +1028,12 @@ def traversal(ctx: Context) -> None:
 def task_pages(ctx: Context) -> None:
     # Walking all tasks assumes no one else creates tasks on the target meanwhile.
     created = [new_task(ctx, {"input": f"page {n}"})["task_id"] for n in range(3)]
-    items, pagination = list_page(ctx, TASKS, "listAgentTasks", "tasks", False)
+    _, pagination, answer = read_page(ctx, TASKS, "listAgentTasks", "tasks", False)
     total = pagination.get("total_items")
     if not isinstance(total, int) or total < len(created):
         ctx.fail(f"total_items {shown(total)} after creating 3 tasks")
-    ctx.expect_equal(
-        (pagination.get("current_page"), pagination.get("page_size")),
-        (1, 10),
-        "(current_page, page_size) without paging parameters (the documented defaults)",
-    )
-    ctx.expect_equal(len(items), min(10, total), "tasks on the default first page")
+    # the page asked for without paging parameters: the documented defaults, current_page 1 of 10
+    ctx.judge(pages_judgment.NUMBERS, answer, "listAgentTasks without paging parameters:", **DEFAULT_PAGE)
     listed = walk(ctx, TASKS, "listAgentTasks", "tasks", walk_size(total))
     ids = {t.get("task_id") for t in listed}
     ctx.expect(all(c in ids for c in created), "a task just created is on no page")
@@ -1114,7 +1111,7 @@ def beyond_last_page(ctx: Context) -> None:
             # Past the real last page, whatever total_pages claims (PAGE-001..003 judge that claim).
             total = first.get("total_items")
             beyond = max(math.ceil(total / 2) if isinstance(total, int) else 0, 1) + 1
-            items, pagination = list_page(ctx, path, operation, key, False, current_page=beyond, page_size=2)
-            ctx.expect_equal(items, [], f"{operation} page {beyond} of {first.get('total_pages')}: items")
+            _, pagination, answer = read_page(ctx, path, operation, key, False, current_page=beyond, page_size=2)
+            ctx.judge(pages_judgment.BEYOND, answer, operation, items=key)
             for field in ("total_items", "total_pages"):
                 ctx.expect_equal(pagination.get(field), first.get(field), f"{operation} page {beyond}: {field}")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from conformance.check.judgments import JUDGMENTS, Seen, UnknownJudgment, judge, renamed
-from conformance.check.judgments.pages import NUMBERS
+from conformance.check.judgments.errors import SHAPE
+from conformance.check.judgments.pages import BEYOND, NUMBERS
 from conformance.cli import main
 
 TASKS = {"items": "tasks"}
@@ -40,7 +41,9 @@ def test_page_numbers_fails_a_page_that_ignores_current_page_or_holds_too_many()
 
 def test_page_numbers_names_an_answer_that_is_no_page_and_leaves_a_page_past_the_end_to_its_owner() -> None:
     assert judge(NUMBERS, Seen("GET", "http://h/x", 200, {}, b"[]"), TASKS)[0].startswith("the answer is not")
-    assert judge(NUMBERS, page(5, 3, 9, 2, 0), TASKS) == []  # AP-PAGE-004's subject
+    assert judge(NUMBERS, page(5, 3, 9, 2, 4), TASKS) == []  # what lies past the end: AP-PAGE-004 judges it
+    assert judge(BEYOND, page(5, 3, 9, 2, 0), TASKS) == []
+    assert judge(BEYOND, page(5, 3, 9, 2, 2), TASKS) == ["page 9 beyond the last of 5 items at page_size 2: 2 items"]
 
 
 def test_a_replay_gives_the_judgment_todays_ids_and_an_unknown_name_is_said() -> None:
@@ -62,3 +65,24 @@ def test_the_judge_command_prints_what_a_script_reads(tmp_path: Path, capsys: py
     assert main([*args, "--body", str(body)]) == 1
     assert capsys.readouterr().out.startswith("holds: ")
     assert main(["judge", "no.such", "--url", url, "--status", "200"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("members", "fair", "broken"),
+    [
+        ({"members": {"message": "string"}}, {"message": "Task not found"}, {"error": "Task not found"}),
+        ({"members": {"detail": "string"}, "nonempty": ["detail"]}, {"detail": "no agent"}, {"detail": ""}),
+        ({"members": {"code": "integer", "message": "string"}}, {"code": 5, "message": "x"}, {"code": "NOT_FOUND"}),
+    ],
+    ids=["agent-protocol", "sgr-agent-core", "neuro-san"],
+)
+def test_one_error_shape_judgment_for_each_protocols_error_body(
+    members: dict[str, object], fair: dict[str, object], broken: dict[str, object]
+) -> None:
+    def answer(body: dict[str, object]) -> Seen:
+        return Seen("GET", "http://h/x", 404, {}, json.dumps(body).encode())
+
+    assert judge(SHAPE, answer(fair), members) == []
+    (problem,) = judge(SHAPE, answer(broken), members)
+    assert problem.startswith("body ") and " is not {" in problem
+    assert judge(SHAPE, Seen("GET", "http://h/x", 404, {}, b"<html>"), members) != []
