@@ -186,7 +186,9 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
         "(prints shows: ...), 1 the judgment holds (holds: ...), 2 no such judgment",
     )
     rejudge.add_argument("judgment", help="the finding's judgment (results.json: judgment), e.g. pages.numbers")
-    rejudge.add_argument("--facts", default="{}", help="what the run knew, as JSON (results.json: facts)")
+    rejudge.add_argument(
+        "--facts", default="{}", help="what the run knew, as JSON (results.json: facts), or @FILE holding it"
+    )
     rejudge.add_argument("--method", default="GET", help="the request's method")
     rejudge.add_argument("--url", required=True, help="the request's URL")
     rejudge.add_argument("--status", type=int, required=True, help="the answer's status")
@@ -470,7 +472,8 @@ def judge_command(args: argparse.Namespace) -> int:
     from .check.judgments import Seen, UnknownJudgment, judge
 
     try:
-        facts = json.loads(args.facts)
+        text = Path(args.facts[1:]).read_text("utf-8") if args.facts.startswith("@") else args.facts
+        facts = json.loads(text)
         headers = _curl_headers(args.headers.read_text("latin-1")) if args.headers else {}
         body = args.body.read_bytes() if args.body else b""
         problems = judge(args.judgment, Seen(args.method, args.url, args.status, headers, body), facts)

@@ -486,7 +486,12 @@ def _rejudge(rep: Reproduction, url: str, outside: bool) -> list[str]:
         f"# answer {n} judged again by the kit's judgment {rep.judgment}, when the kit is installed",
         "KIT='python3 -m conformance'",
         "if command -v agent-conformance >/dev/null 2>&1; then KIT=agent-conformance; fi",
-        f"$KIT judge {word(rep.judgment)} --facts {_sh(template(facts, rep.captures, n - 1))} "
+        # the facts through a file, written by the shell's own printf: a value sent may be longer than
+        # an argument of a command may be
+        "{ "
+        + "; ".join(f"printf '%s' {_sh([piece])}" for piece in template(facts, rep.captures, n - 1) if piece[0])
+        + '; } > "$D/facts"',
+        f'$KIT judge {word(rep.judgment)} --facts @"$D/facts" '
         f'--method {ex.method.upper()} --url {url} --status "$(cat "$D/{n}.code")" '
         f'--headers "$D/{n}.head" --body "$D/{n}.body" > "$D/judged" 2>/dev/null',
         'case "$(sed -n 1p "$D/judged")" in',

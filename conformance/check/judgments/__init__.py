@@ -10,6 +10,7 @@ replay judges today's answer again, whatever else moved in it (ids, times, items
 
 from __future__ import annotations
 
+from . import echoes as echoes
 from . import errors as errors
 from . import pages as pages
 from .base import JUDGMENTS, Facts, Judgment, Seen, UnknownJudgment, judge, judgment, renamed

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ...check.edges import same
-from ...check.judgments import Seen, errors, pages
+from ...check.judgments import Seen, echoes, errors, pages
 from ...check.passive import Bounded, Checks, Verdict
 from ...check.shown import shown
 from ...check.traffic import NotJson, Observed, multipart_fields
@@ -46,12 +46,13 @@ def _sent(ex: Observed) -> dict[str, Any]:
 
 
 def _echo(v: Verdict, rid: str, got: Any, sent: dict[str, Any], where: str) -> None:
+    """The scenario checks' judgment (``echoes.members``) on an answer of live traffic."""
     if not sent or not isinstance(got, dict):
         return
-    for name, value in sent.items():
-        if not same(got.get(name), value):
-            v.fail(rid, f"{where}: {name} {shown(got.get(name))} is not the {shown(value)} sent")
-            return
+    why = echoes.unechoed(got, sent)
+    if why:
+        v.fail(rid, f"{where}: {why}")
+        return
     v.ok(rid)
 
 

@@ -4,14 +4,19 @@ replay and the scripts share; ``agent-conformance judge`` runs one for a script.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from conformance.check.judgments import JUDGMENTS, Seen, UnknownJudgment, judge, renamed
+from conformance.check.judgments.echoes import MEMBERS
 from conformance.check.judgments.errors import SHAPE
 from conformance.check.judgments.pages import BEYOND, NUMBERS
+from conformance.check.script import script
 from conformance.cli import main
+from conformance.verdicts.reproduction import Reproduction
+from conformance.verdicts.results import Exchange
 
 TASKS = {"items": "tasks"}
 
@@ -86,3 +91,17 @@ def test_one_error_shape_judgment_for_each_protocols_error_body(
     (problem,) = judge(SHAPE, answer(broken), members)
     assert problem.startswith("body ") and " is not {" in problem
     assert judge(SHAPE, Seen("GET", "http://h/x", 404, {}, b"<html>"), members) != []
+
+
+def test_a_script_hands_the_kit_its_facts_whole_through_a_file(tmp_path: Path) -> None:
+    """The facts a script gives ``agent-conformance judge`` are the finding's, byte for byte, however
+    long (an argument of a command is bounded; the shell's own printf is not) or quoted."""
+    sent = {"input": "quotes ' \" $HOME `x` \\ \n" + "é🚀" * 40_000, "additional_input": {"k": [1, True]}}
+    post = Exchange("POST", "http://h/ap/v1/agent/tasks", {}, json.dumps(sent), 200, {}, "{}")
+    rep = Reproduction([post], judgment=MEMBERS, facts={"sent": sent})
+    text = script(rep, "AP-TASK-002|POST /ap/v1/agent/tasks|scenario:x", "http://h")
+    (line,) = [n for n in text.splitlines() if n.endswith('> "$D/facts"')]
+    (tmp_path / "facts.sh").write_text(f'D="$1"\n{line}\n', "utf-8")
+    subprocess.run(["sh", str(tmp_path / "facts.sh"), str(tmp_path)], check=True)
+    assert json.loads((tmp_path / "facts").read_text("utf-8")) == {"sent": sent}
+    assert f"judge {MEMBERS} --facts @" in text
