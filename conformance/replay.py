@@ -56,6 +56,7 @@ from .verdicts.reproduction import (
     pauses,
     required,
     sent_at_once,
+    stale_facts,
     template,
     unknown_ids,
 )
@@ -244,7 +245,8 @@ def _replay_one(
     waits = pauses(rep)
     sent_baked: list[str] = []
     differ: list[str] = []
-    rejudge = rep.judgment in JUDGMENTS  # the deciding answer is judged again, nothing compared
+    # the deciding answer is judged again, nothing compared (unless its facts name an old id)
+    rejudge = rep.judgment in JUDGMENTS and not stale_facts(rep)
     for index, ex in enumerate(rep.steps):
         if index:  # the time the recorded run left the server before this call (at least as the suite's client)
             time.sleep(max(waits[index], GAP_S))
@@ -322,7 +324,7 @@ def _rejudged(
     sent_baked: list[str],
 ) -> Replayed:
     """The deciding answer judged again by the finding's judgment, the run's facts naming today's ids."""
-    names = {c.value: values[c.name] for c in rep.captures if c.name in values}
+    names = {c.value: values[c.name] for c in rep.captures if c.used and c.name in values}
     problems = judge(rep.judgment, seen, renamed(rep.facts, names))
     if problems:
         return Replayed(key, rid, deciding.status, seen.status, REPRODUCED, f"{rep.judgment}: {problems[0]}")
@@ -387,6 +389,9 @@ def _verdict(
 
 def _compared(rep: Reproduction) -> str:
     """What a compared (not judged again) finding's detail says of why."""
+    if rep.judgment in JUDGMENTS:
+        stale = ", ".join(stale_facts(rep))
+        return f" (compared with the recorded answers: {rep.judgment}'s facts name {stale}, made by the recorded run)"
     if rep.judgment:
         return f" (compared with the recorded answers: this kit has no judgment {rep.judgment})"
     return " (compared with the recorded answers: the check that decided it names no re-runnable judgment yet)"

@@ -27,6 +27,7 @@ from ..verdicts.reproduction import (
     pauses,
     required,
     sent_at_once,
+    stale_facts,
     template,
 )
 from ..verdicts.results import Exchange, Finding
@@ -442,7 +443,7 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
             compare.append(f"compare {n}" + (f" {cut}" if cut is not None else ""))
         if probe:
             lines += [f"need {c.name} {n}" for c in rep.captures if c.step == index and c.used]
-    if rep.judgment:
+    if rep.judgment and not stale_facts(rep):  # facts naming an old id cannot be judged again
         lines += _rejudge(rep, called, outside)
     lines += ["", "# the answers against the recorded ones", *compare]
     n = len(rep.steps)

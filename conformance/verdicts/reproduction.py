@@ -692,6 +692,23 @@ def outside_state(rep: Reproduction) -> bool:
     return False
 
 
+def stale_facts(rep: Reproduction) -> list[str]:
+    """Values a judgment's facts name that the recorded run's server made (an id its answers gave)
+    and that no call takes from today's answers (a used capture): a replay cannot name today's in
+    their place, so it does not judge again by them (it compares)."""
+    captured = {c.value for c in rep.captures if c.used}
+    stale: set[str] = set()
+    for value in set(_strings(rep.facts)) - captured:
+        for ex in rep.steps:  # whoever said it first made it: a value a request sent first is the client's
+            said = {s for doc in _docs(ex.request_body) for s in _strings(doc)} | sent_tokens(ex)
+            if value in said:
+                break
+            if _object_id(value) and any(v.value == value for v in produced(ex)):
+                stale.add(value)
+                break
+    return sorted(stale)
+
+
 # ---- templates --------------------------------------------------------------------------------
 
 Part = tuple[str, bool]

@@ -15,7 +15,7 @@ from conformance.check.judgments.errors import SHAPE
 from conformance.check.judgments.pages import BEYOND, NUMBERS
 from conformance.check.script import script
 from conformance.cli import main
-from conformance.verdicts.reproduction import Reproduction
+from conformance.verdicts.reproduction import Reproduction, stale_facts
 from conformance.verdicts.results import Exchange
 
 TASKS = {"items": "tasks"}
@@ -105,3 +105,17 @@ def test_a_script_hands_the_kit_its_facts_whole_through_a_file(tmp_path: Path) -
     subprocess.run(["sh", str(tmp_path / "facts.sh"), str(tmp_path)], check=True)
     assert json.loads((tmp_path / "facts").read_text("utf-8")) == {"sent": sent}
     assert f"judge {MEMBERS} --facts @" in text
+
+
+def test_facts_naming_an_id_the_recorded_server_made_are_not_judged_again() -> None:
+    """An id the recorded server made, which no call takes from today's answers, cannot be renamed
+    to today's: the replay and the script compare instead of judging again. What the client sent
+    first (a question a write carried and its answer echoed) is the client's, not stale."""
+    create = Exchange("POST", "http://h/tasks", {}, '{"input": "ask-123"}', 200, {}, '{"task_id": "task-9f2e41"}')
+    listing = Exchange("GET", "http://h/tasks", {}, None, 200, {}, '{"tasks": []}')
+    rep = Reproduction([create, listing], judgment=MEMBERS, facts={"sent": {"input": "ask-123"}, "id": "task-9f2e41"})
+    assert stale_facts(rep) == ["task-9f2e41"]
+    assert "judge " not in script(rep, "AP-X|GET /tasks|scenario:x", "http://h")
+    rep.facts.pop("id")
+    assert stale_facts(rep) == []
+    assert f"judge {MEMBERS}" in script(rep, "AP-X|GET /tasks|scenario:x", "http://h")
