@@ -15,6 +15,16 @@ them in order, each id taken from today's answers where the recorded one was, an
   call of today's made (an id from the old run) and got 404 or 410: then **inconclusive**, since
   the server may simply no longer hold it. Replay never calls a finding fixed on an answer that
   cannot tell.
+
+A finding a named judgment decided (``Finding.judgment``: page arithmetic, ...) is not compared:
+its deciding answer is judged again by that judgment (``check/judgments``), with the run's facts
+and today's ids in place of the recorded ones. It still shows the problem: **reproduced**,
+whatever else moved (ids, times, items others added); it holds: **not reproduced** (inconclusive
+when the recorded answers showed state the calls did not make: a total_pages rounded down shows
+only at some lengths of the list, and today's may not be one). The calls
+before it must still be made as recorded (a setup call's kind of answer, the ids it gives), else
+**inconclusive**, saying which and why. A finding whose judgment is not re-runnable (none named,
+or one this kit does not know) is compared as above, and its detail says so.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +43,7 @@ from specs.schemas import SchemaSet
 
 from .check.credentials import NONE, Credentials
 from .check.http import GAP_S
+from .check.judgments import JUDGMENTS, Seen, judge, renamed
 from .check.script import cut_short, expected, observed
 from .check.shown import shown
 from .verdicts.findings import operation_of
@@ -45,6 +56,7 @@ from .verdicts.reproduction import (
     pauses,
     required,
     sent_at_once,
+    stale_facts,
     template,
     unknown_ids,
 )
@@ -141,8 +153,19 @@ def reproduction_of(finding: dict[str, Any]) -> Reproduction:
     also = [int(n) for n in finding.get("also") or []]
     judged = str(finding.get("judged") or "")
     accepted = [int(n) for n in finding.get("accepted") or []]
+    judgment, facts = str(finding.get("judgment") or ""), finding.get("facts")
     return Reproduction(
-        steps, captures, baked, wrong=wrong, probe=probe, unsure=unsure, also=also, judged=judged, accepted=accepted
+        steps,
+        captures,
+        baked,
+        wrong=wrong,
+        probe=probe,
+        unsure=unsure,
+        also=also,
+        judged=judged,
+        accepted=accepted,
+        judgment=judgment,
+        facts=dict(facts) if isinstance(facts, dict) else {},
     )
 
 
@@ -222,6 +245,8 @@ def _replay_one(
     waits = pauses(rep)
     sent_baked: list[str] = []
     differ: list[str] = []
+    # the deciding answer is judged again, nothing compared (unless its facts name an old id)
+    rejudge = rep.judgment in JUDGMENTS and not stale_facts(rep)
     for index, ex in enumerate(rep.steps):
         if index:  # the time the recorded run left the server before this call (at least as the suite's client)
             time.sleep(max(waits[index], GAP_S))
@@ -261,6 +286,18 @@ def _replay_one(
                     return Replayed(key, rid, recorded_status, None, NOT_REPRODUCED, why)
                 return Replayed(key, rid, recorded_status, None, INCONCLUSIVE, why + f"to take {capture.name} from")
             values[capture.name] = found
+        if last and rejudge:
+            return _rejudged(
+                rep,
+                key,
+                rid,
+                deciding,
+                Seen(ex.method, url, resp.status_code, resp.headers, resp.content),
+                values,
+                sent_baked,
+            )
+        if rejudge:
+            continue
         if last and ex.error:  # the recorded failure was that no whole answer came; one came
             differ.append(
                 f"call {index + 1}: a whole answer came (HTTP {resp.status_code}); the recorded call got none"
@@ -272,8 +309,39 @@ def _replay_one(
                     f"call {index + 1} ({ex.method} {_path(url)}): {_first_difference(expected(rep, index), seen)}"
                 )
         if last:
-            return _verdict(rep, key, rid, deciding, resp, differ, sent_baked, judge)
+            out = _verdict(rep, key, rid, deciding, resp, differ, sent_baked, judge)
+            return replace(out, detail=out.detail + _compared(rep)) if judge is None else out
     raise AssertionError("unreachable: the last call returns")
+
+
+def _rejudged(
+    rep: Reproduction,
+    key: str,
+    rid: str,
+    deciding: Exchange,
+    seen: Seen,
+    values: dict[str, str],
+    sent_baked: list[str],
+) -> Replayed:
+    """The deciding answer judged again by the finding's judgment, the run's facts naming today's ids."""
+    names = {c.value: values[c.name] for c in rep.captures if c.used and c.name in values}
+    problems = judge(rep.judgment, seen, renamed(rep.facts, names))
+    if problems:
+        return Replayed(key, rid, deciding.status, seen.status, REPRODUCED, f"{rep.judgment}: {problems[0]}")
+    detail = f"the judgment {rep.judgment} holds on today's answer (HTTP {seen.status})"
+    if sent_at_once(rep):
+        detail += "; the recorded calls were sent at the same moment (a race): a replay sends them one after another"
+        return Replayed(key, rid, deciding.status, seen.status, INCONCLUSIVE, detail)
+    if sent_baked:  # an old run's value, gone or read otherwise: the answer may not be about the same thing
+        return Replayed(
+            key, rid, deciding.status, seen.status, INCONCLUSIVE, detail + _gone(sent_baked, seen.status or 0)
+        )
+    if outside_state(rep):  # a list another length, say: a rule broken only at some lengths cannot show
+        detail += (
+            "; the recorded answers also showed objects these calls did not make, so another state answers otherwise"
+        )
+        return Replayed(key, rid, deciding.status, seen.status, INCONCLUSIVE, detail)
+    return Replayed(key, rid, deciding.status, seen.status, NOT_REPRODUCED, detail)
 
 
 def _first_difference(want: str, got: str) -> str:
@@ -317,6 +385,16 @@ def _verdict(
         )
         return Replayed(key, rid, deciding.status, now, INCONCLUSIVE, detail)
     return Replayed(key, rid, deciding.status, now, NOT_REPRODUCED, detail)
+
+
+def _compared(rep: Reproduction) -> str:
+    """What a compared (not judged again) finding's detail says of why."""
+    if rep.judgment in JUDGMENTS:
+        stale = ", ".join(stale_facts(rep))
+        return f" (compared with the recorded answers: {rep.judgment}'s facts name {stale}, made by the recorded run)"
+    if rep.judgment:
+        return f" (compared with the recorded answers: this kit has no judgment {rep.judgment})"
+    return " (compared with the recorded answers: the check that decided it names no re-runnable judgment yet)"
 
 
 def _gone(baked: list[str], status: int) -> str:

@@ -26,6 +26,7 @@ from ..verdicts.results import NotVerified as NotVerified
 from .answer import readable
 from .guard import StallGuard
 from .http import Client, Limits, Response, StreamingResponse, TargetError
+from .judgments import Seen, judge
 from .shown import body as shown_body
 from .shown import shown
 from .streams import Frame, FrameError, ndjson_frames, sse_events
@@ -137,6 +138,9 @@ class Context:
     shown: set[int] = field(default_factory=set, init=False)
     """``id()`` of the deciding calls a failure named as showing it (``CheckFailed.shown_by``), not
     inferred from the calls made."""
+    judgments: dict[int, tuple[str, str, dict[str, Any]]] = field(default_factory=dict, init=False)
+    """The calls a named judgment failed (``judge``), by ``id()``, with that failure's message, the
+    judgment's name and its facts: a finding they decide names them, and replay judges again."""
 
     def __post_init__(self) -> None:
         self.client = self.new_client()
@@ -306,6 +310,17 @@ class Context:
             message = f"expected HTTP {want}, got {response.status}{note}" + (f": {body}" if body else "")
             self.statuses[id(response.exchange)] = (message, tuple(expected))
             raise CheckFailed(message, shown_by=response.exchange)
+
+    def judge(self, name: str, response: Response, what: str = "", **facts: Any) -> None:
+        """``response`` judged by the judgment ``name`` (``check/judgments``) with what the check
+        knows (JSON values): its first problem (after ``what``) fails the check, shown by that answer, and the
+        finding names the judgment and the facts, so a replay judges today's answer again."""
+        ex = response.exchange
+        problems = judge(name, Seen(ex.method, ex.url, response.status, dict(response.headers), response.body), facts)
+        if problems:
+            message = f"{what} {problems[0]}" if what else problems[0]
+            self.judgments[id(ex)] = (message, name, dict(facts))
+            raise CheckFailed(message, shown_by=ex)
 
     def expect_equal(self, actual: Any, expected: Any, what: str, shown_by: Shown = None) -> None:
         if actual != expected:

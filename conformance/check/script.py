@@ -9,6 +9,7 @@ numbers); a body the report could not keep as text by its POSIX ``cksum``.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Iterable, Sequence
@@ -26,6 +27,7 @@ from ..verdicts.reproduction import (
     pauses,
     required,
     sent_at_once,
+    stale_facts,
     template,
 )
 from ..verdicts.results import Exchange, Finding
@@ -403,7 +405,8 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
                 ]
                 prefix = "{ " + "; ".join(printfs) + "; } | "
                 opts += ["--data-binary", "@-"]
-        opts += ["--globoff", ('"$BASE"' if relative else "") + _sh(url)]
+        called = ('"$BASE"' if relative else "") + _sh(url)
+        opts += ["--globoff", called]
         shown = fill(url, {c.name: "{" + c.name + "}" for c in rep.captures})
         lines += [
             "",
@@ -440,6 +443,8 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
             compare.append(f"compare {n}" + (f" {cut}" if cut is not None else ""))
         if probe:
             lines += [f"need {c.name} {n}" for c in rep.captures if c.step == index and c.used]
+    if rep.judgment and not stale_facts(rep):  # facts naming an old id cannot be judged again
+        lines += _rejudge(rep, called, outside)
     lines += ["", "# the answers against the recorded ones", *compare]
     n = len(rep.steps)
     lines.append(f'echo "{n}. HTTP $(cat "$D/{n}.code") (recorded {rep.steps[-1].status})"; cat "$D/{n}.body"; echo')
@@ -458,6 +463,44 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
         lines.append('if [ -z "$DIFFER" ]; then echo "REPRODUCED: the answers are the recorded ones"; exit 0; fi')
     lines.append("finish")
     return "\n".join(lines) + "\n"
+
+
+def _rejudge(rep: Reproduction, url: str, outside: bool) -> list[str]:
+    """Lines that judge the deciding answer again by the finding's judgment, when the kit is
+    installed (``agent-conformance judge``, else ``python3 -m conformance judge``): whatever else
+    moved in the answer, it still shows the problem or not. Without the kit (or with one that lacks
+    the judgment: it prints neither ``shows:`` nor ``holds:``) the script compares, with sh and curl."""
+    n = len(rep.steps)
+    ex = rep.steps[-1]
+    facts = json.dumps(rep.facts, sort_keys=True, separators=(",", ":"))
+    holds = f"the judgment {rep.judgment} holds on answer {n}"
+    if sent_at_once(rep):
+        held = f'inconclusive "{holds}, but the recorded calls were sent at the same moment (a race)"'
+    elif outside:
+        held = f'inconclusive "{holds}, but the recorded answers showed objects made elsewhere (another state)"'
+    elif rep.baked:
+        held = f'inconclusive "{holds}, but the calls sent values of the recorded run"'
+    else:
+        held = f'echo "NOT REPRODUCED: {holds}"; exit 1'
+    return [
+        "",
+        f"# answer {n} judged again by the kit's judgment {rep.judgment}, when the kit is installed",
+        "KIT='python3 -m conformance'",
+        "if command -v agent-conformance >/dev/null 2>&1; then KIT=agent-conformance; fi",
+        # the facts through a file, written by the shell's own printf: a value sent may be longer than
+        # an argument of a command may be
+        "{ "
+        + "; ".join(f"printf '%s' {_sh([piece])}" for piece in template(facts, rep.captures, n - 1) if piece[0])
+        + '; } > "$D/facts"',
+        f'$KIT judge {word(rep.judgment)} --facts @"$D/facts" '
+        f'--method {ex.method.upper()} --url {url} --status "$(cat "$D/{n}.code")" '
+        f'--headers "$D/{n}.head" --body "$D/{n}.body" > "$D/judged" 2>/dev/null',
+        'case "$(sed -n 1p "$D/judged")" in',
+        f'  "shows: "*) echo "{n}. HTTP $(cat "$D/{n}.code") (recorded {ex.status})"; '
+        'echo "REPRODUCED: $(sed -n \'1s/^shows: //p\' "$D/judged")"; exit 0;;',
+        f'  "holds: "*) {held};;',
+        "esac  # no kit, or one without this judgment: the answers are compared below",
+    ]
 
 
 def _role(rep: Reproduction, index: int, judged: list[int]) -> str:

@@ -72,7 +72,16 @@ def run_check(check: Check, ctx: Context) -> RequirementResult:
     failures = [*ctx.failures, *own, *([(message, ended)] if status is Status.FAILED else [])]
     journal = ctx.journal
     findings = scenario_findings(
-        ctx.spec, ctx.base_url, rid, failures, ctx.probes, journal.calls, journal.failed, ctx.statuses, ctx.shown
+        ctx.spec,
+        ctx.base_url,
+        rid,
+        failures,
+        ctx.probes,
+        journal.calls,
+        journal.failed,
+        ctx.statuses,
+        ctx.shown,
+        ctx.judgments,
     )
     ctx.record(failures)
     if ctx.failures or own:  # a part failed: the requirement fails, whatever ended the check after it

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from specs.documents import Spec
@@ -78,6 +79,7 @@ def scenario_findings(
     failed: Collection[int] = (),
     statuses: Mapping[int, tuple[str, tuple[int, ...]]] | None = None,
     shown: Collection[int] = (),
+    judgments: Mapping[int, tuple[str, str, Mapping[str, Any]]] | None = None,
 ) -> list[Finding]:
     """A scenario check's failures (each part's, and the one that ended it) as distinct findings,
     each keyed by the operation of the exchange that decided it (the last of the calls handed
@@ -89,7 +91,9 @@ def scenario_findings(
     status alone failed an expectation, with its message and the statuses it accepted
     (``Context.statuses``): a failure with that message (a part's label before it) decided by one
     of them judged the status alone. ``shown``: the ``id()`` of the deciding calls a failure named
-    as showing it (``Context.shown``): the finding's ``shown_by`` is their operation."""
+    as showing it (``Context.shown``): the finding's ``shown_by`` is their operation. ``judgments``:
+    the calls a named judgment failed (``Context.judgments``), with that failure's message, the
+    judgment's name and its facts: a finding with that message decided by one of them names them."""
     failures = [(message, calls) for message, calls in failures]
     starts = probes or {}
     own = [calls[starts.get(id(calls[-1]), len(calls) - 1) :] if calls else [] for _, calls in failures]
@@ -108,6 +112,9 @@ def scenario_findings(
             history = history[: next(i for i, ex in enumerate(history) if ex is calls[-1]) + 1]
         why, accepted = (statuses or {}).get(id(last), ("", ())) if last else ("", ())
         judged = STATUS if why and message.endswith(why) else ""
+        said, judgment, facts = (judgments or {}).get(id(last), ("", "", {})) if last else ("", "", {})
+        if not (said and message.endswith(said)):
+            judgment, facts = "", {}
         found.add(
             rid,
             operation,
@@ -119,6 +126,8 @@ def scenario_findings(
             judged=judged,
             accepted=accepted if judged else (),
             shown_by=operation if last is not None and id(last) in shown else "",
+            judgment=judgment,
+            facts=facts,
         )
     return found.ordered()
 
@@ -170,11 +179,13 @@ class FindingSet:
         judged: str = "",
         accepted: Iterable[int] = (),
         shown_by: str = "",
+        judgment: str = "",
+        facts: Mapping[str, Any] | None = None,
     ) -> None:
         """A failure; ``calls`` are those made up to the deciding one (the last), of which the
         finding keeps the ones the failure depends on (``reproduction.reproduction``). ``fresh=False``:
         the calls did not start from a fresh state (traffic a proxy saw), so the ids they send may
-        be from before them. ``judged``, ``accepted``, ``shown_by``: ``Finding``'s."""
+        be from before them. ``judged``, ``accepted``, ``shown_by``, ``judgment``, ``facts``: ``Finding``'s."""
         key = f"{rid}|{operation}|{kind}"
         found = self._by_key.get(key)
         if found is not None:
@@ -184,6 +195,7 @@ class FindingSet:
             finding.judged = judged
             finding.accepted = sorted(accepted)
             finding.shown_by = shown_by
+            finding.judgment, finding.facts = judgment, dict(facts or {})
             if not fresh:
                 finding.baked = sorted(set(finding.baked) | unknown_ids(finding.evidence, finding.captures))
             self._by_key[key] = finding

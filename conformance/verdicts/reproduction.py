@@ -128,6 +128,11 @@ class Reproduction:
     accepted: list[int] = field(default_factory=list)
     """With ``judged``: the statuses the check would have accepted of the deciding answer; any
     other reproduces the failure (``Finding.accepted``)."""
+    judgment: str = ""
+    """The judgment that decided it (``Finding.judgment``): a replay judges today's deciding answer
+    by it instead of comparing it with the recorded one."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """The judgment's facts as the run knew them (``Finding.facts``)."""
 
     @classmethod
     def of(cls, finding: Finding, state_dependent: bool = False) -> Reproduction:
@@ -143,6 +148,8 @@ class Reproduction:
             finding.also,
             finding.judged,
             finding.accepted,
+            finding.judgment,
+            finding.facts,
         )
 
 
@@ -673,6 +680,23 @@ def outside_state(rep: Reproduction) -> bool:
                 if texts and not any(s in said or s in made or s in raw for s in texts):
                     return True
     return False
+
+
+def stale_facts(rep: Reproduction) -> list[str]:
+    """Values a judgment's facts name that the recorded run's server made (an id its answers gave)
+    and that no call takes from today's answers (a used capture): a replay cannot name today's in
+    their place, so it does not judge again by them (it compares)."""
+    captured = {c.value for c in rep.captures if c.used}
+    stale: set[str] = set()
+    for value in set(_strings(rep.facts)) - captured:
+        for ex in rep.steps:  # whoever said it first made it: a value a request sent first is the client's
+            said = {s for doc in _docs(ex.request_body) for s in _strings(doc)} | sent_tokens(ex)
+            if value in said:
+                break
+            if _object_id(value) and any(v.value == value for v in produced(ex)):
+                stale.add(value)
+                break
+    return sorted(stale)
 
 
 # ---- templates --------------------------------------------------------------------------------

@@ -268,6 +268,13 @@ class Finding:
     """The operation of the answer the check named as showing the failure (``CheckFailed.shown_by``):
     the deciding call is that answer's. Empty: none was named, and the deciding call is the check's
     last one (or the latest of the operation its message names)."""
+    judgment: str = ""
+    """The stable name of the judgment that decided it (``check/judgments``, ``pages.numbers``):
+    a replay judges today's deciding answer again by it. Empty: the check judged otherwise, and a
+    replay compares the answers with the recorded ones."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """What the run knew when the judgment decided (the list's key, the ids it made): given back
+    to the judgment on replay, each recorded id replaced by today's."""
 
     @property
     def deciding(self) -> Exchange | None:
@@ -293,6 +300,8 @@ class Finding:
             "judged": self.judged,
             "accepted": self.accepted,
             "shown_by": self.shown_by,
+            "judgment": self.judgment,
+            "facts": self.facts,
         }
 
     @classmethod
@@ -315,6 +324,8 @@ class Finding:
             str(data.get("judged") or ""),
             [int(n) for n in data.get("accepted") or []],
             str(data.get("shown_by") or ""),
+            str(data.get("judgment") or ""),
+            dict(data.get("facts") or {}),
         )
 
 

@@ -5,15 +5,16 @@ fresh step ids, error shapes, and uploaded bytes coming back unchanged."""
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from ...check.edges import same
+from ...check.judgments import Seen, echoes, errors, pages
 from ...check.passive import Bounded, Checks, Verdict
 from ...check.shown import shown
 from ...check.traffic import NotJson, Observed, multipart_fields
-from .requirements import artifact_fields, content_disposition
+from .requirements import ERROR, artifact_fields, content_disposition
 
 LISTS = {
     "listAgentTasks": ("tasks", "AP-PAGE-001"),
@@ -45,12 +46,13 @@ def _sent(ex: Observed) -> dict[str, Any]:
 
 
 def _echo(v: Verdict, rid: str, got: Any, sent: dict[str, Any], where: str) -> None:
+    """The scenario checks' judgment (``echoes.members``) on an answer of live traffic."""
     if not sent or not isinstance(got, dict):
         return
-    for name, value in sent.items():
-        if not same(got.get(name), value):
-            v.fail(rid, f"{where}: {name} {shown(got.get(name))} is not the {shown(value)} sent")
-            return
+    why = echoes.unechoed(got, sent)
+    if why:
+        v.fail(rid, f"{where}: {why}")
+        return
     v.ok(rid)
 
 
@@ -143,8 +145,8 @@ class Passive(Checks):
 
     # errors ---------------------------------------------------------------------------------------
     def _not_found(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
-        shaped = isinstance(body, dict) and isinstance(body.get("message"), str)
-        reason = f"{op} 404: body {shown(body, 120)} has no message string"
+        shaped = errors.shaped(body, ERROR["members"])  # the scenario checks' judgment (errors.shape)
+        reason = f"{op} 404: body {shown(body, 120)} is not {errors.described(ERROR['members'])}"
         if op in TASK_SCOPED_404:
             v.check("AP-ERR-001", shaped, reason)
         elif op == "getAgentTaskStep":
@@ -311,51 +313,27 @@ class Passive(Checks):
 
     # pagination -----------------------------------------------------------------------------------
     def _page(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
+        # the arithmetic is the scenario walk's and replay's judgment (check/judgments/pages.py)
         key, rid = LISTS[op]
-        if (
-            not isinstance(body, dict)
-            or not isinstance(body.get(key), list)
-            or not isinstance(body.get("pagination"), dict)
-        ):
-            v.fail(rid, f"the answer is not {{{key}, pagination}}: {shown(body, 120)}")
-            return
-        items, page = body[key], body["pagination"]
-        defaults = self.defaults.get(op, {})
-        try:
-            size = int(ex.param("page_size") or defaults.get("page_size") or 10)
-            current = int(ex.param("current_page") or defaults.get("current_page") or 1)
-        except ValueError:
+        url = ex.path + (f"?{urlencode(ex.query)}" if ex.query else "")
+        seen = Seen(ex.method, url, ex.status, ex.response_headers, ex.response_body)
+        facts = {"items": key, "defaults": self.defaults.get(op, {})}
+        page = pages.page_of(seen, facts)
+        if page is None:
             return  # an invalid request: the document judge has it
-        total = page.get("total_items")
-        if not isinstance(total, int) or total < 0 or size < 1:
-            v.fail(rid, f"total_items is {shown(total)}")
+        if isinstance(page, str):
+            v.fail(rid, page)
             return
-        pages = math.ceil(total / size)
-        want = {"total_items": total, "total_pages": pages, "current_page": current, "page_size": size}
-        if current > max(pages, 1):
-            v.check(
-                "AP-PAGE-004",
-                items == [] and page.get("total_pages") == pages,
-                f"page {current} beyond the last of {total} items at page_size {size}: "
-                f"{len(items)} items, total_pages {shown(page.get('total_pages'))}",
-            )
+        problems = pages.page_numbers(seen, facts)
+        v.check(rid, not problems, problems[0] if problems else "")
+        if page.beyond:
+            empty = pages.page_beyond(seen, facts)
+            v.check("AP-PAGE-004", not empty, empty[0] if empty else "")
             return
-        expected = min(size, total - (current - 1) * size)
-        got = {k: page.get(k) for k in want}
-        if got != want:
-            v.fail(
-                rid,
-                f"page {current} of {total} items at page_size {size}: pagination {shown(got)}, expected {shown(want)}",
-            )
-        else:
-            v.check(
-                rid,
-                len(items) == expected,
-                f"page {current} of {total} items at page_size {size} holds {len(items)} items, not {expected}",
-            )
+        items = page.items
         if op == "listAgentTaskArtifacts":
-            self._listed_artifacts(v, ex.path_params.get("task_id", ""), items, whole=pages <= 1)
-        if op == "listAgentTaskSteps" and pages <= 1:
+            self._listed_artifacts(v, ex.path_params.get("task_id", ""), items, whole=page.pages <= 1)
+        if op == "listAgentTaskSteps" and page.pages <= 1:
             self._listed_steps(v, ex.path_params.get("task_id", ""), items, rid)
 
     def _listed_steps(self, v: Verdict, task_id: str, items: list[Any], rid: str) -> None:

@@ -23,6 +23,7 @@ from ...check import edges
 from ...check.concurrent import AT_ONCE, at_once
 from ...check.context import CheckFailed, Context, NotVerified
 from ...check.http import Client, Response, TargetError
+from ...check.judgments import errors
 from ...check.shown import body as shown_body
 from ...check.shown import shown
 from ...check.signature import Signature, has
@@ -258,23 +259,20 @@ def asked(messages: list[Any], text: str, start: int = 0) -> bool:
     return any(isinstance(m, dict) and m.get("type") == "HUMAN" and m.get("text") == text for m in messages[start:])
 
 
+STATUS_BODY: dict[str, Any] = {"members": {"code": "integer", "message": "string"}}
+"""A Status as every error here must carry, an integer code and a string message: the facts of the
+judgment ``errors.shape``, which the checks and the proxy's judge share."""
+
+
 def is_status(body: Any) -> bool:
-    """A Status as every error here must carry: an integer code and a string message."""
-    return (
-        isinstance(body, dict)
-        and isinstance(body.get("code"), int)
-        and not isinstance(body.get("code"), bool)
-        and isinstance(body.get("message"), str)
-    )
+    """A Status (``STATUS_BODY``)."""
+    return errors.shaped(body, STATUS_BODY["members"])
 
 
 def expect_status_body(ctx: Context, response: Response, operation_id: str, what: str) -> None:
     """A JSON Status: an integer code with a string message (its Content-Type is NS-SCHEMA-003's)."""
-    body = ctx.conforms(response, operation_id, judge=False)
-    ctx.expect(
-        is_status(body),
-        f"{what}: HTTP {response.status} body is not a Status {{code: int, message: str}}: {shown(body)}",
-    )
+    ctx.conforms(response, operation_id, judge=False)
+    ctx.judge(errors.SHAPE, response, f"{what}: HTTP {response.status} Status:", **STATUS_BODY)
 
 
 # --- connectivity and function -------------------------------------------------------------------------

@@ -10,12 +10,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...check.judgments import errors
 from ...check.passive import Bounded, Checks, StreamState, Verdict
 from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
 from .requirements import (
     AGENT_ID,
+    DETAIL,
     DONE,
     RUNNING,
     UUID,
@@ -40,7 +42,8 @@ class Agent:
 
 
 def _detail(body: Any) -> bool:
-    return isinstance(body, dict) and isinstance(body.get("detail"), str) and bool(body["detail"])
+    """A DetailError, as the scenario checks' judgment (``errors.shape``) has it."""
+    return errors.shaped(body, DETAIL["members"], DETAIL["nonempty"])
 
 
 class Passive(Checks):

@@ -23,7 +23,8 @@ import httpx
 from ...check import edges
 from ...check.concurrent import at_once, expect_distinct
 from ...check.context import CheckFailed, Context
-from ...check.http import Client, TargetError
+from ...check.http import Client, Response, TargetError
+from ...check.judgments import errors
 from ...check.shown import body as shown_body
 from ...check.shown import shown
 from ...check.signature import Signature, has
@@ -324,13 +325,14 @@ def settle(ctx: Context, agent_id: str) -> Waited[dict[str, Any]]:
     )
 
 
-def expect_detail(ctx: Context, body: Any, what: str) -> None:
-    """The document's DetailError: ``{"detail": "<message>"}`` (other members are allowed)."""
-    ctx.expect(isinstance(body, dict) and "detail" in body, f'{what}: the body is not {{"detail": ...}}: {shown(body)}')
-    ctx.expect(
-        isinstance(body["detail"], str) and body["detail"],
-        f"{what}: detail should be a non-empty string (the error message), got {shown(body['detail'])}",
-    )
+DETAIL: dict[str, Any] = {"members": {"detail": "string"}, "nonempty": ["detail"]}
+"""The document's DetailError, ``{"detail": "<message>"}`` (other members are allowed): the facts of
+the judgment ``errors.shape``, which the checks and the proxy's judge share."""
+
+
+def expect_detail(ctx: Context, response: Response, what: str) -> None:
+    """The answer's body is a DetailError."""
+    ctx.judge(errors.SHAPE, response, f"{what}:", **DETAIL)
 
 
 # --- service and models -----------------------------------------------------------------------
@@ -693,7 +695,8 @@ def concurrent_agents(ctx: Context) -> None:
 def err_unknown_model(ctx: Context) -> None:
     model = f"no_such_model_{ctx.drawn_id('unknown model')[:8]}"
     response = ctx.client.post(CHAT, json={"model": model, "messages": [user(TASK)], "stream": True})
-    expect_detail(ctx, ctx.conforms(response, "createChatCompletion", 400), "unknown model")
+    ctx.conforms(response, "createChatCompletion", 400)
+    expect_detail(ctx, response, "unknown model")
 
 
 @registry.requirement(
@@ -705,7 +708,8 @@ def err_unknown_model(ctx: Context) -> None:
 )
 def err_not_streaming(ctx: Context) -> None:
     response = ctx.client.post(CHAT, json={"model": chat_model(ctx), "messages": [user(TASK)], "stream": False})
-    expect_detail(ctx, ctx.conforms(response, "createChatCompletion", 501), "stream=false")
+    ctx.conforms(response, "createChatCompletion", 501)
+    expect_detail(ctx, response, "stream=false")
 
 
 @registry.requirement(
@@ -727,7 +731,8 @@ def err_unknown_agent(ctx: Context) -> None:
     ]
     for operation_id, response in answers:
         with ctx.part():
-            expect_detail(ctx, ctx.conforms(response, operation_id, 404), f"{operation_id} of an unknown agent")
+            ctx.conforms(response, operation_id, 404)
+            expect_detail(ctx, response, f"{operation_id} of an unknown agent")
 
 
 INVALID_BODY_STATUS = {"createChatCompletion": (400, 422), "provideClarification": (422,)}
@@ -772,7 +777,7 @@ def _invalid_body_answer(ctx: Context, operation_id: str, path: str, body: dict[
         ctx.fail(f"{what}: expected HTTP {want}, got {response.status}: {response.shown(200)}")
     answer = ctx.conforms(response, operation_id, response.status)
     if response.status == 400:
-        expect_detail(ctx, answer, what)
+        expect_detail(ctx, response, what)
         return
     detail = answer.get("detail") if isinstance(answer, dict) else None
     if not isinstance(detail, list) or not detail:

@@ -1,0 +1,121 @@
+"""The judgments (conformance/check/judgments): pure rules, named once, that a check, the proxy,
+replay and the scripts share; ``agent-conformance judge`` runs one for a script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance.check.judgments import JUDGMENTS, Seen, UnknownJudgment, judge, renamed
+from conformance.check.judgments.echoes import MEMBERS
+from conformance.check.judgments.errors import SHAPE
+from conformance.check.judgments.pages import BEYOND, NUMBERS
+from conformance.check.script import script
+from conformance.cli import main
+from conformance.verdicts.reproduction import Reproduction, stale_facts
+from conformance.verdicts.results import Exchange
+
+TASKS = {"items": "tasks"}
+
+
+def page(total: int, pages: int, current: int, size: int, items: int) -> Seen:
+    body = {
+        "tasks": [{"task_id": f"t{n}"} for n in range(items)],
+        "pagination": {"total_items": total, "total_pages": pages, "current_page": current, "page_size": size},
+    }
+    url = f"http://127.0.0.1:1/ap/v1/agent/tasks?current_page={current}&page_size={size}"
+    return Seen("GET", url, 200, {"content-type": "application/json"}, json.dumps(body).encode())
+
+
+def test_page_numbers_holds_on_a_fair_page_and_fails_a_rounded_down_total() -> None:
+    assert judge(NUMBERS, page(5, 3, 1, 2, 2), TASKS) == []  # the control: ceil(5 / 2) = 3
+    assert judge(NUMBERS, page(5, 3, 3, 2, 1), TASKS) == []  # a partly filled last page
+    (problem,) = judge(NUMBERS, page(5, 2, 1, 2, 2), TASKS)  # ap-page-floor-total-pages
+    assert "page 1 of 5 items at page_size 2: pagination" in problem and '"total_pages": 3' in problem
+
+
+def test_page_numbers_fails_a_page_that_ignores_current_page_or_holds_too_many() -> None:
+    assert judge(NUMBERS, page(5, 3, 1, 2, 2), TASKS) == []
+    assert judge(NUMBERS, page(5, 3, 2, 2, 3), TASKS) == ["page 2 of 5 items at page_size 2 holds 3 items, not 2"]
+    wrong = Seen("GET", "http://h/ap/v1/agent/tasks?current_page=2&page_size=2", 200, {}, page(5, 3, 1, 2, 2).body)
+    assert "current_page" in judge(NUMBERS, wrong, TASKS)[0]
+
+
+def test_page_numbers_names_an_answer_that_is_no_page_and_leaves_a_page_past_the_end_to_its_owner() -> None:
+    assert judge(NUMBERS, Seen("GET", "http://h/x", 200, {}, b"[]"), TASKS)[0].startswith("the answer is not")
+    assert judge(NUMBERS, page(5, 3, 9, 2, 4), TASKS) == []  # what lies past the end: AP-PAGE-004 judges it
+    assert judge(BEYOND, page(5, 3, 9, 2, 0), TASKS) == []
+    assert judge(BEYOND, page(5, 3, 9, 2, 2), TASKS) == ["page 9 beyond the last of 5 items at page_size 2: 2 items"]
+
+
+def test_a_replay_gives_the_judgment_todays_ids_and_an_unknown_name_is_said() -> None:
+    assert renamed({"ids": ["old-1", "x"], "n": 3}, {"old-1": "new-1"}) == {"ids": ["new-1", "x"], "n": 3}
+    assert NUMBERS in JUDGMENTS
+    with pytest.raises(UnknownJudgment):
+        judge("no.such", page(1, 1, 1, 1, 1), {})
+
+
+def test_the_judge_command_prints_what_a_script_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body, head = tmp_path / "body", tmp_path / "head"
+    head.write_text("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n")
+    url = "http://h/ap/v1/agent/tasks?current_page=1&page_size=2"
+    args = ["judge", NUMBERS, "--facts", json.dumps(TASKS), "--url", url, "--status", "200", "--headers", str(head)]
+    body.write_bytes(page(5, 2, 1, 2, 2).body)
+    assert main([*args, "--body", str(body)]) == 0
+    assert capsys.readouterr().out.startswith("shows: pages.numbers: page 1 of 5 items")
+    body.write_bytes(page(5, 3, 1, 2, 2).body)
+    assert main([*args, "--body", str(body)]) == 1
+    assert capsys.readouterr().out.startswith("holds: ")
+    assert main(["judge", "no.such", "--url", url, "--status", "200"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("members", "fair", "broken"),
+    [
+        ({"members": {"message": "string"}}, {"message": "Task not found"}, {"error": "Task not found"}),
+        ({"members": {"detail": "string"}, "nonempty": ["detail"]}, {"detail": "no agent"}, {"detail": ""}),
+        ({"members": {"code": "integer", "message": "string"}}, {"code": 5, "message": "x"}, {"code": "NOT_FOUND"}),
+    ],
+    ids=["agent-protocol", "sgr-agent-core", "neuro-san"],
+)
+def test_one_error_shape_judgment_for_each_protocols_error_body(
+    members: dict[str, object], fair: dict[str, object], broken: dict[str, object]
+) -> None:
+    def answer(body: dict[str, object]) -> Seen:
+        return Seen("GET", "http://h/x", 404, {}, json.dumps(body).encode())
+
+    assert judge(SHAPE, answer(fair), members) == []
+    (problem,) = judge(SHAPE, answer(broken), members)
+    assert problem.startswith("body ") and " is not {" in problem
+    assert judge(SHAPE, Seen("GET", "http://h/x", 404, {}, b"<html>"), members) != []
+
+
+def test_a_script_hands_the_kit_its_facts_whole_through_a_file(tmp_path: Path) -> None:
+    """The facts a script gives ``agent-conformance judge`` are the finding's, byte for byte, however
+    long (an argument of a command is bounded; the shell's own printf is not) or quoted."""
+    sent = {"input": "quotes ' \" $HOME `x` \\ \n" + "é🚀" * 40_000, "additional_input": {"k": [1, True]}}
+    post = Exchange("POST", "http://h/ap/v1/agent/tasks", {}, json.dumps(sent), 200, {}, "{}")
+    rep = Reproduction([post], judgment=MEMBERS, facts={"sent": sent})
+    text = script(rep, "AP-TASK-002|POST /ap/v1/agent/tasks|scenario:x", "http://h")
+    (line,) = [n for n in text.splitlines() if n.endswith('> "$D/facts"')]
+    (tmp_path / "facts.sh").write_text(f'D="$1"\n{line}\n', "utf-8")
+    subprocess.run(["sh", str(tmp_path / "facts.sh"), str(tmp_path)], check=True)
+    assert json.loads((tmp_path / "facts").read_text("utf-8")) == {"sent": sent}
+    assert f"judge {MEMBERS} --facts @" in text
+
+
+def test_facts_naming_an_id_the_recorded_server_made_are_not_judged_again() -> None:
+    """An id the recorded server made, which no call takes from today's answers, cannot be renamed
+    to today's: the replay and the script compare instead of judging again. What the client sent
+    first (a question a write carried and its answer echoed) is the client's, not stale."""
+    create = Exchange("POST", "http://h/tasks", {}, '{"input": "ask-123"}', 200, {}, '{"task_id": "task-9f2e41"}')
+    listing = Exchange("GET", "http://h/tasks", {}, None, 200, {}, '{"tasks": []}')
+    rep = Reproduction([create, listing], judgment=MEMBERS, facts={"sent": {"input": "ask-123"}, "id": "task-9f2e41"})
+    assert stale_facts(rep) == ["task-9f2e41"]
+    assert "judge " not in script(rep, "AP-X|GET /tasks|scenario:x", "http://h")
+    rep.facts.pop("id")
+    assert stale_facts(rep) == []
+    assert f"judge {MEMBERS}" in script(rep, "AP-X|GET /tasks|scenario:x", "http://h")

@@ -1,0 +1,165 @@
+"""Replay and the scripts judge a finding's deciding answer again, so a bug that is still there
+reproduces after other clients added items to the lists concerned between the record and the
+replay (issue 32: a task list one item longer made a page-arithmetic finding "inconclusive").
+
+For a fault's run (``check_grown`` takes its ``RunResult``: the fault runs may be shared), each
+finding that depends on earlier calls is run as its ``sh`` script (the kit installed: it calls
+``agent-conformance judge``) against a fresh mock with the fault, and replayed against a fresh
+mock without it, each after other clients grew the lists (``GROW``). A finding a judgment decided
+(``Finding.judgment``) must say reproduced against the faulty mock and never reproduced against
+the clean one (inconclusive only where test_reproduction allows it: a reproduction whose recorded
+calls met state they did not make). One whose check names no re-runnable judgment yet is compared
+with the recording: it may say inconclusive (counted: what is left to move onto judgments), and
+never not reproduced against the faulty mock, but for the model-based phase's (``model_missed``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.check.credentials import Credentials
+from conformance.check.script import script, undecidable
+from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, replay
+from conformance.runner import EMBEDDED_TOKENS
+from conformance.selfcheck import run_fault
+from conformance.verdicts.reproduction import CREDENTIALS, Reproduction
+from conformance.verdicts.results import Finding, RunResult
+from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
+from specs.documents import load
+
+FAULTS = catalogue()
+TOKENS = dict(zip(CREDENTIALS, EMBEDDED_TOKENS, strict=True))
+AUTH = {"Authorization": f"Bearer {EMBEDDED_TOKENS[0]}"}
+ADDED = 3
+"""Items other clients add to each list: an odd number, so a list the reproduction makes of an
+even length does not become one a wrong rounding cannot show at (a total_pages rounded down shows
+only when the last page is partly filled)."""
+pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+
+
+def _grow_tasks(url: str) -> None:
+    for n in range(ADDED):
+        task = {"input": f"another client's task {n}"}
+        httpx.post(f"{url}/ap/v1/agent/tasks", json=task, headers=AUTH).raise_for_status()
+
+
+GROW: dict[str, Callable[[str], None]] = {"agent-protocol": _grow_tasks}
+"""Per protocol: other clients adding items to its shared lists (the lists a check makes under an
+object of its own, a task's steps, no other client can reach). Agent Protocol's, measured over its
+whole catalogue; the other protocols' checks name no judgment of a shared list yet."""
+
+
+@dataclass
+class Grown:
+    judged: int = 0
+    """Findings replayed by their judgment after the lists grew."""
+    unsure: int = 0
+    """Of those, the ones whose script could not make a call before the deciding one as recorded."""
+    compared: list[str] = field(default_factory=list)
+    """Findings still compared with the recording (no re-runnable judgment yet)."""
+    missed: list[str] = field(default_factory=list)
+    """Of those, the ones whose script said not reproduced against the faulty grown mock: what the
+    growth still breaks (the issue's wrong verdict), until their checks name a judgment."""
+    model_missed: list[str] = field(default_factory=list)
+    """The same, of the model-based phase, whose checks name no judgment yet (measured over the
+    Agent Protocol catalogue: AP-MODEL-001 against ap-task-artifacts-stale and
+    ap-task-list-cached-at-create, a task-list page compared whole)."""
+    problems: list[str] = field(default_factory=list)
+
+
+def _sh(text: str, url: str) -> tuple[int, str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False, encoding="utf-8") as file:
+        file.write(text)
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")  # the kit installed
+    try:
+        done = subprocess.run(
+            ["sh", file.name, url],
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "PATH": path, "MAX_TIME": "10", **TOKENS},
+        )
+    finally:
+        os.unlink(file.name)
+    return done.returncode, done.stdout.decode("utf-8", "replace")[-600:]
+
+
+def _one(fault: Fault, report: dict[str, Any], finding: Finding, state_dependent: bool) -> Grown:
+    out = Grown()
+    grow = GROW[fault.protocol]
+    rep = Reproduction.of(finding, state_dependent)
+    where = f"{fault.name} {finding.key}"
+    base_path = load(fault.protocol).info.base_path
+    with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as faulty:
+        grow(faulty.url + base_path)
+        code, said = _sh(script(rep, finding.key, report["base_url"]), faulty.url + base_path)
+    with EmbeddedServer(MockConfig(protocols=(fault.protocol,))) as clean:
+        grow(clean.url + base_path)
+        (fixed,) = replay(report, keys=[finding.key], base_url=clean.url + base_path, credentials=Credentials(TOKENS))
+    if not finding.judgment:
+        out.compared.append(where)
+        if code == 1:
+            missed = out.model_missed if finding.kind.startswith("model:") else out.missed
+            missed.append(f"{where}: {said.strip().splitlines()[-1] if said.strip() else ''}")
+        if fixed.verdict == REPRODUCED:
+            out.problems.append(f"{where}: compared, replay against the clean grown mock says so: {fixed.detail}")
+        return out
+    out.judged += 1
+    # as in test_reproduction: a reproduction whose recorded calls met state they did not make may
+    # not be able to make its setup calls as recorded (inconclusive, saying which), never the opposite
+    cannot_tell = undecidable(rep)
+    if code != 0 and not (cannot_tell and code == 2):
+        out.problems.append(f"{where}: the script against the faulty grown mock exits {code}:\n{said}")
+    if fixed.verdict not in ((NOT_REPRODUCED, INCONCLUSIVE) if cannot_tell else (NOT_REPRODUCED,)):
+        out.problems.append(f"{where}: replay against the clean grown mock says {fixed.verdict}: {fixed.detail}")
+    out.unsure += code != 0
+    return out
+
+
+def check_grown(fault: Fault, result: RunResult) -> Grown:
+    """One fault's run: each finding with earlier calls, replayed after the lists grew."""
+    report = result.to_dict()
+    out = Grown()
+    for res in result.results:
+        for finding in res.findings:
+            if len(finding.evidence) < 2:
+                continue  # one call: nothing before it to replay
+            one = _one(fault, report, finding, bool(res.requirement.depends_on_state))
+            out.judged += one.judged
+            out.unsure += one.unsure
+            out.compared += one.compared
+            out.missed += one.missed
+            out.model_missed += one.model_missed
+            out.problems += one.problems
+    return out
+
+
+@pytest.mark.parametrize("name", ["ap-page-floor-total-pages", "ap-page-ignores-current-page"])
+def test_a_page_arithmetic_finding_reproduces_after_other_clients_added_tasks(name: str) -> None:
+    fault = FAULTS[name]
+    grown = check_grown(fault, run_fault(fault, exact=False))
+    assert grown.problems == [], "\n".join(grown.problems)
+    assert grown.judged - grown.unsure >= 2, f"{name}: {grown.judged - grown.unsure} findings judged again"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+@pytest.mark.parametrize("pid", sorted(GROW))
+def test_every_judged_finding_reproduces_after_the_lists_grew(pid: str) -> None:
+    names = sorted(n for n, f in FAULTS.items() if f.protocol == pid and f.breaks)
+    checked = [check_grown(FAULTS[n], run_fault(FAULTS[n], exact=False)) for n in names]
+    problems = [p for c in checked for p in c.problems]
+    # a compared finding that growth turns into "not reproduced" is the issue's wrong verdict; the
+    # model-based phase's (Grown.model_missed) are the known rest, until its checks name judgments
+    problems += [m for c in checked for m in c.missed]
+    assert problems == [], "\n".join(problems)
+    if pid == "agent-protocol":  # the protocol whose checks name judgments today (the page arithmetic)
+        assert sum(c.judged for c in checked) >= 5, f"{pid}: too few findings judged again"
