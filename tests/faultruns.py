@@ -92,19 +92,26 @@ def make(root: str, key: str, wait: bool) -> bool:
     return True
 
 
+def ahead(root: str, keys: list[str]) -> None:
+    """Make each run no process has made or started, in order (what a process making runs ahead
+    does: several go down the same list, each passing over the runs another holds)."""
+    for key in keys:
+        make(root, key, False)
+
+
 class FaultRuns:
     """The session's runs: ``get(key)`` waits for one (made ahead, or now)."""
 
-    def __init__(self, root: Path, ahead: Iterable[str], processes: int) -> None:
+    def __init__(self, root: Path, keys: Iterable[str], processes: int) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         spawn = multiprocessing.get_context("spawn")
-        with hash_seed_pinned():  # the pools' processes start here and inherit it
+        order = list(dict.fromkeys(keys))
+        self._ahead = [spawn.Process(target=ahead, args=(str(root), order), daemon=True) for _ in range(processes)]
+        with hash_seed_pinned():  # the processes start here and inherit it
             self._now: Pool = spawn.Pool(1)
-            self._ahead: Pool | None = spawn.Pool(processes) if processes else None
-        if self._ahead is not None:
-            for key in dict.fromkeys(ahead):
-                self._ahead.apply_async(make, (str(root), key, False))
+            for process in self._ahead if order else ():
+                process.start()
 
     def get(self, key: str) -> FaultRun:
         done = self.root / f"{key}.json"
@@ -114,11 +121,15 @@ class FaultRuns:
         return FaultRun(key, data["report"], data["seconds"])
 
     def close(self) -> None:
-        """Runs not yet made are not made: the processes are ended (a lock dies with its holder)."""
-        for pool in (self._ahead, self._now):
-            if pool is not None:
-                pool.terminate()
-                pool.join()
+        """Runs not yet made are not made: the processes making them ahead are killed (a lock dies
+        with its holder, and a half-written run is a ``.part`` no one reads). Killed, not
+        terminated: a run stops gracefully on SIGTERM (``parallel.py``), which may take its budget."""
+        for process in self._ahead:
+            if process.pid is not None:
+                process.kill()
+                process.join()
+        self._now.terminate()
+        self._now.join()
 
 
 def reads(value: Any, *keys: str) -> Any:

@@ -4,7 +4,9 @@ asked for while another process makes it is waited for, never made twice."""
 from __future__ import annotations
 
 import json
+import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +61,23 @@ def test_the_runs_a_session_names_are_read_from_its_tests_marks() -> None:
 
     items = [Item(pytest.mark.fault_runs("a", "b")), Item(pytest.mark.slow), Item(pytest.mark.fault_runs("c"))]
     assert faultruns.wanted(items) == ["a", "b", "c"]  # type: ignore[arg-type]
+
+
+def _stubborn(root: str, keys: list[str]) -> None:
+    """Runs that stop only when they are done, as a run does on SIGTERM."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    (Path(root) / "ready").touch()
+    time.sleep(60)
+
+
+def test_closing_ends_the_runs_made_ahead_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's end does not wait for a run made ahead that no test reads any more."""
+    monkeypatch.setattr(faultruns, "ahead", _stubborn)  # read when the processes are made, pickled by name
+    runs = faultruns.FaultRuns(tmp_path, ["x-fault"], 1)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "ready").exists()
+    started = time.monotonic()
+    runs.close()
+    assert time.monotonic() - started < 30  # 60 s, the run's own end, without the kill

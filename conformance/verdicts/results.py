@@ -20,8 +20,8 @@ state every report calls "not verified" is ``"not verified"`` here too (it was `
 ``${SECOND_TOKEN}``; a finding's ``wrong``, ``probe``, ``unsure``, ``also`` and ``shown_by``, an
 exchange's ``started`` and a capture's ``used`` are new, all optional when read; 6: a status
 ``"not scored"``, a requirement newer than the run's ``requirement_set``, with the verdict it got as
-its ``outcome``; ``requirement_set``, ``coverage`` and an exchange's ``at_once`` are new, optional
-when read)."""
+its ``outcome``; ``requirement_set``, ``coverage``, an exchange's ``at_once`` and a finding's
+``judgment`` and ``facts`` are new, optional when read)."""
 FINDING_KEY = (
     "<requirement id>|<METHOD /path/template>|<kind>; kind is the schemathesis failure code and "
     "grouping key (ST101:500) or scenario:<digest of the message with ids, quoted values and numbers "

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,11 +31,11 @@ from conformance.check.credentials import Credentials
 from conformance.check.script import script, undecidable
 from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, replay
 from conformance.runner import EMBEDDED_TOKENS
-from conformance.selfcheck import run_fault
 from conformance.verdicts.reproduction import CREDENTIALS, Reproduction
 from conformance.verdicts.results import Finding, RunResult
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
 from specs.documents import load
+from tests.faultruns import OWN, FaultRuns, reads
 
 FAULTS = catalogue()
 TOKENS = dict(zip(CREDENTIALS, EMBEDDED_TOKENS, strict=True))
@@ -43,6 +44,8 @@ ADDED = 3
 """Items other clients add to each list: an odd number, so a list the reproduction makes of an
 even length does not become one a wrong rounding cannot show at (a total_pages rounded down shows
 only when the last page is partly filled)."""
+THREADS = 4
+"""Faults checked at once (each finding against mocks of its own)."""
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 
 
@@ -142,20 +145,30 @@ def check_grown(fault: Fault, result: RunResult) -> Grown:
     return out
 
 
-@pytest.mark.parametrize("name", ["ap-page-floor-total-pages", "ap-page-ignores-current-page"])
-def test_a_page_arithmetic_finding_reproduces_after_other_clients_added_tasks(name: str) -> None:
+PAGE_FAULTS = ("ap-page-floor-total-pages", "ap-page-ignores-current-page")
+
+
+@pytest.mark.parametrize("name", [reads(n, OWN + n) for n in PAGE_FAULTS])
+def test_a_page_arithmetic_finding_reproduces_after_other_clients_added_tasks(name: str, fault_runs: FaultRuns) -> None:
     fault = FAULTS[name]
-    grown = check_grown(fault, run_fault(fault, exact=False))
+    grown = check_grown(fault, fault_runs.get(OWN + name).result)
     assert grown.problems == [], "\n".join(grown.problems)
     assert grown.judged - grown.unsure >= 2, f"{name}: {grown.judged - grown.unsure} findings judged again"
 
 
+def _breaking(pid: str) -> list[str]:
+    return sorted(n for n, f in FAULTS.items() if f.protocol == pid and f.breaks)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
-@pytest.mark.parametrize("pid", sorted(GROW))
-def test_every_judged_finding_reproduces_after_the_lists_grew(pid: str) -> None:
-    names = sorted(n for n, f in FAULTS.items() if f.protocol == pid and f.breaks)
-    checked = [check_grown(FAULTS[n], run_fault(FAULTS[n], exact=False)) for n in names]
+@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in _breaking(p))) for p in sorted(GROW)])
+def test_every_judged_finding_reproduces_after_the_lists_grew(pid: str, fault_runs: FaultRuns) -> None:
+    """Each fault's run of its own requirements is the session's (the reproduction test's too);
+    faults side by side in threads, each finding against mocks of its own (they mostly wait on sh
+    and curl)."""
+    with ThreadPoolExecutor(THREADS) as pool:
+        checked = list(pool.map(lambda n: check_grown(FAULTS[n], fault_runs.get(OWN + n).result), _breaking(pid)))
     problems = [p for c in checked for p in c.problems]
     # a compared finding that growth turns into "not reproduced" is the issue's wrong verdict; the
     # model-based phase's (Grown.model_missed) are the known rest, until its checks name judgments
