@@ -27,6 +27,7 @@ Each source is read into a layer keyed by the fields of ``RunOptions`` (``max_ex
 from __future__ import annotations
 
 import re
+import shlex
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -95,6 +96,28 @@ def _flag(value: Any) -> bool:
     return value
 
 
+def _command(value: Any) -> tuple[str, ...]:
+    """A client's command: a list of words, or one string split as a shell splits words (never run
+    by a shell)."""
+    if isinstance(value, str):
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise TypeError(f"a command a shell could split into words ({exc})") from None
+        if words:
+            return tuple(words)
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise TypeError("a command: a string or a non-empty list of strings")
+
+
+def _seconds(value: Any) -> float:
+    seconds = _number(value)
+    if not 0 < seconds <= 3600:
+        raise TypeError("a number of seconds above 0, at most 3600")
+    return seconds
+
+
 def _shard(value: Any) -> Shard:
     if isinstance(value, Shard):
         return value
@@ -117,7 +140,7 @@ class Key:
     """As written: ``--name``, ``name = `` in the file, ``CONFORMANCE_NAME``."""
     field: str
     """Where its value goes: a field of ``RunOptions`` (``protocol`` and ``jobs`` are the
-    invocation's, ``example_db_readonly`` joins ``example_db``)."""
+    invocation's, ``example_db_readonly`` joins ``example_db``, ``client_*`` are the client mode's)."""
     parse: Callable[[Any], Any]
     default: Any = None
     path: bool = False
@@ -152,6 +175,10 @@ KEYS = {
         Key("expected-failures", "expected_failures", _text, path=True),
         Key("report-dir", "report_dir", _text, path=True),
         Key("sign-key", "sign_key", _text, path=True),
+        # the client mode's (docs/client.md); the seed and the protocol are shared with run
+        Key("client-command", "client_command", _command, ()),
+        Key("client-scenario", "client_scenario", _words, ()),
+        Key("client-timeout", "client_timeout_s", _seconds, 30.0),
     )
 }
 FIELDS = {k.field: k for k in KEYS.values()}
@@ -160,9 +187,9 @@ Layer = Mapping[str, Any]
 """What one source gives, by ``RunOptions`` field (a key it does not give is absent)."""
 
 ENV_PREFIX = "CONFORMANCE_"
-_LIST_KEYS = {"only", "skip", "phase"}
+_LIST_KEYS = {"only", "skip", "phase", "client-scenario"}
 _FLAGS = {"example-db-readonly"}
-_NUMERIC = {"jobs": int, "seed": int, "max-examples": int, "timeout": float, "budget": float}
+_NUMERIC = {"jobs": int, "seed": int, "max-examples": int, "timeout": float, "budget": float, "client-timeout": float}
 
 
 def env_name(key: str) -> str:

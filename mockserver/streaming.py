@@ -116,6 +116,11 @@ class SseStream(_Stream):
     async def send(self, obj: Any) -> None:
         await self._write(self.encode(obj))
 
+    async def send_event(self, event: str, obj: Any) -> None:
+        """An event of a named type (``event: NAME``), which a client listening for the default
+        ``message`` events does not see (the HTML Standard's event stream interpretation)."""
+        await self._write(b"event: " + event.encode() + b"\n" + self.encode(obj))
+
     async def done(self) -> None:
         await self._write(self.wire.sse_event(b"[DONE]", self.sent))
         if self.wire.idle_after_done:  # [DONE] ended the stream; the connection is the client's to close

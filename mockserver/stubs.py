@@ -101,6 +101,8 @@ def _definition_validator(name: str) -> Any:
 class Frame:
     data: Any
     delay: float = 0.0
+    event: str | None = None
+    """SSE only: the event's type (an ``event:`` field); None is the default, ``message``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +205,10 @@ class Stub:
                 for frame in frames:
                     if frame.delay:
                         await asyncio.sleep(frame.delay)
-                    await stream.send(frame.data)
+                    if frame.event is not None and isinstance(stream, SseStream):
+                        await stream.send_event(frame.event, frame.data)
+                    else:
+                        await stream.send(frame.data)
                 if spec.stall:
                     await stall(STALL_SECONDS, call.request)
                     return response
@@ -286,7 +291,7 @@ def _parse_answer(where: str, raw: Mapping[str, Any], api: ProtocolApi, operatio
     content_type = raw.get("content_type")
     if "stream" in raw:
         stream = raw["stream"]
-        frames = tuple(Frame(f["data"], float(f.get("delay", 0.0))) for f in stream["frames"])
+        frames = tuple(Frame(f["data"], float(f.get("delay", 0.0)), f.get("event")) for f in stream["frames"])
         media = content_type or _documented_media(api, operation_id, status)
         form = stream.get("format") or ("sse" if media and media.startswith("text/event-stream") else "ndjson")
         answer = Answer(
@@ -375,6 +380,8 @@ def _check_answer(
         if frame_schema is None:
             raise StubError(f"{where}.stream: {operation_id}'s {status} answer is not a stream of JSON frames")
         for i, frame in enumerate(frames):
+            if frame.event is not None:  # the document describes the default (message) events' data only
+                continue
             for violation in api.schemas.violations(frame_schema, frame.data, limit=1):
                 raise StubError(f"{where}.stream.frames[{i}].data{violation.path}: {violation.message}")
         return

@@ -472,3 +472,50 @@ def test_the_ci_pages_gitlab_job_is_a_valid_command_line_and_its_junit_is_writte
     assert args.command == "run" and args.protocol == "synapse-agent"
     assert job["artifacts"]["reports"]["junit"] == f"{args.report_dir}/junit.xml"
     assert job["artifacts"]["when"] == "always"  # the reports of a failing run are the ones that matter
+
+
+def test_mode_client_judges_the_client_command_and_annotates_what_it_broke(tmp_path: Path) -> None:
+    from conformance.client.examples.catalogue import CLIENTS
+
+    fair = f"{sys.executable} -m {CLIENTS['agent-protocol']}"
+    common = {"mode": "client", "protocol": "agent-protocol", "scenario": "list-pages unknown-fields"}
+    outcome = run_action(tmp_path / "fair", **common, **{"client-command": fair})
+    assert outcome.outputs["exit-code"] == "0", outcome.stdout["run"][-3000:]
+    assert [s["name"] for s in outcome.results().stats["scenarios"]] == ["list-pages", "unknown-fields"]
+    assert outcome.errors() == [] and "# Conformance: agent-protocol - PASS" in outcome.summary
+    broken = run_action(tmp_path / "broken", **common, **{"client-command": f"{fair} --break first-page-only"})
+    assert broken.outputs["exit-code"] == "1" and broken.codes["verdict"] == 1
+    assert [title.split(" ")[0] for title in broken.annotations()] == ["AP-CLIENT-010"]
+
+
+def test_mode_client_takes_the_command_from_the_config_file_and_never_runs_it_through_a_shell(
+    tmp_path: Path,
+) -> None:
+    from conformance.client.examples.catalogue import CLIENTS
+
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "conformance.toml").write_text(
+        f'protocol = "agent-protocol"\nclient-scenario = ["unknown-fields"]\n'
+        f"client-command = '{sys.executable} -m {CLIENTS['agent-protocol']}'\n",
+        encoding="utf-8",
+    )
+    outcome = run_action(tmp_path / "a", mode="client", config=str(tmp_path / "conformance.toml"))
+    assert outcome.outputs["exit-code"] == "0", outcome.stdout["run"][-3000:]
+    # a command whose words a shell would expand: each reaches the client as it is written
+    hostile = run_action(
+        tmp_path / "b",
+        mode="client",
+        protocol="agent-protocol",
+        **{"client-command": "true '$(touch pwned)' `touch pwned2`"},
+    )
+    assert not any((tmp_path / "b" / "workspace" / name).exists() for name in ("pwned", "pwned2"))
+    assert hostile.outputs["exit-code"] == "1"  # `true` exits 0 without a request: the tasks were not done
+
+
+def test_mode_client_refuses_an_unknown_mode_and_a_command_a_shell_could_not_split(tmp_path: Path) -> None:
+    unknown = run_action(tmp_path / "a", mode="serve", protocol="agent-protocol")
+    assert unknown.outputs["exit-code"] == "2" and unknown.codes["verdict"] == 2
+    assert "the mode input is 'run' or 'client', not 'serve'" in unknown.stdout["run"]
+    unsplit = run_action(tmp_path / "b", mode="client", protocol="agent-protocol", **{"client-command": 'python "x'})
+    assert unsplit.outputs["exit-code"] == "2"
+    assert "the client-command input cannot be split into words as a shell would" in unsplit.stdout["run"]

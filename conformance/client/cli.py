@@ -4,14 +4,18 @@ mock plays each scenario for the client's command, whose traffic and exit status
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from specs.documents import PROTOCOLS
 
+from .. import config
 from ..usage import UsageError, check_report_dir
 from ..verdicts import baseline
 from ..verdicts.requirements import Authority, Level
@@ -21,7 +25,7 @@ from .requirements import client_suite
 from .scenarios import Scenario, scenarios
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_TIMEOUT_S = 30.0  # config.py's client-timeout default
 MAX_TIMEOUT_S = 3600.0
 
 
@@ -34,16 +38,29 @@ def add_parser(sub: Any) -> None:
         "{base_url} replaced in its arguments. Contract: exit 0 when the task the scenario asked for succeeded, "
         "non-zero when the client gave up (docs/client.md).",
     )
-    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS))
-    p.add_argument("--scenario", action="append", default=[], metavar="NAME", help="only these scenarios")
+    p.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        help="required unless conformance.toml or CONFORMANCE_PROTOCOL names it",
+    )
+    p.add_argument(
+        "--scenario", action="append", metavar="NAME", help="only these scenarios (config key client-scenario)"
+    )
     p.add_argument("--list", action="store_true", help="list the protocol's scenarios and exit")
     p.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT_S,
-        help=f"seconds the command may take per scenario; killed then (default {DEFAULT_TIMEOUT_S:g})",
+        help=f"seconds the command may take per scenario; killed then (config key client-timeout, "
+        f"default {DEFAULT_TIMEOUT_S:g})",
     )
-    p.add_argument("--seed", type=int, default=0, help="the mock's seed (default 0)")
+    p.add_argument("--seed", type=int, help="the mock's seed (default 0)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="default ./conformance.toml, else pyproject.toml: protocol, seed, client-command, client-scenario, "
+        "client-timeout",
+    )
     p.add_argument("--report-dir", type=Path, help="default reports/client-<protocol>-<timestamp>/")
     p.add_argument(
         "--expected-failures",
@@ -87,44 +104,82 @@ def verdict_line(play: Play, verdicts: dict[str, Judged]) -> str:
     return f"{head:4} {play.protocol} {play.scenario}: {play.ended}, {count} request{'s' * (count != 1)}; {said}"
 
 
+@dataclass(frozen=True)
+class Settings:
+    """What the command line, the environment and the config file give the client mode, resolved
+    with run's precedence (conformance/config.py declares the keys)."""
+
+    protocol: str
+    scenarios: tuple[str, ...]
+    timeout_s: float
+    seed: int
+    command: tuple[str, ...]
+
+
+def settings(args: argparse.Namespace, environ: Mapping[str, str], cwd: Path) -> Settings:
+    argv = list(args.client_command)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    cli = {
+        "protocol": args.protocol,
+        "client_scenario": args.scenario,
+        "client_timeout_s": args.timeout,
+        "seed": args.seed,
+        "client_command": argv or None,
+    }
+    given = config.Invocation(config.given(cli), config.from_env(environ), config.load(args.config, cwd, environ))
+    protocol = given.protocol()
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"client judges one protocol at a time; choose one of {', '.join(sorted(PROTOCOLS))}")
+    return Settings(
+        protocol,
+        tuple(given.value(protocol, "client_scenario")),
+        float(given.value(protocol, "client_timeout_s")),
+        int(given.value(protocol, "seed")),
+        tuple(given.value(protocol, "client_command")),
+    )
+
+
 def command(args: argparse.Namespace) -> int:
     from ..reporting import write_reports
     from .play import ScenarioError, play
     from .report import run_result
 
-    picked = chosen(args.protocol, args.scenario)
+    if args.timeout is not None and not 0 < args.timeout <= MAX_TIMEOUT_S:
+        raise UsageError(f"--timeout must be between 0 and {MAX_TIMEOUT_S:g} seconds")
+    given = settings(args, os.environ, Path.cwd())
+    picked = chosen(given.protocol, list(given.scenarios))
     if args.list:
-        registry = {c.requirement.id: c.requirement for c in client_suite(args.protocol)}
+        registry = {c.requirement.id: c.requirement for c in client_suite(given.protocol)}
         for scenario in picked:
             print(describe(scenario))
         print("\nrequirements:")
         for r in registry.values():
             print(f"  {r.id:16} {r.level.value.upper():6} {r.authority.value:8} {r.statement}  [{r.ref}]")
         return EXIT_OK
-    argv = list(args.client_command)
-    if argv[:1] == ["--"]:
-        argv = argv[1:]
+    argv = list(given.command)
     if not argv:
-        raise UsageError("give the client's command after --: client --protocol P -- COMMAND [ARGS...]")
-    if not 0 < args.timeout <= MAX_TIMEOUT_S:
-        raise UsageError(f"--timeout must be between 0 and {MAX_TIMEOUT_S:g} seconds")
+        raise UsageError(
+            "give the client's command after --: client --protocol P -- COMMAND [ARGS...] "
+            "(or client-command in conformance.toml)"
+        )
     entries: tuple[baseline.Entry, ...] = ()
     if args.expected_failures is not None:
         try:
             entries = baseline.load(args.expected_failures)
-            known = {c.requirement.id for c in client_suite(args.protocol)}
+            known = {c.requirement.id for c in client_suite(given.protocol)}
             baseline.check_ids(entries, known, args.expected_failures)
         except baseline.BaselineError as exc:
             raise UsageError(str(exc)) from None
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    folder = args.report_dir or Path("reports") / f"client-{args.protocol}-{stamp}"
+    folder = args.report_dir or Path("reports") / f"client-{given.protocol}-{stamp}"
     check_report_dir(folder)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.monotonic()
     plays = []
     for scenario in picked:
         try:
-            played = play(scenario, argv, args.timeout, args.seed)
+            played = play(scenario, argv, given.timeout_s, given.seed)
         except ScenarioError as exc:
             print(f"error: scenario {scenario.name}: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -134,13 +189,13 @@ def command(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
             if args.verbose and not line.startswith("ok") and played[0].output:
                 print("\n".join(f"     | {text}" for text in played[0].output.splitlines()), file=sys.stderr)
-    result = run_result(args.protocol, argv, plays, started_at, time.monotonic() - started, args.seed)
+    result = run_result(given.protocol, argv, plays, started_at, time.monotonic() - started, given.seed)
     for res in result.results:
         baseline.judge(res, entries)
     write_reports(result, folder)
     tally = result.tally()["must"]
     print(
-        f"client {args.protocol}: {result.verdict} ({tally['passed']} MUST passed, {tally['failed']} failed, "
+        f"client {given.protocol}: {result.verdict} ({tally['passed']} MUST passed, {tally['failed']} failed, "
         f"{tally['not verified']} not verified); reports in {folder}"
     )
     return result.exit_code

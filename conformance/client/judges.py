@@ -159,6 +159,18 @@ def unknown_fields_ignored(play: Play) -> Judged:
     return passed(f"the client completed its task after {len(stubbed)} answer(s) with an unknown field", stubbed[0])
 
 
+def unknown_events_ignored(play: Play) -> Judged:
+    """CLIENT-007: a stream carrying events of a type the client cannot know (a stub's) did not stop it."""
+    streamed = [e for e in play.exchanges if e.stub and e.status == 200]
+    if not streamed:
+        return not_verified(f"the client never received the stream with the unknown event type ({play.ended})")
+    if not play.succeeded:
+        return failed(
+            f"{play.ended} after {streamed[0].label}, whose stream carried an unknown event type", streamed[0]
+        )
+    return passed("the client completed its task from a stream that carried an unknown event type", streamed[0])
+
+
 def unauthorized_not_looped(play: Play) -> Judged:
     """CLIENT-005: a 401 ends the task; at most one retry."""
     refused = [e for e in play.exchanges if e.status == 401]
@@ -326,6 +338,7 @@ GENERIC: dict[str, Judge] = {
     "004": unknown_fields_ignored,
     "005": unauthorized_not_looped,
     "006": cut_stream_not_complete,
+    "007": unknown_events_ignored,
 }
 FLOWS: dict[tuple[str, str], Judge] = {
     ("agent-protocol", "010"): ap_pages_walked,

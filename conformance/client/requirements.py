@@ -67,6 +67,22 @@ _STREAMED = (
         "{document}: a stream ends with its terminal frame ({end})",
     ),
 )
+HTML_SSE_EVENT_TYPE = (
+    "HTML Standard §9.2.6 (interpreting an event stream): 'If the event type buffer has a value other than the "
+    "empty string, change the type of the newly created event to equal the value of the event type buffer'; an "
+    "event of another type is not a message event"
+)
+_SSE = (
+    (
+        "007",
+        Level.MUST,
+        Authority.DOCUMENT,
+        "The client ignores SSE events of a type it does not know (an event: field other than message) and "
+        "completes its task from the message events",
+        HTML_SSE_EVENT_TYPE,
+    ),
+)
+_SSE_PROTOCOLS = frozenset({"sgr-agent-core"})
 _STREAM_END = {
     "sgr-agent-core": "data: [DONE]",
     "neuro-san": "the last AGENT_FRAMEWORK message, which carries the chat_context",
@@ -144,6 +160,7 @@ def client_suite(protocol_id: str) -> Registry:
         # 401 only where the document has credentials to refuse
         rows = [row for row in _GENERIC if secured or row[0] != "005"]
         rows += _STREAMED if protocol_id in _STREAM_END else ()
+        rows += _SSE if protocol_id in _SSE_PROTOCOLS else ()
         rows += [row[1:] for row in _FLOWS if row[0] == protocol_id]
         for number, level, authority, statement, ref in rows:
             registry.add(

@@ -73,8 +73,14 @@ def _chunk(content: str | None, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _sgr_stream(frames: list[dict[str, Any]], done: bool) -> dict[str, Any]:
-    stream = {"format": "sse", "done": done, "frames": [{"data": f} for f in frames]}
+def _sgr_stream(frames: list[dict[str, Any]], done: bool, events: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """The frames as SSE events; ``events`` names the type of some (by index), the rest are messages."""
+    named = events or {}
+    stream = {
+        "format": "sse",
+        "done": done,
+        "frames": [{"data": f, **({"event": named[i]} if i in named else {})} for i, f in enumerate(frames)],
+    }
     return {
         "stubs": [
             {
@@ -276,6 +282,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         'ask model sgr_agent "hello", print the answer and exit 0',
         ("004",),
         stubs=_sgr_stream([_chunk("Hello.", **_SGR_UNKNOWN), _chunk(None, **_SGR_UNKNOWN)], done=True),
+    ),
+    Scenario(
+        "unknown-event",
+        "sgr-agent-core",
+        "streams, between two content chunks, an event of a type no document names (event: x-conformance-progress, "
+        "its data not a chunk), to data: [DONE]",
+        'ask model sgr_agent "hello", print the answer and exit 0',
+        ("007",),
+        stubs=_sgr_stream(
+            [_chunk("Hello"), {"progress": 0.5, "note": "not a chunk"}, _chunk(" there."), _chunk(None)],
+            done=True,
+            events={1: "x-conformance-progress"},
+        ),
     ),
     Scenario(
         "continue-conversation",

@@ -1,5 +1,9 @@
 """Real clients judged by the ``client`` command through a driver: each verdict equals the one
-checked by hand in docs/client.md ("Real clients judged")."""
+checked by hand in docs/client.md ("Real clients judged") and the interop documents.
+
+agent-protocol-client and neuro-san's client run from their own venvs (peers.py,
+neuro_san_peer.py): their drivers are run with those interpreters, and skipped, with the reason,
+where a venv cannot be had."""
 
 from __future__ import annotations
 
@@ -12,11 +16,16 @@ from conformance.client.play import play
 from conformance.client.scenarios import scenarios
 from conformance.verdicts.results import Status
 
+from .neuro_san_peer import neuro_san_python
+from .peers import PeerUnavailable, peer_python, skip_reason
+
 pytestmark = pytest.mark.interop
 
 DRIVER = Path(__file__).with_name("openai_client_mode_driver.py")
 SYNAPSE_DRIVER = Path(__file__).with_name("synapseclient_client_mode_driver.py")
-PASSED, FAILED = Status.PASSED, Status.FAILED
+AP_DRIVER = Path(__file__).with_name("agent_protocol_client_mode_driver.py")
+NS_DRIVER = Path(__file__).with_name("neuro_san_client_mode_driver.py")
+PASSED, FAILED, NOT_VERIFIED = Status.PASSED, Status.FAILED, Status.NOT_VERIFIED
 
 # hand-checked against openai 2.x: its Stream ends its loop at [DONE] or at the end of the
 # response, raising nothing either way (openai/_streaming.py), so a cut stream reads as complete;
@@ -28,6 +37,9 @@ OPENAI = {
     "cut-stream": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-006": FAILED},
     "retry-after": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-002": PASSED},
     "unknown-fields": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-004": PASSED},
+    # openai 2.x hands every SSE event but thread.* to the caller as a chunk (its data unvalidated):
+    # the progress event arrives as a chunk whose choices is None, and iterating it raises TypeError
+    "unknown-event": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-007": FAILED},
 }
 
 
@@ -65,3 +77,55 @@ def test_synapseclient_verdicts_are_the_hand_checked_ones(name: str) -> None:
         # a poll a second over a 1.5 s job: two 202s, one if the machine delayed the first poll
         found["SYN-CLIENT-012"] = PASSED
     assert found == SYNAPSECLIENT[name], played.output
+
+
+# hand-checked against agent-protocol-client 1.1.0: its RESTClientObject (rest.py) sends each call
+# once through aiohttp and raises ApiException on any status outside 2xx, with no retry at all
+# (Configuration.retries is never read); its models ignore fields they do not declare. The driver
+# walks the list from current_page 1 to the pagination.total_pages the client's model returns.
+AP_CLIENT = {
+    "list-pages": {"AP-CLIENT-001": PASSED, "AP-CLIENT-010": PASSED},
+    # the seeded chaos answers the second page 503: the client raises at once, pages 2-3 unread
+    "flaky-pages": {"AP-CLIENT-001": PASSED, "AP-CLIENT-002": NOT_VERIFIED, "AP-CLIENT-010": FAILED},
+    "retry-after": {"AP-CLIENT-001": PASSED, "AP-CLIENT-002": NOT_VERIFIED},
+    "busy": {"AP-CLIENT-001": PASSED, "AP-CLIENT-002": NOT_VERIFIED, "AP-CLIENT-003": PASSED},
+    "unknown-fields": {"AP-CLIENT-001": PASSED, "AP-CLIENT-004": PASSED},
+}
+
+
+@pytest.mark.timeout(600)  # a first run builds the client's venv
+@pytest.mark.parametrize("name", sorted(AP_CLIENT))
+def test_agent_protocol_client_verdicts_are_the_hand_checked_ones(name: str) -> None:
+    try:
+        python = peer_python("agent-protocol-client==1.1.0")
+    except PeerUnavailable as exc:
+        pytest.skip(skip_reason(exc))
+    scenario = next(s for s in scenarios("agent-protocol") if s.name == name)
+    played, verdicts = play(scenario, [str(python), str(AP_DRIVER)], 30.0)
+    assert {rid: v.status for rid, v in verdicts.items()} == AP_CLIENT[name], played.output
+
+
+# hand-checked against neuro-san 0.7.15: HttpServiceAgentSession.streaming_chat posts once with
+# requests, raise_for_status()es (a 503 becomes the session's ValueError, no retry) and yields
+# each JSON line until the response ends, with no check that the stream ended with its
+# AGENT_FRAMEWORK message; StreamingInputProcessor takes the answer and the chat_context from that
+# message only, so after a cut stream it hands back no answer (None), which the driver reports.
+NEURO_SAN = {
+    "continue-conversation": {"NS-CLIENT-001": PASSED, "NS-CLIENT-010": PASSED},
+    "cut-stream": {"NS-CLIENT-001": PASSED, "NS-CLIENT-006": PASSED},
+    "retry-after": {"NS-CLIENT-001": PASSED, "NS-CLIENT-002": NOT_VERIFIED},
+    "busy": {"NS-CLIENT-001": PASSED, "NS-CLIENT-002": NOT_VERIFIED, "NS-CLIENT-003": PASSED},
+    "unknown-fields": {"NS-CLIENT-001": PASSED, "NS-CLIENT-004": PASSED},
+}
+
+
+@pytest.mark.timeout(900)  # a first run builds the client's venv
+@pytest.mark.parametrize("name", sorted(NEURO_SAN))
+def test_neuro_san_client_verdicts_are_the_hand_checked_ones(name: str) -> None:
+    try:
+        python = neuro_san_python()
+    except PeerUnavailable as exc:
+        pytest.skip(skip_reason(exc))
+    scenario = next(s for s in scenarios("neuro-san") if s.name == name)
+    played, verdicts = play(scenario, [str(python), str(NS_DRIVER)], 30.0)
+    assert {rid: v.status for rid, v in verdicts.items()} == NEURO_SAN[name], played.output

@@ -126,6 +126,29 @@ def test_an_sse_stream_with_per_frame_delays(stubbed: Any) -> None:
         assert [json.loads(e) for e in events[:-1]] == [f["data"] for f in frames] and events[-1] == "[DONE]"
 
 
+def test_an_sse_frame_with_an_event_type_is_a_named_event_whose_data_is_not_the_documents(stubbed: Any) -> None:
+    """``event: NAME`` (the client scenario unknown-event): data no chunk schema allows is still sent,
+    as the document describes only the message events' data; the frames around it are checked."""
+    frames = [
+        {"data": chunk("Owls ")},
+        {"data": {"progress": 0.5}, "event": "x-progress"},
+        {"data": chunk(None, "stop")},
+    ]
+    with (
+        stubbed(stub("createChatCompletion", {"stream": {"frames": frames}}, protocol="sgr-agent-core")) as server,
+        httpx.Client(base_url=server.url) as c,
+    ):
+        body = {"model": "sgr_agent", "messages": [{"role": "user", "content": "x"}]}
+        blocks = c.post("/v1/chat/completions", json=body).text.strip().split("\n\n")
+    named, data = blocks[1].split("\n")
+    assert named == "event: x-progress" and json.loads(data.removeprefix("data: ")) == {"progress": 0.5}
+    assert blocks[0].startswith("data: ") and blocks[-1] == "data: [DONE]"
+    unnamed = stub("createChatCompletion", {"stream": {"frames": [frames[1]]}}, protocol="sgr-agent-core")
+    del unnamed["response"]["stream"]["frames"][0]["event"]
+    with pytest.raises(StubError, match=r"frames\[0\]\.data"):  # a message event's data is the document's
+        create_app(MockConfig(stubs={"stubs": [unnamed]}))
+
+
 def test_an_ndjson_stream(stubbed: Any) -> None:
     frames = [{"data": {"response": {"type": "AI", "text": t}}} for t in ("one", "two")]
     answer = {"stream": {"frames": frames}}

@@ -69,6 +69,13 @@ BROKEN: tuple[BrokenClient, ...] = (
     _b("sgr-agent-core", "retry-after", "ignore-retry-after", ("SGR-CLIENT-002",), "retries a 429 at once"),
     _b("sgr-agent-core", "retry-after", "bad-body", ("SGR-CLIENT-001",), "sends messages as a string"),
     _b("sgr-agent-core", "unknown-fields", "strict-fields", ("SGR-CLIENT-004",), "crashes on a field it does not know"),
+    _b(
+        "sgr-agent-core",
+        "unknown-event",
+        "strict-events",
+        ("SGR-CLIENT-007",),
+        "crashes on an event type it does not know",
+    ),
     _b("neuro-san", "continue-conversation", "forget-context", ("NS-CLIENT-010",), "starts each turn afresh"),
     _b("neuro-san", "cut-stream", "take-cut-as-complete", ("NS-CLIENT-006",), "prints the last text it saw"),
     _b("neuro-san", "retry-after", "ignore-retry-after", ("NS-CLIENT-002",), "retries a 503 at once"),

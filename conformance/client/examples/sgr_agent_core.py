@@ -17,6 +17,7 @@ BREAKS = (
     "skip-clarification",
     "new-chat",
     "strict-fields",
+    "strict-events",
     "bad-body",
 )
 CHAT = "/v1/chat/completions"
@@ -30,12 +31,21 @@ class Reply:
 
 
 def _read(answer: Answer, broken: str | None) -> Reply:
-    """The answer's content, from its SSE events; only a stream ended by ``data: [DONE]`` is whole."""
+    """The answer's content, from its message events (an event of another type is not one: its
+    ``event:`` field names it); only a stream ended by ``data: [DONE]`` is whole."""
     if answer.status != 200:
         raise GaveUp(f"the chat was answered {answer.status}")
-    text, done = [], False
+    text, done, event = [], False, "message"
     for line in answer.body.decode("utf-8", "replace").splitlines():
-        if not line.startswith("data:"):
+        if not line:  # a blank line ends an event: the next one is a message unless it says otherwise
+            event = "message"
+            continue
+        if line.startswith("event:"):
+            event = line[6:].strip() or "message"
+            if event != "message" and broken == "strict-events":
+                raise ValueError(f"unexpected event type {event!r}")  # a client that knows only its own events
+            continue
+        if not line.startswith("data:") or event != "message":
             continue
         data = line[5:].strip()
         if data == "[DONE]":
@@ -80,7 +90,14 @@ def clarify(broken: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    tasks = {"clarification": clarify, "cut-stream": ask, "retry-after": ask, "busy": ask, "unknown-fields": ask}
+    tasks = {
+        "clarification": clarify,
+        "cut-stream": ask,
+        "retry-after": ask,
+        "busy": ask,
+        "unknown-fields": ask,
+        "unknown-event": ask,
+    }
     return entry("sgr_agent_core", tasks, BREAKS, argv)
 
 

@@ -3,6 +3,7 @@ every run writes, and the exit code: 0 when every MUST client requirement passed
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from conformance.client.cli import settings
 from conformance.client.examples.catalogue import CLIENTS
 
 AP = [sys.executable, "-m", CLIENTS["agent-protocol"]]
@@ -100,3 +102,50 @@ def test_a_baseline_tolerates_a_known_failure_and_names_a_stale_one(
     capsys.readouterr()
     assert main([*base[:-4], "--expected-failures", str(unknown), "--", *AP]) == 2
     assert "AP-CLIENT-999" in capsys.readouterr().err
+
+
+def test_conformance_toml_gives_the_command_the_scenarios_and_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client keys of config.py's KEYS, with run's precedence: the protocol's table over the
+    top level, the environment over the file, the command line over both."""
+    fair = " ".join(AP)
+    (tmp_path / "conformance.toml").write_text(
+        f'protocol = "agent-protocol"\nclient-scenario = ["list-pages"]\nclient-timeout = 20\n'
+        f"[agent-protocol]\nclient-command = '{fair} --break first-page-only'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONFORMANCE_CLIENT_SCENARIO", raising=False)
+    assert main(["client", "--report-dir", "a"]) == 1  # the file's broken command, its one scenario
+    results = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in results["requirements"]}["AP-CLIENT-010"] == "failed"
+    assert [s["name"] for s in results["stats"]["scenarios"]] == ["list-pages"]
+    assert main(["client", "--report-dir", "b", "--", *AP]) == 0  # the command line's command wins
+    monkeypatch.setenv("CONFORMANCE_CLIENT_SCENARIO", "unknown-fields, retry-after")
+    assert main(["client", "--report-dir", "c", "--", *AP]) == 0
+    results = json.loads((tmp_path / "c" / "results.json").read_text())
+    assert [s["name"] for s in results["stats"]["scenarios"]] == ["retry-after", "unknown-fields"]
+    args = argparse.Namespace(protocol=None, scenario=None, timeout=None, seed=None, config=None, client_command=[])
+    given = settings(args, {}, tmp_path)
+    assert (given.protocol, given.scenarios, given.timeout_s, given.seed) == ("agent-protocol", ("list-pages",), 20, 0)
+    assert given.command == (*AP, "--break", "first-page-only")  # the string split as a shell splits it
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("client-timeout = 0", "client-timeout: must be a number of seconds above 0, at most 3600"),
+        ('client-command = ""', "client-command: must be a command: a string or a non-empty list of strings"),
+        ("client-command = 'python \"unclosed'", "client-command: must be a command a shell could split"),
+        ('protocol = "all"', "client judges one protocol at a time"),
+    ],
+)
+def test_a_wrong_client_key_is_a_usage_error_naming_it(
+    text: str, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "conformance.toml").write_text(text + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    argv = ["client", "--", *AP] if text.startswith("protocol") else ["client", "--protocol", "agent-protocol"]
+    assert main(argv) == 2
+    assert says in capsys.readouterr().err
