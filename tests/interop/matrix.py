@@ -56,6 +56,8 @@ CLIENTS = (
     # (name, version, protocol, the dict of test_client_mode holding its verdicts by scenario)
     ("openai", "openai 2.x", "sgr-agent-core", "OPENAI"),
     ("synapseclient", "synapseclient 4.14.0", "synapse-agent", "SYNAPSECLIENT"),
+    ("agent-protocol-client", "agent-protocol-client 1.1.0", "agent-protocol", "AP_CLIENT"),
+    ("neuro-san", "neuro-san 0.7.15 (HttpServiceAgentSession)", "neuro-san", "NEURO_SAN"),
 )
 NOT_YET = (
     "the Agent Protocol JavaScript SDK (npm `agent-protocol`) and AutoGPT Forge (`autogpt-forge`) "
