@@ -500,7 +500,8 @@ def edge_history(ctx: Context) -> None:
     for edge in edges.TEXTS:
         body = {"concreteType": CHAT_REQUEST, "sessionId": session_id, "chatText": edge.value}
         resp = ctx.client.post(CHAT_START, json=body)
-        token = resp.json().get("token") if 200 <= resp.status < 300 and resp.content_type.endswith("json") else None
+        answer = resp.json_value() if 200 <= resp.status < 300 else None
+        token = answer.get("token") if isinstance(answer, dict) else None
         started.append((edge, str(token) if isinstance(token, str | int) and token != "" else None))
     answers: dict[str, str] = {}
     for edge, job_id in [*((e, j) for e, j in started if j), *((e, j) for e, j in started if not j)]:
