@@ -310,15 +310,17 @@ def _run_targeted(model: Model, session: Session, part: ModelTally) -> None:
     generated one does (its sequence, already short, is the evidence)."""
     machine = type(model.machine.__name__, (model.machine,), {"session": session, "__module__": _RUNTIME})
     for sequence in model.targeted:
-        if not session.active:
-            return
-        try:
-            sequence(machine())
-        except (Violation, Unshrunk) as exc:  # Unshrunk: broken in a sequence whose stream stalled
-            session.active.discard(exc.rid)
-        except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
-            _stop(part, session, exc)
-            return
+        # a violation ends the sequence where it was met: the sequence runs again, that requirement
+        # muted, so what it was built to reach further on is reached whatever else the server breaks
+        while session.active:
+            try:
+                sequence(machine())
+                break
+            except (Violation, Unshrunk) as exc:  # Unshrunk: broken in a sequence whose stream stalled
+                session.active.discard(exc.rid)
+            except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
+                _stop(part, session, exc)
+                return
 
 
 def _stop(part: ModelTally, session: Session, exc: BaseException) -> None:

@@ -218,6 +218,7 @@ FAULTS: tuple[Fault, ...] = (
         ("NS-STREAM-002", "NS-SCHEMA-007"),
         "streaming_chat refuses a request without chat_filter (400) instead of defaulting to MINIMAL; the check "
         "runs before the agent lookup",
+        operation="AgentService_StreamingChat",
     ),
     _fault(
         "ns-list-names-only",
