@@ -48,7 +48,8 @@ class Fault:
     passing controls, each one choice the RFCs under the documents leave to a server."""
     touches: tuple[str, ...] = ()
     """Operations beyond ``operation`` whose answers the fault changes (an agent lookup every
-    operation makes): faults over one operation do not combine (``conformance/composition.py``)."""
+    operation makes) or whose effect it shows (a list that omits what an update changed): faults
+    over one operation do not combine (``conformance/composition.py``)."""
 
     @property
     def operations(self) -> frozenset[str]:
