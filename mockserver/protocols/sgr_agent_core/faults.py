@@ -337,6 +337,7 @@ FAULTS: tuple[Fault, ...] = (
         "chat completions do not validate their body: a missing or malformed messages starts an agent",
         operation="createChatCompletion",
         skip_validation=True,
+        touches=("listAgents", "getAgentState"),  # where the agent's off-schema task_messages show
     ),
     # its refusal's detail is a string where the document's 422 carries a list
     _fault(
