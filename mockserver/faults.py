@@ -46,6 +46,20 @@ class Fault:
     wire: Wire = PLAIN
     """How the protocol's answers are written on the wire (``mockserver/wire.py``): the wire's
     passing controls, each one choice the RFCs under the documents leave to a server."""
+    touches: tuple[str, ...] = ()
+    """Operations beyond ``operation`` whose answers the fault changes (an agent lookup every
+    operation makes) or whose effect it shows (a list that omits what an update changed): faults
+    over one operation do not combine (``conformance/composition.py``)."""
+
+    @property
+    def operations(self) -> frozenset[str]:
+        """Every operation whose answers it changes: ``operation`` and ``touches``."""
+        return frozenset((self.operation,) if self.operation else ()) | frozenset(self.touches)
+
+    @property
+    def representation_only(self) -> bool:
+        """A wire control: it changes how answers are written, never what they say or which are given."""
+        return self.wire != PLAIN
 
     def __post_init__(self) -> None:
         if self.control == bool(self.breaks):

@@ -101,6 +101,16 @@ class Response:
             raise CheckFailed(message, shown_by=self.exchange) from None
         return readable(value, self.exchange)
 
+    def json_value(self) -> Any:
+        """The body's JSON whatever its label says (the label is the content-type requirement's
+        fact: a JSON body labelled otherwise, or not at all, still holds its facts), or None when
+        the body is no JSON. Read as ``json`` reads it (``answer.readable``)."""
+        try:
+            value = json.loads(self.body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        return readable(value, self.exchange)
+
     @property
     def text(self) -> str:
         return self.body.decode("utf-8", "replace")

@@ -257,7 +257,10 @@ def _run_range(
         # at run time inspect parses this whole module to learn it has no source, 27 % of a model
         # run's CPU. A module name with no file makes that lookup fail at once.
         machine = type(model.machine.__name__, (model.machine,), {"session": session, "__module__": _RUNTIME})
-        seed(seed_value + runs)(machine)
+        # each run after a violation draws the first run's sequences again, the found requirement
+        # muted: what it draws for the others is what a server without that fault gets, so a fact a
+        # fault breaks is searched for alike whatever else the server breaks
+        seed(seed_value)(machine)
         runs += 1
         try:
             db = database if runs == 1 else keeping(database)  # a muted requirement's saved failure stays
@@ -307,15 +310,17 @@ def _run_targeted(model: Model, session: Session, part: ModelTally) -> None:
     generated one does (its sequence, already short, is the evidence)."""
     machine = type(model.machine.__name__, (model.machine,), {"session": session, "__module__": _RUNTIME})
     for sequence in model.targeted:
-        if not session.active:
-            return
-        try:
-            sequence(machine())
-        except (Violation, Unshrunk) as exc:  # Unshrunk: broken in a sequence whose stream stalled
-            session.active.discard(exc.rid)
-        except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
-            _stop(part, session, exc)
-            return
+        # a violation ends the sequence where it was met: the sequence runs again, that requirement
+        # muted, so what it was built to reach further on is reached whatever else the server breaks
+        while session.active:
+            try:
+                sequence(machine())
+                break
+            except (Violation, Unshrunk) as exc:  # Unshrunk: broken in a sequence whose stream stalled
+                session.active.discard(exc.rid)
+            except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
+                _stop(part, session, exc)
+                return
 
 
 def _stop(part: ModelTally, session: Session, exc: BaseException) -> None:

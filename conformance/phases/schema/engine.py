@@ -283,6 +283,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     # a stream labelled as its protocol's servers label it (NeuroSan's application/json-lines) is
     # the documented stream, not an undocumented content type
     aliases = {op_id: protocol_suite.stream_media_types for op_id in skip_body_checks_for}
+    streamed = stream_labels(spec, skip_body_checks_for)
     schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases)
     schema.config.update(base_url=base_url.rstrip("/"))
     if known:
@@ -312,7 +313,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
         for event in stream:
             if isinstance(event, events.Interrupted):
                 tally.stopped = tally.stopped or f"{INTERRUPTED}: schemathesis was interrupted"
-            _fold(event, events, tally.requirements, by_check, emit)
+            _fold(event, events, tally.requirements, by_check, emit, streamed)
             if isinstance(event, events.NonFatalError):
                 # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
                 tally.errors += 1
@@ -547,10 +548,39 @@ def _naming_existing(known: Mapping[str, tuple[str, ...]]) -> Callable[[Any, Any
     return flatmap_case
 
 
+STREAM_MEDIA = ("text/event-stream", "application/x-ndjson", "application/jsonl", "application/json-lines")
+"""Media types that document an answer as a stream."""
+
+
+def stream_labels(spec: Spec, streaming_operations: Collection[str]) -> frozenset[str]:
+    """The operations (by label, ``POST /path``) whose successful answer is a stream: the protocol's
+    streaming operations and those whose 2xx documents a stream's media type. A stream's label is
+    its protocol's stream requirement's fact (NS-STREAM-003, SGR-STREAM-001), judged with the
+    labels its servers use; the content-type check leaves it to that one owner."""
+    labels = set()
+    for op in spec.operations():
+        responses = op.definition.get("responses", {})
+        media = {
+            m
+            for status, response in responses.items()
+            if str(status).startswith("2")
+            for m in (spec.resolve(response).get("content") or {})
+        }
+        if op.operation_id in streaming_operations or media & set(STREAM_MEDIA):
+            labels.add(op.label)
+    return frozenset(labels)
+
+
 def _fold(
-    event: Any, events: Any, tallies: dict[str, _Tally], by_check: dict[str, str], emit: Callable[[Event], None]
+    event: Any,
+    events: Any,
+    tallies: dict[str, _Tally],
+    by_check: dict[str, str],
+    emit: Callable[[Event], None],
+    streamed: Collection[str] = (),
 ) -> None:
-    """One schemathesis event into the requirements' tallies (and the run's events)."""
+    """One schemathesis event into the requirements' tallies (and the run's events). ``streamed``:
+    the operations whose 2xx answer's label is their stream requirement's (``stream_labels``)."""
     if isinstance(event, events.PhaseStarted):
         emit(StageStarted("schema", event.phase.name.value))
     if not isinstance(event, events.ScenarioFinished):
@@ -563,9 +593,12 @@ def _fold(
         interaction = rec.interactions.get(case_id)
         answered = interaction is not None and interaction.response is not None
         reached = answered and interaction.response.status_code != 404
+        stream = (
+            answered and 200 <= interaction.response.status_code < 300 and _operation_label(rec, case_id) in streamed
+        )
         for node in nodes:
             rid = by_check.get(node.name)
-            if rid is None or rid not in tallies:
+            if rid is None or rid not in tallies or (stream and node.name == "content_type_conformance"):
                 continue
             tally = tallies[rid]
             status = node.status.value
@@ -583,6 +616,11 @@ def _fold(
                 undecided = True
         if checked:
             emit(_case_finished(event.phase.value, rec, case_id, checked, failed, undecided))
+
+
+def _operation_label(rec: Any, case_id: str) -> str:
+    node = rec.cases.get(case_id)
+    return str(node.value.operation.label if node is not None else rec.label)
 
 
 def _case_finished(

@@ -130,12 +130,7 @@ class Ledger:
 
 def _json(session: Session, path: str) -> Any:
     response = session.request("GET", path)
-    if response.status != 200 or "json" not in response.content_type:
-        return None
-    try:
-        return response.json()
-    except AssertionError:
-        return None
+    return response.json_value() if response.status == 200 else None
 
 
 def prepare(session: Session) -> Ledger:

@@ -138,17 +138,17 @@ def header(streamed: Streamed, name: str) -> str | None:
 
 def agent_ids(listed: Response) -> list[str] | None:
     """The ids GET /agents lists, or None when it does not answer the documented shape."""
-    body = listed.json() if listed.status == 200 and "json" in listed.content_type else None
+    body = listed.json_value() if listed.status == 200 else None
     agents = body.get("agents") if isinstance(body, dict) else None
     return [str(a.get("agent_id")) for a in agents if isinstance(a, dict)] if isinstance(agents, list) else None
 
 
 def prepare(session: Session) -> Ledger:
     response = session.request("GET", "/v1/models")
-    data = response.json().get("data") if response.status == 200 and "json" in response.content_type else None
+    data = (response.json_value() or {}).get("data") if response.status == 200 else None
     first = data[0].get("id") if isinstance(data, list) and data and isinstance(data[0], dict) else None
     listed = session.request("GET", "/agents")
-    body = listed.json() if listed.status == 200 and "json" in listed.content_type else {}
+    body = listed.json_value() if listed.status == 200 else {}
     agents = body.get("agents") if isinstance(body, dict) else None
     before = {str(a.get("agent_id")) for a in agents or [] if isinstance(a, dict)}
     return Ledger(first if isinstance(first, str) and first else DEFAULT_MODEL, before, others=known(before))
@@ -252,7 +252,7 @@ class SgrModel(ModelMachine):
         # the state first, then the list: a list read later may be ahead of the state, never behind
         response = self.session.request("GET", f"/agents/{quote(agent.agent_id, safe='')}/state")
         listed = self.session.request("GET", "/agents")
-        body = listed.json() if listed.status == 200 and "json" in listed.content_type else None
+        body = listed.json_value() if listed.status == 200 else None
         items = body.get("agents") if isinstance(body, dict) else None
         item = None
         if isinstance(items, list):
@@ -265,7 +265,7 @@ class SgrModel(ModelMachine):
                 f"agent {agent.agent_id} was deleted, yet its state answers {response.status}",
             )
             return
-        state = response.json() if response.status == 200 and "json" in response.content_type else None
+        state = response.json_value() if response.status == 200 else None
         if not isinstance(state, dict):
             return
         self.judge_state(agent, state, response)

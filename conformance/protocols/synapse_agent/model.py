@@ -133,12 +133,7 @@ class Ledger:
 
 
 def json_body(response: Response, *statuses: int) -> Any:
-    if response.status not in statuses or "json" not in response.content_type:
-        return None
-    try:
-        return response.json()
-    except AssertionError:
-        return None
+    return response.json_value() if response.status in statuses else None
 
 
 def walk_sessions(session: Session) -> list[dict[str, Any]] | None:

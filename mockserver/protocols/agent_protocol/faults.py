@@ -64,6 +64,8 @@ class Switches(_Switches):
     upload_traversal_percent_decoded: bool = False
     upload_traversal_unreadable: bool = False
     upload_undeclared_part_400: bool = False
+    upload_relative_path_dropped: bool = False
+    download_non_latin1_500: bool = False
     # the edge corpus (conformance/edges.py): names, encodings, sizes, collisions
     upload_name_nfc: bool = False
     upload_dotfiles_unservable: bool = False
@@ -264,9 +266,10 @@ FAULTS: tuple[Fault, ...] = (
         "downloads pass the bytes through a UTF-8 text round trip (invalid bytes become U+FFFD)",
         operation="downloadAgentTaskArtifact",
     ),
+    # the label is AP-SCHEMA-003's fact alone: the bytes downloaded are still read, and hold
     _fault(
         "ap-download-json-content-type",
-        ("AP-ARTIFACT-002", "AP-SCHEMA-003"),
+        ("AP-SCHEMA-003",),
         "downloads are labelled application/json instead of application/octet-stream",
         operation="downloadAgentTaskArtifact",
     ),
@@ -584,6 +587,30 @@ FAULTS: tuple[Fault, ...] = (
         "task ids come from a counter read before the store's write and advanced after it: tasks created at the "
         "same moment get one task_id, and the last one created replaces the others",
         operation="createAgentTask",
+    ),
+    # verdicts per observation: what exists is judged whatever the upload answered, and a fact is
+    # failed by its one owner (the controls of both: ap-upload-long-name-refused, the wire's)
+    _fault(
+        "ap-upload-relative-path-dropped",
+        ("AP-ARTIFACT-001",),
+        'uploads keep files by name alone: relative_path is stored and answered as "" (every artifact exists, '
+        "lists and downloads as its upload answered)",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-download-non-latin1-500",
+        ("AP-ARTIFACT-002",),
+        "the download of an artifact whose file name is not Latin-1 answers 500 (a server that writes the name "
+        "raw into its Content-Disposition header)",
+        operation="downloadAgentTaskArtifact",
+    ),
+    _fault(
+        "ap-step-read-text-plain",
+        ("AP-SCHEMA-003",),
+        "getAgentTaskStep labels its JSON text/plain: the step read back still holds its input and "
+        "additional_input (AP-STEP-004's facts)",
+        operation="getAgentTaskStep",
+        mutate=_text_plain,
     ),
     # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
     *wire_controls(_fault, "ap", None),

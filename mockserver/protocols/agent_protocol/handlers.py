@@ -365,6 +365,8 @@ class AgentProtocol(Handlers):
         on = self.on
         if on.upload_name_nfc:
             name = TextEdits(nfc=True).apply(name)
+        if on.upload_relative_path_dropped and relative_path is not None:
+            relative_path = ""  # files kept by name alone
         data = check_upload(task, name, relative_path, upload.data, on)
         if on.upload_same_name_replaces:
             same = next(
@@ -399,6 +401,8 @@ class AgentProtocol(Handlers):
         self.visible(task, artifact.artifact_id, "Artifact")
         if on.upload_dotfiles_unservable and artifact.file_name.replace("\\", "/").rpartition("/")[2].startswith("."):
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found")
+        if on.download_non_latin1_500 and not _latin1(artifact.file_name):
+            raise ApiError(500, "'latin-1' codec can't encode the file name")  # the fault
         if on.upload_traversal_unreadable and not artifact.workspace_path.startswith(task.task_id + "/"):
             raise ApiError(500, "refusing to read a path outside the task's folder")  # the fault
         data = artifact.data
@@ -414,6 +418,14 @@ class AgentProtocol(Handlers):
         if on.download_stalls:
             return await _stall(call.request, data, content_type, headers)
         return web.Response(body=data, content_type=content_type, headers=headers)
+
+
+def _latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def _stall(request: web.Request, data: bytes, content_type: str, headers: dict[str, str]) -> web.StreamResponse:

@@ -86,6 +86,8 @@ def _connectivity_as_object(reply: Reply) -> None:
 
 
 _fault = fault_maker("neuro-san")
+AGENT_LOOKUP = ("AgentService_Connectivity", "AgentService_Function", "AgentService_StreamingChat")
+"""The operations that look an agent up by name (a fault of the lookup changes each one's answers)."""
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -117,6 +119,7 @@ FAULTS: tuple[Fault, ...] = (
         "ns-unknown-agent-ok",
         ("NS-ERR-001",),
         "every unknown agent name is served by hello_world with 200 instead of an error",
+        touches=AGENT_LOOKUP,
     ),
     _fault(
         "ns-error-code-as-name",
@@ -152,8 +155,8 @@ FAULTS: tuple[Fault, ...] = (
     ),
     _fault(
         "ns-stream-content-type",
-        # the document lists application/json for the stream: the generic check sees it too
-        ("NS-STREAM-003", "NS-SCHEMA-003"),
+        # a stream's label is NS-STREAM-003's fact alone (the generic content-type check leaves it)
+        ("NS-STREAM-003",),
         "streaming_chat is labelled text/plain",
     ),
     _fault(
@@ -193,6 +196,7 @@ FAULTS: tuple[Fault, ...] = (
         "ns-unknown-agent-crashes",
         ("NS-SCHEMA-001",),
         "an agent name the server does not host escapes the registry lookup as an exception: 500, not 404",
+        touches=AGENT_LOOKUP,
     ),
     _fault(
         "ns-error-text-plain",
@@ -214,6 +218,7 @@ FAULTS: tuple[Fault, ...] = (
         ("NS-STREAM-002", "NS-SCHEMA-007"),
         "streaming_chat refuses a request without chat_filter (400) instead of defaulting to MINIMAL; the check "
         "runs before the agent lookup",
+        operation="AgentService_StreamingChat",
     ),
     _fault(
         "ns-list-names-only",
@@ -254,6 +259,7 @@ FAULTS: tuple[Fault, ...] = (
         "ns-connectivity-grows",
         ("NS-MODEL-004",),
         "every chat registers the agent's tool node again: connectivity lists it once more after each chat",
+        operation="AgentService_Connectivity",
     ),
     # found only where the draws happen to build it; a targeted case of the schema phase finds it every run
     _fault(

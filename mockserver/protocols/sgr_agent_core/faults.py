@@ -108,6 +108,10 @@ def _loc_without_body(reply: Reply) -> None:
             error["loc"] = loc[1:] if loc[:1] == ["body"] else loc
 
 
+def _text_plain(reply: Reply) -> None:
+    reply.content_type = "text/plain"
+
+
 FAULTS: tuple[Fault, ...] = (
     # wrong facts behind the right shapes (the model-based phase, conformance/protocols/sgr_agent_core/model.py)
     _fault(
@@ -182,7 +186,8 @@ FAULTS: tuple[Fault, ...] = (
     # wrong content type, missing headers
     _fault(
         "sgr-json-content-type",
-        ("SGR-STREAM-001", "SGR-SCHEMA-003", "SGR-FACT-006"),
+        # the chat stream's label is SGR-STREAM-001's fact, every other stream's SGR-FACT-006's
+        ("SGR-STREAM-001", "SGR-FACT-006"),
         "chat and clarification streams are labelled application/json instead of text/event-stream",
         operation="createChatCompletion",
     ),
@@ -332,6 +337,7 @@ FAULTS: tuple[Fault, ...] = (
         "chat completions do not validate their body: a missing or malformed messages starts an agent",
         operation="createChatCompletion",
         skip_validation=True,
+        touches=("listAgents", "getAgentState"),  # where the agent's off-schema task_messages show
     ),
     # its refusal's detail is a string where the document's 422 carries a list
     _fault(
@@ -416,5 +422,13 @@ FAULTS: tuple[Fault, ...] = (
         operation="createChatCompletion",
     ),
     # the latitude of HTTP, JSON and SSE (mockserver/wire.py): passing controls
+    # one fact, one owner: a label is the content-type requirement's, the body is still read for the rest
+    _fault(
+        "sgr-agent-state-text-plain",
+        ("SGR-SCHEMA-003",),
+        "getAgentState labels its JSON text/plain: the state read back still holds the agent's facts",
+        operation="getAgentState",
+        mutate=_text_plain,
+    ),
     *wire_controls(_fault, "sgr", "sse"),
 )

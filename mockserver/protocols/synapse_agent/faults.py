@@ -146,6 +146,7 @@ FAULTS: tuple[Fault, ...] = (
         "syn-update-not-stored",
         ("SYN-SESS-002", "SYN-SESS-003", "SYN-MODEL-001"),
         "updateAgentSession answers the new access level but does not keep it",
+        operation="updateAgentSession",
     ),
     _fault("syn-etag-unchanged", ("SYN-SESS-003", "SYN-MODEL-001"), "updateAgentSession keeps the old etag"),
     # lists: broken pagination, wrong order, other users' data
@@ -153,9 +154,13 @@ FAULTS: tuple[Fault, ...] = (
         "syn-page-token-repeats",
         ("SYN-PAGE-001",),
         "listAgentSessions hands out a nextPageToken that names the page just served",
+        operation="listAgentSessions",
     ),
     _fault(
-        "syn-list-oldest-first", ("SYN-PAGE-002", "SYN-MODEL-002"), "listAgentSessions sorts each page oldest first"
+        "syn-list-oldest-first",
+        ("SYN-PAGE-002", "SYN-MODEL-002"),
+        "listAgentSessions sorts each page oldest first",
+        operation="listAgentSessions",
     ),
     _fault("syn-list-shows-others", ("SYN-OWN-003",), "listAgentSessions lists every user's sessions"),
     # history: duplicated or lost interactions, wrong order, wrong content type
@@ -240,6 +245,8 @@ FAULTS: tuple[Fault, ...] = (
         "syn-list-omits-updated",
         ("SYN-MODEL-002",),
         "an update re-files the session out of the user's list index: updated sessions are never listed",
+        operation="listAgentSessions",
+        touches=("updateAgentSession",),
     ),
     _fault(
         "syn-started-on-local-time",
