@@ -104,7 +104,10 @@ class Response:
     def json_value(self) -> Any:
         """The body's JSON whatever its label says (the label is the content-type requirement's
         fact: a JSON body labelled otherwise, or not at all, still holds its facts), or None when
-        the body is no JSON. Read as ``json`` reads it (``answer.readable``)."""
+        a body labelled otherwise is no JSON. A body labelled JSON that does not parse fails as
+        ``json`` fails it: it names what the server sent, not a missing member."""
+        if self.content_type == "application/json" or self.content_type.endswith("+json"):
+            return self.json()
         try:
             value = json.loads(self.body)
         except (ValueError, UnicodeDecodeError):

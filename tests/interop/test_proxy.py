@@ -112,8 +112,8 @@ def test_agent_protocol_client_through_the_proxy_to_the_mock(tmp_path: Path) -> 
 # --- the Agent Protocol SDK server ---------------------------------------------------------------
 
 SDK_DEVIATIONS = {
-    "AP-TASK-002": 'additional_input {} is not the {"mode": "test"} sent',
-    "AP-STEP-002": 'additional_input {} is not the {"n": 1} sent',
+    "AP-TASK-002": 'additional_input differs from what was sent in 1 member(s): "mode": sent "test"',
+    "AP-STEP-002": 'additional_input differs from what was sent in 1 member(s): "n": sent 1',
     "AP-STEP-003": "listed step",
     "AP-PAGE-002": '"total_pages": 0',
     "AP-PAGE-003": "the answer is not {artifacts, pagination}: [",

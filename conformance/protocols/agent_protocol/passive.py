@@ -87,6 +87,9 @@ class Passive(Checks):
         assert op is not None and status is not None
         if status == 404:
             self._not_found(ex, v, op, body)
+        uploaded = ex.path_params.get("artifact_id", "") in self.uploads.get(ex.path_params.get("task_id", ""), {})
+        if op == "downloadAgentTaskArtifact" and status >= 500 and uploaded:
+            v.fail("AP-ARTIFACT-002", f"the download of an artifact its upload reported stored answered {status}")
         if op in ("createAgentTask", "executeAgentTaskStep") and isinstance(ex.request_json(), NotJson | list | str):
             v.check(
                 "AP-ERR-004",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,13 +35,14 @@ def local_module(tmp_path: Path) -> Iterator[str]:
     folder = tmp_path / "localcode"
     folder.mkdir()
     words = ", ".join(repr(f"w{n}x") for n in range(400))
-    (folder / "edges_draws_probe.py").write_text(f"WORDS = ({words})\n")
+    name = f"edges_draws_probe_{uuid.uuid4().hex}"  # a module Hypothesis has never seen in this process
+    (folder / f"{name}.py").write_text(f"WORDS = ({words})\n")
     sys.path.insert(0, str(folder))
     try:
-        yield "edges_draws_probe"
+        yield name
     finally:
         sys.path.remove(str(folder))
-        sys.modules.pop("edges_draws_probe", None)
+        sys.modules.pop(name, None)
 
 
 def test_an_import_between_two_runs_changes_no_draw(local_module: str) -> None:
