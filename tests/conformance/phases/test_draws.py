@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -13,6 +16,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from conformance.phases.draws import pinned, seed_only
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def draws() -> list[str]:
@@ -55,10 +60,25 @@ def test_an_import_between_two_runs_changes_no_draw(local_module: str) -> None:
     assert after == before
 
 
+_CONTROL = """
+import importlib, json, sys
+from tests.conformance.phases.test_draws import draws
+before = draws()
+importlib.import_module(sys.argv[1])
+print(json.dumps([before, draws()]))
+"""
+
+
 def test_without_the_pin_the_same_import_changes_the_draws(local_module: str) -> None:
-    """The control: the pin is what keeps them equal (if Hypothesis drops the pool, say so here)."""
-    before = draws()
-    importlib.import_module(local_module)
-    after = draws()
+    """The control: the pin is what keeps them equal (if Hypothesis drops the pool, say so here).
+    In a fresh interpreter: in a test worker, what the tests before it ran and imported decides
+    whether Hypothesis scans the new module (it failed under pytest-xdist, passing alone)."""
+    folder = next(p for p in sys.path if Path(p, f"{local_module}.py").exists())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([folder, str(REPO)])}
+    done = subprocess.run(
+        [sys.executable, "-c", _CONTROL, local_module], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = json.loads(done.stdout.splitlines()[-1])
     assert after != before
     assert any(v[:1] == "w" and v[-1:] == "x" and v[1:-1].isdigit() for v in after), "no constant of the module drawn"
