@@ -20,8 +20,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
-import subprocess
-import tempfile
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +30,12 @@ from conformance.check.credentials import Credentials
 from conformance.check.script import script, undecidable
 from conformance.parallel import hash_seed_pinned
 from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, replay
-from conformance.runner import EMBEDDED_TOKENS
 from conformance.verdicts.findings import operation_of
-from conformance.verdicts.reproduction import CREDENTIALS, Reproduction
+from conformance.verdicts.reproduction import Reproduction
 from conformance.verdicts.results import Finding, RunResult
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
 from specs.documents import PROTOCOLS, load
+from tests.conformance.reproducing import TOKENS, breaking, run_script
 from tests.faultruns import OWN, FaultRuns, reads
 
 FAULTS = catalogue()
@@ -45,8 +43,6 @@ WORKERS = max(1, min(4, os.cpu_count() or 1))
 """Faults checked at once, each in a process of its own."""
 THREADS = 4
 """Findings of one fault checked at once (each against mocks of its own)."""
-TOKENS = dict(zip(CREDENTIALS, EMBEDDED_TOKENS, strict=True))
-"""The reports name the tokens; the scripts and replay are given them again."""
 GIVEN = Credentials(TOKENS)
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 
@@ -64,20 +60,6 @@ class Checked:
     named: int = 0
     """Findings whose failure named the answer that shows it (``Finding.shown_by``)."""
     problems: list[str] = field(default_factory=list)
-
-
-def _sh(text: str, url: str) -> tuple[int, str]:
-    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False, encoding="utf-8") as file:
-        file.write(text)
-    try:
-        done = subprocess.run(
-            ["sh", file.name, url], capture_output=True, timeout=120, env={**os.environ, "MAX_TIME": "10", **TOKENS}
-        )
-    except subprocess.TimeoutExpired:
-        return -1, "the script ran past 120 s"
-    finally:
-        os.unlink(file.name)
-    return done.returncode, done.stdout.decode("utf-8", "replace")[-800:]
 
 
 def _replayed(report: dict[str, Any], key: str, base_url: str) -> tuple[str, str]:
@@ -100,7 +82,7 @@ def _one(fault: Fault, report: dict[str, Any], finding: Finding, state_dependent
             out.old_ids += 1
             out.gone += verdict == INCONCLUSIVE
             return out
-        code, said = _sh(script(rep, finding.key, base), url)
+        code, said = run_script(script(rep, finding.key, base), url)
     cannot_tell = undecidable(rep)
     if code != 0 and not (cannot_tell and code == 2):
         out.problems.append(f"{where}: the script did not reproduce it (exit {code}):\n{said}")
@@ -150,17 +132,13 @@ def check_fault(name: str, report: dict[str, Any]) -> Checked:
     return out
 
 
-def _breaking(pid: str) -> list[str]:
-    return sorted(n for n, f in FAULTS.items() if f.protocol == pid and f.breaks)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
-@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in _breaking(p))) for p in sorted(PROTOCOLS)])
+@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in breaking(p))) for p in sorted(PROTOCOLS)])
 def test_every_finding_that_depends_on_state_replays_from_a_fresh_state(pid: str, fault_runs: FaultRuns) -> None:
     pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
     with hash_seed_pinned():
-        futures = [pool.submit(check_fault, name, fault_runs.get(OWN + name).report) for name in _breaking(pid)]
+        futures = [pool.submit(check_fault, name, fault_runs.get(OWN + name).report) for name in breaking(pid)]
     try:
         checked = [f.result() for f in futures]
     finally:

@@ -14,11 +14,7 @@ never not reproduced against the faulty mock, but for the model-based phase's (`
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,14 +27,14 @@ from conformance.check.credentials import Credentials
 from conformance.check.script import script, undecidable
 from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, replay
 from conformance.runner import EMBEDDED_TOKENS
-from conformance.verdicts.reproduction import CREDENTIALS, Reproduction
+from conformance.verdicts.reproduction import Reproduction
 from conformance.verdicts.results import Finding, RunResult
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
 from specs.documents import load
+from tests.conformance.reproducing import TOKENS, breaking, run_script
 from tests.faultruns import OWN, FaultRuns, reads
 
 FAULTS = catalogue()
-TOKENS = dict(zip(CREDENTIALS, EMBEDDED_TOKENS, strict=True))
 AUTH = {"Authorization": f"Bearer {EMBEDDED_TOKENS[0]}"}
 ADDED = 3
 """Items other clients add to each list: an odd number, so a list the reproduction makes of an
@@ -79,22 +75,6 @@ class Grown:
     problems: list[str] = field(default_factory=list)
 
 
-def _sh(text: str, url: str) -> tuple[int, str]:
-    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False, encoding="utf-8") as file:
-        file.write(text)
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")  # the kit installed
-    try:
-        done = subprocess.run(
-            ["sh", file.name, url],
-            capture_output=True,
-            timeout=120,
-            env={**os.environ, "PATH": path, "MAX_TIME": "10", **TOKENS},
-        )
-    finally:
-        os.unlink(file.name)
-    return done.returncode, done.stdout.decode("utf-8", "replace")[-600:]
-
-
 def _one(fault: Fault, report: dict[str, Any], finding: Finding, state_dependent: bool) -> Grown:
     out = Grown()
     grow = GROW[fault.protocol]
@@ -103,7 +83,7 @@ def _one(fault: Fault, report: dict[str, Any], finding: Finding, state_dependent
     base_path = load(fault.protocol).info.base_path
     with EmbeddedServer(MockConfig(protocols=(fault.protocol,), faults=(fault.name,))) as faulty:
         grow(faulty.url + base_path)
-        code, said = _sh(script(rep, finding.key, report["base_url"]), faulty.url + base_path)
+        code, said = run_script(script(rep, finding.key, report["base_url"]), faulty.url + base_path, kit=True)
     with EmbeddedServer(MockConfig(protocols=(fault.protocol,))) as clean:
         grow(clean.url + base_path)
         (fixed,) = replay(report, keys=[finding.key], base_url=clean.url + base_path, credentials=Credentials(TOKENS))
@@ -156,19 +136,15 @@ def test_a_page_arithmetic_finding_reproduces_after_other_clients_added_tasks(na
     assert grown.judged - grown.unsure >= 2, f"{name}: {grown.judged - grown.unsure} findings judged again"
 
 
-def _breaking(pid: str) -> list[str]:
-    return sorted(n for n, f in FAULTS.items() if f.protocol == pid and f.breaks)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
-@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in _breaking(p))) for p in sorted(GROW)])
+@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in breaking(p))) for p in sorted(GROW)])
 def test_every_judged_finding_reproduces_after_the_lists_grew(pid: str, fault_runs: FaultRuns) -> None:
     """Each fault's run of its own requirements is the session's (the reproduction test's too);
     faults side by side in threads, each finding against mocks of its own (they mostly wait on sh
     and curl)."""
     with ThreadPoolExecutor(THREADS) as pool:
-        checked = list(pool.map(lambda n: check_grown(FAULTS[n], fault_runs.get(OWN + n).result), _breaking(pid)))
+        checked = list(pool.map(lambda n: check_grown(FAULTS[n], fault_runs.get(OWN + n).result), breaking(pid)))
     problems = [p for c in checked for p in c.problems]
     # a compared finding that growth turns into "not reproduced" is the issue's wrong verdict; the
     # model-based phase's (Grown.model_missed) are the known rest, until its checks name judgments
