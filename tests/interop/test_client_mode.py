@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,15 @@ SYNAPSE_DRIVER = Path(__file__).with_name("synapseclient_client_mode_driver.py")
 AP_DRIVER = Path(__file__).with_name("agent_protocol_client_mode_driver.py")
 NS_DRIVER = Path(__file__).with_name("neuro_san_client_mode_driver.py")
 PASSED, FAILED, NOT_VERIFIED = Status.PASSED, Status.FAILED, Status.NOT_VERIFIED
+
+
+def _judged(protocol: str, name: str, command: list[str], bound: float) -> tuple[Any, dict[str, Status]]:
+    """The named scenario of ``protocol`` played against the client ``command``: what it played,
+    and each requirement's verdict."""
+    scenario = next(s for s in scenarios(protocol) if s.name == name)
+    played, verdicts = play(scenario, command, bound)
+    return played, {rid: v.status for rid, v in verdicts.items()}
+
 
 # hand-checked against openai 2.x: its Stream ends its loop at [DONE] or at the end of the
 # response, raising nothing either way (openai/_streaming.py), so a cut stream reads as complete;
@@ -46,9 +56,8 @@ OPENAI = {
 @pytest.mark.parametrize("name", sorted(OPENAI))
 def test_openai_client_verdicts_are_the_hand_checked_ones(name: str) -> None:
     pytest.importorskip("openai", reason="the openai client package is not installed")
-    scenario = next(s for s in scenarios("sgr-agent-core") if s.name == name)
-    played, verdicts = play(scenario, [sys.executable, str(DRIVER)], 30.0)
-    assert {rid: v.status for rid, v in verdicts.items()} == OPENAI[name], played.output
+    played, found = _judged("sgr-agent-core", name, [sys.executable, str(DRIVER)], 30.0)
+    assert found == OPENAI[name], played.output
 
 
 # hand-checked against synapseclient 4.14.0: login reads /userProfile (a 401 there raises at once,
@@ -69,10 +78,9 @@ SYNAPSECLIENT = {
 @pytest.mark.parametrize("name", sorted(SYNAPSECLIENT))
 def test_synapseclient_verdicts_are_the_hand_checked_ones(name: str) -> None:
     pytest.importorskip("synapseclient", reason="synapseclient is not installed")
-    scenario = next(s for s in scenarios("synapse-agent") if s.name == name)
     # busy: 12 s is enough to see more than 5 retries of a client that would go on for 20 minutes
-    played, verdicts = play(scenario, [sys.executable, str(SYNAPSE_DRIVER)], 12.0 if name == "busy" else 60.0)
-    found = {rid: v.status for rid, v in verdicts.items()}
+    bound = 12.0 if name == "busy" else 60.0
+    played, found = _judged("synapse-agent", name, [sys.executable, str(SYNAPSE_DRIVER)], bound)
     if name == "job-poll" and found["SYN-CLIENT-012"] is Status.NOT_VERIFIED:
         # a poll a second over a 1.5 s job: two 202s, one if the machine delayed the first poll
         found["SYN-CLIENT-012"] = PASSED
@@ -100,9 +108,8 @@ def test_agent_protocol_client_verdicts_are_the_hand_checked_ones(name: str) -> 
         python = peer_python("agent-protocol-client==1.1.0")
     except PeerUnavailable as exc:
         pytest.skip(skip_reason(exc))
-    scenario = next(s for s in scenarios("agent-protocol") if s.name == name)
-    played, verdicts = play(scenario, [str(python), str(AP_DRIVER)], 30.0)
-    assert {rid: v.status for rid, v in verdicts.items()} == AP_CLIENT[name], played.output
+    played, found = _judged("agent-protocol", name, [str(python), str(AP_DRIVER)], 30.0)
+    assert found == AP_CLIENT[name], played.output
 
 
 # hand-checked against neuro-san 0.7.15: HttpServiceAgentSession.streaming_chat posts once with
@@ -126,6 +133,5 @@ def test_neuro_san_client_verdicts_are_the_hand_checked_ones(name: str) -> None:
         python = neuro_san_python()
     except PeerUnavailable as exc:
         pytest.skip(skip_reason(exc))
-    scenario = next(s for s in scenarios("neuro-san") if s.name == name)
-    played, verdicts = play(scenario, [str(python), str(NS_DRIVER)], 30.0)
-    assert {rid: v.status for rid, v in verdicts.items()} == NEURO_SAN[name], played.output
+    played, found = _judged("neuro-san", name, [str(python), str(NS_DRIVER)], 30.0)
+    assert found == NEURO_SAN[name], played.output
