@@ -1,11 +1,11 @@
 """The composition check at full size (issue 34): the mock with two to four catalogue faults at once.
 
 For each protocol, ``--per-protocol`` combinations of pairwise combinable faults (the rule:
-``conformance.composition.combinable``) drawn from ``--seed``; each runs against the embedded mock
+``conformance.selfcheck.composition.combinable``) drawn from ``--seed``; each runs against the embedded mock
 with all its faults on, over the union of the requirements they declare (``exact=False``), and is
 judged against each fault's verdicts alone (``tests/conformance/snapshots/selfcheck-seed0.json``:
 what each leaves blocked). Recorded: combinations, how many composed, every problem, wall and CPU
-seconds. The test suite runs a small seeded sample of the same (tests/conformance/test_composition.py).
+seconds. The test suite runs a small seeded sample of the same (tests/conformance/selfcheck/test_composition.py).
 
     python bench/composition.py [--per-protocol 100] [--seed 0] [--workers 2] [--protocol P]
 """
@@ -34,7 +34,7 @@ def cpu_seconds() -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from conformance.composition import combination_pool, draw
+    from conformance.selfcheck.composition import combination_pool, draw
     from mockserver import catalogue
     from specs.documents import PROTOCOLS
 

@@ -82,9 +82,9 @@ from _common import (
     write_table,
 )
 
+from conformance.engine.runner import EMBEDDED_TOKENS
 from conformance.phases.schema.engine import schemathesis_config
 from conformance.run.suites import suite
-from conformance.runner import EMBEDDED_TOKENS
 from specs.documents import PROTOCOLS, load
 
 DEFAULT_EXAMPLES = 10  # the CLI's default --max-examples

@@ -113,11 +113,11 @@ def instrument(meter: Meter) -> None:
 
 
 def measure(protocol: str, depth: str, extra: list[str]) -> dict[str, Any]:
-    from conformance import config
-    from conformance.cli import parser
+    from conformance.cli.main import parser
+    from conformance.engine.runner import run
     from conformance.run.plan import plan, work
     from conformance.run.suites import suite
-    from conformance.runner import run
+    from conformance.settings import config
 
     meter = Meter()
     instrument(meter)

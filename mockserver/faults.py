@@ -49,7 +49,7 @@ class Fault:
     touches: tuple[str, ...] = ()
     """Operations beyond ``operation`` whose answers the fault changes (an agent lookup every
     operation makes) or whose effect it shows (a list that omits what an update changed): faults
-    over one operation do not combine (``conformance/composition.py``)."""
+    over one operation do not combine (``conformance/selfcheck/composition.py``)."""
 
     @property
     def operations(self) -> frozenset[str]:

@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
-from conformance.parallel import hash_seed_pinned, usable_cores
+from conformance.engine.parallel import hash_seed_pinned, usable_cores
+from conformance.engine.runner import run
 from conformance.run.targets import embedded
-from conformance.runner import run
-from conformance.selfcheck import fault_options, run_fault
+from conformance.selfcheck.catalogue import fault_options, run_fault
 from conformance.verdicts.results import RunResult
 from mockserver import Fault, catalogue
 from specs.documents import load

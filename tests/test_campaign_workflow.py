@@ -25,7 +25,7 @@ PAGE = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
 WORKFLOW: dict[str, Any] = yaml.safe_load(PAGE.split("<!-- campaign-workflow -->\n```yaml\n", 1)[1].split("```", 1)[0])
 SMOKE = "smoke"
 """The depth the test runs the workflow at: the steps are the workflow's, the campaign smaller
-(a deep one is tests/conformance/test_merge.py's)."""
+(a deep one is tests/conformance/evidence/test_merge.py's)."""
 
 
 def expand(text: str, values: dict[str, str]) -> str:

@@ -71,8 +71,8 @@ def test_every_pinned_version_was_released(page: Path) -> None:
 def test_usage_tables_every_run_option_with_its_config_key_and_variable() -> None:
     """docs/usage.md's options table: one row per `run` option, each config key and variable the
     one config.py reads for it (a `-` where the option has none)."""
-    from conformance.cli import parser
-    from conformance.config import KEYS, env_name
+    from conformance.cli.main import parser
+    from conformance.settings.config import KEYS, env_name
 
     page = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")
     table = page.split("| option | config key | env var | meaning (default) |\n|---|---|---|---|\n", 1)[1]

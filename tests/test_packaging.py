@@ -91,7 +91,7 @@ def test_the_wheel_holds_the_license_every_document_and_the_entry_points(built: 
     assert {"conformance/events.schema.json", "specs/py.typed", "conformance/py.typed", "mockserver/py.typed"} <= names
     assert "agent-conformance = conformance.launch:entry" in entry_points
     assert "agent-mock = mockserver.__main__:main" in entry_points
-    assert "agent_conformance = conformance.pytest_entry" in entry_points
+    assert "agent_conformance = conformance.plugin.entry" in entry_points
     for key in ("Homepage", "Changelog", "Source", "Issues"):
         assert f"Project-URL: {key}, https://" in metadata
 

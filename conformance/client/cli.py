@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from conformance.settings import config
+from conformance.settings.usage import UsageError, check_report_dir
 from specs.documents import PROTOCOLS
 
-from .. import config
-from ..usage import UsageError, check_report_dir
 from ..verdicts import baseline
 from ..verdicts.requirements import Authority, Level
 from ..verdicts.results import Status
@@ -107,7 +107,7 @@ def verdict_line(play: Play, verdicts: dict[str, Judged]) -> str:
 @dataclass(frozen=True)
 class Settings:
     """What the command line, the environment and the config file give the client mode, resolved
-    with run's precedence (conformance/config.py declares the keys)."""
+    with run's precedence (conformance/settings/config.py declares the keys)."""
 
     protocol: str
     scenarios: tuple[str, ...]

@@ -19,10 +19,10 @@ from typing import IO, Any
 
 import httpx
 
+from conformance.settings.usage import UsageError
 from specs.documents import protocol as protocol_info
 
 from ..run.targets import embedded
-from ..usage import UsageError
 from .judges import Judged, Play, judge_for, not_verified
 from .scenarios import Scenario
 from .traffic import traffic

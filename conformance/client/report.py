@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from .. import __version__
+from conformance import __version__
+
 from ..verdicts.requirements import Level
 from ..verdicts.results import RequirementResult, RunResult, Status, settle
 from .judges import Judged, Play

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance import __version__
 from specs import har
 
-from .. import __version__
 from ..check.traffic import Observed
 
 MAX_ENTRIES = 1000

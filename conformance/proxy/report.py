@@ -11,7 +11,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__
+from conformance import __version__
+
 from ..check.credentials import Credentials, redact_result
 from ..reporting import write_reports
 from ..verdicts import baseline

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-from conformance.runner import EMBEDDED_TOKENS
+from conformance.engine.runner import EMBEDDED_TOKENS
 from conformance.verdicts.reproduction import CREDENTIALS
 from mockserver import catalogue
 

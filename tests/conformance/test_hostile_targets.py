@@ -1,6 +1,6 @@
 """The suite against targets that misbehave: every run ends in bounded time, never passes, and says why.
 
-Each case runs the real runner (``conformance.runner.run``) against a server from ``tests/hostile.py``
+Each case runs the real runner (``conformance.engine.runner.run``) against a server from ``tests/hostile.py``
 with a short timeout. Fatal cases (nothing usable answers: refused, garbage, a root that stalls)
 must exit 2; the rest must fail the requirements they touch (exit 1) with a message naming the
 misbehaviour. Stream cases give the target a working preamble (``canned`` answers) so the stream
@@ -26,9 +26,9 @@ import pytest
 from conformance.check.context import CheckFailed, Context
 from conformance.check.http import Limits, TargetError
 from conformance.check.signature import UNKNOWN
+from conformance.engine.runner import run
 from conformance.run.options import RunOptions
 from conformance.run.suites import suite
-from conformance.runner import run
 from conformance.verdicts.results import RunResult, Status
 from specs.documents import PROTOCOLS, load
 from specs.schemas import SchemaSet
@@ -309,7 +309,7 @@ def test_cli_unreachable_target_exits_2(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"error: agent-protocol: target unreachable or not speaking HTTP: cannot connect to {url}/" in proc.stderr
     assert "Traceback" not in proc.stderr
-    assert not (tmp_path / "r").exists()  # nothing was tested: no report (tests/conformance/test_exit_2.py)
+    assert not (tmp_path / "r").exists()  # nothing was tested: no report (tests/conformance/cli/test_exit_2.py)
 
 
 # --- stalls past the preflight, inside the property-based phase ----------------------------------

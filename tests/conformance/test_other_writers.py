@@ -13,9 +13,9 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
+from conformance.engine.runner import run
 from conformance.run.options import RunOptions
 from conformance.run.targets import embedded
-from conformance.runner import run
 from conformance.verdicts.results import RunResult, Status
 from specs.documents import load
 

@@ -28,8 +28,8 @@ import pytest
 
 from conformance.check.credentials import Credentials
 from conformance.check.script import script, undecidable
-from conformance.parallel import hash_seed_pinned
-from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, replay
+from conformance.engine.parallel import hash_seed_pinned
+from conformance.evidence.replay import INCONCLUSIVE, NOT_REPRODUCED, replay
 from conformance.verdicts.findings import operation_of
 from conformance.verdicts.reproduction import Reproduction
 from conformance.verdicts.results import Finding, RunResult

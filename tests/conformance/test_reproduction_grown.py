@@ -25,8 +25,8 @@ import pytest
 
 from conformance.check.credentials import Credentials
 from conformance.check.script import script, undecidable
-from conformance.replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, replay
-from conformance.runner import EMBEDDED_TOKENS
+from conformance.engine.runner import EMBEDDED_TOKENS
+from conformance.evidence.replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, replay
 from conformance.verdicts.reproduction import Reproduction
 from conformance.verdicts.results import Finding, RunResult
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue

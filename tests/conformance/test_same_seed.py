@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.runner import EMBEDDED_TOKENS
+from conformance.engine.runner import EMBEDDED_TOKENS
 from mockserver import EmbeddedServer, MockConfig
 from specs.documents import PROTOCOLS, load
 

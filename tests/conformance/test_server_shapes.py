@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
+from conformance.engine.runner import run
 from conformance.run.targets import embedded
-from conformance.runner import run
-from conformance.selfcheck import fault_options
+from conformance.selfcheck.catalogue import fault_options
 from conformance.verdicts.findings import operation_of
 from conformance.verdicts.results import Status
 from mockserver import catalogue

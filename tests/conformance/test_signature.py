@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli.main import main
 from conformance.reporting import SCRIPTS, WRITERS
 from conformance.reporting.certificate import PLACEHOLDER, file_digest
 from mockserver import EmbeddedServer, MockConfig
@@ -168,7 +168,7 @@ def test_a_key_that_cannot_sign_is_refused_before_the_run(tmp_path: Path, capsys
 def test_the_sign_key_comes_from_the_command_line_the_environment_or_the_file(tmp_path: Path) -> None:
     """One declaration (config.KEYS): ``--sign-key``, ``CONFORMANCE_SIGN_KEY``, ``sign-key`` in
     conformance.toml (relative to the file), with the usual precedence."""
-    from conformance import config
+    from conformance.settings import config
 
     for name in ("file", "env", "cli"):
         assert main(["keygen", "--out", str(tmp_path / name)]) == 0

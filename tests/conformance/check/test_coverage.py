@@ -9,10 +9,10 @@ from typing import Any
 
 from conformance.check.coverage import Tap
 from conformance.check.guard import Routes
+from conformance.engine.runner import run
+from conformance.evidence.verify import check_files
 from conformance.reporting import write_reports
 from conformance.run.options import RunOptions
-from conformance.runner import run
-from conformance.verify import check_files
 from specs.documents import load
 
 BASE = "http://127.0.0.1:1"

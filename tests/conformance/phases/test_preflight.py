@@ -10,10 +10,10 @@ import pytest
 from aiohttp import web
 
 from conformance.check.http import Limits
+from conformance.engine.runner import run
 from conformance.phases.preflight import HINT, preflight
 from conformance.run.options import RunOptions
 from conformance.run.suites import suite
-from conformance.runner import run
 from conformance.verdicts.results import Status
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.progress import ProgressLines
+from conformance.cli.progress import ProgressLines
+from conformance.engine.runner import run
 from conformance.run.events import (
     CaseFinished,
     Emitter,
@@ -23,8 +24,7 @@ from conformance.run.events import (
     StageStarted,
 )
 from conformance.run.options import RunOptions
-from conformance.runner import run
-from conformance.selfcheck import fault_options
+from conformance.selfcheck.catalogue import fault_options
 from conformance.verdicts.results import Status
 from mockserver import EmbeddedServer, MockConfig, catalogue
 from specs.documents import load
@@ -134,7 +134,7 @@ def test_progress_line_for_an_unusable_target() -> None:
     for event in events:
         handler.handle(event)
     assert isinstance(events[2], Fatal)
-    assert lines == []  # not progress: the CLI prints the one error line (tests/conformance/test_exit_2.py)
+    assert lines == []  # not progress: the CLI prints the one error line (tests/conformance/cli/test_exit_2.py)
 
 
 class Boom(Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.engine.runner import run
 from conformance.run.options import RunOptions
 from conformance.run.plan import plan
 from conformance.run.shards import (
@@ -21,7 +22,6 @@ from conformance.run.shards import (
     schema_units,
 )
 from conformance.run.suites import suite
-from conformance.runner import run
 from specs.documents import PROTOCOLS, load
 
 

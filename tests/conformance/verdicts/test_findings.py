@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from conformance.protocols.agent_protocol.requirements import INVALID_BODIES
-from conformance.selfcheck import run_fault
+from conformance.selfcheck.catalogue import run_fault
 from conformance.verdicts.findings import FindingSet, digest, operation_of
 from conformance.verdicts.results import Exchange, Status
 from mockserver import catalogue

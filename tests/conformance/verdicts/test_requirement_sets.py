@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import main
-from conformance.diff import compare
-from conformance.diff import load as load_report
+from conformance.cli.main import main
+from conformance.engine.runner import run
+from conformance.evidence.diff import compare
+from conformance.evidence.diff import load as load_report
+from conformance.evidence.verify import check_files
 from conformance.reporting import write_reports
 from conformance.run.suites import suite
 from conformance.run.targets import embedded
-from conformance.runner import run
-from conformance.selfcheck import fault_options
+from conformance.selfcheck.catalogue import fault_options
 from conformance.verdicts import sets
 from conformance.verdicts.requirements import Authority, Level
 from conformance.verdicts.results import RunResult, Status
-from conformance.verify import check_files
 from specs.documents import load
 
 MANIFEST = Path(__file__).with_name("requirement-sets.json")

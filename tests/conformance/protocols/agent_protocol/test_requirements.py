@@ -288,7 +288,7 @@ def test_an_edge_upload_the_server_did_not_store_blocks_none_of_what_it_stored(f
     """An edge name a server answers 5xx (or refuses, though it must not) fails AP-ARTIFACT-001; the
     checks that judge what was stored still judge every other upload, and pass, instead of being
     blocked by the one name (the Agent Protocol SDK's Content-Disposition was never judged so)."""
-    from conformance.runner import run
+    from conformance.engine.runner import run
 
     stored = ("AP-ARTIFACT-002", "AP-ARTIFACT-003", "AP-ARTIFACT-004")
     with EmbeddedServer(MockConfig(protocols=(PROTOCOL,), faults=(fault,))) as server:

@@ -11,11 +11,11 @@ import pytest
 
 from conformance.check.context import Blocked, CheckFailed, Context, NotVerified
 from conformance.check.http import Client, Limits
+from conformance.engine.runner import run
 from conformance.protocols.neuro_san import requirements as ns
 from conformance.run.options import RunOptions
 from conformance.run.suites import suite
-from conformance.runner import run
-from conformance.selfcheck import run_fault
+from conformance.selfcheck.catalogue import run_fault
 from conformance.verdicts.results import RunResult, Status
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
@@ -46,7 +46,7 @@ def test_the_registry_has_its_requirements_and_streaming_operation() -> None:
     assert all(r.id.startswith("NS-") and r.ref for r in scenario)
 
 
-# --- fault detail (every fault is caught: tests/conformance/test_selfcheck.py) ---------------------------
+# --- fault detail (every fault is caught: tests/conformance/selfcheck/test_catalogue.py) ---------------------------
 
 
 def test_an_unknown_enum_name_is_reported_at_its_frame() -> None:

@@ -11,11 +11,11 @@ import pytest
 
 from conformance.check.context import Blocked, CheckFailed, Context
 from conformance.check.http import Limits
+from conformance.engine.runner import run
 from conformance.protocols.sgr_agent_core import requirements as sgr
 from conformance.run.options import RunOptions
 from conformance.run.suites import suite
-from conformance.runner import run
-from conformance.selfcheck import run_fault
+from conformance.selfcheck.catalogue import run_fault
 from conformance.verdicts.requirements import Authority
 from conformance.verdicts.results import Exchange, RunResult, Status
 from mockserver import MockConfig
@@ -56,7 +56,7 @@ def test_the_registry() -> None:
     }
 
 
-# --- fault detail (every fault is caught: tests/conformance/test_selfcheck.py) ------------------
+# --- fault detail (every fault is caught: tests/conformance/selfcheck/test_catalogue.py) ------------------
 
 
 def test_a_stall_is_reported_within_the_time_bound() -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from conformance.check.context import Context
+from conformance.engine.runner import run
 from conformance.protocols.synapse_agent import requirements as syn
 from conformance.run.options import RunOptions
 from conformance.run.plan import limits_for
 from conformance.run.suites import suite
-from conformance.runner import run
 from conformance.verdicts.requirements import Level
 from conformance.verdicts.results import RunResult, Status
 from mockserver import MockConfig

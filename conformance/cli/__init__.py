@@ -1,0 +1,1 @@
+"""The command line: ``agent-conformance``'s commands, their progress lines and shell completion."""

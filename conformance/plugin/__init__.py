@@ -1,0 +1,1 @@
+"""The pytest plugin: ``pytest --conformance-protocol ...`` and the ``conformance_run`` fixture."""
