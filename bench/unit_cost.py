@@ -113,7 +113,7 @@ def instrument(meter: Meter) -> None:
 
 
 def measure(protocol: str, depth: str, extra: list[str]) -> dict[str, Any]:
-    from conformance.cli.main import parser
+    from conformance.cli.commands import parser
     from conformance.engine.runner import run
     from conformance.run.plan import plan, work
     from conformance.run.suites import suite

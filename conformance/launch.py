@@ -26,6 +26,6 @@ def entry() -> int:
         os.environ["PYTHONHASHSEED"] = "0"
         os.environ[PROGRAM] = prog
         os.execv(sys.executable, [sys.executable, "-m", "conformance", *sys.argv[1:]])
-    from conformance.cli.main import main
+    from conformance.cli.commands import main
 
     return main(prog=prog)

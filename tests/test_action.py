@@ -461,7 +461,7 @@ def test_the_ci_pages_workflow_runs_the_vendored_kit_and_passes_only_inputs_the_
 
 
 def test_the_ci_pages_gitlab_job_is_a_valid_command_line_and_its_junit_is_written_where_it_looks() -> None:
-    from conformance.cli.main import parser
+    from conformance.cli.commands import parser
 
     job = _ci_page_block("conformance:\n  image: python:3.11")["conformance"]
     assert job["script"][0] == f"pip install ./{VENDORED}" and job["variables"]["GIT_SUBMODULE_STRATEGY"] == "recursive"

@@ -71,7 +71,7 @@ def test_every_pinned_version_was_released(page: Path) -> None:
 def test_usage_tables_every_run_option_with_its_config_key_and_variable() -> None:
     """docs/usage.md's options table: one row per `run` option, each config key and variable the
     one config.py reads for it (a `-` where the option has none)."""
-    from conformance.cli.main import parser
+    from conformance.cli.commands import parser
     from conformance.settings.config import KEYS, env_name
 
     page = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")

@@ -9,8 +9,8 @@ neuro-san finding), differed between an editable and a wheel install, and change
 string literal anywhere in the suite changed. Inside ``seed_only()`` that pool is empty: a run's
 cases are a function of the seed, the document and the Hypothesis version.
 
-The pool is a private detail of Hypothesis (``providers._get_local_constants`` and its
-``CONSTANTS_CACHE``); when a release renames it, ``pinned()`` says so and the test that imports
+The pool is a private detail of Hypothesis (its providers' local constants and their cache, named
+in conformance/run/internals.py); when a release renames it, ``pinned()`` says so and the test that imports
 a module between two runs (tests/conformance/phases/test_draws.py) fails.
 """
 
@@ -18,23 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-
-def _providers() -> Any:
-    from hypothesis.internal.conjecture import providers
-
-    return providers
+from ..run import internals
 
 
 def pinned() -> bool:
     """Whether this Hypothesis has the local-constants pool ``seed_only`` empties."""
-    providers = _providers()
     try:
-        from hypothesis.internal.constants_ast import Constants  # noqa: F401
-    except ImportError:
+        for name in ("hypothesis.local_constants", "hypothesis.constants_cache", "hypothesis.Constants"):
+            internals.get(name)
+    except internals.InternalMoved:
         return False
-    return hasattr(providers, "_get_local_constants") and hasattr(providers, "CONSTANTS_CACHE")
+    return True
 
 
 @contextmanager
@@ -45,15 +40,12 @@ def seed_only() -> Iterator[None]:
     if not pinned():
         yield
         return
-    providers = _providers()
-    from hypothesis.internal.constants_ast import Constants
-
-    mined = providers._get_local_constants
-    empty = Constants()
-    providers._get_local_constants = lambda: empty
-    providers.CONSTANTS_CACHE.cache.clear()
+    empty = internals.get("hypothesis.Constants")()
+    cache = internals.get("hypothesis.constants_cache").cache
+    mined = internals.replace("hypothesis.local_constants", lambda: empty)
+    cache.clear()
     try:
         yield
     finally:
-        providers._get_local_constants = mined
-        providers.CONSTANTS_CACHE.cache.clear()
+        internals.replace("hypothesis.local_constants", mined)
+        cache.clear()

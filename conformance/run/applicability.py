@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from specs.documents import Spec
 
+from . import internals
+
 
 def some_status_can_be_undocumented(spec: Spec) -> bool:
     """status_code_conformance accepts any status of an operation that documents ``default``."""
@@ -43,8 +45,9 @@ def something_created_is_read_back(spec: Spec) -> bool:
     operations, is there such a parent and step? This leans on schemathesis internals on purpose;
     if they move, the requirement stays registered (the safe side) and a test notices."""
     try:
-        from schemathesis.core.result import Ok
-        from schemathesis.specs.openapi.stateful import classify_root_transitions, collect_transitions
+        Ok = internals.get("schemathesis.result_ok")
+        collect_transitions = internals.get("schemathesis.collect_transitions")
+        classify_root_transitions = internals.get("schemathesis.classify_root_transitions")
 
         schema = spec.schemathesis_schema()
         if schema.analysis.should_inject_links():
@@ -53,7 +56,7 @@ def something_created_is_read_back(spec: Spec) -> bool:
         transitions = collect_transitions(operations)
         roots = classify_root_transitions(operations, transitions, schema.analysis.dependency_graph)
         links = [link for entry in transitions.operations.values() for link in entry.outgoing]
-    except (ImportError, AttributeError, TypeError):
+    except (internals.InternalMoved, AttributeError, TypeError):
         return True
     reached = set(roots.reliable or roots.fallback) | {link.target.label for link in links}
     return any(

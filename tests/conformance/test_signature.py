@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.reporting import SCRIPTS, WRITERS
 from conformance.reporting.certificate import PLACEHOLDER, file_digest
 from mockserver import EmbeddedServer, MockConfig

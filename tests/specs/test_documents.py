@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from openapi_spec_validator import validate
 
-from conformance.cli.main import main as cli
+from conformance.cli import commands as cli
 from specs import documents as specs
 from specs.documents import PROTOCOLS, SpecError, load, read_document, specs_root
 

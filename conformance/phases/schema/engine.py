@@ -24,6 +24,7 @@ from specs.documents import Spec
 from ...check.context import Context
 from ...check.curl import curl_command
 from ...check.http import Client, Limits, TargetError, _preview, request_preview
+from ...run import internals
 from ...run.depth import INDEPENDENT_DEPTHS
 from ...run.events import CaseFinished, Event, StageStarted
 from ...run.exampledb import hypothesis_default
@@ -252,7 +253,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     shard's; all of them otherwise), replaying and keeping examples in the run's example database
     when it has one (run/exampledb.py). Returns the verdicts and the tally they were decided from
     (what a shard reports for ``merge``)."""
-    from schemathesis.engine import events, from_schema
+    events, from_schema = internals.get("schemathesis.engine.events"), internals.get("schemathesis.engine.from_schema")
 
     spec, options, protocol_suite = plan.spec, plan.options, plan.suite
     base_url, timeout, emit, watchdog = options.base_url, options.timeout, state.emit, state.watchdog
@@ -530,8 +531,9 @@ def _naming_existing(known: Mapping[str, tuple[str, ...]]) -> Callable[[Any, Any
     whole strategy made NeuroSan's phase five times slower at ``--depth deep`` (bench/README.md
     section 3). A case whose path is deliberately invalid is left alone."""
     from hypothesis import strategies as st
-    from schemathesis.core.parameters import ParameterLocation
-    from schemathesis.generation import GenerationMode
+    from schemathesis import GenerationMode
+
+    ParameterLocation = internals.get("schemathesis.parameter_location")
 
     named: set[str] = set()
 
@@ -730,10 +732,8 @@ def left_open(label: str, body: Any, media_type: str | None) -> str:
 def _refusals_of_what_the_document_leaves_open() -> None:
     """schemathesis counts every case it generated as valid as one a server must accept; a 4xx
     for a case the document does not fix as valid (``left_open``) is a fair refusal and passes."""
-    from schemathesis.core import NOT_SET
-    from schemathesis.specs.openapi import checks
-
-    original = checks._openapi_positive_data_acceptance
+    NOT_SET = internals.get("schemathesis.not_set")
+    original = internals.get("schemathesis.positive_data_acceptance")
     if getattr(original, "fair_refusals", False):
         return
 
@@ -744,7 +744,7 @@ def _refusals_of_what_the_document_leaves_open() -> None:
         return original(ctx, response, case)  # type: ignore[no-any-return]
 
     fair.fair_refusals = True  # type: ignore[attr-defined]
-    checks._openapi_positive_data_acceptance = fair
+    internals.replace("schemathesis.positive_data_acceptance", fair)
 
 
 def _read_form_files_as_text() -> None:
@@ -754,10 +754,8 @@ def _read_form_files_as_text() -> None:
     re-validates the fields as sent; the file part's value is a ``Binary``, which jsonschema_rs
     refuses with an exception, and the exception counts as "invalid". Validating a file part as the
     string its schema (``type: string, format: binary``) describes gives the intended verdict."""
-    from schemathesis.specs.openapi import checks
-    from schemathesis.transport.serialization import Binary
-
-    original = getattr(checks, "_form_body_is_valid_as_sent", None)
+    Binary = internals.get("schemathesis.binary")
+    original = internals.get("schemathesis.form_body_is_valid_as_sent", None)
     if original is None or getattr(original, "files_as_text", False):
         return
 
@@ -772,4 +770,4 @@ def _read_form_files_as_text() -> None:
             object.__setattr__(case, "body", body)
 
     valid_as_sent.files_as_text = True  # type: ignore[attr-defined]
-    checks._form_body_is_valid_as_sent = valid_as_sent
+    internals.replace("schemathesis.form_body_is_valid_as_sent", valid_as_sent)

@@ -29,6 +29,7 @@ from functools import cache
 from typing import Any
 
 from ...check.guard import StallGuard
+from ...run import internals
 from ...run.watchdog import Late, Watchdog
 
 
@@ -47,10 +48,8 @@ class _BoundedSession:
         self._stream_extra_s = stream_extra_s
 
     def request(self, **kwargs: Any) -> Any:
-        from schemathesis.core.transport import is_event_stream
-
         response = self._session.request(**kwargs)
-        if is_event_stream(response.headers.get("Content-Type")):
+        if internals.get("schemathesis.is_event_stream")(response.headers.get("Content-Type")):
             self._late.deadline += self._stream_extra_s
         else:
             _read_capped(response, self._max_bytes)
@@ -71,12 +70,11 @@ def stall_guard(
 ) -> Iterator[None]:
     """Wrap schemathesis's ``requests`` exchange for the duration, telling ``guard`` how each ended."""
     import requests
-    import schemathesis.transport.requests as transport
-    import urllib3.connection
-    from schemathesis.core.transport import STREAM_CUT_SHORT_ATTRIBUTE
 
-    original = transport._request
-    original_connect = urllib3.connection.HTTPConnection.connect
+    original = internals.get("schemathesis.request")
+    connection = internals.get("urllib3.HTTPConnection")
+    cut_short = internals.get("schemathesis.stream_cut_short")
+    original_connect = connection.connect
     original_send = requests.Session.send
     inside = threading.local()  # set while ``bounded`` holds this thread's exchange
 
@@ -127,21 +125,21 @@ def stall_guard(
                 if cut:
                     raise requests.RequestException(cut) from None  # the base class: shown as is
                 raise
-        if late.cut or getattr(response, STREAM_CUT_SHORT_ATTRIBUTE, False):
+        if late.cut or getattr(response, cut_short, False):
             guard.stalled(route, f"{url}: no complete answer within its bound (cut short)")
         else:
             guard.complete(route)
         _saw(guard, response)
         return response
 
-    transport._request = bounded
-    urllib3.connection.HTTPConnection.connect = connect  # type: ignore[method-assign]
+    internals.replace("schemathesis.request", bounded)
+    connection.connect = connect
     requests.Session.send = send  # type: ignore[method-assign]
     try:
         yield
     finally:
-        transport._request = original
-        urllib3.connection.HTTPConnection.connect = original_connect  # type: ignore[method-assign]
+        internals.replace("schemathesis.request", original)
+        connection.connect = original_connect
         requests.Session.send = original_send  # type: ignore[method-assign]
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.check.credentials import Credentials, redact_exchange
 from conformance.check.curl import curl_command
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.verdicts.results import Exchange
 from mockserver import EmbeddedServer, MockConfig
 

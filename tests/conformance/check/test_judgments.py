@@ -14,7 +14,7 @@ from conformance.check.judgments.echoes import MEMBERS
 from conformance.check.judgments.errors import SHAPE
 from conformance.check.judgments.pages import BEYOND, NUMBERS
 from conformance.check.script import script
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.verdicts.reproduction import Reproduction, stale_facts
 from conformance.verdicts.results import Exchange
 

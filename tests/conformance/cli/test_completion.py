@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.cli.commands import parser
 from conformance.cli.completion import describe, script
-from conformance.cli.main import parser
 
 REPO = Path(__file__).resolve().parents[3]
 PROG = "agent-conformance"

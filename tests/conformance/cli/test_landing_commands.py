@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from mockserver import EmbeddedServer, MockConfig
 
 QUICK = ["--phase", "scenario", "-q"]

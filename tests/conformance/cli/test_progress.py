@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.cli.progress import ProgressBars, ProgressLines, wants_bars, wants_colour
 from conformance.engine.runner import run
 from conformance.run.events import Event, PhaseFinished, PhaseStarted, Recorder, RunFinished, RunStarted

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.client.examples.catalogue import BROKEN, CLIENTS, MISBEHAVING, BrokenClient
 from conformance.client.play import play
 from conformance.client.scenarios import Scenario, scenarios

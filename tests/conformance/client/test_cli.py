@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.client.cli import settings
 from conformance.client.examples.catalogue import CLIENTS
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.engine.runner import run
 from conformance.reporting import write_reports
 from conformance.run.targets import DeclaredFault, embedded

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.run.targets import embedded
 from specs.documents import load
 

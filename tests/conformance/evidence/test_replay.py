@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.check.credentials import Credentials
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.engine.runner import EMBEDDED_TOKENS, run
 from conformance.evidence.replay import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, load_report, replay
 from conformance.reporting import write_reports

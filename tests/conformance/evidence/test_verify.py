@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.reporting.certificate import PLACEHOLDER, seal
 from mockserver import EmbeddedServer, MockConfig
 

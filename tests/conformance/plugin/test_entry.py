@@ -21,6 +21,8 @@ from conformance.verdicts.requirements import Level
 HEAVY = ("httpx", "aiohttp", "schemathesis", "hypothesis", "yaml", "openapi_core", "conformance.plugin.session")
 OURS = {
     "conformance",
+    "conformance.plugin",
+    "conformance.settings",
     "conformance.settings.configfile",
     "conformance.plugin.entry",
     "conformance.plugin.rewrite",

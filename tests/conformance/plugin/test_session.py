@@ -71,7 +71,7 @@ def test_a_broken_server_fails_the_items_of_the_requirements_it_breaks(
 
 def test_the_reports_are_signed_with_the_sign_key(pytester: pytest.Pytester) -> None:
     """--conformance-sign-key, the run's sign-key option as every face reads it (config.KEYS)."""
-    from conformance.cli.main import main
+    from conformance.cli.commands import main
 
     keys = pytester.path / "keys"
     keys.mkdir()

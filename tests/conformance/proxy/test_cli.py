@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from mockserver import EmbeddedServer, MockConfig
 from tests.har import har_problems
 from tests.interop.peers import free_port

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.proxy.observer import Selection
 from conformance.verdicts.baseline import Entry
 from conformance.verdicts.requirements import Level

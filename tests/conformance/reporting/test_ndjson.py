@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.reporting.ndjson import SCHEMA_PATH, schema
 from conformance.verdicts.results import Status
 from tests.hostile import closed_port_url

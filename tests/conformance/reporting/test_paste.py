@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.reporting import render_markdown
 from conformance.reporting.combined import render_combined_markdown
 from mockserver import EmbeddedServer, MockConfig

@@ -135,7 +135,7 @@ def test_a_directory_database_is_namespaced_and_a_bad_location_is_refused(tmp_pa
     readonly.save(b"key", b"second")
     assert list(readonly.fetch(b"key")) == [b"value"]
     (tmp_path / "file").write_text("")
-    from conformance.cli.main import main
+    from conformance.cli.commands import main
 
     assert main(["run", "--protocol", "neuro-san", "--example-db", str(tmp_path / "file")]) == 2
     assert main(["run", "--protocol", "neuro-san", "--example-db", "redis://127.0.0.1:1/0"]) == 2

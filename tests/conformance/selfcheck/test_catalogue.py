@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.engine.runner import run
 from conformance.run.options import RunOptions
 from conformance.run.suites import suite

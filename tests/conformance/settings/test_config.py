@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.settings import config
 from conformance.settings.config import ConfigError
 from conformance.settings.usage import UsageError

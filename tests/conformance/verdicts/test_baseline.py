@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.verdicts.baseline import Entry, judge
 from conformance.verdicts.requirements import Level, Requirement
 from conformance.verdicts.results import Finding, RequirementResult, RunResult, Status

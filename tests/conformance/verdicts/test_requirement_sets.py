@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from conformance.engine.runner import run
 from conformance.evidence.diff import compare
 from conformance.evidence.diff import load as load_report

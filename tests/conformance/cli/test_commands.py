@@ -9,7 +9,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from conformance.cli.main import main
+from conformance.cli.commands import main
 from tests.hostile import closed_port_url
 
 REPORT_FILES = ["badge.svg", "document.html", "junit.xml", "report.html", "results.json", "summary.md"]
