@@ -61,6 +61,13 @@ def _say(text: str, context: Any, broken: str | None) -> Reply:
     return _read(answer, broken)
 
 
+def function(broken: str | None) -> None:
+    answer = patient("GET", "/api/v1/hello_world/function", broken=broken)
+    if answer.status != 200:
+        raise GaveUp(f"reading the function: {answer.status}")
+    print((answer.json() or {}).get("function", {}).get("description", ""))
+
+
 def ask(broken: str | None) -> None:
     print(_say("hello", None, broken).text)
 
@@ -77,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         "retry-after": ask,
         "busy": ask,
         "unknown-fields": ask,
+        "redirect": function,
+        "gzip": function,
     }
     return entry("neuro_san", tasks, BREAKS, argv)
 

@@ -75,6 +75,13 @@ def ask(broken: str | None) -> None:
     print(_read(_chat("sgr_agent", "hello", broken), broken).text)
 
 
+def models(broken: str | None) -> None:
+    answer = patient("GET", "/v1/models", broken=broken)
+    if answer.status != 200:
+        raise GaveUp(f"listing the models: {answer.status}")
+    print(" ".join(model.get("id", "") for model in (answer.json() or {}).get("data", [])))
+
+
 def clarify(broken: str | None) -> None:
     first = _read(_chat("owl_expert", "tell me about owls", broken), broken)
     state = call("GET", f"/agents/{first.agent}/state").json()
@@ -97,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         "busy": ask,
         "unknown-fields": ask,
         "unknown-event": ask,
+        "redirect": models,
+        "gzip": models,
     }
     return entry("sgr_agent_core", tasks, BREAKS, argv)
 

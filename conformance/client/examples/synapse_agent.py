@@ -52,6 +52,13 @@ def create_session(broken: str | None) -> None:
     print(_session(broken)["sessionId"])
 
 
+def profile(broken: str | None) -> None:
+    answer = patient("GET", "/userProfile", token=_token(), broken=broken)
+    if answer.status != 200:
+        raise GaveUp(f"reading the profile: {answer.status}")
+    print((answer.json() or {}).get("userName", ""))
+
+
 def list_pages(broken: str | None) -> None:
     token: str | None = None
     while True:
@@ -93,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         "retry-after": create_session,
         "revoked-token": create_session,
         "unknown-fields": create_session,
+        "redirect": profile,
+        "gzip": profile,
     }
     return entry("synapse_agent", tasks, BREAKS, argv)
 
