@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
         "--protocol",
         choices=[*sorted(PROTOCOLS), "all"],
         help="required unless conformance.toml or CONFORMANCE_PROTOCOL names it; all: each protocol in turn "
-        "(the command, or each protocol's client-command, told which by CONFORMANCE_PROTOCOL)",
+        "(the command, or each protocol's client-command, told which by CONFORMANCE_SCENARIO_PROTOCOL)",
     )
     p.add_argument(
         "--scenario", action="append", metavar="NAME", help="only these scenarios (config key client-scenario)"

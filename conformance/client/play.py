@@ -66,7 +66,9 @@ def environment(scenario: Scenario, base_url: str) -> dict[str, str]:
     tokens."""
     env = {
         "CONFORMANCE_BASE_URL": base_url,
-        "CONFORMANCE_PROTOCOL": scenario.protocol,
+        # not CONFORMANCE_PROTOCOL: that one is the config's, and would start the kit's pytest
+        # plugin in a client whose command is a pytest session
+        "CONFORMANCE_SCENARIO_PROTOCOL": scenario.protocol,
         "CONFORMANCE_SCENARIO": scenario.name,
         **scenario.env,
     }
