@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from specs.documents import PROTOCOLS, SpecError, load
 
-from . import __version__, config
+from . import __version__, config, shared_options
 from .check.guard import STOPPED_ANSWERING
 from .client import cli as client_cli
 from .completion import SHELLS
@@ -52,10 +52,8 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
-    run.add_argument(
-        "--protocol", choices=[*sorted(PROTOCOLS), "all"], help="required unless the config or environment names one"
-    )
-    run.add_argument("--config", type=Path, metavar="FILE", help="default ./conformance.toml, else pyproject.toml")
+    shared_options.add_protocol(run)
+    shared_options.add_config(run)
     run.add_argument(
         "--base-url",
         default=None,
@@ -64,8 +62,8 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     )
     run.add_argument("--token", help="bearer token (synapse-agent)")
     run.add_argument("--second-token", help="a second user's token, for ownership (403) requirements")
-    run.add_argument("--report-dir", type=Path, help="default reports/<protocol>-<timestamp>/")
-    run.add_argument("--seed", type=int, help="default 0")
+    shared_options.add_report_dir(run, "reports/<protocol>-<timestamp>/")
+    shared_options.add_seed(run)
     run.add_argument(
         "--depth",
         choices=list(DEPTHS),
@@ -140,12 +138,7 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     run.add_argument(
         "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"
     )
-    run.add_argument(
-        "--expected-failures",
-        type=Path,
-        metavar="FILE",
-        help="YAML baseline of known failures: listed ones do not fail the run, listed ones that pass do (stale)",
-    )
+    shared_options.add_expected_failures(run)
     joined = sub.add_parser("merge", help="merge the reports of a campaign's shards (--shard K/N) into one run's")
     joined.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="each shard's --report-dir")
     joined.add_argument(

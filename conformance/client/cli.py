@@ -13,9 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from specs.documents import PROTOCOLS
-
 from .. import config
+from .. import shared_options as options
 from ..usage import UsageError, check_report_dir
 from ..verdicts import baseline
 from ..verdicts.requirements import Authority, Level
@@ -38,11 +37,10 @@ def add_parser(sub: Any) -> None:
         "{base_url} replaced in its arguments. Contract: exit 0 when the task the scenario asked for succeeded, "
         "non-zero when the client gave up (docs/client.md).",
     )
-    p.add_argument(
-        "--protocol",
-        choices=[*sorted(PROTOCOLS), "all"],
-        help="required unless conformance.toml or CONFORMANCE_PROTOCOL names it; all: each protocol in turn "
-        "(the command, or each protocol's client-command, told which by CONFORMANCE_SCENARIO_PROTOCOL)",
+    options.add_protocol(
+        p,
+        extra="; all: each protocol in turn (the command, or each protocol's client-command, told which by "
+        "CONFORMANCE_SCENARIO_PROTOCOL)",
     )
     p.add_argument(
         "--scenario", action="append", metavar="NAME", help="only these scenarios (config key client-scenario)"
@@ -54,27 +52,18 @@ def add_parser(sub: Any) -> None:
         help=f"seconds the command may take per scenario; killed then (config key client-timeout, "
         f"default {DEFAULT_TIMEOUT_S:g})",
     )
-    p.add_argument("--seed", type=int, help="the mock's seed (default 0)")
-    p.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="default ./conformance.toml, else pyproject.toml: protocol, seed, client-command, client-scenario, "
-        "client-timeout, client-report-dir, client-expected-failures",
+    options.add_seed(p, "the mock's seed, ")
+    options.add_config(
+        p,
+        "protocol, seed, client-command, client-scenario, client-timeout, client-report-dir, client-expected-failures",
     )
-    p.add_argument(
-        "--report-dir",
-        type=Path,
-        help="default reports/client-<protocol>-<timestamp>/; with --protocol all, a folder per protocol in it "
-        "(config key client-report-dir)",
+    options.add_report_dir(
+        p,
+        "reports/client-<protocol>-<timestamp>/",
+        key="client-report-dir",
+        extra="; with --protocol all, a folder per protocol in it",
     )
-    p.add_argument(
-        "--expected-failures",
-        type=Path,
-        metavar="FILE",
-        help="YAML baseline of known failures, as for run: listed ones do not fail, listed ones that pass do "
-        "(config key client-expected-failures)",
-    )
+    options.add_expected_failures(p, key="client-expected-failures")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-scenario lines")
     p.add_argument(
         "-v", "--verbose", action="store_true", help="after a scenario that is not ok, the end of the client's output"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import http.client
 import json
 import os
 import sys
@@ -65,7 +66,11 @@ def _send(method: str, url: str, data: bytes | None, token: str | None, timeout:
         request.add_header("Authorization", f"Bearer {token}")
     try:
         with _OPENER.open(request, timeout=timeout) as response:
-            answer = Answer(response.status, {k.lower(): v for k, v in response.headers.items()}, response.read())
+            headers = {k.lower(): v for k, v in response.headers.items()}
+            try:
+                answer = Answer(response.status, headers, response.read())
+            except http.client.IncompleteRead as exc:  # the connection closed mid-chunk: a cut stream
+                answer = Answer(response.status, headers, exc.partial)
     except urllib.error.HTTPError as exc:
         answer = Answer(exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read())
     if answer.headers.get("content-encoding") == "gzip" and _transport["broken"] != "gzip-undecoded":
@@ -98,6 +103,19 @@ def patient(method: str, path: str, body: Any = None, token: str | None = None, 
         if broken not in ("ignore-retry-after", "flood"):
             time.sleep(min(float(answer.headers.get("retry-after", "1") or 1), 30.0))
     raise GaveUp(f"{method} {path}: still {answer.status} after {retries} retries")
+
+
+def expect(answer: Answer, what: str, status: int = 200) -> Answer:
+    """The answer when it has the status the task needs; else the client gives up, saying so."""
+    if answer.status != status:
+        raise GaveUp(f"{what}: {answer.status}")
+    return answer
+
+
+def fields(answer: Answer) -> dict[str, Any]:
+    """The answer's JSON object; an empty body (a redirect taken for the answer) reads as none."""
+    body = answer.json()
+    return body if isinstance(body, dict) else {}
 
 
 Task = Callable[[str | None], None]
