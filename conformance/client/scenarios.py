@@ -382,6 +382,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         stubs=_gzip("sgr-agent-core", "listModels", _SGR_MODELS),
     ),
     Scenario(
+        "redirect-post",
+        "sgr-agent-core",
+        "answers the first POST /v1/chat/completions 308 with Location: /v1/chat/completions, then as usual",
+        'ask model sgr_agent "hello", print the answer and exit 0 (the mock answers the POST 308 first: send it '
+        "again, the same method and body, to the Location, or give up and exit non-zero)",
+        ("008",),
+        stubs=_redirect("sgr-agent-core", "createChatCompletion", "/v1/chat/completions", 308),
+    ),
+    Scenario(
         "continue-conversation",
         "neuro-san",
         "serves hello_world, whose last AGENT_FRAMEWORK message carries the chat_context of the conversation",

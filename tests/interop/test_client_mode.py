@@ -54,6 +54,8 @@ OPENAI = {
     # Accept-Encoding: gzip, deflate and undoes the coding (httpx)
     "redirect": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-008": PASSED},
     "gzip": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-009": PASSED},
+    # httpx sends a 308's POST again to the Location with its method and body
+    "redirect-post": {"SGR-CLIENT-001": PASSED, "SGR-CLIENT-008": PASSED},
 }
 
 

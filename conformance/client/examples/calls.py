@@ -41,8 +41,9 @@ def base_url() -> str:
 
 
 MAX_REDIRECTS = 5
-TRANSPORT_BREAKS = ("ignore-redirect", "gzip-undecoded")
+TRANSPORT_BREAKS = ("ignore-redirect", "redirect-as-get", "gzip-undecoded")
 """Breaks of every call, whatever the task: ``ignore-redirect`` takes a 307/308 for the answer,
+``redirect-as-get`` follows it with a GET and no body (what clients once did with a 302),
 ``gzip-undecoded`` accepts gzip and reads the bytes as they came."""
 _transport: dict[str, str | None] = {"broken": None}
 
@@ -89,6 +90,8 @@ def call(method: str, path: str, body: Any = None, token: str | None = None, tim
         if _transport["broken"] == "ignore-redirect":  # a client that checks only "below 400"
             return Answer(200, answer.headers, answer.body)
         url = urllib.parse.urljoin(url, answer.headers["location"])
+        if _transport["broken"] == "redirect-as-get":
+            method, data = "GET", None
     raise GaveUp(f"{method} {path}: more than {MAX_REDIRECTS} redirects")
 
 

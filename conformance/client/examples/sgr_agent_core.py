@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         "unknown-fields": ask,
         "unknown-event": ask,
         "redirect": models,
+        "redirect-post": ask,
         "gzip": models,
     }
     return entry("sgr_agent_core", tasks, BREAKS, argv)
