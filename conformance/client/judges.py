@@ -245,10 +245,18 @@ def redirect_handled(play: Play) -> Judged:
 
 
 def _accepts_gzip(seen: Seen) -> bool:
-    offered = [
-        part.split(";")[0].strip().lower() for part in seen.request_headers.get("accept-encoding", "").split(",")
-    ]
-    return "gzip" in offered or "x-gzip" in offered or "*" in offered
+    """Whether the request's Accept-Encoding names gzip (or x-gzip, or *) with a weight above 0
+    (RFC 9110 §12.5.3): a sanity check of the mock, which encodes only then."""
+    weights: dict[str, float] = {}
+    for item in seen.request_headers.get("accept-encoding", "").split(","):
+        name, _, params = item.partition(";")
+        key, _, value = params.partition("=")
+        try:
+            weights[name.strip().lower()] = float(value) if key.strip().lower() == "q" else 1.0
+        except ValueError:
+            weights[name.strip().lower()] = 0.0
+    named = next((weights[n] for n in ("gzip", "x-gzip", "*") if n in weights), 0.0)
+    return named > 0
 
 
 def content_coding_read(play: Play) -> Judged:

@@ -168,3 +168,8 @@ def test_a_client_that_accepts_no_coding_and_gets_none_passes_one_that_cannot_re
     unread = judges.content_coding_read(_play("sgr-agent-core", coded, code=1))
     assert unread.status is Status.FAILED and "in gzip" in unread.message
     assert judges.content_coding_read(_play("sgr-agent-core", code=1)).status is Status.NOT_VERIFIED
+    refused = _seen(1, 100.0, "listModels", 200, method="GET", answer={"data": []})
+    refused.stub, refused.request_headers = "gzip", {"accept-encoding": "br, gzip;q=0"}
+    assert judges.content_coding_read(_play("sgr-agent-core", refused)).status is Status.PASSED  # gzip refused
+    plain.request_headers = {"accept-encoding": "gzip"}  # accepted, yet sent plain: the mock's fault, no verdict
+    assert judges.content_coding_read(_play("sgr-agent-core", plain)).status is Status.NOT_VERIFIED
