@@ -47,6 +47,7 @@ import jsonschema_rs
 from aiohttp import ClientConnectionResetError, web
 
 from .api import Call, ProtocolApi
+from .encoding import accepts, encode
 from .errors import ApiError
 from .fixtures import FixtureError
 from .hooks import STUBBED
@@ -125,6 +126,8 @@ class Answer:
     invalid: bool = False
     raw: bytes | None = None
     """``body_base64``: bytes sent as they are."""
+    encoding: str | None = None
+    """A content coding for the body, used when the request accepts it (``encoding.accepts``)."""
 
 
 class Stub:
@@ -180,12 +183,20 @@ class Stub:
             return await self._stream(call, spec, spec.frames)
         content_type = spec.content_type or "application/json"
         headers = {"Content-Type": content_type, **spec.headers}
-        if spec.raw is not None:
-            return web.Response(body=spec.raw, status=spec.status, headers=headers)
-        if not spec.has_body:  # no body: no type unless the stub gave one (an empty body is no JSON)
+        if (
+            not spec.has_body and spec.raw is None
+        ):  # no body: no type unless the stub gave one (an empty body is no JSON)
             typed = {"Content-Type": spec.content_type} if spec.content_type else {}
             return web.Response(status=spec.status, headers={**typed, **spec.headers})
-        data = spec.body.encode() if isinstance(spec.body, str) and not _is_json(content_type) else dumps(spec.body)
+        if spec.raw is not None:
+            data = spec.raw
+        else:
+            data = spec.body.encode() if isinstance(spec.body, str) and not _is_json(content_type) else dumps(spec.body)
+        if spec.encoding is not None:
+            # the coding only for a client that accepted it; Vary tells a cache the answer depends on it
+            headers["Vary"] = "Accept-Encoding"
+            if accepts(call.request.headers.get("Accept-Encoding"), spec.encoding):
+                data, headers["Content-Encoding"] = encode(data, spec.encoding), spec.encoding
         return web.Response(body=data, status=spec.status, headers=headers)
 
     async def _stream(self, call: Call, spec: Answer, frames: tuple[Frame, ...]) -> web.StreamResponse:
@@ -281,6 +292,9 @@ def _parse_answer(where: str, raw: Mapping[str, Any], api: ProtocolApi, operatio
     headers = {str(k): str(v) for k, v in (raw.get("headers") or {}).items()}
     invalid = bool(raw.get("invalid", False))
     delay = float(raw.get("delay", 0.0))
+    encoding = raw.get("encoding")
+    if encoding is not None and not ("body" in raw or "body_base64" in raw):
+        raise StubError(f"{where}.encoding: only a body (body or body_base64) is sent in a content coding")
     if "error" in raw:
         error = ApiError(raw["error"]["status"], raw["error"].get("message"))
         answer = Answer(error.status, headers, error=error, delay=delay, invalid=invalid)
@@ -315,9 +329,11 @@ def _parse_answer(where: str, raw: Mapping[str, Any], api: ProtocolApi, operatio
             raise StubError(f"{where}.body_base64: not base64") from None
         if not invalid:
             _check_answer(where, api, operation_id, status, content_type, None, None)
-        return Answer(status, headers, content_type, delay=delay, invalid=invalid, raw=data)
+        return Answer(status, headers, content_type, delay=delay, invalid=invalid, raw=data, encoding=encoding)
     has_body = "body" in raw
-    answer = Answer(status, headers, content_type, raw.get("body"), has_body, delay=delay, invalid=invalid)
+    answer = Answer(
+        status, headers, content_type, raw.get("body"), has_body, delay=delay, invalid=invalid, encoding=encoding
+    )
     if not invalid:
         _check_answer(where, api, operation_id, status, content_type, raw.get("body") if has_body else None, None)
     return answer

@@ -22,7 +22,7 @@ from conformance.run.depth import DEPTHS
 from conformance.run.events import EventHandler
 from conformance.run.options import RunOptions
 from conformance.run.shards import Shard
-from conformance.settings import config
+from conformance.settings import arguments, config
 from conformance.settings.usage import UsageError, check_report_dir
 from conformance.verdicts import baseline
 from conformance.verdicts.requirements import Level
@@ -52,10 +52,8 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
-    run.add_argument(
-        "--protocol", choices=[*sorted(PROTOCOLS), "all"], help="required unless the config or environment names one"
-    )
-    run.add_argument("--config", type=Path, metavar="FILE", help="default ./conformance.toml, else pyproject.toml")
+    arguments.add_protocol(run)
+    arguments.add_config(run)
     run.add_argument(
         "--base-url",
         default=None,
@@ -64,8 +62,8 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     )
     run.add_argument("--token", help="bearer token (synapse-agent)")
     run.add_argument("--second-token", help="a second user's token, for ownership (403) requirements")
-    run.add_argument("--report-dir", type=Path, help="default reports/<protocol>-<timestamp>/")
-    run.add_argument("--seed", type=int, help="default 0")
+    arguments.add_report_dir(run, "reports/<protocol>-<timestamp>/")
+    arguments.add_seed(run)
     run.add_argument(
         "--depth",
         choices=list(DEPTHS),
@@ -140,12 +138,7 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     run.add_argument(
         "--events", type=Path, metavar="FILE", help="write every run event as a JSON line (schema: events.schema.json)"
     )
-    run.add_argument(
-        "--expected-failures",
-        type=Path,
-        metavar="FILE",
-        help="YAML baseline of known failures: listed ones do not fail the run, listed ones that pass do (stale)",
-    )
+    arguments.add_expected_failures(run)
     joined = sub.add_parser("merge", help="merge the reports of a campaign's shards (--shard K/N) into one run's")
     joined.add_argument("reports", type=Path, nargs="+", metavar="DIR", help="each shard's --report-dir")
     joined.add_argument(

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from urllib.parse import urljoin, urlsplit
 
 from specs.documents import load
 from specs.schemas import SchemaSet
@@ -197,6 +198,87 @@ def cut_stream_not_complete(play: Play) -> Judged:
     return passed(f"{play.ended} after the cut stream", cut[0])
 
 
+def _target(play: Play, moved: Seen) -> str | None:
+    """The path and query a redirect's Location names, resolved against the request (RFC 9110
+    §10.2.2: a relative reference is relative to the target URI); None: no Location, or another origin."""
+    location = moved.response_headers.get("location")
+    if not location:
+        return None
+    query = "&".join(f"{k}={v}" for k, v in moved.query)
+    url = urlsplit(urljoin(f"{play.origin}{moved.path}" + (f"?{query}" if query else ""), location))
+    if f"{url.scheme}://{url.netloc}" != play.origin:
+        return None
+    return url.path + (f"?{url.query}" if url.query else "")
+
+
+def _path_qs(seen: Seen) -> str:
+    query = "&".join(f"{k}={v}" for k, v in seen.query)
+    return seen.path + (f"?{query}" if query else "")
+
+
+def redirect_handled(play: Play) -> Judged:
+    """CLIENT-008: each 307/308 followed to its Location with the same method and body, or the client
+    gave up; never an exit 0 that took the redirect for the answer."""
+    moved = [e for e in play.exchanges if e.status in (307, 308)]
+    if not moved:
+        return not_verified(f"no request was answered 307 or 308 ({play.ended})")
+    followed = 0
+    for answer in moved:
+        target = _target(play, answer)
+        follow = next((e for e in play.exchanges[answer.number :] if _path_qs(e) == target), None)
+        if follow is None:
+            if play.exit_code == 0:
+                return failed(f"the client exited 0 without requesting the Location of {answer.label}", answer)
+            if play.exit_code is None:
+                return failed(f"{play.ended} after {answer.label}, neither following it nor giving up", answer)
+            continue  # it did not follow the redirect, and said so: a client may decline one
+        if follow.method != answer.method:
+            return failed(f"{follow.label} followed {answer.label} with another method", answer, follow)
+        if answer.body_kept and follow.body_kept and follow.request_body != answer.request_body:
+            return failed(f"{follow.label} followed {answer.label} without its body", answer, follow)
+        followed += 1
+    if not followed:
+        return passed(f"{len(moved)} redirect(s) not followed, and {play.ended}", moved[0])
+    return _task_failed(play, "read the answer at the Location") or passed(
+        f"{followed} redirect(s) followed to the Location with the same method", moved[0]
+    )
+
+
+def _accepts_gzip(seen: Seen) -> bool:
+    """Whether the request's Accept-Encoding names gzip (or x-gzip, or *) with a weight above 0
+    (RFC 9110 §12.5.3): a sanity check of the mock, which encodes only then."""
+    weights: dict[str, float] = {}
+    for item in seen.request_headers.get("accept-encoding", "").split(","):
+        name, _, params = item.partition(";")
+        key, _, value = params.partition("=")
+        try:
+            weights[name.strip().lower()] = float(value) if key.strip().lower() == "q" else 1.0
+        except ValueError:
+            weights[name.strip().lower()] = 0.0
+    named = next((weights[n] for n in ("gzip", "x-gzip", "*") if n in weights), 0.0)
+    return named > 0
+
+
+def content_coding_read(play: Play) -> Judged:
+    """CLIENT-009: a client that accepted gzip read the gzip answer and completed its task."""
+    coded = [e for e in play.exchanges if e.stub and e.response_headers.get("content-encoding")]
+    offered = [e for e in play.exchanges if e.stub and 200 <= e.status < 300]
+    if not offered:
+        return not_verified(f"the client never received the answer that may be encoded ({play.ended})")
+    if not coded:
+        if any(_accepts_gzip(e) for e in offered):  # the mock breaks its own rule: not the client's fault
+            return not_verified("the client accepted gzip, yet the answer was not encoded")
+        return _task_failed(play, "read the answer") or passed(
+            "the client accepted no content coding, was sent none, and completed its task", offered[0]
+        )
+    first = coded[0]
+    return _task_failed(play, f"read an answer in {first.response_headers['content-encoding']}") or passed(
+        f"the client read {len(coded)} answer(s) in {first.response_headers['content-encoding']} and completed "
+        "its task",
+        first,
+    )
+
+
 def _task_failed(play: Play, what: str) -> Judged | None:
     if play.succeeded:
         return None
@@ -339,6 +421,8 @@ GENERIC: dict[str, Judge] = {
     "005": unauthorized_not_looped,
     "006": cut_stream_not_complete,
     "007": unknown_events_ignored,
+    "008": redirect_handled,
+    "009": content_coding_read,
 }
 FLOWS: dict[tuple[str, str], Judge] = {
     ("agent-protocol", "010"): ap_pages_walked,

@@ -62,8 +62,16 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 
 def environment(scenario: Scenario, base_url: str) -> dict[str, str]:
     """What the client's command is given: the URL the document's paths are appended to (the
-    server path included), the scenario's name, and for synapse-agent two users' tokens."""
-    env = {"CONFORMANCE_BASE_URL": base_url, "CONFORMANCE_SCENARIO": scenario.name, **scenario.env}
+    server path included), the protocol and the scenario's name, and for synapse-agent two users'
+    tokens."""
+    env = {
+        "CONFORMANCE_BASE_URL": base_url,
+        # not CONFORMANCE_PROTOCOL: that one is the config's, and would start the kit's pytest
+        # plugin in a client whose command is a pytest session
+        "CONFORMANCE_SCENARIO_PROTOCOL": scenario.protocol,
+        "CONFORMANCE_SCENARIO": scenario.name,
+        **scenario.env,
+    }
     if scenario.protocol == "synapse-agent":
         env["CONFORMANCE_TOKEN"] = scenario.token or TOKENS[0]
         env["CONFORMANCE_SECOND_TOKEN"] = TOKENS[1]

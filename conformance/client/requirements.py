@@ -21,6 +21,18 @@ RFC9110_401 = (
     "RFC 9110 §15.5.2: 'If the request included authentication credentials, then the 401 response indicates "
     "that authorization has been refused for those credentials.'"
 )
+RFC9110_REDIRECT = (
+    "RFC 9110 §15.4.8: 'The 307 (Temporary Redirect) status code indicates that the target resource resides "
+    "temporarily under a different URI and the user agent MUST NOT change the request method if it performs an "
+    "automatic redirection to that URI.'; §15.4.9: 308 'is similar to 301 (Moved Permanently) ..., except that "
+    "it does not allow changing the request method from POST to GET.'"
+)
+RFC9110_CONTENT_ENCODING = (
+    'RFC 9110 §8.4: \'The "Content-Encoding" header field indicates what content codings have been applied to '
+    "the representation, beyond those inherent in the media type, and thus what decoding mechanisms have to be "
+    "applied in order to obtain data in the media type referenced by the Content-Type header field.'; §12.5.3: "
+    "Accept-Encoding is how the user agent says which content codings are acceptable in the response"
+)
 
 # (number, level, authority, statement, reference); {document} is the protocol's document
 _GENERIC = (
@@ -55,6 +67,22 @@ _GENERIC = (
         "The client does not retry a request refused 401 with the same credentials in a loop (at most one "
         "retry), and reports the failure by its exit status",
         RFC9110_401,
+    ),
+    (
+        "008",
+        Level.MUST,
+        Authority.DOCUMENT,
+        "A 307 or 308 answer is either followed, to its Location with the same method (and body), and the task "
+        "completed there, or reported as a failure by the exit status: it is never taken as the answer",
+        RFC9110_REDIRECT,
+    ),
+    (
+        "009",
+        Level.MUST,
+        Authority.DOCUMENT,
+        "A client that accepts a content coding (Accept-Encoding: gzip) reads an answer sent in it by undoing the "
+        "coding its Content-Encoding names, and completes its task; one that accepts none is sent none",
+        RFC9110_CONTENT_ENCODING,
     ),
 )
 

@@ -60,6 +60,42 @@ def _answer(protocol: str, operation: str, body: Any, status: int = 200) -> dict
     }
 
 
+def _redirect(protocol: str, operation: str, location: str, status: int = 307) -> dict[str, Any]:
+    # invalid: no document lists a 307/308, yet any server or proxy in front of one may send it
+    # (RFC 9110 §15.4); once, so that the Location, the same operation, is answered as usual
+    stub = {
+        "id": f"redirect-{status}",
+        "request": {"protocol": protocol, "operation": operation},
+        "times": 1,
+        "response": {"status": status, "headers": {"Location": location}, "invalid": True},
+    }
+    return {"stubs": [stub]}
+
+
+def _gzip(protocol: str, operation: str, body: Any) -> dict[str, Any]:
+    """The operation's answer in gzip to a client whose Accept-Encoding accepts it, as it is otherwise."""
+    stub = {
+        "id": "gzip",
+        "request": {"protocol": protocol, "operation": operation},
+        "response": {"status": 200, "body": body, "encoding": "gzip"},
+    }
+    return {"stubs": [stub]}
+
+
+_AP_LIST = {
+    "tasks": [{k: v for k, v in _AP_TASK.items() if not k.startswith("x_")}],
+    "pagination": {"total_items": 1, "total_pages": 1, "current_page": 1, "page_size": 10},
+}
+_SYN_PROFILE = {"ownerId": "3350396", "userName": "alice", "displayName": "Alice", "emails": ["alice@example.org"]}
+_SGR_MODELS = {
+    "object": "list",
+    "data": [{"id": "sgr_agent", "object": "model", "created": 1737979200, "owned_by": "sgr-agent-core"}],
+}
+_NS_FUNCTION = {"function": {"description": "I greet whoever says hello."}}
+_REDIRECT_TASK = " (the mock answers it 307 first: follow the Location, or give up and exit non-zero)"
+_GZIP_MOCK = "answers it gzip-encoded (Content-Encoding: gzip) when the request's Accept-Encoding accepts gzip"
+
+
 def _chunk(content: str | None, **extra: Any) -> dict[str, Any]:
     """One chat.completion.chunk of SGR's stream: content, or None for the closing one."""
     delta = {"role": "assistant", "content": content} if content is not None else {}
@@ -180,6 +216,23 @@ SCENARIOS: tuple[Scenario, ...] = (
         stubs=_answer("agent-protocol", "createAgentTask", _AP_TASK),
     ),
     Scenario(
+        "redirect",
+        "agent-protocol",
+        "answers the first GET /ap/v1/agent/tasks 307 with Location: /ap/v1/agent/tasks?current_page=1&page_size=10, "
+        "then as usual",
+        "list every task (GET /ap/v1/agent/tasks, every page) and exit 0" + _REDIRECT_TASK,
+        ("008",),
+        stubs=_redirect("agent-protocol", "listAgentTasks", "/ap/v1/agent/tasks?current_page=1&page_size=10"),
+    ),
+    Scenario(
+        "gzip",
+        "agent-protocol",
+        "holds one task; GET /ap/v1/agent/tasks " + _GZIP_MOCK,
+        "list every task (GET /ap/v1/agent/tasks, every page) and exit 0",
+        ("009",),
+        stubs=_gzip("agent-protocol", "listAgentTasks", _AP_LIST),
+    ),
+    Scenario(
         "list-pages",
         "synapse-agent",
         "holds 23 sessions of the first user, listed 10 a page with a nextPageToken",
@@ -231,6 +284,22 @@ SCENARIOS: tuple[Scenario, ...] = (
         "create a session (PUBLICLY_ACCESSIBLE), print its sessionId and exit 0",
         ("004",),
         stubs=_answer("synapse-agent", "createAgentSession", _SYN_SESSION, 201),
+    ),
+    Scenario(
+        "redirect",
+        "synapse-agent",
+        "answers the first GET /userProfile 307 with Location: /repo/v1/userProfile, then as usual",
+        "read CONFORMANCE_TOKEN's user profile (GET /userProfile), print its userName and exit 0" + _REDIRECT_TASK,
+        ("008",),
+        stubs=_redirect("synapse-agent", "getMyOwnUserProfile", "/repo/v1/userProfile"),
+    ),
+    Scenario(
+        "gzip",
+        "synapse-agent",
+        "GET /userProfile " + _GZIP_MOCK,
+        "read CONFORMANCE_TOKEN's user profile (GET /userProfile), print its userName and exit 0",
+        ("009",),
+        stubs=_gzip("synapse-agent", "getMyOwnUserProfile", _SYN_PROFILE),
     ),
     Scenario(
         "clarification",
@@ -297,6 +366,31 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "redirect",
+        "sgr-agent-core",
+        "answers the first GET /v1/models 307 with Location: /v1/models, then as usual",
+        "list the models (GET /v1/models), print their ids and exit 0" + _REDIRECT_TASK,
+        ("008",),
+        stubs=_redirect("sgr-agent-core", "listModels", "/v1/models"),
+    ),
+    Scenario(
+        "gzip",
+        "sgr-agent-core",
+        "GET /v1/models " + _GZIP_MOCK,
+        "list the models (GET /v1/models), print their ids and exit 0",
+        ("009",),
+        stubs=_gzip("sgr-agent-core", "listModels", _SGR_MODELS),
+    ),
+    Scenario(
+        "redirect-post",
+        "sgr-agent-core",
+        "answers the first POST /v1/chat/completions 308 with Location: /v1/chat/completions, then as usual",
+        'ask model sgr_agent "hello", print the answer and exit 0 (the mock answers the POST 308 first: send it '
+        "again, the same method and body, to the Location, or give up and exit non-zero)",
+        ("008",),
+        stubs=_redirect("sgr-agent-core", "createChatCompletion", "/v1/chat/completions", 308),
+    ),
+    Scenario(
         "continue-conversation",
         "neuro-san",
         "serves hello_world, whose last AGENT_FRAMEWORK message carries the chat_context of the conversation",
@@ -343,6 +437,24 @@ SCENARIOS: tuple[Scenario, ...] = (
                 {"type": "AGENT_FRAMEWORK", "text": "Hello.", "chat_context": _NS_CONTEXT, "x_conformance_unknown": 2},
             ]
         ),
+    ),
+    Scenario(
+        "redirect",
+        "neuro-san",
+        "answers the first GET /api/v1/hello_world/function 307 with Location: /api/v1/hello_world/function, then "
+        "as usual",
+        "read hello_world's function (GET /api/v1/hello_world/function), print its description and exit 0"
+        + _REDIRECT_TASK,
+        ("008",),
+        stubs=_redirect("neuro-san", "AgentService_Function", "/api/v1/hello_world/function"),
+    ),
+    Scenario(
+        "gzip",
+        "neuro-san",
+        "GET /api/v1/hello_world/function " + _GZIP_MOCK,
+        "read hello_world's function (GET /api/v1/hello_world/function), print its description and exit 0",
+        ("009",),
+        stubs=_gzip("neuro-san", "AgentService_Function", _NS_FUNCTION),
     ),
 )
 

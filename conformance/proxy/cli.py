@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from specs.documents import PROTOCOLS
 from specs.serving import LoopUnavailable, add_loop_argument, stop_on_signals
 
+from ..settings import arguments as options
 from ..verdicts.requirements import Level
 from ..verdicts.results import Status
 
@@ -30,7 +31,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--upstream", required=True, help="the server's root URL; requests keep their paths")
     p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback only)")
     p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--report-dir", type=Path, help="default reports/proxy-<protocol>-<timestamp>/")
+    options.add_report_dir(p, "reports/proxy-<protocol>-<timestamp>/")
     p.add_argument(
         "--errors", action="store_true", help="name violated requirements in an X-Conformance-Violations answer header"
     )
@@ -52,12 +53,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--only", action="append", metavar="ID_PREFIX", help="report only these requirements")
     p.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
     p.add_argument("--level", choices=[lv.value for lv in Level], default="may", help="report this level and stricter")
-    p.add_argument(
-        "--expected-failures",
-        type=Path,
-        metavar="FILE",
-        help="YAML baseline of known failures, as for run: listed ones do not fail, listed ones that pass do",
-    )
+    options.add_expected_failures(p)
     p.add_argument(
         "--har", type=Path, metavar="FILE", help="write the traffic as HAR 1.2 with the reports (last 1,000 exchanges)"
     )

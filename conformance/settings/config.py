@@ -178,6 +178,8 @@ KEYS = {
         Key("client-command", "client_command", _command, ()),
         Key("client-scenario", "client_scenario", _words, ()),
         Key("client-timeout", "client_timeout_s", _seconds, 30.0),
+        Key("client-report-dir", "client_report_dir", _text, path=True),
+        Key("client-expected-failures", "client_expected_failures", _text, path=True),
     )
 }
 FIELDS = {k.field: k for k in KEYS.values()}
@@ -362,6 +364,15 @@ class Invocation:
         check_jobs(jobs)
         return jobs
 
+    def folder(self, protocol: str, field_name: str, several: bool) -> Path | None:
+        """A report folder given for ``protocol``: a shared one gets a folder per protocol when several
+        run; a protocol's own (its table's) is used as it is. None when nothing gave one."""
+        report = self.lookup(protocol, field_name)
+        if report is None:
+            return None
+        own = report[1].endswith(f"[{protocol}]")
+        return Path(report[0]) / protocol if several and not own else Path(report[0])
+
     def options(
         self, protocol: str, *, several: bool = False, baselines: dict[str, tuple[Entry, ...]] | None = None
     ) -> RunOptions:
@@ -371,12 +382,7 @@ class Invocation:
         max_examples = value("max_examples")
         budget = value("budget_s")
         explicit_depth = self.lookup(protocol, "depth") is not None
-        report = self.lookup(protocol, "report_dir")
-        report_dir = None
-        if report is not None:
-            # a shared --report-dir gets one folder per protocol when several run; a protocol's own is used as it is
-            own = report[1].endswith(f"[{protocol}]")
-            report_dir = Path(report[0]) / protocol if several and not own else Path(report[0])
+        report_dir = self.folder(protocol, "report_dir", several)
         base = self.lookup(protocol, "base_url")
         base_url = "" if base is None else str(base[0])
         if base is not None and several and not base[1].endswith(f"[{protocol}]"):

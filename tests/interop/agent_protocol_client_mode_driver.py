@@ -33,7 +33,7 @@ async def main(base: str, scenario: str) -> int:
     async with apc.ApiClient(apc.Configuration(host=base)) as client:
         api = apc.AgentApi(client)
         try:
-            if scenario in ("list-pages", "flaky-pages"):
+            if scenario in ("list-pages", "flaky-pages", "redirect", "gzip"):
                 print(len(await list_every_task(api)))
             else:
                 task = await api.create_agent_task(task_request_body=apc.TaskRequestBody(input="hello"))

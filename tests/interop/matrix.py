@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from conformance.client.scenarios import scenarios
 from conformance.run.suites import suite
 from conformance.verdicts.requirements import Authority
 from specs.documents import PROTOCOLS
@@ -52,12 +53,37 @@ SERVERS = (
         "interop-sgr-agent-core.md",
     ),
 )
+
+
+@dataclass(frozen=True)
+class Client:
+    name: str
+    version: str
+    protocol: str
+    snapshot: str
+    """The dict of test_client_mode holding its verdicts by scenario; ``<snapshot>_NOT_RUN``, when
+    there, names the scenarios its driver does not attempt and why."""
+    document: str
+    """Where its verdicts are checked by hand (docs/)."""
+
+
 CLIENTS = (
-    # (name, version, protocol, the dict of test_client_mode holding its verdicts by scenario)
-    ("openai", "openai 2.x", "sgr-agent-core", "OPENAI"),
-    ("synapseclient", "synapseclient 4.14.0", "synapse-agent", "SYNAPSECLIENT"),
-    ("agent-protocol-client", "agent-protocol-client 1.1.0", "agent-protocol", "AP_CLIENT"),
-    ("neuro-san", "neuro-san 0.7.15 (HttpServiceAgentSession)", "neuro-san", "NEURO_SAN"),
+    Client("openai", "openai 2.x", "sgr-agent-core", "OPENAI", "client.md#real-clients-judged"),
+    Client("synapseclient", "synapseclient 4.14.0", "synapse-agent", "SYNAPSECLIENT", "client.md#real-clients-judged"),
+    Client(
+        "agent-protocol-client",
+        "agent-protocol-client 1.1.0",
+        "agent-protocol",
+        "AP_CLIENT",
+        "interop-agent-protocol-client.md",
+    ),
+    Client(
+        "neuro-san",
+        "neuro-san 0.7.15 (HttpServiceAgentSession)",
+        "neuro-san",
+        "NEURO_SAN",
+        "interop-neuro-san.md#the-client-judged-by-agent-conformance-client",
+    ),
 )
 NOT_YET = (
     "the Agent Protocol JavaScript SDK (npm `agent-protocol`) and AutoGPT Forge (`autogpt-forge`) "
@@ -118,16 +144,37 @@ def render() -> str:
             lines.append(f"| {req.id} | {level} | {cells} |")
         failed = [sum(v.startswith("**FAIL") for v in snap.values()) for snap in snapshots]
         lines += ["", "Failed: " + ", ".join(f"{s.name} {n}" for s, n in zip(mine, failed, strict=True)) + "."]
-    lines += ["", "## Clients", "", "The client mode (docs/client.md): each scenario run with the client's driver.", ""]
+    lines += [
+        "",
+        "## Clients",
+        "",
+        "The client mode (docs/client.md): each scenario of the protocol run with the client's driver",
+        "(tests/interop/test_client_mode.py); a scenario the driver does not attempt is named, with why.",
+        "",
+    ]
     module = _interop("test_client_mode")
     lines.append("| client | scenario | requirement | verdict |")
     lines.append("|---|---|---|---|")
-    for _name, version, protocol, attribute in CLIENTS:
-        for scenario, verdicts in sorted(getattr(module, attribute).items()):
-            for rid, status in sorted(verdicts.items()):
-                word = "**FAIL**" if status.value == "failed" else "pass" if status.value == "passed" else status.value
-                lines.append(f"| {version} ({protocol}) | {scenario} | {rid} | {word} |")
+    failed: list[str] = []
+    for client in CLIENTS:
+        label = f"[{client.version}]({client.document}) ({client.protocol})"
+        snapshot = getattr(module, client.snapshot)
+        not_run = getattr(module, f"{client.snapshot}_NOT_RUN", {})
+        count = 0
+        for scenario in sorted(s.name for s in scenarios(client.protocol)):
+            if scenario in not_run:
+                lines.append(f"| {label} | {scenario} | - | not run: {not_run[scenario]} |")
+                continue
+            for rid, status in sorted(snapshot.get(scenario, {}).items()):
+                word = _CLIENT_WORDS.get(status.value, status.value)
+                count += word == "**FAIL**"
+                lines.append(f"| {label} | {scenario} | {rid} | {word} |")
+        failed.append(f"{client.name} {count}")
+    lines += ["", "Failed (requirement verdicts, scenario by scenario): " + ", ".join(failed) + "."]
     return "\n".join(lines) + "\n"
+
+
+_CLIENT_WORDS = {"failed": "**FAIL**", "passed": "pass"}
 
 
 def main(argv: list[str] | None = None) -> int:

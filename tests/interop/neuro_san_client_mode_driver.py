@@ -34,6 +34,9 @@ def main(base: str, scenario: str) -> int:
     )
     processor = StreamingInputProcessor(session=session)
     try:
+        if scenario in ("redirect", "gzip"):  # a read: the agent's function description
+            print(session.function({})["function"]["description"])
+            return 0
         if scenario == "continue-conversation":
             state = turn(processor, turn(processor, {}, "hi, I am Ann"), "what is my name?")
         else:

@@ -30,7 +30,9 @@ def main() -> int:
     scenario = os.environ["CONFORMANCE_SCENARIO"]
     try:
         with openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=3, timeout=10) as client:
-            if scenario == "clarification":
+            if scenario in ("redirect", "gzip"):
+                text = " ".join(model.id for model in client.models.list())
+            elif scenario == "clarification":
                 text, agent = _ask(client, "owl_expert", "tell me about owls")
                 state = httpx.get(f"{base}/agents/{agent}/state", timeout=10).json()
                 if state.get("state") == "waiting_for_clarification":  # the documented way back: its id as model

@@ -41,6 +41,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         try:
             syn = login(home)
+            if scenario in ("redirect", "gzip"):  # login read the profile (GET /userProfile)
+                print(syn.restGET("/userProfile")["userName"])  # its REST helper, as an application reads it
+                return 0
             session = AgentSession().start(synapse_client=syn)
             if scenario == "job-poll":
                 print(session.prompt(prompt="hello", synapse_client=syn).response)

@@ -27,3 +27,12 @@ def test_a_changed_snapshot_changes_the_page() -> None:
         patch.setattr(sdk, "FAILED", sdk.FAILED | {"AP-ERR-001"})
         after = matrix.render()
     assert "| AP-ERR-001 | must | pass |" in before and "| AP-ERR-001 | must | **FAIL** |" in after
+
+
+def test_every_client_has_every_scenario_of_its_protocol_judged_or_named_not_run() -> None:
+    from conformance.client.scenarios import scenarios
+
+    module = matrix._interop("test_client_mode")
+    for client in matrix.CLIENTS:
+        covered = set(getattr(module, client.snapshot)) | set(getattr(module, f"{client.snapshot}_NOT_RUN", {}))
+        assert covered == {s.name for s in scenarios(client.protocol)}, client.name

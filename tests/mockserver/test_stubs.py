@@ -225,6 +225,28 @@ def test_invalid_true_serves_what_the_document_forbids(stubbed: Any) -> None:
         assert got.status_code == 201 and got.json() == {"task_id": 7}
 
 
+def test_a_gzip_stub_encodes_only_for_a_client_that_accepts_gzip(stubbed: Any) -> None:
+    coded = stub("getAgentTask", {"body": TASK, "encoding": "gzip"}, path={"task_id": "t-9"})
+    with stubbed(coded) as server, httpx.Client(base_url=server.url) as c:
+        for accept in ("gzip", "br, gzip;q=0.5", "*", "x-gzip"):
+            got = c.get("/ap/v1/agent/tasks/t-9", headers={"Accept-Encoding": accept})
+            assert got.headers["Content-Encoding"] == "gzip", accept
+            assert got.json() == TASK and got.headers["Vary"] == "Accept-Encoding"  # httpx undid the coding
+        # RFC 9110 §12.5.3: none named, identity only, or gzip refused (q=0): the body as it is
+        for accept in (None, "identity", "gzip;q=0", "br", "*;q=0"):
+            headers = {"Accept-Encoding": accept} if accept is not None else {}
+            # a bare Request carries no client defaults: no Accept-Encoding unless given
+            got = c.send(httpx.Request("GET", f"{server.url}/ap/v1/agent/tasks/t-9", headers=headers))
+            assert "Content-Encoding" not in got.headers, accept
+            assert json.loads(got.content) == TASK
+
+
+def test_an_encoding_without_a_body_is_refused() -> None:
+    bad = stub("getAgentTask", {"status": 404, "invalid": True, "encoding": "gzip"})
+    with pytest.raises(StubError, match=re.escape("stubs[0].response.encoding: only a body")):
+        create_app(MockConfig(stubs={"stubs": [bad]}))
+
+
 def test_an_answer_without_a_body_has_no_type_unless_the_stub_gives_one(stubbed: Any) -> None:
     bare = stub("getAgentTask", {"status": 200, "invalid": True}, path={"task_id": "bare"})
     typed = stub("getAgentTask", {"status": 200, "invalid": True, "content_type": "text/plain"}, path={"task_id": "t"})

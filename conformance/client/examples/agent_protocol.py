@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from .calls import GaveUp, call, entry, patient
+from .calls import call, entry, expect, fields, patient
 
 BREAKS = ("ignore-retry-after", "flood", "first-page-only", "past-the-end", "strict-fields", "bad-body")
 TASKS = "/ap/v1/agent/tasks"
@@ -14,11 +14,10 @@ TASKS = "/ap/v1/agent/tasks"
 def list_pages(broken: str | None) -> None:
     page, total = 1, 1
     while page <= total:
-        answer = patient("GET", f"{TASKS}?current_page={page}&page_size=10", broken=broken)
-        if answer.status != 200:
-            raise GaveUp(f"listing page {page}: {answer.status}")
-        total = answer.json()["pagination"]["total_pages"]
-        print(f"page {page}: {len(answer.json()['tasks'])} tasks")
+        answer = expect(patient("GET", f"{TASKS}?current_page={page}&page_size=10", broken=broken), f"page {page}")
+        listed = fields(answer)
+        total = listed.get("pagination", {}).get("total_pages", 0)
+        print(f"page {page}: {len(listed.get('tasks', []))} tasks")
         if broken == "first-page-only":
             return
         page += 1
@@ -28,10 +27,7 @@ def list_pages(broken: str | None) -> None:
 
 def create(broken: str | None) -> None:
     body = {"input": 42} if broken == "bad-body" else {"input": "hello"}
-    answer = patient("POST", TASKS, body, broken=broken)
-    if answer.status != 200:
-        raise GaveUp(f"creating a task: {answer.status}")
-    task = answer.json()
+    task = fields(expect(patient("POST", TASKS, body, broken=broken), "creating a task"))
     if broken == "strict-fields":
         unknown = set(task) - {"task_id", "input", "additional_input", "artifacts"}
         if unknown:
@@ -46,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         "retry-after": create,
         "busy": create,
         "unknown-fields": create,
+        "redirect": list_pages,
+        "gzip": list_pages,
     }
     return entry("agent_protocol", tasks, BREAKS, argv)
 

@@ -102,6 +102,21 @@ BROKEN: tuple[BrokenClient, ...] = (
         ("NS-CLIENT-002", "NS-CLIENT-003"),
         "retries a 503 at once and without end (the scenario's bound ends it)",
     ),
+    _b("agent-protocol", "redirect", "ignore-redirect", ("AP-CLIENT-008",), "takes a 307 for an empty answer"),
+    _b("agent-protocol", "gzip", "gzip-undecoded", ("AP-CLIENT-009",), "accepts gzip, reads the bytes undecoded"),
+    _b("synapse-agent", "redirect", "ignore-redirect", ("SYN-CLIENT-008",), "takes a 307 for an empty answer"),
+    _b("synapse-agent", "gzip", "gzip-undecoded", ("SYN-CLIENT-009",), "accepts gzip, reads the bytes undecoded"),
+    _b("sgr-agent-core", "redirect", "ignore-redirect", ("SGR-CLIENT-008",), "takes a 307 for an empty answer"),
+    _b(
+        "sgr-agent-core",
+        "redirect-post",
+        "redirect-as-get",
+        ("SGR-CLIENT-001", "SGR-CLIENT-008"),
+        "follows a 308 with a GET and no body (a GET the document has no operation for)",
+    ),
+    _b("sgr-agent-core", "gzip", "gzip-undecoded", ("SGR-CLIENT-009",), "accepts gzip, reads the bytes undecoded"),
+    _b("neuro-san", "redirect", "ignore-redirect", ("NS-CLIENT-008",), "takes a 307 for an empty answer"),
+    _b("neuro-san", "gzip", "gzip-undecoded", ("NS-CLIENT-009",), "accepts gzip, reads the bytes undecoded"),
 )
 
 MISBEHAVING: tuple[BrokenClient, ...] = (

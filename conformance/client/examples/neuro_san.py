@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import http.client
 import json
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .calls import Answer, GaveUp, entry, patient
+from .calls import Answer, GaveUp, entry, expect, fields, patient
 
 BREAKS = ("ignore-retry-after", "flood", "take-cut-as-complete", "forget-context", "strict-fields", "bad-body")
 CHAT = "/api/v1/hello_world/streaming_chat"
@@ -25,8 +24,7 @@ class Reply:
 def _read(answer: Answer, broken: str | None) -> Reply:
     """The answer is the last AGENT_FRAMEWORK message (the document's point 1); a stream without one
     ended before its answer."""
-    if answer.status != 200:
-        raise GaveUp(f"the chat was answered {answer.status}")
+    expect(answer, "the chat")
     final: dict[str, Any] | None = None
     last_text = ""
     for line in answer.body.decode("utf-8", "replace").splitlines():
@@ -54,11 +52,12 @@ def _say(text: str, context: Any, broken: str | None) -> Reply:
         body["user_message"] = text  # the document wants a ChatMessage object
     if context is not None and broken != "forget-context":
         body["chat_context"] = context
-    try:
-        answer = patient("POST", CHAT, body, broken=broken)
-    except http.client.IncompleteRead as exc:  # the connection closed mid-chunk
-        answer = Answer(200, {}, exc.partial)
-    return _read(answer, broken)
+    return _read(patient("POST", CHAT, body, broken=broken), broken)
+
+
+def function(broken: str | None) -> None:
+    read = fields(expect(patient("GET", "/api/v1/hello_world/function", broken=broken), "the function"))
+    print(read.get("function", {}).get("description", ""))
 
 
 def ask(broken: str | None) -> None:
@@ -77,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         "retry-after": ask,
         "busy": ask,
         "unknown-fields": ask,
+        "redirect": function,
+        "gzip": function,
     }
     return entry("neuro_san", tasks, BREAKS, argv)
 

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from .calls import Answer, GaveUp, call, entry, patient
+from .calls import Answer, GaveUp, call, entry, expect, fields, patient
 
 BREAKS = (
     "ignore-retry-after",
@@ -38,9 +38,7 @@ def _session(broken: str | None) -> dict[str, Any]:
             if answer.status != 401:
                 break
             answer = call("POST", "/agent/session", body, _token())
-    if answer.status != 201:
-        raise GaveUp(f"creating a session: {answer.status}")
-    session: dict[str, Any] = answer.json()
+    session = fields(expect(answer, "creating a session", 201))
     if broken == "strict-fields":
         known = {"sessionId", "agentAccessLevel", "startedOn", "startedBy", "modifiedOn", "etag", "agentRegistrationId"}
         if set(session) - known:
@@ -52,13 +50,15 @@ def create_session(broken: str | None) -> None:
     print(_session(broken)["sessionId"])
 
 
+def profile(broken: str | None) -> None:
+    print(fields(expect(patient("GET", "/userProfile", token=_token(), broken=broken), "the profile")).get("userName"))
+
+
 def list_pages(broken: str | None) -> None:
     token: str | None = None
     while True:
         answer = patient("POST", "/agent/sessions/list", {"nextPageToken": token} if token else {}, _token())
-        if answer.status != 200:
-            raise GaveUp(f"listing sessions: {answer.status}")
-        page = answer.json()
+        page = fields(expect(answer, "listing sessions"))
         print(f"{len(page['page'])} sessions")
         token = page.get("nextPageToken")
         if not token or broken == "first-page-only":
@@ -70,9 +70,7 @@ def chat(broken: str | None) -> None:
     started = patient(
         "POST", "/agent/chat/async/start", {"sessionId": session["sessionId"], "chatText": "hello"}, _token()
     )
-    if started.status != 201:
-        raise GaveUp(f"starting the chat: {started.status}")
-    job = started.json()["token"]
+    job = fields(expect(started, "starting the chat", 201))["token"]
     for _ in range(MAX_POLLS if broken != "tight-poll" else 100_000):
         answer = call("GET", f"/agent/chat/async/get/{job}", token=_token())
         if answer.status in (200, 201) or broken == "no-poll":
@@ -93,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         "retry-after": create_session,
         "revoked-token": create_session,
         "unknown-fields": create_session,
+        "redirect": profile,
+        "gzip": profile,
     }
     return entry("synapse_agent", tasks, BREAKS, argv)
 

@@ -126,8 +126,17 @@ def test_conformance_toml_gives_the_command_the_scenarios_and_the_bound(
     assert main(["client", "--report-dir", "c", "--", *AP]) == 0
     results = json.loads((tmp_path / "c" / "results.json").read_text())
     assert [s["name"] for s in results["stats"]["scenarios"]] == ["retry-after", "unknown-fields"]
-    args = argparse.Namespace(protocol=None, scenario=None, timeout=None, seed=None, config=None, client_command=[])
-    given = settings(args, {}, tmp_path)
+    args = argparse.Namespace(
+        protocol=None,
+        scenario=None,
+        timeout=None,
+        seed=None,
+        config=None,
+        client_command=[],
+        report_dir=None,
+        expected_failures=None,
+    )
+    [given] = settings(args, {}, tmp_path)
     assert (given.protocol, given.scenarios, given.timeout_s, given.seed) == ("agent-protocol", ("list-pages",), 20, 0)
     assert given.command == (*AP, "--break", "first-page-only")  # the string split as a shell splits it
 
@@ -138,7 +147,8 @@ def test_conformance_toml_gives_the_command_the_scenarios_and_the_bound(
         ("client-timeout = 0", "client-timeout: must be a number of seconds above 0, at most 3600"),
         ('client-command = ""', "client-command: must be a command: a string or a non-empty list of strings"),
         ("client-command = 'python \"unclosed'", "client-command: must be a command a shell could split"),
-        ('protocol = "all"', "client judges one protocol at a time"),
+        ('protocol = "toy"', "config "),
+        ("client-report-dir = 3", "client-report-dir: must be"),
     ],
 )
 def test_a_wrong_client_key_is_a_usage_error_naming_it(
@@ -149,3 +159,57 @@ def test_a_wrong_client_key_is_a_usage_error_naming_it(
     argv = ["client", "--", *AP] if text.startswith("protocol") else ["client", "--protocol", "agent-protocol"]
     assert main(argv) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_report_folder_and_the_baseline_come_from_the_file_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """client-report-dir and client-expected-failures, relative to the file; the command line wins."""
+    (tmp_path / "known.yaml").write_text(
+        "expected_failures:\n  - {id: AP-CLIENT-010, reason: one page for now}\n", encoding="utf-8"
+    )
+    (tmp_path / "conformance.toml").write_text(
+        'protocol = "agent-protocol"\nclient-scenario = ["list-pages"]\nclient-report-dir = "out"\n'
+        'client-expected-failures = "known.yaml"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    for name in ("CONFORMANCE_CLIENT_SCENARIO", "CONFORMANCE_CLIENT_REPORT_DIR", "CONFORMANCE_PROTOCOL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["client", "--", *AP, "--break", "first-page-only"]) == 0  # the file's baseline expects it
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {r["id"]: (r["baseline"] or {}).get("verdict") for r in results["requirements"]}[
+        "AP-CLIENT-010"
+    ] == "expected"
+    assert main(["client", "--report-dir", "cli", "--", *AP]) == 1  # passing, the listed entry is stale
+    assert (tmp_path / "cli" / "results.json").is_file()
+
+
+def test_protocol_all_plays_each_protocol_with_its_own_command_into_a_folder_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tables = "".join(
+        f"[{protocol}]\nclient-command = {[sys.executable, '-m', module]!r}\n"
+        for protocol, module in sorted(CLIENTS.items())
+        if protocol != "neuro-san"  # one left without a command: left out, and said so
+    )
+    (tmp_path / "conformance.toml").write_text(
+        f'protocol = "all"\nclient-scenario = ["unknown-fields"]\n{tables}', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONFORMANCE_CLIENT_SCENARIO", raising=False)
+    monkeypatch.delenv("CONFORMANCE_PROTOCOL", raising=False)
+    assert main(["client", "--report-dir", "all"]) == 0
+    captured = capsys.readouterr()
+    assert "client neuro-san: left out (no client-command for it)" in captured.err
+    assert "client: PASS over 3 protocols" in captured.out
+    played = {p.parent.name for p in (tmp_path / "all").glob("*/results.json")}
+    assert played == {"agent-protocol", "sgr-agent-core", "synapse-agent"}
+    # one broken command for every protocol: each fails its own, and the exit code is the worst
+    assert main(["client", "--protocol", "all", "--report-dir", "b", "--", *AP, "--break", "strict-fields"]) == 1
+    out = capsys.readouterr().out
+    assert "client agent-protocol: FAIL" in out and "client: FAIL over 4 protocols" in out
+    # a scenario name no protocol has is a usage error; one some lack is played where it exists
+    assert main(["client", "--protocol", "all", "--scenario", "nope", "--", *AP]) == 2
+    assert main(["client", "--protocol", "all", "--scenario", "job-poll", "--list"]) == 0
+    assert "# synapse-agent\njob-poll" in capsys.readouterr().out

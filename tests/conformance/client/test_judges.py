@@ -128,3 +128,48 @@ def test_agent_protocol_page_one_of_an_empty_list_is_the_end_not_past_it() -> No
     assert judges.ap_pages_walked(_play("agent-protocol", page(1, 1, 0))).status is Status.PASSED
     past = judges.ap_pages_walked(_play("agent-protocol", page(1, 1, 1), page(2, 2, 1)))
     assert past.status is Status.FAILED and "page 2 asked for, past the last page (1)" in past.message
+
+
+def test_a_redirect_followed_with_its_method_passes_another_method_or_none_taken_as_answer_fails() -> None:
+    moved = _seen(1, 100.0, "listModels", 307, method="GET", path="/v1/models", headers={"location": "/v1/models"})
+    same = _seen(2, 100.1, "listModels", 200, method="GET", path="/v1/models")
+    other = _seen(2, 100.1, None, 405, method="POST", path="/v1/models")  # type: ignore[arg-type]
+    origin = "http://127.0.0.1:1"
+
+    def judged(*exchanges: Seen, code: int | None = 0) -> judges.Judged:
+        return judges.redirect_handled(Play("sgr-agent-core", "redirect", list(exchanges), code, 5.0, origin=origin))
+
+    assert judged(moved, same).status is Status.PASSED
+    assert judged(moved, other).status is Status.FAILED and "another method" in judged(moved, other).message
+    assert judged(moved).status is Status.FAILED  # exited 0 with the redirect for its answer
+    assert judged(moved, code=1).status is Status.PASSED  # declined to follow, and said so
+    assert judged(moved, code=None).status is Status.FAILED
+    assert judged(same).status is Status.NOT_VERIFIED
+    elsewhere = _seen(1, 100.0, "listModels", 307, method="GET", path="/v1/models", headers={"location": "http://x/"})
+    assert judged(elsewhere).status is Status.FAILED  # another origin is no Location it could follow here
+
+
+def test_a_body_dropped_on_a_307_fails() -> None:
+    moved = _seen(1, 100.0, "listAgentSessions", 307, request={"nextPageToken": "a"}, headers={"location": "/x"})
+    moved.path = "/x"
+    bare = _seen(2, 100.1, "listAgentSessions", 200, request={})
+    bare.path = "/x"
+    verdict = judges.redirect_handled(Play("synapse-agent", "redirect", [moved, bare], 0, 5.0, origin="http://h"))
+    assert verdict.status is Status.FAILED and "without its body" in verdict.message
+
+
+def test_a_client_that_accepts_no_coding_and_gets_none_passes_one_that_cannot_read_gzip_fails() -> None:
+    plain = _seen(1, 100.0, "listModels", 200, method="GET", answer={"data": []})
+    plain.stub = "gzip"
+    assert judges.content_coding_read(_play("sgr-agent-core", plain)).status is Status.PASSED
+    coded = _seen(1, 100.0, "listModels", 200, method="GET", headers={"content-encoding": "gzip"})
+    coded.stub, coded.request_headers = "gzip", {"accept-encoding": "gzip, deflate"}
+    assert judges.content_coding_read(_play("sgr-agent-core", coded)).status is Status.PASSED
+    unread = judges.content_coding_read(_play("sgr-agent-core", coded, code=1))
+    assert unread.status is Status.FAILED and "in gzip" in unread.message
+    assert judges.content_coding_read(_play("sgr-agent-core", code=1)).status is Status.NOT_VERIFIED
+    refused = _seen(1, 100.0, "listModels", 200, method="GET", answer={"data": []})
+    refused.stub, refused.request_headers = "gzip", {"accept-encoding": "br, gzip;q=0"}
+    assert judges.content_coding_read(_play("sgr-agent-core", refused)).status is Status.PASSED  # gzip refused
+    plain.request_headers = {"accept-encoding": "gzip"}  # accepted, yet sent plain: the mock's fault, no verdict
+    assert judges.content_coding_read(_play("sgr-agent-core", plain)).status is Status.NOT_VERIFIED

@@ -11,7 +11,8 @@ from conformance.client.scenarios import scenarios
 from conformance.verdicts.results import Status
 
 ECHO = (
-    "import os, sys; print(os.environ['CONFORMANCE_SCENARIO'], os.environ.get('CONFORMANCE_TOKEN')); "
+    "import os, sys; print(os.environ['CONFORMANCE_SCENARIO'], os.environ.get('CONFORMANCE_TOKEN'), "
+    "os.environ['CONFORMANCE_SCENARIO_PROTOCOL']); "
     "sys.exit(0 if sys.argv[1] == os.environ['CONFORMANCE_BASE_URL'] else 3)"
 )
 
@@ -20,7 +21,7 @@ def test_the_command_gets_the_base_url_with_the_server_path_the_scenario_and_the
     revoked = next(s for s in scenarios("synapse-agent") if s.name == "revoked-token")
     played, verdicts = play(revoked, [sys.executable, "-c", ECHO, "{base_url}"], 10.0)
     assert played.exit_code == 0, played.output  # {base_url} replaced by CONFORMANCE_BASE_URL
-    assert played.output == "revoked-token revoked-token"
+    assert played.output == "revoked-token revoked-token synapse-agent"
     assert played.origin.startswith("http://127.0.0.1:")
     assert verdicts["SYN-CLIENT-001"].status is Status.NOT_VERIFIED  # it sent nothing
     assert "the client sent no request (the client exited 0)" in verdicts["SYN-CLIENT-001"].message
