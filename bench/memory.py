@@ -8,7 +8,7 @@ Part 1: ``python -m mockserver --protocol agent-protocol`` as a subprocess on a 
 artifacts (10 KB of random bytes each, spread over the first tasks); the server's VmRSS is read
 from /proc/PID/status before and after each step. Bounded by --max-seconds per step.
 
-Part 2: the configured limits exceeded, in process (``create_app`` with small ``Limits`` behind
+Part 2: the configured limits exceeded, in process (``create_app`` with small ``MockLimits`` behind
 aiohttp's TestServer on loopback): stored objects and stored bytes (507), JSON body size (413),
 open streams (503 + Retry-After), each in its protocol's error shape, and the server answering
 normally afterwards. Writes bench/results/memory.{json,md}.
@@ -31,7 +31,7 @@ from _common import write_json as save
 from aiohttp.test_utils import TestClient, TestServer
 
 from mockserver import MockConfig, create_app
-from mockserver.config import Limits
+from mockserver.config import MockLimits
 
 ARTIFACT_BYTES = 10 * 1024
 TASKS_PER_ARTIFACT_GROUP = 10  # artifacts per task in part 1
@@ -148,7 +148,7 @@ async def until_refused(call: Callable[[], Awaitable[dict[str, Any]]], limit: in
 
 
 async def limits_demo() -> list[dict[str, Any]]:
-    limits = Limits(max_json_bytes=4096, max_stored_objects=40, max_stored_bytes=64 * 1024, max_open_streams=2)
+    limits = MockLimits(max_json_bytes=4096, max_stored_objects=40, max_stored_bytes=64 * 1024, max_open_streams=2)
     config = MockConfig(limits=limits, stream_delay=0.2)
     steps: list[dict[str, Any]] = []
     async with TestClient(TestServer(create_app(config), host="127.0.0.1")) as client:
@@ -318,13 +318,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     with server("mock", mock_command(port, "--protocol", "agent-protocol"), port, SERVER_CPU) as srv:
         part1 = asyncio.run(fill(srv.url, srv.pid, args.tasks, args.artifacts, args.max_seconds))
     if part1["bytes_per_task"] and part1["bytes_per_artifact"]:
-        objects = Limits().max_stored_objects
+        objects = MockLimits().max_stored_objects
         part1["at_default_limits_mib"] = round(
             (
                 part1["rss_kib_baseline"] * 1024
                 + objects * part1["bytes_per_task"]
-                + Limits().max_stored_bytes / ARTIFACT_BYTES * part1["artifact_overhead_bytes"]
-                + Limits().max_stored_bytes
+                + MockLimits().max_stored_bytes / ARTIFACT_BYTES * part1["artifact_overhead_bytes"]
+                + MockLimits().max_stored_bytes
             )
             / (1 << 20)
         )

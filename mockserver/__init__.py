@@ -2,7 +2,7 @@
 
 from .api import Call, Handlers, ProtocolApi, operation, route
 from .app import create_app
-from .config import Limits, MockConfig
+from .config import MockConfig, MockLimits
 from .descriptor import DescriptorError, MockProtocol, catalogue, declare, discover, resolve
 from .embedded import EmbeddedServer
 from .errors import ApiError
@@ -17,8 +17,8 @@ __all__ = [
     "Fault",
     "FaultSet",
     "Handlers",
-    "Limits",
     "MockConfig",
+    "MockLimits",
     "MockProtocol",
     "ProtocolApi",
     "Reply",

@@ -12,7 +12,7 @@ DEFAULT_TOKENS = {"alice": "alice-token", "bob": "bob-token"}
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class MockLimits:
     max_json_bytes: int = 1 << 20
     """Largest JSON request body (1 MiB); larger ones get 413 in the protocol's error shape."""
     max_upload_bytes: int = 10 << 20
@@ -38,7 +38,7 @@ class MockConfig:
     stream_delay: float = 0.0
     """Pause between streamed frames, to make streams observable as they are produced."""
     faults: tuple[str, ...] = ()
-    limits: Limits = field(default_factory=Limits)
+    limits: MockLimits = field(default_factory=MockLimits)
     chaos: tuple[Mapping[str, Any], ...] = ()
     """Chaos rules as mappings (chaos.py); they keep the mock correct but unreliable."""
     chaos_seed: int | None = None

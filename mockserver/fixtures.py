@@ -44,7 +44,7 @@ class FixtureError(ValueError):
 
 
 @dataclass
-class Budget:
+class Allowance:
     left: int = MAX_OBJECTS
     planned: list[Callable[[], Any]] = field(default_factory=list)
 
@@ -103,7 +103,7 @@ def rekey(table: dict[str, Any], item: Any, attribute: str, given: str | None) -
     table[given] = item
 
 
-Planner = Callable[[ProtocolApi, Any, Budget], Callable[[], dict[str, Any]]]
+Planner = Callable[[ProtocolApi, Any, Allowance], Callable[[], dict[str, Any]]]
 
 
 def load(apis: Mapping[str, ProtocolApi], document: Any, planners: Mapping[str, Planner | None]) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def load(apis: Mapping[str, ProtocolApi], document: Any, planners: Mapping[str, 
     (``planners``: each served protocol's fixtures reader, None for one that keeps no state)."""
     if not isinstance(document, Mapping):
         raise FixtureError("a fixtures document maps protocol ids to what to create")
-    budget = Budget()
+    budget = Allowance()
     plans = []
     for pid, data in document.items():
         if pid not in apis:

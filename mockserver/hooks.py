@@ -39,7 +39,7 @@ CHAOS_MESSAGES = {
 Endpoint = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class Exchange:
+class Handling:
     """One request on the slow path: its journal entry and the chaos its stream meets."""
 
     def __init__(self, entry: Entry | None, stream: StreamChaos | None) -> None:
@@ -76,8 +76,8 @@ class Exchange:
             self.entry.response_body.add(data)
 
 
-EXCHANGE = web.RequestKey("mockserver.exchange", Exchange)
-"""Request key of the ``Exchange`` the validator and stream writers consult (absent on the hot path)."""
+EXCHANGE = web.RequestKey("mockserver.exchange", Handling)
+"""Request key of the ``Handling`` the validator and stream writers consult (absent on the hot path)."""
 STUBBED = web.RequestKey("mockserver.stub", str)
 """Request key: the id of the stub that answered (stubs.py sets it, the journal names it)."""
 Identify = Callable[[web.Request], "str | None"]
@@ -180,7 +180,7 @@ class Hooks:
                     response = error_response(error)
                     return response
             if entry is not None or (decision is not None and decision.stream is not None):
-                request[EXCHANGE] = Exchange(entry, decision.stream if decision else None)
+                request[EXCHANGE] = Handling(entry, decision.stream if decision else None)
             response = await serve(request)
             if entry is not None and not entry.request_body.size and request.content_length:
                 entry.request_body.size = request.content_length  # a multipart upload: streamed, not kept
@@ -200,7 +200,7 @@ class Hooks:
             )
 
     def _entry(self, request: web.Request, protocol_id: str, operation_id: str | None) -> Entry:
-        # The body is filled in as the validator reads it (Exchange.read): nothing is read twice.
+        # The body is filled in as the validator reads it (Handling.read): nothing is read twice.
         body = Body()
         content_type = request.headers.get("Content-Type", "")
         return Entry(

@@ -186,7 +186,7 @@ class Journal:
         return list(itertools.islice(found, limit))
 
 
-def har_exchange(origin: str, entry: Entry) -> har.Exchange:
+def har_exchange(origin: str, entry: Entry) -> har.HarEntry:
     """One journal entry as HAR's exchange (specs/har.py); ``origin`` is the mock's own."""
     url = origin + entry.path + (f"?{entry.query}" if entry.query else "")
     request_body = bytes(entry.request_body.kept)
@@ -197,7 +197,7 @@ def har_exchange(origin: str, entry: Entry) -> har.Exchange:
             extra[name] = value
     if entry.frames:
         extra["_frames"] = entry.frames
-    return har.Exchange(
+    return har.HarEntry(
         started=entry.at,
         method=entry.method,
         url=url,

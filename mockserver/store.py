@@ -10,14 +10,14 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from .config import Limits
+from .config import MockLimits
 from .errors import ApiError
 
 
 class Capacity:
     """The room left in one store; ``what`` names the store in the 507 message, ``unit`` its objects."""
 
-    def __init__(self, limits: Limits, what: str = "Storage", unit: str = "objects") -> None:
+    def __init__(self, limits: MockLimits, what: str = "Storage", unit: str = "objects") -> None:
         self.max_objects = limits.max_stored_objects
         self.max_bytes = limits.max_stored_bytes
         self.what = what

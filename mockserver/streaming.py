@@ -10,7 +10,7 @@ from aiohttp import web
 
 from . import cors
 from .errors import ApiError
-from .hooks import EXCHANGE, Exchange
+from .hooks import EXCHANGE, Handling
 from .jsonio import dumps
 from .wire import PLAIN, WIRE, Wire
 
@@ -42,7 +42,7 @@ class _Stream:
         """How this stream is written (a wire control's choices; ``PLAIN`` in normal runs)."""
         self.response = web.StreamResponse(headers=self.wire.headers({"Content-Type": content_type, **(headers or {})}))
         self.sent = 0
-        self.exchange: Exchange | None = request.get(EXCHANGE)
+        self.exchange: Handling | None = request.get(EXCHANGE)
         """Present only when chaos or the journal watches this request (hooks.py)."""
 
     def encode(self, obj: Any) -> bytes:

@@ -37,7 +37,7 @@ MAX_PART_HEADERS = 32
 MAX_MESSAGE = 300
 """Longest validator message echoed back (they quote the offending value, which may be huge)."""
 MAX_JSON_DEPTH = 100
-"""Deepest nesting of arrays and objects a JSON body may have (Limits.max_json_depth's default)."""
+"""Deepest nesting of arrays and objects a JSON body may have (MockLimits.max_json_depth's default)."""
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 """A ``\\uD800``-``\\uDFFF`` escape: the only way a JSON text can carry a lone surrogate."""
 

@@ -1,7 +1,7 @@
 """HAR 1.2 (HTTP Archive): recorded exchanges as the file browsers, proxies and HAR viewers read.
 
 Written once for both halves: the proxy exports the traffic it judged and the mock its journal.
-A caller hands over what it recorded (``Exchange``: bytes as they were, sizes as they were) and
+A caller hands over what it recorded (``HarEntry``: bytes as they were, sizes as they were) and
 gets the archive as plain data for ``json.dump``. Bodies that are not UTF-8 text go as base64
 (``content.encoding``); a body kept only in part says so in its ``comment``, with the size it had.
 Fields outside the format start with ``_``, as HAR 1.2 allows. Credentials are for the caller to
@@ -25,7 +25,7 @@ CREDENTIALS = frozenset({"authorization", "proxy-authorization", "cookie", "set-
 
 
 @dataclass(frozen=True, slots=True)
-class Exchange:
+class HarEntry:
     """One request and its answer as recorded. ``status`` 0: no answer came (HAR's convention)."""
 
     started: float
@@ -118,7 +118,7 @@ def _started(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def entry(ex: Exchange) -> dict[str, Any]:
+def entry(ex: HarEntry) -> dict[str, Any]:
     """One HAR entry."""
     request: dict[str, Any] = {
         "method": ex.method.upper(),
@@ -192,7 +192,7 @@ def entry(ex: Exchange) -> dict[str, Any]:
     return out
 
 
-def archive(exchanges: Iterable[Exchange], creator: str, version: str, comment: str = "") -> dict[str, Any]:
+def archive(exchanges: Iterable[HarEntry], creator: str, version: str, comment: str = "") -> dict[str, Any]:
     """The whole HAR document, entries oldest first."""
     log: dict[str, Any] = {
         "version": VERSION,

@@ -23,7 +23,7 @@ from specs.serving import ServerThread
 from .har import Recorder
 from .observer import Observer, Open, Selection
 from .report import run_result, write
-from .wire import FORWARD, HOLD, KEEP, Exchange, Limits, Wire
+from .wire import FORWARD, HOLD, KEEP, Relayed, RelayLimits, Wire
 
 VIOLATIONS_HEADER = "X-Conformance-Violations"
 """Names the requirements an answer violated (``--errors``), like Prism's ``sl-violations``."""
@@ -62,14 +62,14 @@ class Proxy:
     def __init__(self, config: ProxyConfig, observer: Observer, loop: asyncio.AbstractEventLoop) -> None:
         self.config = config
         self.observer = observer
-        limits = Limits(config.timeout, config.max_request_bytes)
+        limits = RelayLimits(config.timeout, config.max_request_bytes)
         self.wire = Wire(loop, config.upstream, self, limits, config.console)
 
-    def flight(self, x: Exchange) -> Open | None:
+    def flight(self, x: Relayed) -> Open | None:
         return x.note if isinstance(x.note, Open) else None
 
     # wire.Relay -----------------------------------------------------------------------------------
-    def local(self, x: Exchange) -> tuple[int, bytes] | None:
+    def local(self, x: Relayed) -> tuple[int, bytes] | None:
         if x.method != b"GET" or x.path != REPORT_PATH:
             return None
         if self.config.report_dir is not None:
@@ -78,12 +78,12 @@ class Proxy:
             result = run_result(self.observer)
         return 200, json.dumps(result.to_dict()).encode()
 
-    def request_complete(self, x: Exchange) -> None:
+    def request_complete(self, x: Relayed) -> None:
         body = x.body[0] if len(x.body) == 1 else b"".join(x.body)
         query = parse_qsl(x.query, keep_blank_values=True) if b"?" in x.target else []
         x.note = self.observer.begin(x.method.decode("latin-1"), x.path, query, x.lowered, body)
 
-    def response_head(self, x: Exchange) -> int:
+    def response_head(self, x: Relayed) -> int:
         flight = self.flight(x)
         cfg = self.config
         if flight is None:  # the upstream answers before the request ended: judged once it did
@@ -98,18 +98,18 @@ class Proxy:
         x.total_s, x.response_limit = cfg.timeout, cfg.max_response_bytes
         return HOLD if cfg.errors else KEEP
 
-    def response_piece(self, x: Exchange, data: bytes) -> None:
+    def response_piece(self, x: Relayed, data: bytes) -> None:
         flight = self.flight(x)
         if flight is not None:
             self.observer.chunk(flight, data)
 
-    def _head(self, flight: Open, x: Exchange) -> str | None:
+    def _head(self, flight: Open, x: Relayed) -> str | None:
         """The answer's status and headers to the flight; the kind of stream it is, if one."""
         flight.ex.status = x.status
         flight.ex.response_headers = x.response_lowered
         return self.observer.stream_kind(flight)
 
-    def late(self, x: Exchange) -> None:
+    def late(self, x: Relayed) -> None:
         self.request_complete(x)
         flight = self.flight(x)
         if flight is not None and self._head(flight, x) is None:
@@ -117,7 +117,7 @@ class Proxy:
         elif flight is not None:
             self.observer.commit(flight)  # a stream that began before its request ended: not judged
 
-    def response_complete(self, x: Exchange) -> None:
+    def response_complete(self, x: Relayed) -> None:
         flight = self.flight(x)
         if flight is None:
             return
@@ -135,11 +135,11 @@ class Proxy:
         if x.mode == HOLD:
             self._name(x, violations)
 
-    def _name(self, x: Exchange, violations: dict[str, str]) -> None:
+    def _name(self, x: Relayed, violations: dict[str, str]) -> None:
         if self.config.errors and violations:
             x.extra.append((VIOLATIONS_HEADER.encode(), ", ".join(sorted(violations)).encode()))
 
-    def failed(self, x: Exchange, status: int, message: str) -> bytes:
+    def failed(self, x: Relayed, status: int, message: str) -> bytes:
         flight = self.flight(x)
         label = flight.ex.label if flight is not None else f"{x.method.decode('latin-1')} {x.path}"
         if flight is not None and x.status > 0:  # the answer had begun: the checks hear of it
@@ -156,7 +156,7 @@ class Proxy:
     def error(self, status: int, message: str) -> bytes:
         return error_body(self.config.protocol, status, message)
 
-    def client_gone(self, x: Exchange) -> None:
+    def client_gone(self, x: Relayed) -> None:
         flight = self.flight(x)
         if flight is not None:
             flight.ex.error = "the client went away mid-answer"

@@ -29,7 +29,7 @@ class Recorder:
         self.path = path
         self.upstream = upstream.rstrip("/")
         self.body_bytes = body_bytes
-        self.entries: deque[har.Exchange] = deque(maxlen=entries)
+        self.entries: deque[har.HarEntry] = deque(maxlen=entries)
         self.seen = 0
 
     def add(self, ex: Observed, broken: Mapping[str, str]) -> None:
@@ -37,7 +37,7 @@ class Recorder:
         self.seen += 1
         body = ex.response_body
         self.entries.append(
-            har.Exchange(
+            har.HarEntry(
                 started=ex.started_at,
                 method=ex.method,
                 url=ex.with_query(self.upstream + ex.path),

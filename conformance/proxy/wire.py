@@ -56,7 +56,7 @@ def head_share(tail: bytes, data: bytes) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class RelayLimits:
     timeout: float
     """Seconds to connect, between two reads of an answer, and for a whole answer."""
     max_request_bytes: int
@@ -67,7 +67,7 @@ REST_S = 2.0
 """How long an answer whose client left is still read, to be judged whole."""
 
 
-class Exchange:
+class Relayed:
     """One request and its answer as they pass; the relay keeps its own state in ``note``.
 
     Scalars default on the class, so a new exchange assigns only what differs (no ``__slots__``:
@@ -135,34 +135,34 @@ class Exchange:
 class Relay(Protocol):
     """What the proxy does with each exchange; every method runs on the loop, none may block."""
 
-    def local(self, x: Exchange) -> tuple[int, bytes] | None:
+    def local(self, x: Relayed) -> tuple[int, bytes] | None:
         """An answer the proxy gives itself (status, JSON body) instead of forwarding, or None."""
 
-    def request_complete(self, x: Exchange) -> None:
+    def request_complete(self, x: Relayed) -> None:
         """The whole request was forwarded (or the answer began before it ended)."""
 
-    def response_head(self, x: Exchange) -> int:
+    def response_head(self, x: Relayed) -> int:
         """The answer's status and headers: ``FORWARD``, ``KEEP`` or ``HOLD``; it sets the
         answer's bounds (``total_s``, ``response_limit``) and may add headers (``extra``)."""
 
-    def response_piece(self, x: Exchange, data: bytes) -> None:
+    def response_piece(self, x: Relayed, data: bytes) -> None:
         """A piece of a ``FORWARD`` answer's body, already passed on."""
 
-    def response_complete(self, x: Exchange) -> None:
+    def response_complete(self, x: Relayed) -> None:
         """The answer ended (passed on, unless held: then it goes once this returns, with
         whatever ``extra`` headers were added)."""
 
-    def failed(self, x: Exchange, status: int, message: str) -> bytes:
+    def failed(self, x: Relayed, status: int, message: str) -> bytes:
         """The upstream failed, stalled or was cut (after its answer began when ``x.status``):
         the body of the proxy-made answer the client gets if it saw nothing yet."""
 
     def error(self, status: int, message: str) -> bytes:
         """A proxy-made answer's body in the protocol's error shape (a request refused unforwarded)."""
 
-    def client_gone(self, x: Exchange) -> None:
+    def client_gone(self, x: Relayed) -> None:
         """The client left before its answer ended."""
 
-    def late(self, x: Exchange) -> None:
+    def late(self, x: Relayed) -> None:
         """The request ended after its answer was passed on whole (an early refusal): judge both."""
 
 
@@ -229,11 +229,11 @@ class Downstream(Endpoint):
     def __init__(self, wire: Wire) -> None:
         super().__init__(wire)
         self.parser = httptools.HttpRequestParser(self)
-        self.current: Exchange | None = None
+        self.current: Relayed | None = None
         """The exchange whose answer the client waits for."""
-        self.reading: Exchange | None = None
+        self.reading: Relayed | None = None
         """The request being parsed (the current one, or a pipelined one behind it)."""
-        self.queue: deque[Exchange] = deque()
+        self.queue: deque[Relayed] = deque()
         self.in_head = True
         self.head_bytes = 0
         self.head_tail = b""
@@ -283,7 +283,7 @@ class Downstream(Endpoint):
 
     # httptools callbacks ------------------------------------------------------------------------
     def on_message_begin(self) -> None:
-        self.reading = Exchange(self)
+        self.reading = Relayed(self)
 
     def on_url(self, url: bytes) -> None:
         if self.reading is not None:
@@ -364,7 +364,7 @@ class Downstream(Endpoint):
             self.wire.told(x)
 
     # the exchange in flight ---------------------------------------------------------------------
-    def _start(self, x: Exchange) -> None:
+    def _start(self, x: Relayed) -> None:
         self.current = x
         self.wire.dispatch(x)
 
@@ -380,7 +380,7 @@ class Downstream(Endpoint):
             self.send(plain_answer(status, self.wire.relay.error(status, message), close=True))
         self._close()
 
-    def done(self, x: Exchange) -> None:
+    def done(self, x: Relayed) -> None:
         """``x``'s answer was sent whole: the next request on this connection may go."""
         if x is not self.current:
             return
@@ -403,7 +403,7 @@ class Upstream(Endpoint):
     def __init__(self, wire: Wire) -> None:
         super().__init__(wire)
         self.parser = httptools.HttpResponseParser(self)
-        self.x: Exchange | None = None
+        self.x: Relayed | None = None
         self.reused = False
         self.head_only = False
         self.keep = False
@@ -413,7 +413,7 @@ class Upstream(Endpoint):
         """Bytes of answer received for the exchange (a reused connection that dies before any
         is retried once for an idempotent request)."""
 
-    def attach(self, x: Exchange) -> None:
+    def attach(self, x: Relayed) -> None:
         self.x = x
         x.up = self
         self.got = 0
@@ -431,13 +431,13 @@ class Upstream(Endpoint):
         else:
             self.send(x.head, *x.body)
 
-    def send_body(self, x: Exchange, data: bytes) -> None:
+    def send_body(self, x: Relayed, data: bytes) -> None:
         if x.chunked:
             self.send(b"%x\r\n" % len(data), data, b"\r\n")
         else:
             self.send(data)
 
-    def end_body(self, x: Exchange) -> None:
+    def end_body(self, x: Relayed) -> None:
         if x.chunked:
             self.send(b"0\r\n\r\n")
 
@@ -582,10 +582,10 @@ class Pool:
         self.limit = limit
         self.idle: list[Upstream] = []
         self.open = 0
-        self.waiting: deque[Exchange] = deque()
+        self.waiting: deque[Relayed] = deque()
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def acquire(self, x: Exchange) -> None:
+    def acquire(self, x: Relayed) -> None:
         while self.idle:
             up = self.idle.pop()
             if not up.closed:
@@ -598,7 +598,7 @@ class Pool:
         else:
             self.waiting.append(x)
 
-    async def _connect(self, x: Exchange) -> None:
+    async def _connect(self, x: Relayed) -> None:
         loop = self.wire.loop
         try:
             async with asyncio.timeout(self.wire.limits.timeout):
@@ -661,7 +661,7 @@ class Wire:
         loop: asyncio.AbstractEventLoop,
         upstream: str,
         relay: Relay,
-        limits: Limits,
+        limits: RelayLimits,
         console: Callable[[str], None],
     ) -> None:
         from urllib.parse import urlsplit
@@ -681,7 +681,7 @@ class Wire:
         self.downstreams: set[Downstream] = set()
         self.corked = False
         self.dirty: list[Endpoint] = []
-        self.flying: set[Exchange] = set()
+        self.flying: set[Relayed] = set()
         """Exchanges forwarded and not yet finished, which ``_sweep`` watches."""
         self.sweep_s = max(0.05, min(1.0, limits.timeout / 10))
         self.sweeper: asyncio.TimerHandle | None = None
@@ -697,7 +697,7 @@ class Wire:
         """The protocol factory for ``loop.create_server``."""
         return Downstream(self)
 
-    def dispatch(self, x: Exchange) -> None:
+    def dispatch(self, x: Relayed) -> None:
         """The request's head is complete: to the upstream, over a pooled connection."""
         lines = [x.method, b" ", self.prefix, x.target, b" HTTP/1.1\r\nHost: ", self.host_header, b"\r\n"]
         for name, value in x.headers:
@@ -710,7 +710,7 @@ class Wire:
             self.sweeper = self.loop.call_later(self.sweep_s, self._sweep)
         self.pool.acquire(x)
 
-    def told(self, x: Exchange) -> None:
+    def told(self, x: Relayed) -> None:
         if not x.told:
             x.told = True
             if x.up is not None:
@@ -740,13 +740,13 @@ class Wire:
             self.sweeper = self.loop.call_later(self.sweep_s, self._sweep)
 
     # the answer ---------------------------------------------------------------------------------
-    def head(self, x: Exchange) -> None:
+    def head(self, x: Relayed) -> None:
         x.mode = self.relay.response_head(x)
         if x.mode != HOLD:
             x.answered = True
             x.down.send(self._head_bytes(x))
 
-    def _head_bytes(self, x: Exchange) -> bytes:
+    def _head_bytes(self, x: Relayed) -> bytes:
         dechunk = x.response_chunked and x.version == "1.0"
         if x.close_delimited or dechunk:
             x.keep_client = False  # the client learns where the body ends when the connection does
@@ -761,7 +761,7 @@ class Wire:
         lines.append(b"\r\n")
         return b"".join(lines)
 
-    def piece(self, x: Exchange, data: bytes) -> None:
+    def piece(self, x: Relayed, data: bytes) -> None:
         x.response_size += len(data)
         if x.response_size > x.response_limit:
             return self.fail(x, 502, f"the answer exceeds the proxy's {x.response_limit} bytes; cut")
@@ -778,7 +778,7 @@ class Wire:
             x.down.flush()  # a stream's piece goes before it is judged
             self.relay.response_piece(x, data)
 
-    def complete(self, x: Exchange) -> None:
+    def complete(self, x: Relayed) -> None:
         x.finished = True
         self.flying.discard(x)
         down = x.down
@@ -804,7 +804,7 @@ class Wire:
                 x.early = True  # an upstream may refuse before the request ended (401, 413)
         down.done(x)
 
-    def fail(self, x: Exchange, status: int, message: str, connect: bool = False) -> None:
+    def fail(self, x: Relayed, status: int, message: str, connect: bool = False) -> None:
         """The upstream cannot complete the exchange: a proxy-made error when the client has
         seen nothing of the answer yet, else the client's connection is cut mid-answer."""
         if x.finished:
@@ -827,7 +827,7 @@ class Wire:
             down.send(plain_answer(status, body, close=not x.keep_client))
             down.done(x)
 
-    def abandon(self, x: Exchange, listen: bool = False) -> None:
+    def abandon(self, x: Relayed, listen: bool = False) -> None:
         """The client left (or its request was refused) before the answer ended. ``listen``: an
         answer under way is still read, and judged, if it ends within ``REST_S`` (a server's answer
         is what it sent, not what its client read: an openai client closes a stream at its

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, Limits, MockConfig, Reply, catalogue, create_app
+from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, MockConfig, MockLimits, Reply, catalogue, create_app
 from mockserver import app as app_module
 from mockserver import descriptor as descriptor_module
 from mockserver.__main__ import parser as mock_parser
@@ -32,7 +32,7 @@ from specs.program import __version__
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 REPO = Path(__file__).resolve().parents[2]
 AUTH = {"Authorization": "Bearer alice-token"}
-SMALL = Limits(max_json_bytes=1000, max_upload_bytes=1000)
+SMALL = MockLimits(max_json_bytes=1000, max_upload_bytes=1000)
 
 # Per protocol: a JSON operation, an unrouted path, a method its path does not allow (and what it
 # allows), and a request that must keep answering 200 (to show the server still serves).
@@ -334,7 +334,7 @@ def test_stream_gate_bounds_open_streams() -> None:
 
 
 def test_default_limits_are_documented_values() -> None:
-    limits = Limits()
+    limits = MockLimits()
     assert (limits.max_json_bytes, limits.max_upload_bytes) == (1 << 20, 10 << 20)
     assert limits.max_open_streams > 0 and limits.max_stored_objects > 0 and limits.max_stored_bytes > 0
 

@@ -1,4 +1,4 @@
-"""Resource bounds: every limit of ``mockserver.config.Limits`` refuses clearly, in the protocol's
+"""Resource bounds: every limit of ``mockserver.config.MockLimits`` refuses clearly, in the protocol's
 error shape, and the server keeps serving everybody else; streams that lose their client release
 their slot and their task; a slow reader holds up nobody.
 
@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from mockserver import Limits, MockConfig, create_app
+from mockserver import MockConfig, MockLimits, create_app
 from mockserver.app import GATE
 from scripts.fuzz_mock import leak_problem, shape_problem
 from tests.facts import facts, mocked, stream_of, streamed
@@ -89,7 +89,7 @@ async def serves_others(http: aiohttp.ClientSession) -> None:
 @pytest.mark.parametrize("protocol", mocked())
 def test_oversized_json_is_413_in_shape_and_others_are_served(protocol: str) -> None:
     async def test() -> None:
-        async with serving(limits=Limits(max_json_bytes=2000)) as (url, _), aiohttp.ClientSession(url) as http:
+        async with serving(limits=MockLimits(max_json_bytes=2000)) as (url, _), aiohttp.ClientSession(url) as http:
             post = facts(protocol).json_post
             path, headers = post.path, post.headers
             body = json.dumps({"pad": "x" * 5000}).encode()
@@ -111,7 +111,7 @@ def test_oversized_json_is_413_in_shape_and_others_are_served(protocol: str) -> 
 
 def test_oversized_upload_is_413_and_claims_no_storage() -> None:
     async def test() -> None:
-        limits = Limits(max_upload_bytes=4000, max_stored_bytes=10_000)
+        limits = MockLimits(max_upload_bytes=4000, max_stored_bytes=10_000)
         async with (
             serving(protocols=("agent-protocol",), limits=limits) as (url, _),
             aiohttp.ClientSession(url) as http,
@@ -140,7 +140,7 @@ def test_oversized_upload_is_413_and_claims_no_storage() -> None:
 
 def test_full_stores_answer_507_in_shape_and_reads_go_on() -> None:
     async def test() -> None:
-        limits = Limits(max_stored_objects=3)
+        limits = MockLimits(max_stored_objects=3)
         async with serving(limits=limits) as (url, _), aiohttp.ClientSession(url) as http:
             # Agent Protocol: three objects (tasks), then 507; reads still work
             for _ in range(3):
@@ -194,7 +194,7 @@ def test_full_stores_answer_507_in_shape_and_reads_go_on() -> None:
 def test_full_artifact_storage_answers_507() -> None:
     async def test() -> None:
         async with (
-            serving(protocols=("agent-protocol",), limits=Limits(max_stored_bytes=1000)) as (url, _),
+            serving(protocols=("agent-protocol",), limits=MockLimits(max_stored_bytes=1000)) as (url, _),
             aiohttp.ClientSession(url) as http,
         ):
             async with http.post("/ap/v1/agent/tasks", json={"input": "x"}) as r:
@@ -242,7 +242,7 @@ async def open_stream(
 def test_streams_beyond_the_limit_get_503_with_retry_after_and_others_are_served() -> None:
     async def test() -> None:
         async with (
-            serving(limits=Limits(max_open_streams=2), stream_delay=0.3) as (url, app),
+            serving(limits=MockLimits(max_open_streams=2), stream_delay=0.3) as (url, app),
             aiohttp.ClientSession(url) as http,
         ):
             held = [await open_stream(url, SGR_CHAT, sgr_body()), await open_stream(url, NS_CHAT, ns_body())]
@@ -305,7 +305,7 @@ def test_a_slow_reader_blocks_nobody() -> None:
             "chat_histories": [{"origin": [{"tool": "announcer", "instantiation_index": 0}], "messages": history}]
         }
         body = ns_body("slow", chat_context=context)
-        async with serving(limits=Limits(max_json_bytes=8 << 20)) as (url, app), aiohttp.ClientSession(url) as http:
+        async with serving(limits=MockLimits(max_json_bytes=8 << 20)) as (url, app), aiohttp.ClientSession(url) as http:
             reader, writer = await open_stream(url, NS_CHAT, body, receive_buffer=4096)
             await asyncio.sleep(0.3)  # the handler has written what the socket takes and waits
             assert app[GATE].open == 1

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from specs.har import Exchange, archive, entry, redacted
+from specs.har import HarEntry, archive, entry, redacted
 from tests.har import har_problems
 
 STARTED = 1_767_225_600.25  # 2026-01-01T00:00:00.250Z
 
 
-def _exchange(**overrides: object) -> Exchange:
+def _exchange(**overrides: object) -> HarEntry:
     fields: dict[str, object] = {
         "started": STARTED,
         "method": "post",
@@ -27,7 +27,7 @@ def _exchange(**overrides: object) -> Exchange:
         "wait_ms": 10.0,
     }
     fields.update(overrides)
-    return Exchange(**fields)  # type: ignore[arg-type]
+    return HarEntry(**fields)  # type: ignore[arg-type]
 
 
 def test_an_archive_of_ordinary_exchanges_is_valid_har() -> None:

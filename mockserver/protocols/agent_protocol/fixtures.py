@@ -9,12 +9,12 @@ from typing import Any
 
 from ...api import ProtocolApi
 from ...errors import ApiError
-from ...fixtures import Budget, FixtureError, checked, items_of, new_id, rekey, text_of
+from ...fixtures import Allowance, FixtureError, checked, items_of, new_id, rekey, text_of
 from . import handlers as ap_handlers
 from . import store as ap
 
 
-def plan(api: ProtocolApi, data: Any, budget: Budget) -> Callable[[], dict[str, Any]]:
+def plan(api: ProtocolApi, data: Any, budget: Allowance) -> Callable[[], dict[str, Any]]:
     data = checked("agent-protocol", data, {"tasks"})
     store = api.store(ap.Store)
     seen: set[str] = set()

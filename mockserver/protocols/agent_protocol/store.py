@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...config import Limits
+from ...config import MockLimits
 from ...errors import ApiError
 from ...store import Capacity, new_id
 from .models import DONE_STEP, OUTPUT_FILE, Artifact, Step, Task, plan_for, step_output, workspace_path
@@ -15,7 +15,7 @@ NULL_DEVICE = "/dev/null"
 class Store:
     """One app's tasks; every step and artifact counts against the object and byte limits."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: MockLimits) -> None:
         self.capacity = Capacity(limits, "Store")
         self.tasks: dict[str, Task] = {}
         self.order: list[Task] = []

@@ -6,14 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ...api import ProtocolApi
-from ...fixtures import Budget, FixtureError, checked, items_of, new_id, rekey, text_of
+from ...fixtures import Allowance, FixtureError, checked, items_of, new_id, rekey, text_of
 from . import models as sgr
 from . import store as sgr_store
 
 SGR_STATES = (sgr.INITED, sgr.RESEARCHING, sgr.WAITING, sgr.COMPLETED, sgr.CANCELLED)
 
 
-def plan(api: ProtocolApi, data: Any, budget: Budget) -> Callable[[], dict[str, Any]]:
+def plan(api: ProtocolApi, data: Any, budget: Allowance) -> Callable[[], dict[str, Any]]:
     data = checked("sgr-agent-core", data, {"agents"})
     store = api.store(sgr_store.AgentStore)
     seen: set[str] = set()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...config import Limits
+from ...config import MockLimits
 from ...errors import ApiError
 from ...jsonio import dumps
 from ...store import Capacity, new_id
@@ -14,7 +14,7 @@ from .models import MAX_QUOTED, WAITING, Agent, echo, last_user_text, named_ids,
 class AgentStore:
     """The agents of one app, bounded by count and by the bytes of their echoed messages."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: MockLimits) -> None:
         self.capacity = Capacity(limits, "Agent storage", "agents")
         self.agents: dict[str, Agent] = {}
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...api import ProtocolApi
-from ...fixtures import Budget, FixtureError, checked, items_of, new_id, rekey, text_of
+from ...fixtures import Allowance, FixtureError, checked, items_of, new_id, rekey, text_of
 from . import models as syn
 from . import store as syn_store
 
@@ -14,7 +14,7 @@ ACCESS_LEVELS = ("PUBLICLY_ACCESSIBLE", "READ_YOUR_PRIVATE_DATA", "WRITE_YOUR_PR
 """Synapse's AgentAccessLevel enum."""
 
 
-def plan(api: ProtocolApi, data: Any, budget: Budget) -> Callable[[], dict[str, Any]]:
+def plan(api: ProtocolApi, data: Any, budget: Allowance) -> Callable[[], dict[str, Any]]:
     data = checked("synapse-agent", data, {"sessions"})
     store = api.store(syn_store.Store)
     levels = ACCESS_LEVELS

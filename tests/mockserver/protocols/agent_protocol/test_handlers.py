@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from mockserver import Limits, MockConfig
+from mockserver import MockConfig, MockLimits
 from mockserver.embedded import EmbeddedServer
 from specs.documents import load
 
@@ -437,7 +437,7 @@ def test_download_errors(http: httpx.Client) -> None:
 
 def test_object_limit_answers_507_and_keeps_state(serve: Serve) -> None:
     with (
-        serve(protocols=("agent-protocol",), limits=Limits(max_stored_objects=3)) as server,
+        serve(protocols=("agent-protocol",), limits=MockLimits(max_stored_objects=3)) as server,
         httpx.Client(base_url=server.url) as http,
     ):
         task_id = new_task(http, {"input": None})["task_id"]  # a 2-step plan
@@ -453,7 +453,7 @@ def test_object_limit_answers_507_and_keeps_state(serve: Serve) -> None:
 
 
 def test_byte_limits(serve: Serve) -> None:
-    limits = Limits(max_stored_bytes=12, max_upload_bytes=64)
+    limits = MockLimits(max_stored_bytes=12, max_upload_bytes=64)
     with serve(protocols=("agent-protocol",), limits=limits) as server, httpx.Client(base_url=server.url) as http:
         task_id = new_task(http, {"input": "a b c"})["task_id"]  # a 2-step plan; output.txt takes 13 bytes
         assert_error(upload(http, task_id, ('name="file"; filename="big"', b"x" * 65)), 413)

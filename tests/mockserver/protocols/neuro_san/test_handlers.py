@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from mockserver import Limits, MockConfig
+from mockserver import MockConfig, MockLimits
 from mockserver.embedded import EmbeddedServer
 from specs.documents import load
 from specs.schemas import SchemaSet
@@ -300,7 +300,7 @@ def test_frames_are_sent_as_produced(serve: Serve) -> None:
 
 
 def test_stream_limit_is_a_503_status(serve: Serve) -> None:
-    with serve(protocols=("neuro-san",), limits=Limits(max_open_streams=0)) as server:
+    with serve(protocols=("neuro-san",), limits=MockLimits(max_open_streams=0)) as server:
         url = f"{server.url}/api/v1/hello_world/streaming_chat"
         response = httpx.post(url, json={"user_message": {"text": "x"}})
     assert_status(response, 503, 14)
@@ -311,7 +311,7 @@ def test_a_client_leaving_mid_stream_frees_its_slot(serve: Serve) -> None:
     body = {"user_message": {"text": "hi"}, "chat_filter": {"chat_filter_type": "MAXIMAL"}}
     settings: dict[str, Any] = {"protocols": ("neuro-san",), "stream_delay": 0.1}
     with (
-        serve(**settings, limits=Limits(max_open_streams=1)) as server,
+        serve(**settings, limits=MockLimits(max_open_streams=1)) as server,
         httpx.Client(base_url=server.url) as http,
     ):
         path = "/api/v1/hello_world/streaming_chat"
@@ -330,7 +330,7 @@ def test_the_stall_fault_holds_the_stream_until_the_client_leaves(serve: Serve) 
     """One frame then silence; the stalled handler ends with its connection, freeing its slot."""
     settings: dict[str, Any] = {"protocols": ("neuro-san",), "faults": ("ns-stream-stall",)}
     with (
-        serve(**settings, limits=Limits(max_open_streams=1)) as server,
+        serve(**settings, limits=MockLimits(max_open_streams=1)) as server,
         httpx.Client(base_url=server.url, timeout=httpx.Timeout(5, read=0.5)) as http,
     ):
         path = "/api/v1/hello_world/streaming_chat"

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from mockserver import Limits
+from mockserver import MockLimits
 from mockserver.embedded import EmbeddedServer
 from specs.documents import load
 from specs.schemas import SchemaSet
@@ -370,7 +370,7 @@ def test_delete_during_a_running_stream_stops_it(serve: Serve) -> None:
 
 
 def test_a_client_leaving_mid_stream_cancels_the_agent_and_frees_the_stream(serve: Serve) -> None:
-    limits = Limits(max_open_streams=1)
+    limits = MockLimits(max_open_streams=1)
     with (
         serve(protocols=("sgr-agent-core",), stream_delay=0.05, limits=limits) as server,
         httpx.Client(base_url=server.url, timeout=10) as client,
@@ -393,7 +393,7 @@ def test_a_client_leaving_mid_stream_cancels_the_agent_and_frees_the_stream(serv
 
 def test_storage_is_bounded(serve: Serve) -> None:
     with (
-        serve(protocols=("sgr-agent-core",), limits=Limits(max_stored_objects=1)) as server,
+        serve(protocols=("sgr-agent-core",), limits=MockLimits(max_stored_objects=1)) as server,
         httpx.Client(base_url=server.url, timeout=10) as client,
     ):
         first = chat(client, TASK).agent_id

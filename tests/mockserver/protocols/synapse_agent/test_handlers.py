@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from conformance.contrib.httpx import validate_exchange
-from mockserver import Limits
+from mockserver import MockLimits
 from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent.models import answer_for
 from mockserver.protocols.synapse_agent.store import PAGE_SIZE
@@ -462,7 +462,7 @@ def test_a_session_id_is_not_a_job_id(http: httpx.Client) -> None:
 
 def test_store_limit_answers_507(serve: Serve) -> None:
     with (
-        serve(protocols=("synapse-agent",), limits=Limits(max_stored_objects=2)) as server,
+        serve(protocols=("synapse-agent",), limits=MockLimits(max_stored_objects=2)) as server,
         httpx.Client(base_url=server.url, timeout=10) as http,
     ):
         sid = new_session(http)["sessionId"]
