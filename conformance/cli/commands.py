@@ -18,7 +18,6 @@ from conformance.check.guard import STOPPED_ANSWERING
 from conformance.cli.completion import SHELLS
 from conformance.client import cli as client_cli
 from conformance.proxy import cli as proxy_cli
-from conformance.run.depth import DEPTHS
 from conformance.run.events import EventHandler
 from conformance.run.options import RunOptions
 from conformance.run.shards import Shard
@@ -54,35 +53,14 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
     arguments.add_protocol(run)
     arguments.add_config(run)
-    run.add_argument(
-        "--base-url",
-        default=None,
-        help="URL the document's paths are appended to "
-        "(synapse-agent: include /repo/v1); default: start the embedded reference mock",
-    )
-    run.add_argument("--token", help="bearer token (synapse-agent)")
-    run.add_argument("--second-token", help="a second user's token, for ownership (403) requirements")
+    for key in ("base-url", "token", "second-token"):
+        arguments.add(run, key)
     arguments.add_report_dir(run, "reports/<protocol>-<timestamp>/")
     arguments.add_seed(run)
-    run.add_argument(
-        "--depth",
-        choices=list(DEPTHS),
-        help="a named campaign: cases per operation, model sequences and budget (default: default; docs/usage.md)",
-    )
-    run.add_argument("--max-examples", type=int, help="generated cases per operation and phase (default: the depth's)")
-    run.add_argument("--timeout", type=float, help="seconds per connect/read/exchange (default 10)")
-    run.add_argument(
-        "--level",
-        choices=[lv.value for lv in Level],
-        help="run requirements of this level and stricter (exit code still gates on MUST)",
-    )
+    for key in ("depth", "max-examples", "timeout", "level"):
+        arguments.add(run, key)
     run.add_argument("--profile", help="a document profile, e.g. 'upstream' for neuro-san's /api/v1/list")
-    run.add_argument(
-        "--budget",
-        dest="budget_s",
-        type=float,
-        help="whole-run time budget per protocol, seconds (default: the depth's)",
-    )
+    arguments.add(run, "budget")
     run.add_argument(
         "--shard",
         type=_shard,
@@ -100,15 +78,8 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
         default=None,
         help="replay from --example-db but write nothing to it (pull requests)",
     )
-    run.add_argument("--only", action="append", metavar="ID_PREFIX", help="run only these requirements")
-    run.add_argument("--skip", action="append", metavar="ID_PREFIX", help="leave these requirements out")
-    run.add_argument(
-        "--requirements",
-        dest="requirement_set",
-        metavar="SET",
-        help="score this frozen requirement set (PROTOCOL/RELEASE, or RELEASE for each protocol; "
-        "list them with: requirements --sets); newer requirements run, reported not scored",
-    )
+    for key in ("only", "skip", "requirements"):
+        arguments.add(run, key)
     run.add_argument(
         "--phase", dest="phases", action="append", choices=["schema", "model", "scenario"], help="limit to a phase"
     )
@@ -121,12 +92,7 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     )
     run.add_argument("--target-name", help="the implementation under test, named in the reports")
     run.add_argument("--target-version", help="its version, named in the reports")
-    run.add_argument(
-        "--sign-key",
-        type=Path,
-        metavar="FILE",
-        help="sign each report with this Ed25519 private key (PEM; make one with keygen): signature.json",
-    )
+    arguments.add(run, "sign-key")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     run.add_argument(
         "--progress",

@@ -19,15 +19,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from conformance.plugin.rewrite import unrewritten
+from conformance.settings.arguments import LEVELS, RUN_OPTIONS, add_prefixed
 from conformance.settings.configfile import find
 
 if TYPE_CHECKING:
     from conformance.verdicts.results import RunResult
 
-LEVELS = ("must", "should", "may")
-DEPTHS = ("smoke", "default", "deep", "soak")
-"""``run.depth.DEPTHS``' names, written out for the same reason as the levels below."""
-"""``requirements.Level``'s values, written out so that the options need no import of the suite."""
 
 _ACTIVE = pytest.StashKey[bool]()
 SESSION_PLUGIN = "agent_conformance.session"
@@ -36,18 +33,9 @@ SESSION_PLUGIN = "agent_conformance.session"
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "agent API conformance suite")
     group.addoption("--conformance-protocol", help="protocol id or 'all'; adds one test per requirement")
-    group.addoption("--conformance-base-url", default=None, help="target URL (default: embedded reference mock)")
-    group.addoption("--conformance-token", default=None)
-    group.addoption("--conformance-second-token", default=None)
     group.addoption("--conformance-seed", type=int, default=None)
-    group.addoption("--conformance-depth", choices=DEPTHS, default=None, help="smoke, default, deep or soak")
-    group.addoption("--conformance-max-examples", type=int, default=None)
-    group.addoption("--conformance-timeout", type=float, default=None)
-    group.addoption("--conformance-budget", type=float, default=None)
-    group.addoption("--conformance-level", choices=LEVELS, default=None)
-    group.addoption("--conformance-only", action="append", default=None, metavar="ID_PREFIX")
-    group.addoption("--conformance-skip", action="append", default=None, metavar="ID_PREFIX")
-    group.addoption("--conformance-requirements", default=None, metavar="SET", help="score this frozen requirement set")
+    for key in RUN_OPTIONS:  # what run takes too, declared once (settings/arguments.py)
+        add_prefixed(group.addoption, key, "conformance-")
     group.addoption("--conformance-expected-failures", default=None, metavar="FILE")
     group.addoption("--conformance-config", default=None, metavar="FILE")
     group.addoption(
@@ -55,9 +43,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="DIR",
         help="write the merged reports (one folder per protocol when several)",
-    )
-    group.addoption(
-        "--conformance-sign-key", default=None, metavar="FILE", help="sign the reports with this Ed25519 private key"
     )
 
 

@@ -23,6 +23,7 @@ OURS = {
     "conformance",
     "conformance.plugin",
     "conformance.settings",
+    "conformance.settings.arguments",
     "conformance.settings.configfile",
     "conformance.plugin.entry",
     "conformance.plugin.rewrite",
