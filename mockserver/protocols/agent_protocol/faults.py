@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
+from ...hostile_faults import hostile_faults
 from ...reply import Reply
 
 PROTOCOL = "agent-protocol"
@@ -63,6 +64,7 @@ class Switches(_Switches):
     upload_traversal_backslashed: bool = False
     upload_traversal_percent_decoded: bool = False
     upload_traversal_unreadable: bool = False
+    artifacts_by_file_name_traversal: bool = False
     upload_undeclared_part_400: bool = False
     upload_relative_path_dropped: bool = False
     download_non_latin1_500: bool = False
@@ -98,6 +100,7 @@ class Switches(_Switches):
             or self.upload_traversal_backslashed
             or self.upload_traversal_percent_decoded
             or self.upload_traversal_unreadable
+            or self.artifacts_by_file_name_traversal
         )
 
 
@@ -300,6 +303,15 @@ FAULTS: tuple[Fault, ...] = (
         ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads write task/relative_path/file_name to one shared store without checking for '..', "
         "so a crafted path overwrites another task's artifact (and a second upload of a name its first)",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    # the same hole where the suite did not aim: relative_path checked, then ignored
+    _fault(
+        "ap-artifacts-by-file-name-traversal",
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
+        "uploads refuse '..' in relative_path, then ignore it and keep the file at task/file_name in one shared "
+        "store (a leading '/' stripped, '..' followed): a crafted file name overwrites another task's artifact, "
+        "and uploads of one name in two folders are one file",
         operation="uploadAgentTaskArtifacts",
     ),
     # the same hole behind a check that looks only for one spelling of it
@@ -614,4 +626,22 @@ FAULTS: tuple[Fault, ...] = (
     ),
     # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
     *wire_controls(_fault, "ap", None),
+    *hostile_faults(
+        _fault,
+        "ap",
+        null_body=(
+            "step-null-body-runs",
+            "executeAgentTaskStep",
+            ("AP-ERR-004", "AP-SCHEMA-006"),
+            "a step POST reads its body as `body or {}`: a null or [] body executes a step",
+        ),
+        surrogate=(
+            "lone-surrogate-breaks-lists",
+            "createAgentTask",
+            ("AP-HOSTILE-001",),
+            "a task's input keeps a lone surrogate (\\ud800) as sent; every answer holding it then fails to "
+            "encode as UTF-8 (500): the create, the task and every task list that shows it",
+            ("getAgentTask", "listAgentTasks"),
+        ),
+    ),
 )
