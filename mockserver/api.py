@@ -32,7 +32,7 @@ from .config import MockConfig
 from .errors import ApiError
 from .faults import FaultSet
 from .hooks import Hooks
-from .hostile import holds_surrogate
+from .hostile import Surrogates, holds_surrogate
 from .matching import MISSING, Seen, Slot
 from .reply import ErrorRenderer, Reply, json_response
 from .streaming import StreamGate
@@ -283,6 +283,8 @@ class ProtocolApi:
                 if reads_body:
                     reading = _raw_json(request, preread) if skip_body else validator.body(request, preread, hostile)
                     body = await reading
+                if hostile.echoed and hostile.surrogates is Surrogates.KEPT and holds_surrogate(body):
+                    raise ApiError(500, "'utf-8' codec can't encode a surrogate: not allowed")  # the fault
                 call = Call(request, operation_id, path, query, body, user, faults)
                 if stubs.stubs:  # only an operation a stub names pays more than this test
                     seen = Seen(protocol_id, operation_id, path, request.query, request.headers, body, user)

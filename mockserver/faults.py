@@ -111,7 +111,8 @@ class FaultSet:
         if not mine:
             return REFUSES
         kept = next((h.surrogates for h in mine if h.surrogates is not Surrogates.REFUSED), Surrogates.REFUSED)
-        return Hostile(any(h.falsy_as_empty for h in mine), kept)
+        falsy_as = next((h.falsy_as for h in mine if h.falsy_as is not None), None)
+        return Hostile(falsy_as, kept, any(h.echoed for h in mine))
 
     def keeps_surrogates(self, protocol: str) -> bool:
         """Some fault of ``protocol`` stores lone surrogates, so its answers holding one fail (500)."""

@@ -8,6 +8,7 @@ one fails to encode: 500), or, the passing control, each replaced by U+FFFD."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -28,9 +29,13 @@ class Surrogates(Enum):
 class Hostile:
     """One operation's way with hostile bodies; ``REFUSES``, the mock's, in normal runs."""
 
-    falsy_as_empty: bool = False
-    """A body that parses to a falsy JSON value (null, [], "", 0, false) is taken as ``{}``."""
+    falsy_as: Mapping[str, Any] | None = None
+    """A body that parses to a falsy JSON value (null, [], "", 0, false) is taken as this object
+    (``request.json() or {}``, and the defaults a server fills in); None: refused as the mock does."""
     surrogates: Surrogates = Surrogates.REFUSED
+    echoed: bool = False
+    """The operation's streamed answer echoes the text: with ``KEPT``, a body holding a lone
+    surrogate fails with 500 before the stream starts (its first event cannot be encoded)."""
 
 
 REFUSES = Hostile()

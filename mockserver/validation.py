@@ -318,8 +318,8 @@ class OperationValidator:
             data = parse_json(raw, self.max_json_depth, hostile.surrogates)
         except JsonBodyError as exc:
             raise self._invalid([_violation(["body"], f"JSON decode error: {exc}", "json_invalid", None)]) from None
-        if hostile.falsy_as_empty and not data:  # the fault: ``request.json() or {}``
-            data = {}
+        if hostile.falsy_as is not None and not data:  # the fault: ``request.json() or {}``
+            data = dict(hostile.falsy_as)
         if validator.is_valid(data):  # the common case: one native call, no error objects built
             return data
         problems = [

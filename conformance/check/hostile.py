@@ -98,13 +98,15 @@ class Write:
     state: Callable[[], object] | None = None
     """Reads ``changes`` back (the same value before and after, or something was made); None for
     an operation that changes nothing a client can read."""
+    statuses: tuple[int, ...] = ()
+    """The refusal's statuses, where the document names them; else any 4xx."""
     auth: str | None = None
 
 
-def refuses_non_objects(ctx: Context, writes: Sequence[Write], statuses: tuple[int, ...] = ()) -> None:
-    """Every non-object body to every write: a 4xx (one of ``statuses``, where the document names
-    the refusal's status), its body as the document gives it for that status when it lists the status,
-    and what the write could change read back unchanged."""
+def refuses_non_objects(ctx: Context, writes: Sequence[Write]) -> None:
+    """Every non-object body to every write: a 4xx (one of its ``statuses`` where it names them),
+    its body as the document gives it for that status when it lists the status, and what the write
+    could change read back unchanged."""
     missing = json_body_operations(ctx.spec) - {w.operation_id for w in writes}
     if missing:  # the suite's own bug: a protocol that does not name every operation taking JSON
         raise AssertionError(f"no hostile-body target for {sorted(missing)}")
@@ -113,8 +115,8 @@ def refuses_non_objects(ctx: Context, writes: Sequence[Write], statuses: tuple[i
         for name, raw in NON_OBJECT_BODIES:
             with ctx.part(f"{write.operation_id} with {name} as its JSON body"):
                 response = send_json(ctx, write.method, write.path, raw, write.auth)
-                if statuses:
-                    ctx.expect_status(response, *statuses)
+                if write.statuses:
+                    ctx.expect_status(response, *write.statuses)
                 ctx.expect(
                     400 <= response.status < 500,
                     f"answered {response.status}, not a 4xx refusal: {response.shown(200)}",

@@ -632,10 +632,11 @@ def invalid_bodies(ctx: Context) -> None:
     hostile.refuses_non_objects(
         ctx,
         [
-            hostile.Write("createAgentTask", "POST", TASKS, "the number of tasks", lambda: _task_total(ctx)),
-            hostile.Write("executeAgentTaskStep", "POST", task_path(task_id, "steps"), "the task's steps", steps),
+            hostile.Write("createAgentTask", "POST", TASKS, "the number of tasks", lambda: _task_total(ctx), (422,)),
+            hostile.Write(
+                "executeAgentTaskStep", "POST", task_path(task_id, "steps"), "the task's steps", steps, (422,)
+            ),
         ],
-        statuses=(422,),
     )
     before = steps()
     for what, content in INVALID_BODIES:

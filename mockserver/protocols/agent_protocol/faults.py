@@ -7,7 +7,6 @@ from typing import ClassVar
 
 from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
-from ...hostile_faults import hostile_faults
 from ...reply import Reply
 
 PROTOCOL = "agent-protocol"
@@ -626,22 +625,4 @@ FAULTS: tuple[Fault, ...] = (
     ),
     # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
     *wire_controls(_fault, "ap", None),
-    *hostile_faults(
-        _fault,
-        "ap",
-        null_body=(
-            "step-null-body-runs",
-            "executeAgentTaskStep",
-            ("AP-ERR-004", "AP-SCHEMA-006"),
-            "a step POST reads its body as `body or {}`: a null or [] body executes a step",
-        ),
-        surrogate=(
-            "lone-surrogate-breaks-lists",
-            "createAgentTask",
-            ("AP-HOSTILE-001",),
-            "a task's input keeps a lone surrogate (\\ud800) as sent; every answer holding it then fails to "
-            "encode as UTF-8 (500): the create, the task and every task list that shows it",
-            ("getAgentTask", "listAgentTasks"),
-        ),
-    ),
 )
