@@ -25,6 +25,15 @@ def _every_page(ctx: Context) -> Response:
     return response
 
 
+def _each(ctx: Context, tasks: list[str], *rest: str) -> Response:
+    """Each task's read (or its list ``rest``): the first answer that is no 2xx, else the last."""
+    for task_id in tasks:
+        response = ctx.client.get(task_path(task_id, *(r for r in rest if r)))
+        if not 200 <= response.status < 300:
+            break
+    return response
+
+
 @registry.requirement(
     "AP-HOSTILE-001",
     Level.MUST,
@@ -34,21 +43,28 @@ def _every_page(ctx: Context) -> Response:
 )
 def hostile_text(ctx: Context) -> None:
     victim = new_task(ctx, {"input": "victim"})["task_id"]
-    attacker = new_task(ctx, {"input": "attacker"})["task_id"]
+    attacker = new_task(ctx, {"input": "attacker"})["task_id"]  # read before the tasks given hostile steps exist
 
     def get(path: str) -> Callable[[], Response]:
         return lambda: ctx.client.get(path)
 
+    attacked: list[str] = []
     reads = [
         hostile.Read("the task list (every page)", lambda: _every_page(ctx)),
         hostile.Read("another task", get(task_path(victim))),
         hostile.Read("another task's steps", get(task_path(victim, "steps"))),
-        hostile.Read("the task given hostile steps", get(task_path(attacker))),
-        hostile.Read("the steps given hostile input", get(task_path(attacker, "steps"))),
+        hostile.Read("each task given a hostile step", lambda: _each(ctx, attacked or [attacker], "")),
+        hostile.Read("the hostile steps", lambda: _each(ctx, attacked or [attacker], "steps")),
     ]
 
     def post(path: str, body: Callable[[str], object]) -> Callable[[str], Response]:
         return lambda text: hostile.send_json(ctx, "POST", path, hostile.json_bytes(body(text)))
+
+    def step(text: str) -> Response:
+        # the first step of a task of its own: a step past a task's last is AP-STEP-004's subject
+        task_id = new_task(ctx, {"input": "a task for one hostile step"})["task_id"]
+        attacked.append(task_id)
+        return post(task_path(task_id, "steps"), lambda t: {"input": t})(text)
 
     hostile.survives_hostile_text(
         ctx,
@@ -56,6 +72,6 @@ def hostile_text(ctx: Context) -> None:
         [
             ("createAgentTask input", post(TASKS, lambda t: {"input": t, "additional_input": {}})),
             ("createAgentTask additional_input", post(TASKS, lambda t: {"input": "x", "additional_input": {t: t}})),
-            ("executeAgentTaskStep input", post(task_path(attacker, "steps"), lambda t: {"input": t})),
+            ("executeAgentTaskStep input", step),
         ],
     )
