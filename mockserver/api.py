@@ -32,6 +32,7 @@ from .config import MockConfig
 from .errors import ApiError
 from .faults import FaultSet
 from .hooks import Hooks
+from .hostile import Surrogates, holds_surrogate
 from .matching import MISSING, Seen, Slot
 from .reply import ErrorRenderer, Reply, json_response
 from .streaming import StreamGate
@@ -258,6 +259,8 @@ class ProtocolApi:
         else:  # a wire control: every answer of the protocol written its way, errors and streams too
             error_response = partial(_wire_error, errors, wire)
         skip_body = faults.skips_validation(operation_id)
+        hostile = faults.hostile(operation_id)
+        strict_utf8 = faults.keeps_surrogates(self.protocol_id)  # a stored lone surrogate fails its answers
         mutate = faults.mutation(operation_id)
         reads_body = skip_body or bool(validator.media)  # an operation without a body awaits nothing for it
         stubs = self.stub_slots.setdefault(operation_id, Slot())
@@ -278,7 +281,10 @@ class ProtocolApi:
                 path, query = validator.parameters(request)
                 body = None
                 if reads_body:
-                    body = await (_raw_json(request, preread) if skip_body else validator.body(request, preread))
+                    reading = _raw_json(request, preread) if skip_body else validator.body(request, preread, hostile)
+                    body = await reading
+                if hostile.echoed and hostile.surrogates is Surrogates.KEPT and holds_surrogate(body):
+                    raise ApiError(500, "'utf-8' codec can't encode a surrogate: not allowed")  # the fault
                 call = Call(request, operation_id, path, query, body, user, faults)
                 if stubs.stubs:  # only an operation a stub names pays more than this test
                     seen = Seen(protocol_id, operation_id, path, request.query, request.headers, body, user)
@@ -304,6 +310,8 @@ class ProtocolApi:
             if isinstance(result, Reply):
                 if mutate is not None:
                     mutate(result)
+                if strict_utf8 and holds_surrogate(result.body):
+                    return error_response(ApiError(500, "'utf-8' codec can't encode a surrogate: not allowed"))
                 return json_response(result, wire)
             return result
 

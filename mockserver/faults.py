@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Self
 
+from .hostile import REFUSES, Hostile, Surrogates
 from .reply import Reply
 from .wire import CONTROLS, PLAIN, Wire
 
@@ -50,6 +51,8 @@ class Fault:
     """Operations beyond ``operation`` whose answers the fault changes (an agent lookup every
     operation makes) or whose effect it shows (a list that omits what an update changed): faults
     over one operation do not combine (``conformance/selfcheck/composition.py``)."""
+    hostile: Hostile | None = None
+    """How ``operation`` takes hostile bodies (``mockserver/hostile.py``), when not as the mock does."""
 
     @property
     def operations(self) -> frozenset[str]:
@@ -101,6 +104,22 @@ class FaultSet:
 
     def skips_validation(self, operation_id: str) -> bool:
         return any(f.skip_validation and f.operation == operation_id for f in self._faults.values())
+
+    def hostile(self, operation_id: str) -> Hostile:
+        """How one operation takes hostile bodies: its hostile faults' choices together."""
+        mine = [f.hostile for f in self._faults.values() if f.operation == operation_id and f.hostile is not None]
+        if not mine:
+            return REFUSES
+        kept = next((h.surrogates for h in mine if h.surrogates is not Surrogates.REFUSED), Surrogates.REFUSED)
+        falsy_as = next((h.falsy_as for h in mine if h.falsy_as is not None), None)
+        return Hostile(falsy_as, kept, any(h.echoed for h in mine))
+
+    def keeps_surrogates(self, protocol: str) -> bool:
+        """Some fault of ``protocol`` stores lone surrogates, so its answers holding one fail (500)."""
+        return any(
+            f.protocol == protocol and f.hostile is not None and f.hostile.surrogates is Surrogates.KEPT
+            for f in self._faults.values()
+        )
 
     def mutation(self, operation_id: str) -> Mutation | None:
         edits = [f.mutate for f in self._faults.values() if f.mutate and f.operation == operation_id]

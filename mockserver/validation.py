@@ -23,6 +23,7 @@ from specs.schemas import SchemaSet
 
 from .errors import ApiError
 from .hooks import EXCHANGE
+from .hostile import REFUSES, Hostile, Surrogates, replaced
 from .jsonio import loads_fast
 
 
@@ -75,7 +76,16 @@ def _depth_exceeds(data: Any, limit: int) -> bool:
     return False
 
 
-def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def _unpaired(data: Any) -> bool:
+    """Whether parsed JSON holds a lone surrogate (a pair's escapes parse to one character)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH, surrogates: Surrogates = Surrogates.REFUSED) -> Any:
     """A request body as JSON (RFC 8259, I-JSON's Unicode rule), or ``JsonBodyError``.
 
     Beyond ``json.loads``: NaN and Infinity are refused (they are not JSON), as are numbers that
@@ -114,11 +124,12 @@ def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
         raise JsonBodyError("a number has too many digits") from None
     if (text.count("[") + text.count("{") > max_depth) and _depth_exceeds(data, max_depth):
         raise JsonBodyError(f"arrays and objects nest deeper than {max_depth} levels")
-    if _SURROGATE_ESCAPE.search(raw):
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise JsonBodyError("a string holds an unpaired UTF-16 surrogate, which is not Unicode text") from None
+    if _SURROGATE_ESCAPE.search(raw) and _unpaired(data):
+        if surrogates is Surrogates.KEPT:  # the hostile faults (mockserver/hostile.py)
+            return data
+        if surrogates is Surrogates.REPLACED:
+            return replaced(data)
+        raise JsonBodyError("a string holds an unpaired UTF-16 surrogate, which is not Unicode text")
     return data
 
 
@@ -267,9 +278,10 @@ class OperationValidator:
             raise self._invalid(problems)
         return path, query
 
-    async def body(self, request: web.Request, preread: bytes | None = None) -> Any:
+    async def body(self, request: web.Request, preread: bytes | None = None, hostile: Hostile = REFUSES) -> Any:
         """The request's body, valid; ``preread``: the bytes a stub matched before validation has
-        already read (stubs.py), which the stream no longer holds."""
+        already read (stubs.py), which the stream no longer holds; ``hostile``: a hostile fault's
+        way with it (mockserver/hostile.py)."""
         if not self.media:
             return None
         if not request.body_exists:
@@ -303,9 +315,11 @@ class OperationValidator:
                 raise self._invalid([_violation(["body"], "Field required", "missing", None)])
             return None
         try:
-            data = parse_json(raw, self.max_json_depth)
+            data = parse_json(raw, self.max_json_depth, hostile.surrogates)
         except JsonBodyError as exc:
             raise self._invalid([_violation(["body"], f"JSON decode error: {exc}", "json_invalid", None)]) from None
+        if hostile.falsy_as is not None and not data:  # the fault: ``request.json() or {}``
+            data = dict(hostile.falsy_as)
         if validator.is_valid(data):  # the common case: one native call, no error objects built
             return data
         problems = [

@@ -74,6 +74,15 @@ def cut(text: str, limit: int = LIMIT) -> str:
     return f"{head}... ({len(text)} characters)"
 
 
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def lone_escaped(text: str) -> str:
+    """``text`` with each lone surrogate (which no UTF-8 file can hold; a hostile input's, read
+    back from JSON) as its JSON escape ``\\udXXX``: JSON text stays the same value, prose stays writable."""
+    return _LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _LONE.search(text) else text
+
+
 def _plain(value: Any) -> Any:
     """What JSON cannot write, as near as it can: a tuple or set as a list, bytes as text."""
     if isinstance(value, bytes | bytearray):
@@ -89,7 +98,7 @@ def shown(value: Any, limit: int = LIMIT) -> str:
     if isinstance(value, bytes | bytearray) and not _is_text(bytes(value)):
         return hex_excerpt(bytes(value), limit)
     try:
-        text = json.dumps(value, ensure_ascii=False, default=_plain)
+        text = lone_escaped(json.dumps(value, ensure_ascii=False, default=_plain))
     except (ValueError, RecursionError):  # a circular or too deep value: Python's own words
         text = repr(value)
     return cut(text, limit)

@@ -7,7 +7,7 @@ import re
 from html import escape
 
 from ..check.script import script_name, script_of
-from ..check.shown import page_line
+from ..check.shown import lone_escaped, page_line
 from ..verdicts.results import Exchange, RequirementResult, RunResult, Status
 from .clip import clip
 from .coverage import coverage_section
@@ -82,7 +82,7 @@ def t(text: str) -> str:
 def readable(body: str) -> str:
     """A JSON body shown as its characters (a server's ``\\u00e9`` reads as é), indented."""
     try:
-        return json.dumps(json.loads(body), ensure_ascii=False, indent=2)
+        return lone_escaped(json.dumps(json.loads(body), ensure_ascii=False, indent=2))
     except (ValueError, RecursionError):
         return body
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from ..check.shown import lone_escaped
 from ..run.events import (
     CaseFinished,
     Event,
@@ -97,7 +98,7 @@ class EventStream:
         self.out = out
 
     def handle(self, event: Event) -> None:
-        self.out.write(one_line(json.dumps(to_dict(event), ensure_ascii=False, default=str)) + "\n")
+        self.out.write(one_line(lone_escaped(json.dumps(to_dict(event), ensure_ascii=False, default=str))) + "\n")
         self.out.flush()
 
 

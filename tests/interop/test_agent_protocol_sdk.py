@@ -69,6 +69,8 @@ FAILED = {
     "AP-SCHEMA-005",
     "AP-SCHEMA-006",
     "AP-MODEL-004",
+    # a lone surrogate (as a JSON escape) in a task's or a step's input: 500, and the task's reads 500 after
+    "AP-HOSTILE-001",
 }
 NOT_VERIFIED: set[str] = set()
 BLOCKED = frozenset(

@@ -69,6 +69,8 @@ PASSED = {
     "NS-MODEL-002",  # every filter and turn ends with the answer and its chat_context
     "NS-MODEL-003",  # a continued (or forked) history keeps the one sent back, message for message
     "NS-MODEL-004",
+    # a lone surrogate is answered, echoed back as its JSON escape; connectivity and function still answer
+    "NS-HOSTILE-001",
 }
 FAILED = {
     "NS-ERR-002",  # an unknown agent: 404 with an empty text/html body, no Status

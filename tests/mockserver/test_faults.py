@@ -25,6 +25,7 @@ def test_every_fault_is_an_edit_a_switch_or_a_server_setting(protocol_id: str) -
         and not f.skip_validation
         and not f.disables_auth
         and f.wire == PLAIN
+        and f.hostile is None
     ]
     assert idle == [], "faults that nothing switches on"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
-from ...check import edges
+from ...check import edges, hostile
 from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import Context
 from ...check.edges import difference, same
@@ -592,20 +592,29 @@ def unknown_artifact(ctx: Context) -> None:
 
 
 INVALID_BODIES = (
-    ("a JSON array", b"[]"),
-    ("a JSON string", b'"write hello"'),
     ("input as a number", b'{"input": 5}'),
     ("additional_input as a string", b'{"additional_input": "debug"}'),
     ("malformed JSON", b'{"input": "x"'),
 )
+"""Beside the bodies that are not objects (``hostile.NON_OBJECT_BODIES``: null, an array, a string, a number)."""
+
+
+def _task_total(ctx: Context) -> object:
+    with ctx.setup("AP-PAGE-001"):
+        return list_page(ctx, TASKS, "listAgentTasks", "tasks", False, current_page=1, page_size=1)[1].get(
+            "total_items"
+        )
 
 
 @registry.requirement(
     "AP-ERR-004",
     Level.MUST,
-    "POST tasks and POST steps answer 422 with a JSON object body to a body that is not an object, "
-    "has wrongly typed fields or is not JSON; a refused step POST executes no step",
+    "POST tasks and POST steps answer 422 with a JSON object body to a body that is not an object (null, an "
+    "array, a string, a number), has wrongly typed fields or is not JSON; a refused POST creates no task and "
+    "executes no step",
     f"{DOC}#/components/responses/UnprocessableEntity",
+    depends_on_state="counts the server's tasks before and after the refused creates: a task another client "
+    "creates meanwhile moves the count",
     from_traffic=True,
 )
 def invalid_bodies(ctx: Context) -> None:
@@ -614,9 +623,22 @@ def invalid_bodies(ctx: Context) -> None:
             body = ctx.conforms(ctx.client.post(TASKS, content=content, headers=JSON), "createAgentTask", 422)
             ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {shown(body)} is not an object")
     task_id = new_task(ctx)["task_id"]
-    # A server may list planned steps (status "created") before any runs: compare, don't expect zero.
-    with ctx.setup("AP-STEP-003"):
-        before = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
+
+    def steps() -> list[Any]:
+        # A server may list planned steps (status "created") before any runs: compare, don't expect zero.
+        with ctx.setup("AP-STEP-003"):
+            return all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
+
+    hostile.refuses_non_objects(
+        ctx,
+        [
+            hostile.Write("createAgentTask", "POST", TASKS, "the number of tasks", lambda: _task_total(ctx), (422,)),
+            hostile.Write(
+                "executeAgentTaskStep", "POST", task_path(task_id, "steps"), "the task's steps", steps, (422,)
+            ),
+        ],
+    )
+    before = steps()
     for what, content in INVALID_BODIES:
         with ctx.part(f"executeAgentTaskStep with {what}"):
             response = ctx.client.post(task_path(task_id, "steps"), content=content, headers=JSON)
@@ -624,8 +646,7 @@ def invalid_bodies(ctx: Context) -> None:
             ctx.expect(
                 isinstance(body, dict), f"executeAgentTaskStep 422 for {what}: body {shown(body)} is not an object"
             )
-    with ctx.setup("AP-STEP-003"):
-        after = all_items(ctx, task_path(task_id, "steps"), "listAgentTaskSteps", "steps")
+    after = steps()
     ctx.expect(
         after == before,
         f"refused step POSTs changed the task's steps: {len(before)} listed before, "
@@ -928,21 +949,38 @@ def task_lists_artifact(ctx: Context) -> None:
     )
 
 
+VICTIM_LAYOUTS: tuple[tuple[str, str], ...] = (
+    ("kept by relative_path and file name", "shared/victim.txt"),
+    ("kept by file name alone (relative_path ignored)", "victim.txt"),
+)
+"""Where a server may keep the other task's ``victim.txt``, uploaded with relative_path ``shared``:
+the document lets relative_path be stored or ignored, so every attack is aimed at each place."""
+
+
 def traversal_attempts(victim: str) -> tuple[tuple[str, str, str | None], ...]:
-    """(form, file name, relative_path) of each upload naming the other task's ``shared/victim.txt``
-    through '..', in every form a name can carry a path: plain, percent-encoded (a server that
-    decodes names after checking them), backslashed (one that turns backslashes into separators),
-    in the file name or in relative_path; and absolute paths, which name ``/dev/null``: a server
-    that lets one replace its task folder writes to the null device, keeps nothing there, and
-    serves the artifact back empty, which is how the check sees it.
+    """(form, file name, relative_path) of each upload naming the other task's ``victim.txt``
+    through '..', at each place a server may keep it (``VICTIM_LAYOUTS``), in every form a name can
+    carry a path: plain, in relative_path, in the file name and in both at once (a server that
+    checks one of them only), percent-encoded (a server that decodes names after checking them),
+    backslashed (one that turns backslashes into separators); and absolute paths, which name
+    ``/dev/null``: a server that lets one replace its task folder writes to the null device,
+    keeps nothing there, and serves the artifact back empty, which is how the check sees it.
 
     '..' climbs one level only: ``<workspace>/<task>/../<victim>`` is still inside the workspace,
     so a server that follows it writes into the other task's folder and nowhere else."""
+    attempts: list[tuple[str, str, str | None]] = []
+    for layout, kept in VICTIM_LAYOUTS:
+        folder, _, name = f"{victim}/{kept}".rpartition("/")
+        attempts += [
+            (f"'..' in relative_path, at the victim {layout}", name, f"../{folder}"),
+            (f"'..' in the file name, at the victim {layout}", f"../{folder}/{name}", None),
+            (f"'..' in both at once, at the victim {layout}", f"../{folder}/{name}", f"../{victim}"),
+        ]
+    shared = f"{victim}/shared"
     return (
-        ("'..' in relative_path", "victim.txt", f"../{victim}/shared"),
-        ("'..' in the file name", f"../{victim}/shared/victim.txt", None),
+        *attempts,
         ("percent-encoded '..' in relative_path", "victim.txt", f"%2E%2E%2F{victim}%2Fshared"),
-        ("percent-encoded '..' in the file name", f"%2E%2E%2F{victim}%2Fshared%2Fvictim.txt", None),
+        ("percent-encoded '..' in the file name", f"%2E%2E%2F{shared.replace('/', '%2F')}%2Fvictim.txt", None),
         ("backslashed '..' in relative_path", "victim.txt", f"..\\{victim}\\shared"),
         ("backslashed '..' in the file name", f"..\\{victim}\\shared\\victim.txt", None),
         ("an absolute relative_path", "null", "/dev"),

@@ -19,7 +19,7 @@ from typing import Any
 from specs.documents import load
 from specs.schemas import SchemaSet
 
-from ...check import edges
+from ...check import edges, hostile
 from ...check.concurrent import AT_ONCE, at_once
 from ...check.context import CheckFailed, Context, NotVerified
 from ...check.http import Client, Response, TargetError
@@ -393,12 +393,17 @@ INVALID_CHAT_BODIES: tuple[tuple[str, dict[str, Any]], ...] = (
 @registry.requirement(
     "NS-ERR-003",
     Level.SHOULD,
-    "A streaming_chat body that is not a valid ChatRequest is rejected with a 4xx Status before any stream opens",
+    "A streaming_chat body that is not a valid ChatRequest (null, an array, a string or a number included) is "
+    "rejected with a 4xx Status before any stream opens",
     f"{CHAT}/requestBody",
 )
 def invalid_chat_request(ctx: Context) -> None:
     # SHOULD: the document gives the body's schema but says nothing about rejecting others.
     name = agent(ctx)
+    # a chat keeps nothing a client can read back: the refusal is the whole fact
+    hostile.refuses_non_objects(
+        ctx, [hostile.Write("AgentService_StreamingChat", "POST", f"/api/v1/{name}/streaming_chat")]
+    )
     headers = {"Content-Type": "application/json"}
     for what, payload in INVALID_CHAT_BODIES:
         with ctx.part():

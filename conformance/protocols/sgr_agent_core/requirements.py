@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ...check import edges
+from ...check import edges, hostile
 from ...check.concurrent import at_once, expect_distinct
 from ...check.context import CheckFailed, Context
 from ...check.http import Client, Response, TargetError
@@ -762,8 +762,9 @@ def invalid_bodies(ctx: Context) -> list[tuple[str, str, dict[str, Any]]]:
 @registry.requirement(
     "SGR-ERR-004",
     Level.MUST,
-    'An invalid request body answers 422 {"detail": [{type, loc, msg}, ...]}, or for a chat the 400 '
-    '{"detail": string} the document also gives an invalid request',
+    'An invalid request body (null, an array, a string or a number included) answers 422 {"detail": [{type, loc, '
+    'msg}, ...]}, or for a chat the 400 {"detail": string} the document also gives an invalid request; it starts '
+    "no agent and changes none",
     f"{ref('/components/responses/BodyValidationFailed')}; {ref('/paths/~1v1~1chat~1completions/post/responses/400')}",
     from_traffic=True,
 )
@@ -771,6 +772,31 @@ def err_invalid_body(ctx: Context) -> None:
     for operation_id, path, body in invalid_bodies(ctx):
         with ctx.part():
             _invalid_body_answer(ctx, operation_id, path, body)
+    agent_id = agent_of(ctx, research(ctx).rec)
+
+    def agents() -> object:
+        with ctx.setup("SGR-AGENT-001"):
+            listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)["agents"]
+            return sorted(str(a.get("agent_id")) for a in listed)
+
+    def agent() -> object:
+        state = settle(ctx, agent_id).last
+        return {key: state.get(key) for key in ("state", "clarifications_used", "iteration")}
+
+    hostile.refuses_non_objects(
+        ctx,
+        [
+            hostile.Write("createChatCompletion", "POST", CHAT, "the agents listed", agents, (400, 422)),
+            hostile.Write(
+                "provideClarification",
+                "POST",
+                f"/agents/{agent_id}/provide_clarification",
+                "the agent's state",
+                agent,
+                INVALID_BODY_STATUS["provideClarification"],
+            ),
+        ],
+    )
 
 
 def _invalid_body_answer(ctx: Context, operation_id: str, path: str, body: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from ...check import edges
+from ...check import edges, hostile
 from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import Blocked, CheckFailed, Context
 from ...check.http import Response
@@ -995,8 +995,8 @@ def not_found(ctx: Context) -> None:
 @registry.requirement(
     "SYN-ERR-002",
     Level.MUST,
-    "Invalid bodies (an unknown or missing agentAccessLevel, a chat without chatText) answer 400 "
-    "with an ErrorResponse and change nothing",
+    "Invalid bodies (an unknown or missing agentAccessLevel, a chat without chatText; to every operation that "
+    "takes JSON, null, an array, a string or a number) answer 400 with an ErrorResponse and change nothing",
     ref=f"{DOC}#/components/responses/BadRequest",
 )
 def bad_request(ctx: Context) -> None:
@@ -1037,3 +1037,33 @@ def bad_request(ctx: Context) -> None:
     )
     got = ctx.conforms(ctx.client.get(path), "getAgentSession", 200)
     ctx.expect_equal(got.get("agentAccessLevel"), "PUBLICLY_ACCESSIBLE", "agentAccessLevel after a rejected PUT")
+    _refuses_non_objects(ctx, session_id)
+
+
+def _refuses_non_objects(ctx: Context, session_id: str) -> None:
+    """The bodies that are not objects (``check/hostile.py``) to every operation that takes JSON."""
+    path = f"{SESSION}/{_seg(session_id)}"
+    job_id = _fixture(ctx).job_id
+
+    def session() -> object:
+        with ctx.setup("SYN-SESS-001"):
+            return ctx.conforms(ctx.client.get(path), "getAgentSession", 200, judge=False)
+
+    def history() -> object:
+        return [item.get("jobId") if isinstance(item, dict) else item for item in _history(ctx, session_id)]
+
+    def ids() -> object:
+        return sorted(_session_ids(ctx))
+
+    write = hostile.Write
+    hostile.refuses_non_objects(
+        ctx,
+        [
+            write("createAgentSession", "POST", SESSION, "the caller's sessions", ids, (400,)),
+            write("updateAgentSession", "PUT", path, "the session", session, (400,)),
+            write("listAgentSessions", "POST", SESSIONS_LIST, statuses=(400,)),
+            write("getSessionHistory", "POST", f"/agent/session/history/{_seg(session_id)}", statuses=(400,)),
+            write("startAgentChat", "POST", CHAT_START, "the session's history", history, (400,)),
+            write("getTraceEvents", "POST", f"/agent/chat/trace/{_seg(job_id)}", statuses=(400,)),
+        ],
+    )

@@ -3,10 +3,14 @@
 switches), declared in one descriptor."""
 
 from ...descriptor import declare
-from .faults import FAULTS, Switches
+from . import hostile
+from .faults import FAULTS as CATALOGUE
+from .faults import Switches
 from .fixtures import plan
 from .handlers import AgentProtocol
 from .stubs import read
+
+FAULTS = (*CATALOGUE, *hostile.FAULTS)
 
 MOCK = declare("agent-protocol", handlers=AgentProtocol, faults=FAULTS, switches=Switches, fixtures=plan, stubs=read)
 

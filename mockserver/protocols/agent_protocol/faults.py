@@ -63,6 +63,7 @@ class Switches(_Switches):
     upload_traversal_backslashed: bool = False
     upload_traversal_percent_decoded: bool = False
     upload_traversal_unreadable: bool = False
+    artifacts_by_file_name_traversal: bool = False
     upload_undeclared_part_400: bool = False
     upload_relative_path_dropped: bool = False
     download_non_latin1_500: bool = False
@@ -98,6 +99,7 @@ class Switches(_Switches):
             or self.upload_traversal_backslashed
             or self.upload_traversal_percent_decoded
             or self.upload_traversal_unreadable
+            or self.artifacts_by_file_name_traversal
         )
 
 
@@ -300,6 +302,15 @@ FAULTS: tuple[Fault, ...] = (
         ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
         "uploads write task/relative_path/file_name to one shared store without checking for '..', "
         "so a crafted path overwrites another task's artifact (and a second upload of a name its first)",
+        operation="uploadAgentTaskArtifacts",
+    ),
+    # the same hole where the suite did not aim: relative_path checked, then ignored
+    _fault(
+        "ap-artifacts-by-file-name-traversal",
+        ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
+        "uploads refuse '..' in relative_path, then ignore it and keep the file at task/file_name in one shared "
+        "store (a leading '/' stripped, '..' followed): a crafted file name overwrites another task's artifact, "
+        "and uploads of one name in two folders are one file",
         operation="uploadAgentTaskArtifacts",
     ),
     # the same hole behind a check that looks only for one spelling of it

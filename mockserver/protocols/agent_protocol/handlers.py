@@ -198,6 +198,10 @@ def disk_path(task_id: str, relative_path: str | None, file_name: str, on: Switc
         names = [unquote(n) if on.upload_traversal_percent_decoded else n.replace("\\", "/") for n in names]
     if on.upload_traversal_absolute:
         names = [n.replace("../", "") for n in names]
+    if on.artifacts_by_file_name_traversal:  # relative_path checked, then ignored; the file name trusted
+        if ".." in (relative_path or ""):
+            raise ApiError(422, "'..' is not allowed in relative_path")
+        names = [file_name.lstrip("/")]
     return posixpath.normpath(posixpath.join(task_id, *names))
 
 

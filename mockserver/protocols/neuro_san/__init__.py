@@ -3,9 +3,13 @@ networks), ``handlers`` (the operations and the chat stream, a ``Handlers`` clas
 ``stubs`` (stubbed networks), declared in one descriptor."""
 
 from ...descriptor import declare
-from .faults import FAULTS, Switches
+from . import hostile
+from .faults import FAULTS as CATALOGUE
+from .faults import Switches
 from .handlers import NeuroSan
 from .stubs import read
+
+FAULTS = (*CATALOGUE, *hostile.FAULTS)
 
 MOCK = declare("neuro-san", handlers=NeuroSan, faults=FAULTS, switches=Switches, stubs=read)
 

@@ -3,10 +3,14 @@
 descriptor."""
 
 from ...descriptor import declare
-from .faults import FAULTS, Switches
+from . import hostile
+from .faults import FAULTS as CATALOGUE
+from .faults import Switches
 from .fixtures import plan
 from .handlers import SgrAgentCore
 from .stubs import read
+
+FAULTS = (*CATALOGUE, *hostile.FAULTS)
 
 MOCK = declare("sgr-agent-core", handlers=SgrAgentCore, faults=FAULTS, switches=Switches, fixtures=plan, stubs=read)
 

@@ -3,10 +3,14 @@ cursors), ``handlers`` (the operations, a ``Handlers`` class) and ``faults``, de
 descriptor."""
 
 from ...descriptor import declare
-from .faults import FAULTS, Switches
+from . import hostile
+from .faults import FAULTS as CATALOGUE
+from .faults import Switches
 from .fixtures import plan
 from .handlers import SynapseAgent
 from .stubs import read
+
+FAULTS = (*CATALOGUE, *hostile.FAULTS)
 
 MOCK = declare("synapse-agent", handlers=SynapseAgent, faults=FAULTS, switches=Switches, fixtures=plan, stubs=read)
 

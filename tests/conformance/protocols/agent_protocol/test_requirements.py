@@ -104,12 +104,13 @@ def multipart_fields(request: httpx.Request) -> dict[str, tuple[str, bytes]]:
 
 
 def upload_target(
-    workspace: Path | None = None, refusal: int = 0, unreadable: bool = False
+    workspace: Path | None = None, refusal: int = 0, unreadable: bool = False, by_name: bool = False
 ) -> Callable[[httpx.Request], httpx.Response]:
     """A minimal agent. With ``refusal`` it answers uploads naming '..' with that status and keeps
     the rest by id; with a ``workspace`` it writes each upload to ``workspace/<task>/<relative_path>/
     <file name>`` with os.path.join, as the Agent Protocol SDK does, and serves it from there
-    (``unreadable``: a download refuses, 500, a path that left its task's folder)."""
+    (``unreadable``: a download refuses, 500, a path that left its task's folder; ``by_name``:
+    relative_path ignored, ``workspace/<task>/<file name>``)."""
     tasks: dict[str, dict[str, tuple[dict[str, Any], bytes | str]]] = {}
 
     def handle(request: httpx.Request) -> httpx.Response:
@@ -134,7 +135,7 @@ def upload_target(
             }
             stored: bytes | str = data
             if workspace is not None:
-                path = os.path.join(workspace, parts[1], relative_path or "", name)
+                path = os.path.join(workspace, parts[1], "" if by_name else relative_path or "", name)
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "wb") as file:
                     file.write(data)
@@ -179,6 +180,16 @@ def test_traversal_on_disk_fails_and_writes_only_inside_the_workspace(tmp_path: 
     file it made the server write lies in the server's workspace."""
     workspace = tmp_path / "workspace"
     result = run_traversal(context_for(upload_target(workspace, unreadable=unreadable)))
+    assert result.status is Status.FAILED and result.blocked_by is None, result.message
+    assert "overwrote it" in result.message
+    assert [p.name for p in tmp_path.iterdir()] == ["workspace"]
+
+
+def test_traversal_by_file_name_alone_fails_and_writes_only_inside_the_workspace(tmp_path: Path) -> None:
+    """A server that ignores relative_path keeps the other task's file where the suite's first
+    aim missed it (issue 34): every '..' is aimed at that place too."""
+    workspace = tmp_path / "workspace"
+    result = run_traversal(context_for(upload_target(workspace, by_name=True)))
     assert result.status is Status.FAILED and result.blocked_by is None, result.message
     assert "overwrote it" in result.message
     assert [p.name for p in tmp_path.iterdir()] == ["workspace"]
