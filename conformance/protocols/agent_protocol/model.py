@@ -213,6 +213,9 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
     if first is None:
         session.cannot_compare(LISTS, f"GET {path} does not answer the documented list shape")
         return None
+    if not _as_asked(first, 1, size):
+        session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+        return None
     total = first["pagination"].get("total_items")
     count = max(total if isinstance(total, int) else 0, expected)
     if math.ceil(count / size) > MAX_PAGES and count <= MAX_PAGES * MAX_ITEMS_PER_PAGE:
@@ -222,8 +225,19 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
         page = read_json(session, path, key, current_page=number, page_size=size)
         if page is None:
             return None
+        if not _as_asked(page, number, size):
+            session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+            return None
         items += page[key]
     return items, total if isinstance(total, int) else -1
+
+
+def _as_asked(page: dict[str, Any], number: int, size: int) -> bool:
+    """The page's pagination names the page asked (when it names one): a server that reads other
+    parameters cannot be walked, and its paging is the paging requirements' subject (AP-PAGE-*)."""
+    pagination = page["pagination"]
+    current, per_page = pagination.get("current_page"), pagination.get("page_size")
+    return not (isinstance(current, int) and current != number) and not (isinstance(per_page, int) and per_page != size)
 
 
 def prepare(session: Session) -> Ledger:

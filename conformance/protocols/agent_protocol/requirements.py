@@ -18,7 +18,7 @@ from urllib.parse import quote, unquote
 
 from ...check import edges
 from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
-from ...check.context import Context
+from ...check.context import Blocked, Context
 from ...check.edges import difference, same
 from ...check.http import Response
 from ...check.judgments import echoes, errors
@@ -372,15 +372,41 @@ def read_page(
 def all_items(ctx: Context, path: str, operation: str, key: str) -> list[Any]:
     """Every item of a list, for a check whose subject is what is listed, not how it pages
     (AP-PAGE-001..003 judge the arithmetic): pages of 100 until total_items are read or a page
-    comes back empty, at most MAX_PAGES."""
+    comes back empty, at most MAX_PAGES. See ``listing`` for where a walk stops short."""
+    return listing(ctx, path, operation, key).items
+
+
+@dataclass(frozen=True)
+class Listing:
+    items: list[Any]
+    complete: bool
+    """False when a page did not answer the page asked (its current_page says another, or it
+    repeats the first page): the server does not page by the documented parameters, so the items
+    beyond what it answered were not observed (the paging requirements' subject), not left out."""
+
+
+def listing(ctx: Context, path: str, operation: str, key: str) -> Listing:
+    """``all_items``, saying whether the walk read the whole list."""
     items: list[Any] = []
+    first: list[Any] = []
     for number in range(1, MAX_PAGES + 1):
         page, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=100)
+        answered = pagination.get("current_page")
+        if number > 1 and page and ((isinstance(answered, int) and answered != number) or page == first):
+            return Listing(items, complete=False)
+        first = first or page
         items.extend(page)
         total = pagination.get("total_items")
         if not page or not isinstance(total, int) or len(items) >= total:
             break
-    return items
+    return Listing(items, complete=True)
+
+
+def unobserved(walk: Listing, what: str, owner: str) -> None:
+    """Block, by the paging requirement ``owner``, a part whose item a short walk did not reach."""
+    if not walk.complete:
+        answered = len(walk.items)
+        raise Blocked(owner, f"{what} is not among the {answered} items of the pages the server answered as asked")
 
 
 WALKS = 3
@@ -874,8 +900,11 @@ def download_disposition(ctx: Context) -> None:
 )
 def listed_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
-    listed = all_items(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    walk = listing(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    listed = walk.items
     found = [a for a in listed if a.get("artifact_id") == up.artifact["artifact_id"]]
+    if not found:
+        unobserved(walk, f"the uploaded artifact {shown(up.artifact['artifact_id'])}", "AP-PAGE-003")
     ctx.expect(
         found,
         f"the uploaded artifact {shown(up.artifact['artifact_id'])} is not listed ({len(listed)} artifacts listed)",
@@ -886,10 +915,13 @@ def listed_artifact(ctx: Context) -> None:
         f"{shown(artifact_fields(up.artifact))}",
     )
     ups, stored = accepted_edges(ctx)
-    listed = all_items(ctx, task_path(ups.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    walk = listing(ctx, task_path(ups.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    listed = walk.items
     for sent, artifact in stored:
         with ctx.part(sent.edge.name):
             found = [a for a in listed if isinstance(a, dict) and a.get("artifact_id") == artifact["artifact_id"]]
+            if not found:
+                unobserved(walk, f"{shown(sent.edge.file_name)} ({artifact['artifact_id']})", "AP-PAGE-003")
             ctx.expect(
                 len(found) == 1,
                 f"{shown(sent.edge.file_name)} ({artifact['artifact_id']}) is listed {len(found)} times "
@@ -928,26 +960,40 @@ def task_lists_artifact(ctx: Context) -> None:
     )
 
 
-def traversal_attempts(victim: str) -> tuple[tuple[str, str, str | None], ...]:
-    """(form, file name, relative_path) of each upload naming the other task's ``shared/victim.txt``
+def traversal_attempts(victim: str, folder: str = "shared") -> tuple[tuple[str, str, str | None], ...]:
+    """(form, file name, relative_path) of each upload naming the other task's ``<folder>/victim.txt``
     through '..', in every form a name can carry a path: plain, percent-encoded (a server that
     decodes names after checking them), backslashed (one that turns backslashes into separators),
     in the file name or in relative_path; and absolute paths, which name ``/dev/null``: a server
     that lets one replace its task folder writes to the null device, keeps nothing there, and
-    serves the artifact back empty, which is how the check sees it.
+    serves the artifact back empty, which is how the check sees it. ``folder`` is where the victim
+    is kept: "" for a server that keeps files by name alone.
 
     '..' climbs one level only: ``<workspace>/<task>/../<victim>`` is still inside the workspace,
     so a server that follows it writes into the other task's folder and nowhere else."""
+    target = "/".join(p for p in (victim, folder) if p)
+    back = target.replace("/", "\\")
+    coded = target.replace("/", "%2F")
     return (
-        ("'..' in relative_path", "victim.txt", f"../{victim}/shared"),
-        ("'..' in the file name", f"../{victim}/shared/victim.txt", None),
-        ("percent-encoded '..' in relative_path", "victim.txt", f"%2E%2E%2F{victim}%2Fshared"),
-        ("percent-encoded '..' in the file name", f"%2E%2E%2F{victim}%2Fshared%2Fvictim.txt", None),
-        ("backslashed '..' in relative_path", "victim.txt", f"..\\{victim}\\shared"),
-        ("backslashed '..' in the file name", f"..\\{victim}\\shared\\victim.txt", None),
+        ("'..' in relative_path", "victim.txt", f"../{target}"),
+        ("'..' in the file name", f"../{target}/victim.txt", None),
+        ("percent-encoded '..' in relative_path", "victim.txt", f"%2E%2E%2F{coded}"),
+        ("percent-encoded '..' in the file name", f"%2E%2E%2F{coded}%2Fvictim.txt", None),
+        ("backslashed '..' in relative_path", "victim.txt", f"..\\{back}"),
+        ("backslashed '..' in the file name", f"..\\{back}\\victim.txt", None),
         ("an absolute relative_path", "null", "/dev"),
         ("an absolute file name", "/dev/null", None),
     )
+
+
+def victim_folders(kept: Any) -> list[str]:
+    """Every layout the victim may be kept in: the folder sent, and the relative_path the upload
+    answered when it differs (a server that ignores the field keeps the file by its name alone)."""
+    answered = kept.get("relative_path") if isinstance(kept, dict) else None
+    folders = ["shared"]
+    if isinstance(answered, str) and answered.strip("/") != "shared" and ".." not in answered:
+        folders.append(answered.strip("/"))
+    return folders
 
 
 @registry.requirement(
@@ -979,7 +1025,8 @@ def traversal(ctx: Context) -> None:
         expect_bytes(ctx, before.body, original, "the other task's artifact before the crafted uploads")
     attacker = new_task(ctx, {"input": "attacker"})["task_id"]
     seen = original  # what the victim's download gave last, so each change is put on the upload that made it
-    for number, (form, name, relative_path) in enumerate(traversal_attempts(victim), 1):
+    attempts = [a for folder in victim_folders(kept) for a in traversal_attempts(victim, folder)]
+    for number, (form, name, relative_path) in enumerate(dict.fromkeys(attempts), 1):
         hostile = f"attacker {number} ".encode() + rnd.randbytes(32)
         where = f"upload {number}, {form} (file name {shown(name)}, relative_path {shown(relative_path)})"
         with ctx.part(where):
