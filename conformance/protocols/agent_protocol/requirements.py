@@ -1040,7 +1040,7 @@ def traversal(ctx: Context) -> None:
                     back.status == 200 and back.body == hostile,
                     f"accepted, but its own download answers {back.status} with {len(back.body)} bytes "
                     f"({shown(back.body[:24])}...), not the {len(hostile)} uploaded: the name was taken as a path "
-                    "out of its task",
+                    "(out of its task, or one the download refuses to serve)",
                 )
         with ctx.part(f"the other task's artifact after {where}"):
             after = download(ctx, victim, kept["artifact_id"])
