@@ -625,7 +625,8 @@ def _fold(
 
 
 def _unlabelled(node: Any) -> bool:
-    """A body schema check's failure that is only the answer's missing Content-Type."""
+    """A body schema check's failure that is only the answer's missing Content-Type (matched by the
+    failure class's name: this module imports schemathesis only inside a run)."""
     return (
         node.name == "response_schema_conformance"
         and node.failure_info is not None
