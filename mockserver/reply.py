@@ -27,9 +27,21 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
+    """Empty: the answer carries no Content-Type at all (a fault's; a server that forgets to label)."""
+
+
+class _Unlabelled(web.Response):
+    """A response with no Content-Type header: aiohttp labels every non-empty body
+    application/octet-stream (RFC 9110 section 8.3 lets a sender omit it), so the label it adds is taken off."""
+
+    async def _prepare_headers(self) -> None:
+        await super()._prepare_headers()
+        self.headers.pop("Content-Type", None)
 
 
 def json_response(reply: Reply, wire: Wire = PLAIN) -> web.Response:
+    if not reply.content_type:
+        return _Unlabelled(body=dumps(reply.body), status=reply.status, headers=reply.headers)
     # The Content-Type header is given whole: aiohttp's content_type= argument parses it per response.
     headers = (
         {"Content-Type": reply.content_type, **reply.headers} if reply.headers else {"Content-Type": reply.content_type}

@@ -44,6 +44,20 @@ SERVERS = (
         "test_agent_protocol_sdk",
         "interop-agent-protocol-sdk.md",
     ),
+    Server(
+        "Agent Protocol JavaScript SDK",
+        "npm agent-protocol 1.0.5",
+        "agent-protocol",
+        "test_agent_protocol_js_sdk",
+        "interop-agent-protocol-js-sdk.md",
+    ),
+    Server(
+        "AutoGPT Forge",
+        "autogpt-forge 0.1.4",
+        "agent-protocol",
+        "test_autogpt_forge",
+        "interop-autogpt-forge.md",
+    ),
     Server("neuro-san", "neuro-san 0.7.15", "neuro-san", "test_neuro_san_server", "interop-neuro-san.md"),
     Server(
         "SGR Agent Core",
@@ -85,10 +99,7 @@ CLIENTS = (
         "interop-neuro-san.md#the-client-judged-by-agent-conformance-client",
     ),
 )
-NOT_YET = (
-    "the Agent Protocol JavaScript SDK (npm `agent-protocol`) and AutoGPT Forge (`autogpt-forge`) "
-    "as servers; no Synapse server is published to run offline (the reference mock stands in)"
-)
+NOT_YET = "a Synapse server: none is published to run offline (the reference mock stands in)"
 
 
 def _snapshot(module: ModuleType) -> dict[str, str]:

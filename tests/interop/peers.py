@@ -7,6 +7,10 @@ pip's last error line, for ``pytest.skip``. A venv is reused only when its insta
 (a ``.installed`` marker written last); a half-built one is removed and rebuilt. Builds of one
 venv are serialised by a lock file beside it.
 
+``node_modules("agent-protocol@1.0.5")`` does the same for an npm package: ``npm install`` once into
+``.peers/npm-agent-protocol-1.0.5/``, bounded, marked and locked alike; the caller runs ``node`` with
+``NODE_PATH`` set to the folder it returns. Without node or npm it raises :class:`PeerUnavailable`.
+
 Servers started from these venvs (``serve``) bind 127.0.0.1 only, are waited for with a bound,
 and are stopped by their own PID.
 """
@@ -110,6 +114,44 @@ def _build(home: Path, requirements: tuple[str, ...], python: str, timeout_s: fl
             )
     marker.write_text(wanted)
     return interpreter
+
+
+def node_modules(*packages: str, timeout_s: float = INSTALL_TIMEOUT_S) -> Path:
+    """The ``node_modules`` folder of an npm install of exactly ``packages``, made on first use."""
+    home = PEERS / ("npm-" + packages[0].replace("@", "-").replace("/", "-"))
+    if str(home) in _failed:
+        raise _failed[str(home)]
+    PEERS.resolve().mkdir(parents=True, exist_ok=True)
+    with open(f"{home}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _npm_install(home, packages, timeout_s)
+        except PeerUnavailable as exc:
+            _failed[str(home)] = exc
+            raise
+
+
+def _npm_install(home: Path, packages: tuple[str, ...], timeout_s: float) -> Path:
+    marker = home / ".installed"
+    wanted = "\n".join(packages)
+    if marker.is_file() and marker.read_text() == wanted:
+        return home / "node_modules"
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            raise PeerUnavailable(f"{tool} is not installed (Debian: apt-get install nodejs npm)")
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    command = ["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", *packages]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(home, ignore_errors=True)
+        raise PeerUnavailable(f"npm install {' '.join(packages)} did not finish within {timeout_s:g} s") from None
+    if done.returncode != 0:
+        shutil.rmtree(home, ignore_errors=True)
+        raise PeerUnavailable(f"npm install {' '.join(packages)} failed: {_last_error(done.stderr + done.stdout)}")
+    marker.write_text(wanted)
+    return home / "node_modules"
 
 
 def free_port() -> int:

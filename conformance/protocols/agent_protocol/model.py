@@ -215,6 +215,9 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
         return None
     total = first["pagination"].get("total_items")
     count = max(total if isinstance(total, int) else 0, expected)
+    if len(first[key]) < count and not _as_asked(first, 1, size):  # more to read, by pages it does not keep
+        session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+        return None
     if math.ceil(count / size) > MAX_PAGES and count <= MAX_PAGES * MAX_ITEMS_PER_PAGE:
         return walk(session, path, key, math.ceil(count / MAX_PAGES), count)
     items = list(first[key])
@@ -222,8 +225,20 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
         page = read_json(session, path, key, current_page=number, page_size=size)
         if page is None:
             return None
+        if not _as_asked(page, number, size):
+            session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+            return None
         items += page[key]
     return items, total if isinstance(total, int) else -1
+
+
+def _as_asked(page: dict[str, Any], number: int, size: int) -> bool:
+    """The page's pagination names the page asked (when it names one): a server that reads other
+    parameters cannot be walked past its first page, and its paging is the paging requirements'
+    subject (AP-PAGE-*). A list its first page holds whole is compared whatever the page says."""
+    pagination = page["pagination"]
+    current, per_page = pagination.get("current_page"), pagination.get("page_size")
+    return not (isinstance(current, int) and current != number) and not (isinstance(per_page, int) and per_page != size)
 
 
 def prepare(session: Session) -> Ledger:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
 from ...check import edges, hostile
 from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
-from ...check.context import Context
+from ...check.context import Blocked, Context
 from ...check.edges import difference, same
 from ...check.http import Response
 from ...check.judgments import echoes, errors
@@ -372,15 +372,41 @@ def read_page(
 def all_items(ctx: Context, path: str, operation: str, key: str) -> list[Any]:
     """Every item of a list, for a check whose subject is what is listed, not how it pages
     (AP-PAGE-001..003 judge the arithmetic): pages of 100 until total_items are read or a page
-    comes back empty, at most MAX_PAGES."""
+    comes back empty, at most MAX_PAGES. See ``listing`` for where a walk stops short."""
+    return listing(ctx, path, operation, key).items
+
+
+@dataclass(frozen=True)
+class Listing:
+    items: list[Any]
+    complete: bool
+    """False when a page did not answer the page asked (its current_page says another, or it
+    repeats the first page): the server does not page by the documented parameters, so the items
+    beyond what it answered were not observed (the paging requirements' subject), not left out."""
+
+
+def listing(ctx: Context, path: str, operation: str, key: str) -> Listing:
+    """``all_items``, saying whether the walk read the whole list."""
     items: list[Any] = []
+    first: list[Any] = []
     for number in range(1, MAX_PAGES + 1):
         page, pagination = list_page(ctx, path, operation, key, False, current_page=number, page_size=100)
+        answered = pagination.get("current_page")
+        if number > 1 and page and ((isinstance(answered, int) and answered != number) or page == first):
+            return Listing(items, complete=False)
+        first = first or page
         items.extend(page)
         total = pagination.get("total_items")
         if not page or not isinstance(total, int) or len(items) >= total:
             break
-    return items
+    return Listing(items, complete=True)
+
+
+def unobserved(walk: Listing, what: str, owner: str) -> None:
+    """Block, by the paging requirement ``owner``, a part whose item a short walk did not reach."""
+    if not walk.complete:
+        answered = len(walk.items)
+        raise Blocked(owner, f"{what} is not among the {answered} items of the pages the server answered as asked")
 
 
 WALKS = 3
@@ -895,8 +921,11 @@ def download_disposition(ctx: Context) -> None:
 )
 def listed_artifact(ctx: Context) -> None:
     up = uploaded(ctx)
-    listed = all_items(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    walk = listing(ctx, task_path(up.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    listed = walk.items
     found = [a for a in listed if a.get("artifact_id") == up.artifact["artifact_id"]]
+    if not found:
+        unobserved(walk, f"the uploaded artifact {shown(up.artifact['artifact_id'])}", "AP-PAGE-003")
     ctx.expect(
         found,
         f"the uploaded artifact {shown(up.artifact['artifact_id'])} is not listed ({len(listed)} artifacts listed)",
@@ -907,10 +936,13 @@ def listed_artifact(ctx: Context) -> None:
         f"{shown(artifact_fields(up.artifact))}",
     )
     ups, stored = accepted_edges(ctx)
-    listed = all_items(ctx, task_path(ups.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    walk = listing(ctx, task_path(ups.task_id, "artifacts"), "listAgentTaskArtifacts", "artifacts")
+    listed = walk.items
     for sent, artifact in stored:
         with ctx.part(sent.edge.name):
             found = [a for a in listed if isinstance(a, dict) and a.get("artifact_id") == artifact["artifact_id"]]
+            if not found:
+                unobserved(walk, f"{shown(sent.edge.file_name)} ({artifact['artifact_id']})", "AP-PAGE-003")
             ctx.expect(
                 len(found) == 1,
                 f"{shown(sent.edge.file_name)} ({artifact['artifact_id']}) is listed {len(found)} times "
@@ -950,42 +982,54 @@ def task_lists_artifact(ctx: Context) -> None:
 
 
 VICTIM_LAYOUTS: tuple[tuple[str, str], ...] = (
-    ("kept by relative_path and file name", "shared/victim.txt"),
-    ("kept by file name alone (relative_path ignored)", "victim.txt"),
+    ("kept by relative_path and file name", "shared"),
+    ("kept by file name alone (relative_path ignored)", ""),
 )
-"""Where a server may keep the other task's ``victim.txt``, uploaded with relative_path ``shared``:
-the document lets relative_path be stored or ignored, so every attack is aimed at each place."""
+"""Where a server may keep the other task's ``victim.txt``, uploaded with relative_path ``shared``
+(the folder under the task): the document lets relative_path be stored or ignored, so every attack
+is aimed at each place, and at any other the upload's answer names (``victim_folders``)."""
 
 
-def traversal_attempts(victim: str) -> tuple[tuple[str, str, str | None], ...]:
+def traversal_attempts(victim: str, extra: Iterable[str] = ()) -> tuple[tuple[str, str, str | None], ...]:
     """(form, file name, relative_path) of each upload naming the other task's ``victim.txt``
-    through '..', at each place a server may keep it (``VICTIM_LAYOUTS``), in every form a name can
-    carry a path: plain, in relative_path, in the file name and in both at once (a server that
-    checks one of them only), percent-encoded (a server that decodes names after checking them),
-    backslashed (one that turns backslashes into separators); and absolute paths, which name
-    ``/dev/null``: a server that lets one replace its task folder writes to the null device,
-    keeps nothing there, and serves the artifact back empty, which is how the check sees it.
+    through '..', at each place a server may keep it (``VICTIM_LAYOUTS``, and the folders in
+    ``extra``), in every form a name can carry a path: plain, in relative_path, in the file name and
+    in both at once (a server that checks one of them only), percent-encoded (a server that decodes
+    names after checking them), backslashed (one that turns backslashes into separators); and
+    absolute paths, which name ``/dev/null``: a server that lets one replace its task folder writes
+    to the null device, keeps nothing there, and serves the artifact back empty, which is how the
+    check sees it.
 
     '..' climbs one level only: ``<workspace>/<task>/../<victim>`` is still inside the workspace,
     so a server that follows it writes into the other task's folder and nowhere else."""
+    layouts = [*VICTIM_LAYOUTS, *((f"kept where the upload's answer says ({f})", f) for f in extra)]
     attempts: list[tuple[str, str, str | None]] = []
-    for layout, kept in VICTIM_LAYOUTS:
-        folder, _, name = f"{victim}/{kept}".rpartition("/")
+    for layout, folder in layouts:
+        target = "/".join(p for p in (victim, folder) if p)
+        back, coded = target.replace("/", "\\"), target.replace("/", "%2F")
         attempts += [
-            (f"'..' in relative_path, at the victim {layout}", name, f"../{folder}"),
-            (f"'..' in the file name, at the victim {layout}", f"../{folder}/{name}", None),
-            (f"'..' in both at once, at the victim {layout}", f"../{folder}/{name}", f"../{victim}"),
+            (f"'..' in relative_path, at the victim {layout}", "victim.txt", f"../{target}"),
+            (f"'..' in the file name, at the victim {layout}", f"../{target}/victim.txt", None),
+            (f"'..' in both at once, at the victim {layout}", f"../{target}/victim.txt", f"../{victim}"),
+            (f"percent-encoded '..' in relative_path, at the victim {layout}", "victim.txt", f"%2E%2E%2F{coded}"),
+            (f"percent-encoded '..' in the file name, at the victim {layout}", f"%2E%2E%2F{coded}%2Fvictim.txt", None),
+            (f"backslashed '..' in relative_path, at the victim {layout}", "victim.txt", f"..\\{back}"),
+            (f"backslashed '..' in the file name, at the victim {layout}", f"..\\{back}\\victim.txt", None),
         ]
-    shared = f"{victim}/shared"
     return (
         *attempts,
-        ("percent-encoded '..' in relative_path", "victim.txt", f"%2E%2E%2F{victim}%2Fshared"),
-        ("percent-encoded '..' in the file name", f"%2E%2E%2F{shared.replace('/', '%2F')}%2Fvictim.txt", None),
-        ("backslashed '..' in relative_path", "victim.txt", f"..\\{victim}\\shared"),
-        ("backslashed '..' in the file name", f"..\\{victim}\\shared\\victim.txt", None),
         ("an absolute relative_path", "null", "/dev"),
         ("an absolute file name", "/dev/null", None),
     )
+
+
+def victim_folders(kept: Any) -> list[str]:
+    """A folder the victim's upload answer names beyond ``VICTIM_LAYOUTS`` (a server that keeps
+    files under a folder of its own): aimed at too. One that climbs names no place to aim at."""
+    answered = kept.get("relative_path") if isinstance(kept, dict) else None
+    folder = answered.strip("/") if isinstance(answered, str) else ""
+    known = {f for _, f in VICTIM_LAYOUTS}
+    return [folder] if folder not in known and ".." not in folder else []
 
 
 @registry.requirement(
@@ -1017,7 +1061,8 @@ def traversal(ctx: Context) -> None:
         expect_bytes(ctx, before.body, original, "the other task's artifact before the crafted uploads")
     attacker = new_task(ctx, {"input": "attacker"})["task_id"]
     seen = original  # what the victim's download gave last, so each change is put on the upload that made it
-    for number, (form, name, relative_path) in enumerate(traversal_attempts(victim), 1):
+    attempts = traversal_attempts(victim, victim_folders(kept))
+    for number, (form, name, relative_path) in enumerate(dict.fromkeys(attempts), 1):
         hostile = f"attacker {number} ".encode() + rnd.randbytes(32)
         where = f"upload {number}, {form} (file name {shown(name)}, relative_path {shown(relative_path)})"
         with ctx.part(where):
@@ -1031,7 +1076,7 @@ def traversal(ctx: Context) -> None:
                     back.status == 200 and back.body == hostile,
                     f"accepted, but its own download answers {back.status} with {len(back.body)} bytes "
                     f"({shown(back.body[:24])}...), not the {len(hostile)} uploaded: the name was taken as a path "
-                    "out of its task",
+                    "(out of its task, or one the download refuses to serve)",
                 )
         with ctx.part(f"the other task's artifact after {where}"):
             after = download(ctx, victim, kept["artifact_id"])

@@ -44,6 +44,7 @@ class Switches(_Switches):
     page_floor_total_pages: bool = False
     page_huge_size_crashes: bool = False
     page_ignores_current_page: bool = False
+    page_params_ignored: bool = False
     reads_lag_one_write: bool = False
     step_drops_additional_input: bool = False
     step_get_returns_latest: bool = False
@@ -61,6 +62,7 @@ class Switches(_Switches):
     upload_path_traversal: bool = False
     upload_traversal_absolute: bool = False
     upload_traversal_backslashed: bool = False
+    upload_traversal_by_name: bool = False
     upload_traversal_percent_decoded: bool = False
     upload_traversal_unreadable: bool = False
     artifacts_by_file_name_traversal: bool = False
@@ -97,6 +99,7 @@ class Switches(_Switches):
             self.upload_path_traversal
             or self.upload_traversal_absolute
             or self.upload_traversal_backslashed
+            or self.upload_traversal_by_name
             or self.upload_traversal_percent_decoded
             or self.upload_traversal_unreadable
             or self.artifacts_by_file_name_traversal
@@ -125,6 +128,10 @@ def _list_422(reply: Reply) -> None:
 
 def _text_plain(reply: Reply) -> None:
     reply.content_type = "text/plain"
+
+
+def _unlabelled(reply: Reply) -> None:
+    reply.content_type = ""
 
 
 def _status_done(reply: Reply) -> None:
@@ -335,6 +342,14 @@ FAULTS: tuple[Fault, ...] = (
         "another task's folder",
         operation="uploadAgentTaskArtifacts",
     ),
+    # seen on AutoGPT Forge (docs/interop-autogpt-forge.md): the victim is not where the suite put it
+    _fault(
+        "ap-upload-traversal-by-name",
+        ("AP-ARTIFACT-001", "AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
+        'uploads ignore relative_path (answered as "") and keep files by their names in one shared folder, '
+        "following '..': a file name climbing into another task's folder overwrites that task's artifact",
+        operation="uploadAgentTaskArtifacts",
+    ),
     _fault(
         "ap-upload-traversal-absolute",
         ("AP-ARTIFACT-002", "AP-ARTIFACT-006", "AP-MODEL-004"),
@@ -369,6 +384,15 @@ FAULTS: tuple[Fault, ...] = (
         "ap-page-ignores-current-page",
         ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003", "AP-PAGE-004", "AP-MODEL-003"),
         "every list answers its first page whatever current_page asks",
+        operation="listAgentTasks",
+    ),
+    # seen on AutoGPT Forge (docs/interop-autogpt-forge.md), which reads `page` and `pageSize`: a list
+    # longer than one page is read only as far as its first page; what lies beyond is not listed
+    # wrongly but not observed (the round-trip requirements are blocked there, not failed)
+    _fault(
+        "ap-page-params-ignored",
+        ("AP-PAGE-001", "AP-PAGE-002", "AP-PAGE-003", "AP-PAGE-004"),
+        "every list ignores current_page and page_size: it answers its first 10 items, and says so",
         operation="listAgentTasks",
     ),
     _fault(
@@ -622,6 +646,16 @@ FAULTS: tuple[Fault, ...] = (
         "additional_input (AP-STEP-004's facts)",
         operation="getAgentTaskStep",
         mutate=_text_plain,
+    ),
+    # seen on AutoGPT Forge (docs/interop-autogpt-forge.md): the body is still JSON, parsed for the
+    # schema requirement and the round trip; only the label's requirement fails
+    _fault(
+        "ap-step-read-unlabelled",
+        ("AP-SCHEMA-003",),
+        "getAgentTaskStep answers its JSON with no Content-Type header: the step read back still matches its "
+        "schema and holds its input and additional_input (AP-SCHEMA-005's and AP-STEP-004's facts)",
+        operation="getAgentTaskStep",
+        mutate=_unlabelled,
     ),
     # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
     *wire_controls(_fault, "ap", None),

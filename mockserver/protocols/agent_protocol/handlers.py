@@ -79,6 +79,8 @@ def paging(call: Call, on: Switches) -> Page:
             for name, value in too_big
         ]
         raise ApiError(422, f"Invalid request: {message}", details)
+    if on.page_params_ignored:  # read under other names: the documented ones change nothing
+        return Page(1, 10)
     return Page(current, size)
 
 
@@ -369,7 +371,7 @@ class AgentProtocol(Handlers):
         on = self.on
         if on.upload_name_nfc:
             name = TextEdits(nfc=True).apply(name)
-        if on.upload_relative_path_dropped and relative_path is not None:
+        if (on.upload_relative_path_dropped or on.upload_traversal_by_name) and relative_path is not None:
             relative_path = ""  # files kept by name alone
         data = check_upload(task, name, relative_path, upload.data, on)
         if on.upload_same_name_replaces:

@@ -195,6 +195,52 @@ def test_traversal_by_file_name_alone_fails_and_writes_only_inside_the_workspace
     assert [p.name for p in tmp_path.iterdir()] == ["workspace"]
 
 
+def test_traversal_aims_at_the_layout_the_victims_upload_answer_names_too() -> None:
+    """A server that ignores relative_path keeps the victim by name alone (answered ""): the
+    attacks aim at <victim>/victim.txt as well as at the folder sent; a relative_path answered
+    as sent, or one that itself climbs, adds no layout."""
+    assert ap.victim_folders({"relative_path": ""}) == []  # by name alone: a layout always aimed at
+    assert ap.victim_folders({"relative_path": "/shared/"}) == []
+    assert ap.victim_folders({"relative_path": "../elsewhere"}) == []
+    assert ap.victim_folders(None) == []
+    assert ap.victim_folders({"relative_path": "uploads/shared"}) == ["uploads/shared"]
+    names = {name for _, name, _ in ap.traversal_attempts("V")}
+    assert {"../V/victim.txt", "%2E%2E%2FV%2Fvictim.txt", "..\\V\\victim.txt"} <= names
+    assert {"../V/shared/victim.txt", "../V/uploads/shared/victim.txt"} <= {
+        name for _, name, _ in ap.traversal_attempts("V", ["uploads/shared"])
+    }
+    relative = {rel for _, _, rel in ap.traversal_attempts("V")}
+    assert {"../V/shared", "../V"} <= relative
+
+
+def artifact_list(honours_paging: bool) -> Callable[[httpx.Request], httpx.Response]:
+    """15 artifacts; a server that ignores current_page and page_size answers its first 10 to
+    every page, and says so in its pagination (AutoGPT Forge's reading of page and pageSize)."""
+    items = [{"artifact_id": f"a{n}", "agent_created": False, "file_name": f"f{n}"} for n in range(15)]
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        current, size = int(request.url.params["current_page"]), int(request.url.params["page_size"])
+        if not honours_paging:
+            current, size = 1, 10
+        page = items[(current - 1) * size : current * size]
+        pagination = {"total_items": 15, "total_pages": -(-15 // size), "current_page": current, "page_size": size}
+        return httpx.Response(200, json={"artifacts": page, "pagination": pagination})
+
+    return handle
+
+
+@pytest.mark.parametrize("honours_paging", [True, False], ids=["paged", "paging-ignored"])
+def test_a_list_walk_stops_where_a_page_is_not_the_one_asked(honours_paging: bool) -> None:
+    """What lies past such a page is not observed (the paging requirements' subject), never
+    counted twice: the first page read again would list every item twice and the rest as missing."""
+    walked = ap.listing(
+        context_for(artifact_list(honours_paging)), "/t/artifacts", "listAgentTaskArtifacts", "artifacts"
+    )
+    ids = [a["artifact_id"] for a in walked.items]
+    assert len(ids) == len(set(ids)) == (15 if honours_paging else 10)
+    assert walked.complete is honours_paging
+
+
 class KeptApp(EmbeddedServer):
     """The embedded mock, its application kept so that a test can look into its stores."""
 
