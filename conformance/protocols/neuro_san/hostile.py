@@ -22,14 +22,16 @@ def hostile_text(ctx: Context) -> None:
     base = f"/api/v1/{name}"
 
     def ask(text: str) -> Response:
-        return hostile.send_json(ctx, "POST", f"{base}/streaming_chat", hostile.json_bytes(chat_request(text)))
+        return hostile.send_json(
+            ctx, "POST", f"{base}/streaming_chat", hostile.json_bytes(chat_request(text)), streamed=True
+        )
 
     hostile.survives_hostile_text(
         ctx,
         [
             hostile.Read("connectivity", lambda: ctx.client.get(f"{base}/connectivity")),
             hostile.Read("function", lambda: ctx.client.get(f"{base}/function")),
-            hostile.Read("a chat", lambda: ctx.client.post(f"{base}/streaming_chat", json=chat_request("hello"))),
+            hostile.Read("a chat", lambda: ask("hello")),
         ],
         [("streaming_chat user_message.text", ask)],
     )

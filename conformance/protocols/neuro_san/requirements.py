@@ -402,7 +402,7 @@ def invalid_chat_request(ctx: Context) -> None:
     name = agent(ctx)
     # a chat keeps nothing a client can read back: the refusal is the whole fact
     hostile.refuses_non_objects(
-        ctx, [hostile.Write("AgentService_StreamingChat", "POST", f"/api/v1/{name}/streaming_chat")]
+        ctx, [hostile.Write("AgentService_StreamingChat", "POST", f"/api/v1/{name}/streaming_chat", streamed=True)]
     )
     headers = {"Content-Type": "application/json"}
     for what, payload in INVALID_CHAT_BODIES:

@@ -24,7 +24,7 @@ def hostile_text(ctx: Context) -> None:
 
     def chat(text: str) -> Response:
         body = {"model": model, "messages": [user(text)], "stream": True}
-        return hostile.send_json(ctx, "POST", CHAT, hostile.json_bytes(body))
+        return hostile.send_json(ctx, "POST", CHAT, hostile.json_bytes(body), streamed=True)
 
     hostile.survives_hostile_text(
         ctx,

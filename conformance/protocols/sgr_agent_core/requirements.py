@@ -786,7 +786,7 @@ def err_invalid_body(ctx: Context) -> None:
     hostile.refuses_non_objects(
         ctx,
         [
-            hostile.Write("createChatCompletion", "POST", CHAT, "the agents listed", agents, (400, 422)),
+            hostile.Write("createChatCompletion", "POST", CHAT, "the agents listed", agents, (400, 422), streamed=True),
             hostile.Write(
                 "provideClarification",
                 "POST",
@@ -794,6 +794,7 @@ def err_invalid_body(ctx: Context) -> None:
                 "the agent's state",
                 agent,
                 INVALID_BODY_STATUS["provideClarification"],
+                streamed=True,
             ),
         ],
     )

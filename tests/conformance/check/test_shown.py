@@ -87,3 +87,14 @@ def test_an_answer_body_is_shown_as_json_text_or_bytes() -> None:
     assert body(b"plain words", "text/plain") == '"plain words"'
     assert body(b"", "") == "(no body)"
     assert body(bytes(range(8)), "application/octet-stream") == "<8 bytes: 00 01 02 03 04 05 06 07>"
+
+
+def test_a_lone_surrogate_is_shown_as_its_escape_so_every_report_can_be_written() -> None:
+    import json
+
+    from conformance.check.shown import lone_escaped
+
+    text = shown({"input": "a\ud800b \U0001f680"})
+    assert text == '{"input": "a\\ud800b \U0001f680"}'
+    text.encode("utf-8")  # writable: a report holding it no longer fails to be written
+    assert json.loads(lone_escaped('"\udfff"')) == "\udfff"  # JSON text keeps its value
