@@ -137,7 +137,7 @@ class SynapseAgent(Handlers):
         if on.list_newest_20:
             mine = mine[-NEWEST_SESSIONS:]
         self.check_token(scope, token)
-        sessions, next_token = store.page(mine, scope, token, repeat=on.page_token_repeats)
+        sessions, next_token = store.page(mine, scope, token, repeat=on.page_token_repeats, offset=on.list_token_offset)
         if on.list_token_page_short and token is not None:
             sessions = sessions[:-1]
         if on.list_oldest_first:
