@@ -68,6 +68,8 @@ class Switches(_Switches):
     long_chat_refused: bool = False
     # facts across calls (faults_across.py)
     list_token_offset: bool = False
+    times_utc_offset: bool = False
+    times_east_offset: bool = False
 
 
 # Edits of one operation's answer (a ``Reply``: body, status, headers, content_type).

@@ -124,7 +124,13 @@ class Store:
         return job
 
     def settle(
-        self, session: Session, now: float, duplicate: bool = False, drop: bool = False, swap_times: bool = False
+        self,
+        session: Session,
+        now: float,
+        duplicate: bool = False,
+        drop: bool = False,
+        swap_times: bool = False,
+        zone: str = "Z",
     ) -> None:
         """Append the interactions of the session's finished jobs, each exactly once.
 
@@ -142,9 +148,9 @@ class Store:
                 continue  # a failed job answered no question
             interaction = {
                 "requestText": job.chat_text,
-                "requestTimestamp": iso(job.started_ms),
+                "requestTimestamp": iso(job.started_ms, zone),
                 "responseText": job.answer,
-                "responseTimestamp": iso(job.started_ms + int(job.duration * 1000)),
+                "responseTimestamp": iso(job.started_ms + int(job.duration * 1000), zone),
             }
             if swap_times:  # the fault: the two columns written in each other's place
                 interaction["requestTimestamp"], interaction["responseTimestamp"] = (
