@@ -275,6 +275,8 @@ class AgentProtocol(Handlers):
         order: Sequence[Task] = self.store.order
         if on.task_list_recent_16:
             order = order[-RECENT_INDEX:]
+        if on.task_list_newest_first:
+            order = order[::-1]
         tasks, pagination = paginate(order, paging(call, on), on)
         if self.verbatim_listing:
             return Reply({"tasks": [t.listed() for t in tasks], "pagination": pagination})

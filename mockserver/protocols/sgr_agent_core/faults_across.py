@@ -29,7 +29,20 @@ def _creation_times(write: Callable[[datetime], str]) -> Callable[[Reply], None]
     return edit
 
 
+def _newest_first(reply: Reply) -> None:
+    if reply.status == 200 and isinstance(reply.body, dict) and isinstance(reply.body.get("agents"), list):
+        reply.body["agents"].reverse()
+
+
 ACROSS: tuple[Fault, ...] = (
+    _fault(
+        "sgr-list-newest-first",
+        (),
+        "control: GET /agents lists the agents newest first (the document fixes no order)",
+        control=True,
+        operation="listAgents",
+        mutate=_newest_first,
+    ),
     _fault(
         "sgr-creation-time-local-as-utc",
         ("SGR-FACT-003",),
