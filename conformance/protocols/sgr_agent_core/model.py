@@ -72,7 +72,7 @@ REQUIREMENTS = (
         Level.MUST,
         "A chunk's created is Unix seconds within 5 minutes of its stream, and an agent's creation_time a "
         "date-time of its creating chat in some time zone (local, without offset, as documented), or, with an "
-        "offset (Z, +00:00, +03:00), the instant of that chat",
+        "offset (Z, +00:00, +03:00), the instant of that chat; every list shows it the same",
         f"{DOC}#/components/schemas/ChatCompletionChunk/properties/created",
         PROTOCOL,
         "model",
@@ -123,6 +123,8 @@ class AgentModel:
     answers: int = 0
     deleted: bool = False
     last_clarifications: int = 0
+    creation_time: Any = None
+    """As the list first showed it: every later list shows the same."""
 
 
 @dataclass(slots=True)
@@ -298,6 +300,13 @@ class SgrModel(ModelMachine):
             problems = zoned_problems(
                 item.get("creation_time"), agent.created, "creation_time", local_span=LOCAL_TIME_SPAN_S
             )
+            if agent.creation_time is None:
+                agent.creation_time = item.get("creation_time")
+            elif item.get("creation_time") != agent.creation_time:
+                problems.append(
+                    f"creation_time is {shown(item.get('creation_time'))}, where an earlier list said "
+                    f"{shown(agent.creation_time)}: it moved between reads"
+                )
             self.session.check(VALUES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
 
     def check_list(self, body: dict[str, Any], items: list[Any], listed: Response) -> None:

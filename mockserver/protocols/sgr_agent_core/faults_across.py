@@ -69,6 +69,14 @@ ACROSS: tuple[Fault, ...] = (
         mutate=_creation_times(lambda at: at.astimezone(EAST).isoformat(timespec="seconds")),
     ),
     _fault(
+        "sgr-creation-time-at-read",
+        ("SGR-FACT-003",),
+        "GET /agents writes creation_time as the time of the read (a response model whose default is "
+        "datetime.now()): local time without offset, as the document has it, but later on every read",
+        operation="listAgents",
+        mutate=_creation_times(lambda _: datetime.now().isoformat()),
+    ),
+    _fault(
         "sgr-content-parts-flattened",
         ("SGR-FACT-005",),
         "a message whose content is a list of parts is stored as one text, its text parts joined (a text-only "
