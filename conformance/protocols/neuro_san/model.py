@@ -156,6 +156,9 @@ def described(route: str, body: Any) -> Any:
     return body.get("connectivity_info") if route == "connectivity" and isinstance(body, dict) else body
 
 
+JOINED = "the new conversation holds questions other calls of the run asked: from a fresh state it holds others"
+
+
 def _question(message: dict[str, Any]) -> str | None:
     """The question a history message (``brief``) asks: a HUMAN message's text."""
     return str(message.get("text")) if message.get("type") == "HUMAN" else None
@@ -312,6 +315,7 @@ class NeuroSanModel(ModelMachine):
 
     def judge_conversation(self, context: dict[str, Any], text: str, sent: Conversation | None, what: str) -> int:
         held = histories(context)
+        unsure = ""
         if sent is None:
             front = next((origin for origin, messages in held.items() if asked(messages, text)), None)
             self.session.check(
@@ -326,6 +330,8 @@ class NeuroSanModel(ModelMachine):
             if front is None:
                 return -1
             problems = turns.started([brief(m) for m in held[front]], text, _question)
+            if problems:  # what it joined came from calls outside the finding: a fresh replay shows other ones
+                unsure = JOINED
         else:
             front = sent.origin
             history = held.get(front)
@@ -342,7 +348,7 @@ class NeuroSanModel(ModelMachine):
                     f"the answer's should start with the one sent back, then hold the question {shown(text)} as "
                     "the only HUMAN message after it"
                 )
-        self.session.check(CONVERSATION, not problems, lambda: f"{what}: " + "; ".join(problems))
+        self.session.check(CONVERSATION, not problems, lambda: f"{what}: " + "; ".join(problems), unsure=unsure)
         if problems:
             return -1
         self.ledger.conversations.append(Conversation(context, front, list(held[front])))
