@@ -91,6 +91,8 @@ class Switches(_Switches):
     big_integers_as_floats: bool = False
     # facts across calls (faults_across.py)
     task_list_newest_first: bool = False
+    artifacts_list_newest_first: bool = False
+    step_list_newest_first: bool = False
 
     @property
     def names_are_paths(self) -> bool:

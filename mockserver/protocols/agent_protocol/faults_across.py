@@ -16,4 +16,20 @@ ACROSS: tuple[Fault, ...] = (
         control=True,
         operation="listAgentTasks",
     ),
+    _fault(
+        "ap-artifacts-list-newest-first",
+        (),
+        "control: GET /ap/v1/agent/tasks/{task_id}/artifacts pages through a task's artifacts newest first (the "
+        "document fixes no order)",
+        control=True,
+        operation="listAgentTaskArtifacts",
+    ),
+    _fault(
+        "ap-step-list-newest-first",
+        (),
+        "control: GET /ap/v1/agent/tasks/{task_id}/steps pages through a task's steps newest first (the "
+        "document fixes no order)",
+        control=True,
+        operation="listAgentTaskSteps",
+    ),
 )
