@@ -345,8 +345,8 @@ class NeuroSanModel(ModelMachine):
             if problems:
                 problems[0] = (
                     f"the chat_context sent back held the front man's history {shown(before, 400)}; {problems[0]}: "
-                    f"the answer's should start with the one sent back, then hold the question {shown(text)} as "
-                    "the only HUMAN message after it"
+                    f"the answer's history should start with the one sent back, then hold the question "
+                    f"{shown(text)} as the only HUMAN message after it"
                 )
         self.session.check(CONVERSATION, not problems, lambda: f"{what}: " + "; ".join(problems), unsure=unsure)
         if problems:
