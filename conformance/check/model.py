@@ -97,6 +97,9 @@ class Found:
     also: list[Exchange] = field(default_factory=list)
     """Earlier answers the failing one was compared with (a task read by id, against its item in
     the list): its reproduction keeps and compares them, whichever of the two is wrong."""
+    unsure: str = ""
+    """Why a replay from a fresh state may answer otherwise whatever the server does (the failing
+    answer showed what calls outside the finding left on the server): ``Finding.unsure``."""
 
 
 class Session:
@@ -210,11 +213,12 @@ class Session:
         message: str | Callable[[], str],
         answer: Response | Streamed | Exchange | None = None,
         also: Iterable[Exchange | None] = (),
+        unsure: str = "",
     ) -> None:
         """``answer``: the one judged, when it is not the latest call's (a state read before a
         listing, a list before the reads by id of the items others wrote): the finding is keyed on
         it, and its reproduction ends with it. ``also``: earlier answers it was compared with
-        (``Found.also``)."""
+        (``Found.also``). ``unsure``: why its replay may not tell (``Found.unsure``)."""
         if rid not in self.requirements:
             return  # not selected in this run
         self.compared[rid] += 1
@@ -228,7 +232,7 @@ class Session:
         if judged is not None:
             calls, history = _through(calls, judged), _through(history, judged)
         compared = [ex for ex in also if ex is not None]
-        self.found[rid] = Found(text, calls, history, compared)  # the final (shrunk) replay overwrites
+        self.found[rid] = Found(text, calls, history, compared, unsure)  # the final (shrunk) replay overwrites
         if self.first_failure is None:
             self.first_failure = self.examples - 1
         if self.stalled:

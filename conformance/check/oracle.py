@@ -95,6 +95,20 @@ def datetime_problems(
     return []
 
 
+_OFFSET = re.compile(r"([Zz]|[+-]\d{2}:?\d{2})$")
+
+
+def zoned_problems(value: Any, window: Window, what: str, *, local_span: float) -> list[str]:
+    """A date-time a document lets be local time without an offset: without one it may be in any
+    zone (within ``local_span`` of the exchange, read as UTC); with one (``Z``, ``+03:00``) it names
+    an instant, held to the skew. A local time labelled UTC is then hours off, and says so."""
+    aware = isinstance(value, str) and _OFFSET.search(value) is not None
+    problems = datetime_problems(value, window, what, skew=SKEW_S if aware else local_span, naive_is_utc=True)
+    if aware and problems and not datetime_problems(value, window, what, skew=local_span, naive_is_utc=True):
+        problems[0] += ": it carries an offset, so it names an instant (a local time labelled as UTC?)"
+    return problems
+
+
 def epoch_problems(value: Any, unit: EpochUnit, window: Window, what: str, *, skew: float = SKEW_S) -> list[str]:
     """An integer epoch timestamp in the unit the document gives, within the skew of the exchange.
     A value that fits the other unit is named as such: the commonest bug of its kind."""

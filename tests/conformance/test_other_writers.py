@@ -149,3 +149,34 @@ def test_a_task_list_that_grows_while_it_is_paged_is_never_failed_for_it() -> No
     assert verdict.status is Status.PASSED or (
         verdict.status is Status.NOT_VERIFIED and "the list changed while each of 3 walks read it" in verdict.message
     ), verdict.message
+
+
+@pytest.mark.parametrize("token", ["mock", "upstream offset"])
+def test_a_session_list_that_grows_while_it_is_paged_is_never_failed_for_it(token: str) -> None:
+    """SYN-PAGE-001 walks the session list until the sessions it created are all seen. A token
+    counted from the newest session (upstream Synapse's, the control syn-list-token-offset) shows
+    the last session served again on the next page when another client creates one between them:
+    the list is walked again, and one that changes under every walk, as here, is left not
+    verified, never failed (a single walk failed it: "listed more than once across pages")."""
+    protocol = "synapse-agent"
+    faults = ("syn-list-token-offset",) if token == "upstream offset" else ()
+    with embedded().serve(protocol, faults=faults) as server:
+        base_url = server.url + load(protocol).info.base_path
+        options = RunOptions(
+            protocol=protocol,
+            base_url=base_url,
+            token="alice-token",
+            second_token="bob-token",
+            only=("SYN-PAGE-001",),
+            phases=("scenario",),
+        )
+        with other_writer(protocol, base_url, writes=1000, pause=0.005) as written:
+            while written[0] < 30:  # a list of several pages, still growing
+                time.sleep(0.01)
+            before = written[0]
+            result = run(options)
+            assert before < written[0] < 1000, "the other writer did not write all through the run"
+    [verdict] = result.results
+    assert verdict.status is Status.PASSED or (
+        verdict.status is Status.NOT_VERIFIED and "the list changed while each of 3 walks read it" in verdict.message
+    ), verdict.message

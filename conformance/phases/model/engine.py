@@ -343,7 +343,9 @@ def _finding(spec: Spec, base_url: str, rid: str, found: Found) -> Finding:
     operation = operation_of(spec, base_url, last.method, last.url) if last else "(no request)"
     kind = f"model:{digest(found.message)}"
     finding = Finding(f"{rid}|{operation}|{kind}", rid, operation, kind, found.message, 1)
-    return reproducing(finding, calls, also=found.also)
+    finding = reproducing(finding, calls, also=found.also)
+    finding.unsure = finding.unsure or found.unsure
+    return finding
 
 
 def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> list[RequirementResult]:

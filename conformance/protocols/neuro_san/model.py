@@ -12,7 +12,9 @@ the description again; and provoke errors. After each call the model compares:
   a chat_context, and every message's type is one the ChatMessage enum names;
 - the conversation by its structure: the front man's history holds the question asked as a HUMAN
   message, and a continued history starts with the one sent back, message for message (type,
-  text, origin), in order, with the new question after it;
+  text, origin), in order, with the new question after it and no other (check/turns.py: a history
+  sent back that comes back doubled asks the earlier questions again; a new conversation asks only
+  its own, not those of the most recent one);
 - the description: connectivity and function answer what they answered first, and connectivity
   names each node once;
 - every error's Status code: a google.rpc.Code, and not OK.
@@ -31,6 +33,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
+from ...check import turns
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import rpc_code_problems
 from ...check.shown import shown
@@ -81,7 +84,8 @@ REQUIREMENTS = (
         Level.MUST,
         "The answer's chat_context holds the front man's history with the question as a HUMAN message; "
         "sent back (the latest context or an earlier one), the next answer's history starts with that "
-        "history message for message (type, text, origin), in order, and the new question follows it",
+        "history message for message (type, text, origin), in order, and the new question follows it, the only "
+        "HUMAN message after it; a conversation started without a chat_context asks no question but its own",
         f"{DOC}#/components/schemas/ChatContext",
         PROTOCOL,
         "model",
@@ -150,6 +154,14 @@ def described(route: str, body: Any) -> Any:
     """What must not change between calls: the function, and the graph connectivity describes (its
     ``metadata`` is free-form, "agent-network defined", and may carry live values)."""
     return body.get("connectivity_info") if route == "connectivity" and isinstance(body, dict) else body
+
+
+JOINED = "the new conversation holds questions other calls of the run asked: from a fresh state it holds others"
+
+
+def _question(message: dict[str, Any]) -> str | None:
+    """The question a history message (``brief``) asks: a HUMAN message's text."""
+    return str(message.get("text")) if message.get("type") == "HUMAN" else None
 
 
 class NeuroSanModel(ModelMachine):
@@ -303,6 +315,7 @@ class NeuroSanModel(ModelMachine):
 
     def judge_conversation(self, context: dict[str, Any], text: str, sent: Conversation | None, what: str) -> int:
         held = histories(context)
+        unsure = ""
         if sent is None:
             front = next((origin for origin, messages in held.items() if asked(messages, text)), None)
             self.session.check(
@@ -316,25 +329,28 @@ class NeuroSanModel(ModelMachine):
             )
             if front is None:
                 return -1
+            problems = turns.started([brief(m) for m in held[front]], text, _question)
+            if problems:  # what it joined came from calls outside the finding: a fresh replay shows other ones
+                unsure = JOINED
         else:
             front = sent.origin
             history = held.get(front)
             before = [brief(m) for m in sent.history]
             now = [brief(m) for m in history or []]
-            ok = history is not None and now[: len(before)] == before and asked(history, text, len(before))
-            self.session.check(
-                CONVERSATION,
-                ok,
-                lambda: (
-                    f"{what}: the chat_context sent back held the front man's history {shown(before, 400)}; the "
-                    "answer's "
-                    + (f"is {shown(now, 400)}" if history is not None else f"has no history of origin {front}")
-                    + f": it should start with the one sent back, then hold the question {shown(text)} as a HUMAN "
-                    "message"
-                ),
+            problems = (
+                [f"the answer has no history of origin {front}"]
+                if history is None
+                else turns.continued(before, now, text, _question)
             )
-            if not ok:
-                return -1
+            if problems:
+                problems[0] = (
+                    f"the chat_context sent back held the front man's history {shown(before, 400)}; {problems[0]}: "
+                    f"the answer's history should start with the one sent back, then hold the question "
+                    f"{shown(text)} as the only HUMAN message after it"
+                )
+        self.session.check(CONVERSATION, not problems, lambda: f"{what}: " + "; ".join(problems), unsure=unsure)
+        if problems:
+            return -1
         self.ledger.conversations.append(Conversation(context, front, list(held[front])))
         return len(self.ledger.conversations) - 1
 

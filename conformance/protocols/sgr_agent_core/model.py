@@ -27,7 +27,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 from ...check.http import Response
 from ...check.listing import Others, judge_listing, known
 from ...check.model import Model, ModelMachine, Session, Streamed
-from ...check.oracle import Window, datetime_problems, epoch_problems
+from ...check.oracle import Window, epoch_problems, zoned_problems
 from ...check.shown import shown
 from ...verdicts.requirements import Level, Requirement
 from .requirements import ANSWER, CHAT, DEFAULT_MODEL, DONE, PROVOKE, TASK, agent_names
@@ -37,7 +37,8 @@ PROTOCOL = "sgr-agent-core"
 WAITING = "waiting_for_clarification"
 FINAL = ("completed", "cancelled", "failed", "error")
 LOCAL_TIME_SPAN_S = 14 * 3600 + 300
-"""creation_time is the server's local time without an offset: any zone, -12 h to +14 h, plus skew."""
+"""creation_time is the server's local time without an offset: any zone, -12 h to +14 h, plus skew. One
+with an offset names an instant, held to the usual skew (a local time labelled UTC is hours off)."""
 
 SAME_AGENT = "SGR-FACT-001"
 LISTED = "SGR-FACT-002"
@@ -70,7 +71,8 @@ REQUIREMENTS = (
         VALUES,
         Level.MUST,
         "A chunk's created is Unix seconds within 5 minutes of its stream, and an agent's creation_time a "
-        "date-time of its creating chat in some time zone (local, without offset, as documented)",
+        "date-time of its creating chat in some time zone (local, without offset, as documented), or, with an "
+        "offset (Z, +00:00, +03:00), the instant of that chat; every list shows it the same",
         f"{DOC}#/components/schemas/ChatCompletionChunk/properties/created",
         PROTOCOL,
         "model",
@@ -121,6 +123,8 @@ class AgentModel:
     answers: int = 0
     deleted: bool = False
     last_clarifications: int = 0
+    creation_time: Any = None
+    """As the list first showed it: every later list shows the same."""
 
 
 @dataclass(slots=True)
@@ -202,8 +206,11 @@ class SgrModel(ModelMachine):
             agent = self.ledger.agents[data.draw(st.sampled_from(sorted(self.ledger.agents)), label="agent_id")]
         self.verify(agent)
 
-    def chat(self, text: str) -> str:
-        messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}]
+    def chat(self, text: str, parts: bool = False) -> str:
+        """A new chat; ``parts``: its question as content parts (the document's other content form),
+        which task_messages must show as sent."""
+        content: Any = [{"type": "text", "text": t} for t in (text, PARTS_TAIL)] if parts else text
+        messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": content}]
         streamed = self.session.sse(CHAT, {"model": self.ledger.model, "messages": messages, "stream": True}, end=DONE)
         agent_id = header(streamed, "X-Agent-ID")
         if streamed.status != 200 or not agent_id:
@@ -290,9 +297,16 @@ class SgrModel(ModelMachine):
                 if ok
                 else f"agent {agent.agent_id}: its state says {shown(before)}, then /agents says {shown(after)}",
             )
-            problems = datetime_problems(
-                item.get("creation_time"), agent.created, "creation_time", skew=LOCAL_TIME_SPAN_S, naive_is_utc=True
+            problems = zoned_problems(
+                item.get("creation_time"), agent.created, "creation_time", local_span=LOCAL_TIME_SPAN_S
             )
+            if agent.creation_time is None:
+                agent.creation_time = item.get("creation_time")
+            elif item.get("creation_time") != agent.creation_time:
+                problems.append(
+                    f"creation_time is {shown(item.get('creation_time'))}, where an earlier list said "
+                    f"{shown(agent.creation_time)}: it moved between reads"
+                )
             self.session.check(VALUES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
 
     def check_list(self, body: dict[str, Any], items: list[Any], listed: Response) -> None:
@@ -366,12 +380,16 @@ class SgrModel(ModelMachine):
 def more_agents_than_a_page(machine: SgrModel) -> None:
     """More agents than a list of the newest few holds, each chat followed by the list (``verify``
     reads it): every agent of the run must stay listed whatever its age. The draws make a handful,
-    so a list of the newest 10 was seen only where earlier phases had left enough agents behind."""
+    so a list of the newest 10 was seen only where earlier phases had left enough agents behind.
+    Then one chat whose question is content parts, which its task_messages must keep."""
     for _ in range(LISTED_AGENTS):
         if not machine.chat(TASK):
             return
+    machine.chat(TASK, parts=True)  # last: a server that refuses parts (SGR-SCHEMA-007's) cuts nothing short
 
 
+PARTS_TAIL = "Answer in one line."
+"""The second text part of the chat sent as content parts: joined to the first, they read as one text."""
 LISTED_AGENTS = 12
 """Agents the fixed sequence creates: more than a default page (10) of a "recent agents" list."""
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
+from .faults_across import ACROSS
 
 PROTOCOL = "agent-protocol"
 RECENT_INDEX = 16
@@ -91,6 +92,10 @@ class Switches(_Switches):
     upload_same_name_conflict: bool = False
     long_input_refused: bool = False
     big_integers_as_floats: bool = False
+    # facts across calls (faults_across.py)
+    task_list_newest_first: bool = False
+    artifacts_list_newest_first: bool = False
+    step_list_newest_first: bool = False
 
     @property
     def names_are_paths(self) -> bool:
@@ -659,4 +664,5 @@ FAULTS: tuple[Fault, ...] = (
     ),
     # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
     *wire_controls(_fault, "ap", None),
+    *ACROSS,
 )

@@ -281,6 +281,8 @@ class AgentProtocol(Handlers):
         order: Sequence[Task] = self.store.order
         if on.task_list_recent_16:
             order = order[-RECENT_INDEX:]
+        if on.task_list_newest_first:
+            order = order[::-1]
         tasks, pagination = paginate(order, paging(call, on), on)
         if self.verbatim_listing:
             return Reply({"tasks": [t.listed() for t in tasks], "pagination": pagination})
@@ -304,6 +306,8 @@ class AgentProtocol(Handlers):
         steps: Sequence[Step] = self.task_of(call).steps
         if on.step_list_omits_latest:
             steps = steps[:-1]
+        if on.step_list_newest_first:
+            steps = steps[::-1]
         listed, pagination = paginate(steps, page, on)
         views = [s.view(on.step_artifact_path_empty) for s in listed]
         if on.step_list_summary:
@@ -347,6 +351,8 @@ class AgentProtocol(Handlers):
             artifacts = [a for a in artifacts if a.agent_created]
         if on.artifacts_list_newest_8:
             artifacts = artifacts[-NEWEST_ARTIFACTS:]
+        if on.artifacts_list_newest_first:
+            artifacts = artifacts[::-1]
         listed, pagination = paginate(artifacts, page, on)
         if on.artifacts_total_uploads_only:
             pagination["total_items"] = sum(not a.agent_created for a in artifacts)  # the count query's filter

@@ -10,6 +10,7 @@ from typing import ClassVar
 from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
+from .faults_across import ACROSS
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,10 @@ class Switches(_Switches):
     history_text_trimmed: bool = False
     history_text_column: bool = False
     history_text_json_escaped: bool = False
+    # facts across calls (faults_across.py)
+    new_conversation_joins_latest: bool = False
+    continued_history_doubled: bool = False
+    history_system_first: bool = False
 
 
 def _drop_origins(reply: Reply) -> None:
@@ -315,4 +320,5 @@ FAULTS: tuple[Fault, ...] = (
     ),
     # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
     *wire_controls(_fault, "ns", None),
+    *ACROSS,
 )

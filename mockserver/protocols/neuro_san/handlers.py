@@ -61,8 +61,8 @@ def _user_text(body: dict[str, Any]) -> str:
     return str(message.get("text") or "")
 
 
-def _history(body: dict[str, Any], front: str) -> list[dict[str, Any]]:
-    """The HUMAN and AI messages of this network's front man in the received context."""
+def _history(body: dict[str, Any], front: str, kept: tuple[str, ...] = CONVERSATION_TYPES) -> list[dict[str, Any]]:
+    """The messages of this network's front man in the received context (of the ``kept`` types)."""
     context = body.get("chat_context") or {}
     messages: list[dict[str, Any]] = []
     for history in context.get("chat_histories") or [] if isinstance(context, dict) else []:
@@ -76,7 +76,7 @@ def _history(body: dict[str, Any], front: str) -> list[dict[str, Any]]:
             continue  # another network's history, or (under a fault that skips validation) none at all
         for message in history.get("messages") or [] if isinstance(history.get("messages"), list) else []:
             kind = message.get("type") if isinstance(message, dict) else None
-            if kind in CONVERSATION_TYPES:
+            if kind in kept:
                 messages.append(_conversation(kind, str(message.get("text", "")), front))
     return messages
 
@@ -105,14 +105,26 @@ def _stored(text: str, on: Switches) -> str:
     ).apply(text)
 
 
-def _frames(network: Network, body: dict[str, Any], on: Switches) -> list[dict[str, Any]]:
-    """Every ChatResponse of one exchange, in order, already filtered."""
+def _frames(
+    network: Network, body: dict[str, Any], on: Switches, latest: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Every ChatResponse of one exchange, in order, already filtered. ``latest``: the history of
+    the most recent conversation per network (kept only under ns-new-conversation-joins-latest)."""
     text = _user_text(body)
-    history = [] if on.context_ignored else _history(body, network.front)
+    kept = (*CONVERSATION_TYPES, "SYSTEM") if on.history_system_first else CONVERSATION_TYPES
+    history = [] if on.context_ignored else _history(body, network.front, kept)
+    if on.continued_history_doubled:
+        history += [dict(m) for m in history]  # the context merged into a copy of itself
+    if on.new_conversation_joins_latest and not body.get("chat_context"):
+        history = [dict(m) for m in latest.get(network.name, [])]
+    if on.history_system_first and not history:
+        history.append(_conversation("SYSTEM", network.instructions, network.front))
     turn = 1 + sum(1 for m in history if m["type"] == "HUMAN")
     result = network.respond(text, turn)
     history.append(_conversation("HUMAN", _stored(text, on), network.front))
     history.append(_conversation("AI", result.answer, network.front))
+    if on.new_conversation_joins_latest:
+        latest[network.name] = [dict(m) for m in history]
     final: dict[str, Any] = {
         "type": "AGENT_FRAMEWORK",
         "text": result.answer,
@@ -177,6 +189,8 @@ class NeuroSan(Handlers):
         self.data = Data()
         self.chats: dict[str, int] = {}
         """Chats per network, for the fault that registers a tool node again on every chat."""
+        self.latest: dict[str, list[dict[str, Any]]] = {}
+        """The most recent conversation's history per network, for ns-new-conversation-joins-latest."""
         self.under_way: Any = None
         """ns-chat-race's chat under way, one for the whole server."""
 
@@ -220,7 +234,7 @@ class NeuroSan(Handlers):
             self.under_way = body
             await asyncio.sleep(RACE_SECONDS)
             body = self.under_way
-        frames = _frames(network, body, on)  # every error is raised before the stream opens
+        frames = _frames(network, body, on, self.latest)  # every error is raised before the stream opens
         self.chats[network.name] = self.chats.get(network.name, 0) + 1
         media = "text/plain; charset=utf-8" if on.stream_content_type else STREAM_CONTENT_TYPE
         api = self.api

@@ -8,6 +8,7 @@ from typing import ClassVar
 from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
+from .faults_across import ACROSS
 
 PROTOCOL = "sgr-agent-core"
 
@@ -60,6 +61,8 @@ class Switches(_Switches):
     sse_multiline_data: bool = False
     # a passing control: what the document lets a server do with those edges
     long_message_refused: bool = False
+    # facts across calls (faults_across.py)
+    content_parts_flattened: bool = False
 
 
 def _task_renamed(reply: Reply) -> None:
@@ -431,4 +434,5 @@ FAULTS: tuple[Fault, ...] = (
         mutate=_text_plain,
     ),
     *wire_controls(_fault, "sgr", "sse"),
+    *ACROSS,
 )

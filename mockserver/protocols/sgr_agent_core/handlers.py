@@ -60,6 +60,7 @@ from .models import (
     first_plan,
     messages_of,
     resume_plan,
+    text_of,
 )
 from .store import AgentStore
 from .stubs import Data
@@ -90,6 +91,11 @@ def stored_messages(messages: list[Any], on: Switches) -> list[Any]:
         column=on.task_messages_column,
         astral=on.task_messages_astral_replaced,
     )
+    if on.content_parts_flattened:  # a text-only message model: the parts' texts joined, the rest lost
+        messages = [
+            {**m, "content": text_of(m)} if isinstance(m, dict) and isinstance(m.get("content"), list) else m
+            for m in messages
+        ]
     return [
         {**m, "content": edits.apply(m["content"])} if isinstance(m, dict) and isinstance(m.get("content"), str) else m
         for m in messages

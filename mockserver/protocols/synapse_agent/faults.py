@@ -12,6 +12,7 @@ from typing import ClassVar
 from ...faults import TEXT_COLUMN_BYTES, Fault, fault_maker, wire_controls
 from ...faults import Switches as _Switches
 from ...reply import Reply
+from .faults_across import ACROSS
 
 PROTOCOL = "synapse-agent"
 SESSION_READ_LAG_MS = 10_000
@@ -65,6 +66,10 @@ class Switches(_Switches):
     history_of_latest_session: bool = False
     # passing controls: what the document lets a server do with those edges
     long_chat_refused: bool = False
+    # facts across calls (faults_across.py)
+    list_token_offset: bool = False
+    times_utc_offset: bool = False
+    times_east_offset: bool = False
 
 
 # Edits of one operation's answer (a ``Reply``: body, status, headers, content_type).
@@ -358,4 +363,5 @@ FAULTS: tuple[Fault, ...] = (
     ),
     # the latitude of HTTP, JSON (mockserver/wire.py): passing controls
     *wire_controls(_fault, "syn", None),
+    *ACROSS,
 )

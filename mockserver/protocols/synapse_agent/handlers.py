@@ -66,6 +66,8 @@ class SynapseAgent(Handlers):
         super().__init__(api)
         self.store = api.stateful(lambda: Store(api))
         self.on = Switches.of(api.faults)
+        self.zone = "+00:00" if self.on.times_utc_offset else "+03:00" if self.on.times_east_offset else "Z"
+        """How every date-time written names its offset (the controls' other choices than Z)."""
         self.data = Data()
         self.racy_ids = RacyIds(lambda: self.store.next_job_id())
         """syn-job-start-race's job ids: jobs started at the same moment take one."""
@@ -89,11 +91,16 @@ class SynapseAgent(Handlers):
     def settle(self, session: Session) -> None:
         on = self.on
         self.store.settle(
-            session, now(), duplicate=on.history_duplicates, drop=on.history_drops, swap_times=on.history_times_swapped
+            session,
+            now(),
+            duplicate=on.history_duplicates,
+            drop=on.history_drops,
+            swap_times=on.history_times_swapped,
+            zone=self.zone,
         )
 
     def view(self, session: Session) -> dict[str, Any]:
-        return session.body(self.store.user_id(session.owner), local_time=self.on.started_on_local_time)
+        return session.body(self.store.user_id(session.owner), local_time=self.on.started_on_local_time, zone=self.zone)
 
     @operation("createAgentSession")
     async def create_session(self, call: Call) -> Reply:
@@ -137,7 +144,7 @@ class SynapseAgent(Handlers):
         if on.list_newest_20:
             mine = mine[-NEWEST_SESSIONS:]
         self.check_token(scope, token)
-        sessions, next_token = store.page(mine, scope, token, repeat=on.page_token_repeats)
+        sessions, next_token = store.page(mine, scope, token, repeat=on.page_token_repeats, offset=on.list_token_offset)
         if on.list_token_page_short and token is not None:
             sessions = sessions[:-1]
         if on.list_oldest_first:
@@ -205,7 +212,7 @@ class SynapseAgent(Handlers):
                 raise job.failure  # as the real service re-raises a failed job's error
             job.done_polls += 1
             if on.job_reverts_to_processing and job.done_polls % 2 == 0:
-                return Reply(status_body(job, store.user_id(job.owner)), status=202)  # a lagging replica
+                return Reply(status_body(job, store.user_id(job.owner), self.zone), status=202)  # a lagging replica
             answer: dict[str, Any] = {
                 "concreteType": CHAT_RESPONSE,
                 "sessionId": job.session.id,
@@ -215,7 +222,7 @@ class SynapseAgent(Handlers):
                 del answer["responseText"]  # the result was popped from a queue by the first read
             # Upstream answers 201 here; the document allows 200 and 201, and 200 is the plain one.
             return Reply(answer)
-        body = status_body(job, store.user_id(job.owner))
+        body = status_body(job, store.user_id(job.owner), self.zone)
         if on.first_request_of_session_202:
             first = next(j for j in store.jobs.values() if j.session is job.session)
             body["requestBody"] = first.request  # a status cache keyed by session
@@ -248,8 +255,8 @@ class SynapseAgent(Handlers):
         )
 
 
-def status_body(job: Job, user_id: int) -> dict[str, Any]:
-    started = iso(job.started_ms)
+def status_body(job: Job, user_id: int, zone: str = "Z") -> dict[str, Any]:
+    started = iso(job.started_ms, zone)
     return {
         "jobState": "PROCESSING",
         "jobCanceling": False,

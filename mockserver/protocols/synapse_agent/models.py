@@ -19,8 +19,14 @@ LOCAL_OFFSET_MS = 3 * 3_600_000
 """Under ``syn-started-on-local-time``, the server's local time (UTC+3) written with a Z."""
 
 
-def iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+ZONES = {"Z": 0, "+00:00": 0, "+03:00": 3 * 3_600_000}
+"""How a date-time may name its offset (the controls syn-times-utc-offset and syn-times-east-offset
+write the others than Z), and the wall clock's lead on UTC under each."""
+
+
+def iso(ms: int, zone: str = "Z") -> str:
+    ms += ZONES[zone]
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}{zone}"
 
 
 def answer_for(chat_text: str) -> str:
@@ -44,15 +50,15 @@ class Session:
     """The access level it was created with (what the list cache of syn-list-level-cached keeps)."""
     updated: bool = False
 
-    def body(self, user_id: int, local_time: bool = False) -> dict[str, Any]:
+    def body(self, user_id: int, local_time: bool = False, zone: str = "Z") -> dict[str, Any]:
         # Synapse's JSON entities leave an unset field out rather than sending null
         started = self.started_ms + LOCAL_OFFSET_MS if local_time else self.started_ms
         body = {
             "sessionId": self.id,
             "agentAccessLevel": self.access_level,
-            "startedOn": iso(started),
+            "startedOn": iso(started, zone),
             "startedBy": user_id,
-            "modifiedOn": iso(self.modified_ms),
+            "modifiedOn": iso(self.modified_ms, zone),
             "etag": self.etag,
         }
         if self.registration_id is not None:

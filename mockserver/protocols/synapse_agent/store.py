@@ -124,7 +124,13 @@ class Store:
         return job
 
     def settle(
-        self, session: Session, now: float, duplicate: bool = False, drop: bool = False, swap_times: bool = False
+        self,
+        session: Session,
+        now: float,
+        duplicate: bool = False,
+        drop: bool = False,
+        swap_times: bool = False,
+        zone: str = "Z",
     ) -> None:
         """Append the interactions of the session's finished jobs, each exactly once.
 
@@ -142,9 +148,9 @@ class Store:
                 continue  # a failed job answered no question
             interaction = {
                 "requestText": job.chat_text,
-                "requestTimestamp": iso(job.started_ms),
+                "requestTimestamp": iso(job.started_ms, zone),
                 "responseText": job.answer,
-                "responseTimestamp": iso(job.started_ms + int(job.duration * 1000)),
+                "responseTimestamp": iso(job.started_ms + int(job.duration * 1000), zone),
             }
             if swap_times:  # the fault: the two columns written in each other's place
                 interaction["requestTimestamp"], interaction["responseTimestamp"] = (
@@ -160,19 +166,25 @@ class Store:
         return hmac.new(self._key, f"{scope}|{cursor}".encode(), hashlib.sha256).hexdigest()[:32]
 
     def page(
-        self, items: list[Any], scope: str, token: str | None, repeat: bool = False
+        self, items: list[Any], scope: str, token: str | None, repeat: bool = False, offset: bool = False
     ) -> tuple[list[Any], str | None]:
         """Newest first: a page of ``items`` (oldest first, append-only) and the next page's token.
 
         The cursor is how many of the oldest items are still to come, so appends between pages
         neither repeat nor skip anything. ``repeat`` is the broken-pagination fault: the token
-        names the page just served.
+        names the page just served. ``offset``: upstream's ``<limit>a<offset>`` token instead,
+        the offset counted from the newest item, so an item added between pages shifts the next
+        page by one (its first item is the last one served again).
         """
         end, limit = (len(items), PAGE_SIZE) if token is None else self._cursor(scope, token, len(items))
         start = max(0, end - limit)
         chosen = list(reversed(items[start:end]))
+        if start <= 0:
+            return chosen, None
+        if offset:
+            return chosen, f"{PAGE_SIZE}a{len(items) - (end if repeat else start)}"
         cursor = end if repeat else start
-        return chosen, (f"{cursor}.{self._sign(scope, cursor)}" if start > 0 else None)
+        return chosen, f"{cursor}.{self._sign(scope, cursor)}"
 
     def issued(self, scope: str, token: str) -> bool:
         """Whether ``token`` is one this server handed out for the list ``scope``."""

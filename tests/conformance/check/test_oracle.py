@@ -9,6 +9,7 @@ from conformance.check.oracle import (
     ordered_problems,
     parse_datetime,
     rpc_code_problems,
+    zoned_problems,
 )
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
@@ -20,6 +21,16 @@ def test_a_date_time_near_the_exchange_holds_and_one_hours_off_does_not() -> Non
     assert datetime_problems("2026-01-01T01:00:00+01:00", EXCHANGE, "startedOn") == []
     [problem] = datetime_problems("2026-01-01T03:00:00Z", EXCHANGE, "startedOn")
     assert "10800 s after the exchange" in problem and "300 s skew" in problem
+
+
+def test_a_local_time_may_be_in_any_zone_but_one_with_an_offset_names_its_instant() -> None:
+    span = 14 * 3600 + 300
+    for local in ("2026-01-01T03:00:00", "2025-12-31T14:00:00"):  # UTC+3, UTC-10, without an offset
+        assert zoned_problems(local, EXCHANGE, "creation_time", local_span=span) == []
+    for instant in ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00+00:00", "2026-01-01T03:00:00+03:00"):
+        assert zoned_problems(instant, EXCHANGE, "creation_time", local_span=span) == []
+    [problem] = zoned_problems("2026-01-01T03:00:00Z", EXCHANGE, "creation_time", local_span=span)
+    assert "10800 s after the exchange" in problem and "a local time labelled as UTC?" in problem
 
 
 def test_a_naive_date_time_names_no_instant_unless_the_document_allows_it() -> None:

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
 from conformance.check.http import Client, Limits
-from conformance.check.model import Model, ModelMachine, Session
-from conformance.phases.model.engine import run_model_phase
+from conformance.check.model import Found, Model, ModelMachine, Session
+from conformance.phases.model.engine import _finding, run_model_phase
 from conformance.verdicts.requirements import Level, Requirement
 from conformance.verdicts.results import Status
 from specs.documents import load
@@ -207,3 +207,13 @@ def test_a_targeted_sequence_whose_stream_stalled_still_reports_what_it_broke() 
     )
     assert results[0].status is Status.FAILED, results[0].message
     assert "'a nam' for 'a name no draw makes'" in results[0].message
+
+
+def test_a_model_failure_that_says_its_replay_may_not_tell_reaches_its_finding() -> None:
+    """``Session.check(..., unsure=WHY)``: the answer showed what calls outside the finding left on
+    the server (a conversation another sequence had), so a replay from a fresh state may differ
+    whatever the server does: the finding says why (``Finding.unsure``), as a scenario's does."""
+    spec = load("neuro-san")
+    why = "the new conversation holds questions other calls of the run asked"
+    assert _finding(spec, "http://127.0.0.1:1", "NS-MODEL-003", Found("joined", [], unsure=why)).unsure == why
+    assert _finding(spec, "http://127.0.0.1:1", "NS-MODEL-003", Found("joined", [])).unsure == ""

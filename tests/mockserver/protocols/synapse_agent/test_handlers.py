@@ -179,6 +179,22 @@ def test_sessions_list_pages_newest_first(serve: Serve) -> None:
         assert bobs["page"][0]["startedBy"] == 1001
 
 
+def test_upstream_offset_tokens_page_exactly_and_shift_when_a_session_is_created_between_pages(serve: Serve) -> None:
+    """The control syn-list-token-offset: upstream's ``<limit>a<offset>`` token, counted from the newest."""
+    faults = ("syn-list-token-offset",)
+    with serve(protocols=("synapse-agent",), faults=faults) as server, httpx.Client(base_url=server.url) as http:
+        newest = list(reversed([new_session(http)["sessionId"] for _ in range(2 * PAGE_SIZE + 1)]))
+        first = http.post(f"{ROOT}/agent/sessions/list", json={}, headers=ALICE).json()
+        assert first["nextPageToken"] == f"{PAGE_SIZE}a{PAGE_SIZE}"
+        second = http.post(f"{ROOT}/agent/sessions/list", json={"nextPageToken": first["nextPageToken"]}, headers=ALICE)
+        assert [s["sessionId"] for s in second.json()["page"]] == newest[PAGE_SIZE : 2 * PAGE_SIZE]
+        new_session(http)  # another client's: every later page starts one session earlier
+        shifted = http.post(
+            f"{ROOT}/agent/sessions/list", json={"nextPageToken": first["nextPageToken"]}, headers=ALICE
+        )
+        assert [s["sessionId"] for s in shifted.json()["page"]] == newest[PAGE_SIZE - 1 : 2 * PAGE_SIZE - 1]
+
+
 def test_sessions_list_of_a_user_without_sessions_is_empty(serve: Serve) -> None:
     with serve(protocols=("synapse-agent",)) as server, httpx.Client(base_url=server.url, timeout=10) as http:
         new_session(http)
