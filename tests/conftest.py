@@ -13,8 +13,18 @@ import pytest
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from tests.faultruns import fault_runs
+from tests.warmcli import WarmCli
 
 __all__ = ["fault_runs"]  # a fixture: the session's shared fault runs
+
+
+@pytest.fixture(scope="session")
+def warm_cli() -> Iterator[WarmCli]:
+    """The ``conformance`` command, each run in a process of its own forked from one that imported
+    the kit once (``tests/warmcli.py``): a run as a user meets it, without its import's CPU."""
+    cli = WarmCli()
+    yield cli
+    cli.close()
 
 
 @contextmanager
