@@ -8,11 +8,14 @@ per run: the child has a fresh copy of that state, its own working directory, st
 its return code (an uncaught exception prints its traceback to stderr and exits 1, as the
 interpreter does). What the run does is the command's own: only the import is shared.
 
-The launcher is single-threaded (so forking it is safe) and reaps its children, and the test
-process reaps the launcher: the runs' CPU counts in the test process's children's time.
+The launcher is single-threaded (so forking it is safe) and reaps its children. Their CPU would
+reach the test process only when it reaps the launcher, at the session's end: so the launcher
+reports each run's CPU seconds (``os.wait4``, the run and what it reaped) and its own import's, and
+``cpu_spent()`` sums them for the tests' ``cpu_s`` (tests/conftest.py).
 
 Protocol, one JSON object a line: to the launcher ``{"id", "argv", "cwd", "out", "err"}``; from it
-``{"id", "pid"}`` once forked and ``{"id", "code"}`` once exited.
+``{"cpu"}`` once it has imported the kit, ``{"id", "pid"}`` once a run is forked and ``{"id",
+"code", "cpu"}`` once it exited.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import importlib
 import json
 import os
 import pkgutil
+import resource
 import select
 import subprocess
 import sys
@@ -39,6 +43,16 @@ class Completed:
     returncode: int
     stdout: str
     stderr: str
+
+
+_SPENT = 0.0
+_SPENT_LOCK = threading.Lock()
+
+
+def cpu_spent() -> float:
+    """CPU seconds of every launcher of this process so far: its import and its ended runs."""
+    with _SPENT_LOCK:
+        return _SPENT
 
 
 class Running:
@@ -102,9 +116,14 @@ class WarmCli:
             raise
 
     def _read(self) -> None:
+        global _SPENT
         assert self._proc.stdout is not None
         for line in self._proc.stdout:
             message = json.loads(line)
+            with _SPENT_LOCK:  # counted before the run is said to be over
+                _SPENT += message.get("cpu", 0.0)
+            if "id" not in message:
+                continue
             with self._lock:
                 running = self._runs[message["id"]]
             if "pid" in message:
@@ -174,13 +193,15 @@ def _preload() -> None:
                 continue
 
 
-def _say(message: dict[str, int]) -> None:
+def _say(message: dict[str, float]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
 
 def launcher() -> None:
     _preload()
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    _say({"cpu": me.ru_utime + me.ru_stime})
     children: dict[int, int] = {}  # pid -> request id
     pending = b""
     open_input = True
@@ -202,10 +223,11 @@ def launcher() -> None:
                 children[pid] = request["id"]
                 _say({"id": request["id"], "pid": pid})
         while children:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
             if pid == 0:
                 break
-            _say({"id": children.pop(pid), "code": os.waitstatus_to_exitcode(status)})
+            cpu = usage.ru_utime + usage.ru_stime
+            _say({"id": children.pop(pid), "code": os.waitstatus_to_exitcode(status), "cpu": cpu})
 
 
 if __name__ == "__main__":
