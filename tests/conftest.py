@@ -13,8 +13,18 @@ import pytest
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from tests.faultruns import fault_runs
+from tests.warmcli import WarmCli, cpu_spent
 
 __all__ = ["fault_runs"]  # a fixture: the session's shared fault runs
+
+
+@pytest.fixture(scope="session")
+def warm_cli() -> Iterator[WarmCli]:
+    """The ``conformance`` command, each run in a process of its own forked from one that imported
+    the kit once (``tests/warmcli.py``): a run as a user meets it, without its import's CPU."""
+    cli = WarmCli()
+    yield cli
+    cli.close()
 
 
 @contextmanager
@@ -63,4 +73,5 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 def _cpu() -> float:
     me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    # the command-line runs forked by the warm launcher, which this process reaps only at its end
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + cpu_spent()

@@ -6,11 +6,11 @@ A run is a file in a folder every pytest-xdist worker of the session shares: ``<
 held (``flock``) by the process computing it, so each run is made once whoever asks first.
 
 Runs are made ahead, in the order the session's tests name them (``@pytest.mark.fault_runs``), by
-background processes: a fault's run mostly waits (a Synapse run spends three quarters of its time
-on jobs and polls), so the catalogue goes faster with more runs under way than cores. A test that
-asks for a run no one has started makes it at once in a process of its own. Every run is made in a
-spawned process with PYTHONHASHSEED pinned, as the ``conformance`` command runs, so a run gives the
-verdicts the command gives whoever made it."""
+background processes (their CPU is no test's: ``close`` writes it down): a fault's run mostly
+waits (a Synapse run spends three quarters of its time on jobs and polls), so the catalogue goes
+faster with more runs under way than cores. A test that asks for a run no one has started makes it
+at once in a process of its own. Every run is made in a fresh process with PYTHONHASHSEED pinned,
+as the ``conformance`` command runs, so a run gives the verdicts the command gives whoever made it."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ import fcntl
 import json
 import multiprocessing
 import os
+import resource
+import subprocess
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -105,13 +108,15 @@ class FaultRuns:
     def __init__(self, root: Path, keys: Iterable[str], processes: int) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
-        spawn = multiprocessing.get_context("spawn")
         order = list(dict.fromkeys(keys))
-        self._ahead = [spawn.Process(target=ahead, args=(str(root), order), daemon=True) for _ in range(processes)]
-        with hash_seed_pinned():  # the processes start here and inherit it
-            self._now: Pool = spawn.Pool(1)
-            for process in self._ahead if order else ():
-                process.start()
+        # plain processes, not multiprocessing's: a test that starts a multiprocessing process (the
+        # selfcheck command's pool) reaps every one of those that has ended, and their CPU would be
+        # counted as that test's (one test was charged 340 s of the runs made ahead)
+        env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONPATH": str(REPO)}
+        command = [sys.executable, "-c", AHEAD, str(root), json.dumps(order)]
+        self._ahead = [subprocess.Popen(command, env=env, cwd=REPO) for _ in range(processes if order else 0)]
+        with hash_seed_pinned():  # the pool's process starts here and inherits it
+            self._now: Pool = multiprocessing.get_context("spawn").Pool(1)
 
     def get(self, key: str) -> FaultRun:
         done = self.root / f"{key}.json"
@@ -123,13 +128,26 @@ class FaultRuns:
     def close(self) -> None:
         """Runs not yet made are not made: the processes making them ahead are killed (a lock dies
         with its holder, and a half-written run is a ``.part`` no one reads). Killed, not
-        terminated: a run stops gracefully on SIGTERM (``parallel.py``), which may take its budget."""
+        terminated: a run stops gracefully on SIGTERM (``parallel.py``), which may take its budget.
+        Their CPU seconds are written to ``ahead-cpu-<pid>.txt`` in the folder: no test's ``cpu_s``
+        holds them."""
+        before = _children_cpu()
         for process in self._ahead:
-            if process.pid is not None:
-                process.kill()
-                process.join()
+            process.kill()
+            process.wait()
+        (self.root / f"ahead-cpu-{os.getpid()}.txt").write_text(f"{_children_cpu() - before:.2f}\n")
         self._now.terminate()
         self._now.join()
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+AHEAD = "import json, sys; from tests.faultruns import ahead; ahead(sys.argv[1], json.loads(sys.argv[2]))"
+"""What a process making runs ahead runs (``ahead``, its folder, the keys in order)."""
+REPO = Path(__file__).resolve().parents[1]
 
 
 def reads(value: Any, *keys: str) -> Any:

@@ -11,11 +11,14 @@ from collections.abc import Callable, Generator
 from contextlib import ExitStack, closing
 from datetime import datetime
 from pathlib import Path
-from typing import NoReturn
 
 from conformance import __version__
 from conformance.check.guard import STOPPED_ANSWERING
 from conformance.cli.completion import SHELLS
+from conformance.cli.judge import HELP as JUDGE_HELP
+from conformance.cli.judge import Parser
+from conformance.cli.judge import add_arguments as add_judge_arguments
+from conformance.cli.judge import command as judge_command
 from conformance.client import cli as client_cli
 from conformance.proxy import cli as proxy_cli
 from conformance.run.events import EventHandler
@@ -39,15 +42,9 @@ def _verdict(code: int, colour: bool = False) -> str:
     return paint(_VERDICT.get(code, "FAIL"), colour)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        """One line that says what is wrong and where to look, not the whole usage block."""
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     """``prog`` is the name the program was invoked by (launch.py), in --version and usage lines."""
-    p = _Parser(prog=prog, description="Conformance suite for AI-agent HTTP APIs")
+    p = Parser(prog=prog, description="Conformance suite for AI-agent HTTP APIs")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a protocol's requirements against a target")
@@ -150,20 +147,7 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     again.add_argument("--base-url", default="", help="send to this target instead of the recorded one")
     again.add_argument("--timeout", type=float, default=10.0)
     _credential_options(again, "the calls")
-    rejudge = sub.add_parser(
-        "judge",
-        help="judge one answer by a named judgment, as a finding's sh script asks: exit 0 it shows the problem "
-        "(prints shows: ...), 1 the judgment holds (holds: ...), 2 no such judgment",
-    )
-    rejudge.add_argument("judgment", help="the finding's judgment (results.json: judgment), e.g. pages.numbers")
-    rejudge.add_argument(
-        "--facts", default="{}", help="what the run knew, as JSON (results.json: facts), or @FILE holding it"
-    )
-    rejudge.add_argument("--method", default="GET", help="the request's method")
-    rejudge.add_argument("--url", required=True, help="the request's URL")
-    rejudge.add_argument("--status", type=int, required=True, help="the answer's status")
-    rejudge.add_argument("--headers", type=Path, help="the answer's headers as curl -D wrote them")
-    rejudge.add_argument("--body", type=Path, help="the answer's body")
+    add_judge_arguments(sub.add_parser("judge", help=JUDGE_HELP))
     check_report = sub.add_parser(
         "verify",
         help="re-check a report's certificate (nothing edited, same documents); with --base-url, run it again",
@@ -441,41 +425,6 @@ def replay_command(args: argparse.Namespace) -> int:
     )
     # 0 only when no finding came back and every one could tell (inconclusive is not fixed)
     return EXIT_OK if counts[NOT_REPRODUCED] == len(outcomes) else EXIT_FAILED
-
-
-def judge_command(args: argparse.Namespace) -> int:
-    from conformance.check.judgments import Seen, UnknownJudgment, judge
-
-    try:
-        text = Path(args.facts[1:]).read_text("utf-8") if args.facts.startswith("@") else args.facts
-        facts = json.loads(text)
-        headers = _curl_headers(args.headers.read_text("latin-1")) if args.headers else {}
-        body = args.body.read_bytes() if args.body else b""
-        problems = judge(args.judgment, Seen(args.method, args.url, args.status, headers, body), facts)
-    except UnknownJudgment:
-        print(f"error: no judgment {args.judgment!r} in this kit", file=sys.stderr)
-        return EXIT_USAGE
-    except (OSError, ValueError, AttributeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    # "shows:" or "holds:" first: a script tells the kit's answer from an interpreter that failed
-    if problems:
-        print(f"shows: {args.judgment}: {problems[0]}")
-        return EXIT_OK
-    print(f"holds: the judgment {args.judgment} holds on this answer (HTTP {args.status})")
-    return EXIT_FAILED
-
-
-def _curl_headers(text: str) -> dict[str, str]:
-    """The last answer's headers of a ``curl -D`` file (a 100 Continue comes before it)."""
-    headers: dict[str, str] = {}
-    for line in text.replace("\r", "").split("\n"):
-        if line.startswith("HTTP/"):
-            headers = {}
-        elif ":" in line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    return headers
 
 
 def verify_command(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ from conformance.verdicts.results import RunResult, Status
 from specs.documents import PROTOCOLS, load
 from specs.schemas import SchemaSet
 from tests.hostile import SSE_FRAME, HostileServer, closed_port_url
+from tests.warmcli import WarmCli
 
 BOUND_S = 60.0
 """Generous wall-clock bound for one hostile run (they take a few seconds)."""
@@ -504,26 +505,20 @@ class Outcome:
     problem: str = ""
 
 
-def run_catalogue_case(behaviour: str, protocol: str, folder: Path) -> Outcome:
-    """One hostile run through the command line, as a user meets it; what is wrong with it, if anything."""
+def run_catalogue_case(behaviour: str, protocol: str, folder: Path, cli: WarmCli) -> Outcome:
+    """One hostile run through the command line, as a user meets it (in a process of its own,
+    ``tests/warmcli.py``); what is wrong with it, if anything."""
     outcome = Outcome(behaviour, protocol)
     reports = folder / f"{protocol}-{behaviour}"
     server = HostileServer(behaviour, healthy_root=True, canned=preflight_answers(protocol))
     with server as url:
-        command = [sys.executable, "-m", "conformance", "run", "--protocol", protocol]
+        command = ["run", "--protocol", protocol]
         command += ["--base-url", url + load(protocol).info.base_path, "--timeout", str(CATALOGUE_TIMEOUT_S)]
         command += ["--token", "alice-token", "--second-token", "bob-token", "--report-dir", str(reports)]
         started = time.monotonic()
         try:
-            proc = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=CATALOGUE_BOUND_S + 60,
-                cwd=folder,
-                env={**os.environ, "PYTHONPATH": str(REPO)},
-            )
-        except subprocess.TimeoutExpired:
+            proc = cli.run(command, folder, timeout=CATALOGUE_BOUND_S + 60)
+        except TimeoutError:
             outcome.problem = f"{protocol} {behaviour}: still running after {CATALOGUE_BOUND_S + 60:g} s"
             return outcome
         outcome.elapsed, outcome.code = time.monotonic() - started, proc.returncode
@@ -554,7 +549,7 @@ def run_catalogue_case(behaviour: str, protocol: str, folder: Path) -> Outcome:
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
 def test_every_hostile_behaviour_past_the_preflight_ends_in_bounded_time_for_every_protocol(
-    protocol: str, tmp_path: Path
+    protocol: str, tmp_path: Path, warm_cli: WarmCli
 ) -> None:
     """Each behaviour of the catalogue on every route past the preflight's probes, for every
     protocol (one test each, so test workers share them), through the command line at ``--timeout
@@ -564,7 +559,7 @@ def test_every_hostile_behaviour_past_the_preflight_ends_in_bounded_time_for_eve
     cases = [(behaviour, protocol) for behaviour in CATALOGUE]
     preflight_answers(protocol)  # asked of the mock once, before the runs start
     with ThreadPoolExecutor(CATALOGUE_WORKERS) as pool:
-        outcomes = list(pool.map(lambda case: run_catalogue_case(*case, tmp_path), cases))
+        outcomes = list(pool.map(lambda case: run_catalogue_case(*case, tmp_path, warm_cli), cases))
     slowest = sorted(outcomes, key=lambda o: -o.elapsed)[:5]
     print("slowest:", ", ".join(f"{o.protocol} {o.behaviour} {o.elapsed:.0f} s" for o in slowest))
     problems = [o.problem for o in outcomes if o.problem]

@@ -9,9 +9,6 @@ protocol whose lists hold every writer's resources, at one target: test_shared_t
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +19,7 @@ import pytest
 from conformance.cli.commands import main
 from conformance.run.targets import embedded
 from specs.documents import load
+from tests.warmcli import Running, WarmCli
 
 PROTOCOL = "neuro-san"
 SHARDS = 4
@@ -37,21 +35,19 @@ behaviour switch met by each phase (it has no auth faults; a hang costs minutes 
 deep campaign and is left to the self-check)."""
 
 
-def conformance(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "conformance", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def conformance(cli: WarmCli, *args: str, cwd: Path) -> Running:
+    """``conformance *args`` in a process of its own (PYTHONHASHSEED pinned, as the command pins it;
+    ``tests/warmcli.py``), under way: ``finish`` waits for it."""
+    return cli.start(list(args), cwd)
 
 
-def finish(proc: subprocess.Popen[str], timeout: float = 600) -> tuple[int, str]:
-    out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, out + err
+def finish(running: Running, timeout: float = 600) -> tuple[int, str]:
+    try:
+        done = running.wait(timeout)
+    except TimeoutError:
+        running.kill()
+        raise
+    return done.returncode, done.stdout + done.stderr
 
 
 @contextmanager
@@ -87,19 +83,20 @@ def verdicts(report: Path) -> tuple[dict[str, str], set[str]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", [None, *CLASSES.values()], ids=["clean", *CLASSES])
-def test_four_shards_merged_decide_what_one_process_decides(fault: str | None, tmp_path: Path) -> None:
+def test_four_shards_merged_decide_what_one_process_decides(
+    fault: str | None, tmp_path: Path, warm_cli: WarmCli
+) -> None:
     with mock(fault) as url:
-        shards = [
-            conformance(*campaign_args(url, tmp_path / f"shard{k}", "--shard", f"{k}/{SHARDS}"), cwd=tmp_path)
-            for k in range(1, SHARDS + 1)
-        ]
+        argvs = [campaign_args(url, tmp_path / f"shard{k}", "--shard", f"{k}/{SHARDS}") for k in range(1, SHARDS + 1)]
+        shards = [conformance(warm_cli, *argv, cwd=tmp_path) for argv in argvs]
         outcomes = [finish(p) for p in shards]
         for code, output in outcomes:
             assert code in (0, 1), output
-        code, output = finish(conformance(*campaign_args(url, tmp_path / "single"), cwd=tmp_path))
+        code, output = finish(conformance(warm_cli, *campaign_args(url, tmp_path / "single"), cwd=tmp_path))
         assert code in (0, 1), output
     assert main(["keygen", "--out", str(tmp_path / "lab")]) == 0
     merged = conformance(
+        warm_cli,
         *("merge", *(str(tmp_path / f"shard{k}") for k in range(1, SHARDS + 1)), "-o", "merged"),
         *("--sign-key", str(tmp_path / "lab.key")),
         cwd=tmp_path,
@@ -114,7 +111,7 @@ def test_four_shards_merged_decide_what_one_process_decides(fault: str | None, t
     if fault is None:
         assert set(single.values()) == {"passed"}
         # the merged report carries a certificate of its own, which verify accepts
-        code, output = finish(conformance("verify", "merged", "--public-key", "lab.pub", cwd=tmp_path))
+        code, output = finish(conformance(warm_cli, "verify", "merged", "--public-key", "lab.pub", cwd=tmp_path))
         assert code == 0, output  # and is signed by the key merge was given
     else:
         # what the fault breaks fails (a deep campaign may catch more of it than the self-check's
@@ -138,9 +135,10 @@ def test_four_shards_merged_decide_what_one_process_decides(fault: str | None, t
     assert data["coverage"]["totals"]["operations"] == single_data["coverage"]["totals"]["operations"]
 
 
-def quick_shard(tmp_path: Path, name: str, shard: str, *extra: str) -> Path:
+def quick_shard(cli: WarmCli, tmp_path: Path, name: str, shard: str, *extra: str) -> Path:
     code, output = finish(
         conformance(
+            cli,
             "run",
             "--protocol",
             PROTOCOL,
@@ -161,32 +159,32 @@ def quick_shard(tmp_path: Path, name: str, shard: str, *extra: str) -> Path:
     return tmp_path / name
 
 
-def test_shards_of_different_seeds_or_documents_are_refused(tmp_path: Path) -> None:
-    one = quick_shard(tmp_path, "one", "1/2")
-    two = quick_shard(tmp_path, "two", "2/2", "--seed", "1")
-    code, output = finish(conformance("merge", str(one), str(two), "-o", "out", cwd=tmp_path))
+def test_shards_of_different_seeds_or_documents_are_refused(tmp_path: Path, warm_cli: WarmCli) -> None:
+    one = quick_shard(warm_cli, tmp_path, "one", "1/2")
+    two = quick_shard(warm_cli, tmp_path, "two", "2/2", "--seed", "1")
+    code, output = finish(conformance(warm_cli, "merge", str(one), str(two), "-o", "out", cwd=tmp_path))
     assert code == 2 and "seed differs (1 against 0)" in output, output
 
-    same_seed = quick_shard(tmp_path, "three", "2/2")
+    same_seed = quick_shard(warm_cli, tmp_path, "three", "2/2")
     report = json.loads((same_seed / "results.json").read_text())
     report["shard"]["campaign"]["document_sha256"] = "0" * 64  # the document changed between the runs
     (same_seed / "results.json").write_text(json.dumps(report))
-    code, output = finish(conformance("merge", str(one), str(same_seed), "-o", "out", cwd=tmp_path))
+    code, output = finish(conformance(warm_cli, "merge", str(one), str(same_seed), "-o", "out", cwd=tmp_path))
     assert code == 2 and "document_sha256 differs" in output, output
 
-    code, output = finish(conformance("merge", str(one), "-o", "out", cwd=tmp_path))
+    code, output = finish(conformance(warm_cli, "merge", str(one), "-o", "out", cwd=tmp_path))
     assert code == 2 and "shard(s) 2/2 missing" in output, output
-    code, output = finish(conformance("merge", str(one), str(one), "-o", "out", cwd=tmp_path))
+    code, output = finish(conformance(warm_cli, "merge", str(one), str(one), "-o", "out", cwd=tmp_path))
     assert code == 2 and "given twice" in output, output
     assert not (tmp_path / "out").exists()
 
 
-def test_shards_scoring_a_frozen_set_merge_into_a_report_that_names_it(tmp_path: Path) -> None:
+def test_shards_scoring_a_frozen_set_merge_into_a_report_that_names_it(tmp_path: Path, warm_cli: WarmCli) -> None:
     """The set is part of the campaign (a shard scoring another is refused), the merged report
     names it, and its coverage is the shards' summed."""
-    one = quick_shard(tmp_path, "one", "1/2", "--requirements", "2026.12")
-    two = quick_shard(tmp_path, "two", "2/2", "--requirements", "2026.12")
-    code, output = finish(conformance("merge", str(one), str(two), "-o", "out", cwd=tmp_path))
+    one = quick_shard(warm_cli, tmp_path, "one", "1/2", "--requirements", "2026.12")
+    two = quick_shard(warm_cli, tmp_path, "two", "2/2", "--requirements", "2026.12")
+    code, output = finish(conformance(warm_cli, "merge", str(one), str(two), "-o", "out", cwd=tmp_path))
     assert code == 0, output
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["requirement_set"] == data["certificate"]["requirement_set"] == "neuro-san/2026.12"
@@ -194,6 +192,6 @@ def test_shards_scoring_a_frozen_set_merge_into_a_report_that_names_it(tmp_path:
     sent = sum(op["requests"] for share in shares for op in share["operations"])
     assert sent and sum(op["requests"] for op in data["coverage"]["operations"]) == sent
 
-    unfrozen = quick_shard(tmp_path, "three", "2/2")
-    code, output = finish(conformance("merge", str(one), str(unfrozen), "-o", "out2", cwd=tmp_path))
+    unfrozen = quick_shard(warm_cli, tmp_path, "three", "2/2")
+    code, output = finish(conformance(warm_cli, "merge", str(one), str(unfrozen), "-o", "out2", cwd=tmp_path))
     assert code == 2 and "requirement_set differs" in output, output
