@@ -157,7 +157,7 @@ def _child(request: dict[str, object]) -> None:
             target = os.open(str(request[key]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(target, fd)
             os.close(target)
-        from conformance.cli import main
+        from conformance.cli.commands import main
         from conformance.launch import PROGRAM
         from specs.program import program_name
 

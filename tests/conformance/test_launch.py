@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.cli import main
+from conformance.cli.commands import main
 from specs.program import __version__
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_with_the_hash_seed_given_it_runs_in_place_under_the_same_name() -> None
 
 # a finding's script judges each answer it compares through the console script: that call imports
 # the judgments alone, never the whole command line (Hypothesis, httpx, every protocol's suite)
-HEAVY = ("conformance.cli", "conformance.run.options", "hypothesis", "httpx")
+HEAVY = ("conformance.cli.commands", "conformance.run.options", "hypothesis", "httpx")
 JUDGE_IN_PLACE = (
     "import sys; sys.argv[0] = '/venv/bin/agent-conformance'; from conformance.launch import entry; code = entry(); "
     f"print('imported:', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr); sys.exit(code)"
