@@ -39,6 +39,8 @@ PASSED = {
     "AP-MODEL-005",
     "AP-SCHEMA-005",
     "AP-SCHEMA-008",
+    # lone surrogates come back as their escapes (JSON.stringify), so every read still answers
+    "AP-HOSTILE-001",
 }
 FAILED = {
     # unknown ids answer 500 (its own response validation refuses its 404 {"error"} bodies)

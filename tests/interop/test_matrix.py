@@ -3,6 +3,8 @@ and every requirement of a protocol has a verdict for every implementation of it
 
 from __future__ import annotations
 
+import re
+
 from tests.interop import matrix
 
 
@@ -14,6 +16,16 @@ def test_the_page_is_the_snapshots_rendered() -> None:
 
 def test_every_requirement_has_a_verdict_for_every_implementation() -> None:
     assert "(not run)" not in matrix.render()
+
+
+def test_each_server_document_judges_exactly_the_requirements_of_its_snapshot() -> None:
+    """Each verdict is checked by hand in the server's interop document: a requirement the snapshot
+    holds needs its row there, and a row for a requirement the suite no longer registers is stale."""
+    row = re.compile(r"^\| ([A-Z]+-[A-Z]+-\d{3}) \|", re.MULTILINE)
+    for server in matrix.SERVERS:
+        rows = set(row.findall((matrix.PAGE.parent / server.document).read_text(encoding="utf-8")))
+        held = set(matrix._snapshot(matrix._interop(server.module)))
+        assert rows == held, (server.name, {"no row": sorted(held - rows), "no verdict": sorted(rows - held)})
 
 
 def test_a_changed_snapshot_changes_the_page() -> None:
