@@ -43,7 +43,8 @@ def test_every_relative_link_resolves(page: Path) -> None:
             assert anchor in _anchors(linked), f"{page.name}: {target}"
 
 
-PIN = re.compile(r"@v?(\d+\.\d+\.\d+)\b")
+PIN = re.compile(r"agent-(?:api-)?conformance(?:\.git)?@v?(\d+\.\d+\.\d+)\b")
+"""A pin of this kit (the Action's ``uses:``, a ``git+`` install), not of a peer (``agent-protocol@1.0.5``)."""
 
 
 def released_versions(changelog: str) -> set[str]:
@@ -52,6 +53,11 @@ def released_versions(changelog: str) -> set[str]:
     sections = re.split(r"^## ", changelog, flags=re.M)[1:]
     heads = (re.match(r"\[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}", s) for s in sections)
     return {h.group(1) for h, s in zip(heads, sections, strict=True) if h and "never tagged" not in s}
+
+
+def test_a_pin_is_the_kits_not_a_peers() -> None:
+    text = "uses: agent-api-conformance/agent-api-conformance@v0.3.0; npm install agent-protocol@1.0.5"
+    assert PIN.findall(text) == ["0.3.0"]
 
 
 def test_released_versions_reads_the_headings_and_skips_untagged_ones() -> None:

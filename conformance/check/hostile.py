@@ -17,6 +17,7 @@ from typing import Any
 
 from specs.documents import Spec
 
+from . import internals
 from .context import Context
 from .http import Response, TargetError
 from .shown import shown
@@ -52,8 +53,8 @@ def corpus() -> tuple[str, ...]:
     which it mixes into every generated text. Maintained with Hypothesis, already a dependency, so
     no list of ours to keep; private, hence the fallback."""
     try:
-        from hypothesis.internal.conjecture.providers import GLOBAL_CONSTANTS
-    except ImportError:  # pragma: no cover - a Hypothesis that moved it
+        GLOBAL_CONSTANTS = internals.get("hypothesis.global_constants")
+    except internals.InternalMoved:  # pragma: no cover - a Hypothesis that moved it (the test says so)
         return _FALLBACK
     strings = tuple(s for s in GLOBAL_CONSTANTS.strings if isinstance(s, str))
     return strings or _FALLBACK

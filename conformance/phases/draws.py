@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..run import internals
+from ..check import internals
 
 
 def pinned() -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from specs.documents import Spec
 
-from . import internals
+from ..check import internals
 
 
 def some_status_can_be_undocumented(spec: Spec) -> bool:

@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 
 from specs.documents import Spec
 
+from ...check import internals
 from ...check.context import Context
 from ...check.curl import curl_command
 from ...check.http import Client, Limits, TargetError, _preview, request_preview
-from ...run import internals
 from ...run.depth import INDEPENDENT_DEPTHS
 from ...run.events import CaseFinished, Event, StageStarted
 from ...run.exampledb import hypothesis_default

@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+from ...check import internals
 from ...check.guard import StallGuard
-from ...run import internals
 from ...run.watchdog import Late, Watchdog
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from conformance.check.hostile import NON_OBJECT_BODIES
 from conformance.protocols.agent_protocol.requirements import INVALID_BODIES
 from conformance.selfcheck.catalogue import run_fault
 from conformance.verdicts.findings import FindingSet, digest, operation_of
@@ -62,9 +63,12 @@ def test_a_scenario_reports_every_distinct_failure_it_meets() -> None:
     result = run_fault(catalogue()["ap-create-accepts-invalid"], exact=False)
     res = next(r for r in result.results if r.requirement.id == "AP-ERR-004")
     assert res.status is Status.FAILED
-    # each invalid body the create accepts is its own finding, not only the first one sent
-    assert len(res.findings) == len(INVALID_BODIES) and len({f.key for f in res.findings}) == len(INVALID_BODIES)
-    assert res.message.startswith(f"{len(INVALID_BODIES)} distinct failures: (1) createAgentTask with a JSON array")
-    for f in res.findings:
+    # each invalid body the create accepts is its own finding, not only the first one sent: the
+    # document's invalid bodies, the non-object ones, and the task list they grew
+    sent = len(INVALID_BODIES) + len(NON_OBJECT_BODIES)
+    assert len(res.findings) == len({f.key for f in res.findings}) == sent + 1
+    assert res.message.startswith(f"{sent + 1} distinct failures: (1) createAgentTask with input as a number")
+    assert "after the refused bodies" in res.findings[-1].message
+    for f in res.findings[:-1]:
         assert f.key.startswith("AP-ERR-004|POST /ap/v1/agent/tasks|scenario:")
         assert f.deciding is not None and f.deciding.status == 200 and f.deciding.curl.startswith("curl ")

@@ -4,7 +4,7 @@ The suite bounds schemathesis's exchanges (a stalled target must not hold a run)
 its checks (fair refusals; multipart files), reads its stateful links, and keeps Hypothesis from
 mining the suite's own constants. None of that has a public API, so each internal is named here
 once, imported lazily (schemathesis costs a second to import), and reached through ``get`` or
-``replace``. ``tests/conformance/run/test_internals.py`` resolves every entry and checks the
+``replace``. ``tests/conformance/check/test_internals.py`` resolves every entry and checks the
 signature of each one the suite calls or wraps: an upgrade that moves one fails that test, naming
 the internal and the library's version, instead of a run misbehaving quietly.
 """
@@ -95,6 +95,11 @@ INTERNALS: dict[str, Internal] = {
     "hypothesis.constants_cache": Internal(
         "hypothesis.internal.conjecture.providers", "CONSTANTS_CACHE", "cleared with the mined constants"
     ),
+    "hypothesis.global_constants": Internal(
+        "hypothesis.internal.conjecture.providers",
+        "GLOBAL_CONSTANTS",
+        "the corpus of hostile strings Hypothesis maintains (check/hostile.py)",
+    ),
     "hypothesis.Constants": Internal(
         "hypothesis.internal.constants_ast", "Constants", "the empty pool of mined constants", ()
     ),
@@ -112,7 +117,7 @@ class InternalMoved(RuntimeError):
         super().__init__(
             f"{internal.module}.{internal.attribute} ({name}: {internal.why}) is not there in "
             f"{internal.library} {found}: {cause}. The kit leans on it because the library has no "
-            "public hook; conformance/run/internals.py lists every such use."
+            "public hook; conformance/check/internals.py lists every such use."
         )
         self.name = name
         self.internal = internal

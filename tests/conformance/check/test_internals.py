@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.run import internals
+from conformance.check import internals
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -60,4 +60,4 @@ def test_no_module_of_the_kit_reaches_an_internal_by_itself() -> None:
         for text in [path.read_text(encoding="utf-8")]
         for m in private.finditer(text)
     ]
-    assert not offenders, f"library internals reached outside conformance/run/internals.py: {offenders}"
+    assert not offenders, f"library internals reached outside conformance/check/internals.py: {offenders}"
