@@ -15,7 +15,8 @@ HOLDS = "lists.holds"
 @judgment(HOLDS)
 def list_holds(seen: Seen, facts: Facts) -> list[str]:
     """Facts: ``items`` (the list's key), ``id`` (an item's id member), ``total`` (the count's key,
-    optional), ``made`` (id to the members it must be listed with), ``gone`` (ids it must not list)."""
+    optional), ``made`` (``[{"id", "members"}]``: each object made and the members it must be listed
+    with; ids as values, so a replay renames them or knows it cannot), ``gone`` (ids it must not list)."""
     key, id_key = str(facts["items"]), str(facts["id"])
     body = seen.json()
     items = body.get(key) if is_json(body) and isinstance(body, dict) else None
@@ -26,7 +27,8 @@ def list_holds(seen: Seen, facts: Facts) -> list[str]:
     if total and body.get(total) != len(items):
         problems.append(f"{total} {shown(body.get(total))} does not count the {len(items)} {key} listed")
     listed = {item.get(id_key): item for item in items if isinstance(item, dict)}
-    for made, members in dict(facts.get("made") or {}).items():
+    for entry in facts.get("made") or ():
+        made, members = entry["id"], entry.get("members") or {}
         item = listed.get(made)
         if item is None:
             problems.append(f"{made} is not listed; listed: {shown(sorted(map(str, listed))[:10])}")

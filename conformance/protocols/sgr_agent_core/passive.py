@@ -236,9 +236,8 @@ class Passive(Checks):
         """The scenario checks' judgment (``lists.holds``) with what the traffic made and deleted."""
         if not isinstance(body, dict) or not isinstance(body.get("agents"), list):
             return  # the document judge reports the shape
-        made = {
-            i: {"task_messages": a.messages} for i, a in self.agents.items() if not a.deleted and a.ended is not None
-        }
+        done = {i: a for i, a in self.agents.items() if not a.deleted and a.ended is not None}
+        made = [{"id": agent_id, "members": {"task_messages": agent.messages}} for agent_id, agent in done.items()]
         v.judged("SGR-AGENT-001", lists.HOLDS, ex.seen(), {**AGENTS, "made": made}, "GET /agents")
         gone = [agent_id for agent_id, agent in self.agents.items() if agent.deleted]
         if gone:

@@ -548,7 +548,7 @@ def agent_listed(ctx: Context) -> None:
     agent_id = agent_of(ctx, found.rec)
     listed = ctx.client.get("/agents")
     ctx.conforms(listed, "listAgents", 200, judge=False)
-    made = {agent_id: {"task_messages": found.messages}}
+    made = [{"id": agent_id, "members": {"task_messages": found.messages}}]
     ctx.judge(lists.HOLDS, listed, "GET /agents:", **AGENTS, made=made)
 
     def in_list(agent_id: str) -> Any:

@@ -54,6 +54,8 @@ def test_page_numbers_names_an_answer_that_is_no_page_and_leaves_a_page_past_the
 
 def test_a_replay_gives_the_judgment_todays_ids_and_an_unknown_name_is_said() -> None:
     assert renamed({"ids": ["old-1", "x"], "n": 3}, {"old-1": "new-1"}) == {"ids": ["new-1", "x"], "n": 3}
+    made = {"made": {"old-1": {"task_messages": ["old-1"]}}}  # lists.holds keys what it made by id
+    assert renamed(made, {"old-1": "new-1"}) == {"made": {"new-1": {"task_messages": ["new-1"]}}}
     assert NUMBERS in JUDGMENTS
     with pytest.raises(UnknownJudgment):
         judge("no.such", page(1, 1, 1, 1, 1), {})
@@ -136,7 +138,7 @@ def agents(*listed: dict[str, object], total: int | None = None) -> Seen:
 
 def test_a_list_holds_what_was_made_as_made_counts_itself_and_leaves_out_what_was_removed() -> None:
     facts = {"items": "agents", "id": "agent_id", "total": "total"}
-    made = {**facts, "made": {"a1": {"task_messages": ["hi"]}}, "gone": ["a2"]}
+    made = {**facts, "made": [{"id": "a1", "members": {"task_messages": ["hi"]}}], "gone": ["a2"]}
     assert judge(HOLDS, agents({"agent_id": "a1", "task_messages": ["hi"]}), made) == []  # the control
     assert judge(HOLDS, agents({"agent_id": "a1", "task_messages": ["hi"]}, total=3), facts) == [
         "total 3 does not count the 1 agents listed"
