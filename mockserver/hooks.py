@@ -25,7 +25,7 @@ from . import cors
 from .chaos import RETRYABLE, Chaos, StreamChaos, error_frame
 from .errors import ApiError
 from .gate import Gate
-from .journal import MAX_BODY, Body, Entry, Journal, redact
+from .journal import MAX_BODY, Entry, Journal
 
 access_log = logging.getLogger("mockserver.access")
 VERBOSE_BODY = 2000
@@ -183,7 +183,11 @@ class Hooks:
                 request[EXCHANGE] = Handling(entry, decision.stream if decision else None)
             response = await serve(request)
             if entry is not None and not entry.request_body.size and request.content_length:
-                entry.request_body.size = request.content_length  # a multipart upload: streamed, not kept
+                if self.journal.whole:  # a body the handler read itself (aiohttp keeps it), or never read
+                    with contextlib.suppress(web.HTTPException, ConnectionError):
+                        entry.request_body.add(await request.read())
+                if not entry.request_body.size:
+                    entry.request_body.size = request.content_length  # a multipart upload: streamed, not kept
             return response
         finally:
             elapsed = (time.perf_counter() - start) * 1000
@@ -201,7 +205,7 @@ class Hooks:
 
     def _entry(self, request: web.Request, protocol_id: str, operation_id: str | None) -> Entry:
         # The body is filled in as the validator reads it (Handling.read): nothing is read twice.
-        body = Body()
+        body = self.journal.body()
         content_type = request.headers.get("Content-Type", "")
         return Entry(
             id=self.journal.new_id(),
@@ -212,9 +216,10 @@ class Hooks:
             path=request.path,
             query=request.query_string,
             path_params=dict(request.match_info) if operation_id is not None else {},
-            request_headers=redact(request.headers),
+            request_headers=self.journal.headers(request.headers),
             request_body=body,
             request_type=content_type,
+            response_body=self.journal.body(),
         )
 
     def _record(

@@ -36,10 +36,15 @@ class Body:
 
     kept: bytearray = field(default_factory=bytearray)
     size: int = 0
+    limit: int | None = MAX_BODY
+    """Bytes kept; None: all of them (a whole journal's)."""
 
     def add(self, data: bytes) -> None:
         self.size += len(data)
-        room = MAX_BODY - len(self.kept)
+        if self.limit is None:
+            self.kept += data
+            return
+        room = self.limit - len(self.kept)
         if room > 0:
             self.kept += data[:room]
 
@@ -146,17 +151,38 @@ class Journal:
         self._ids = itertools.count(1)
         self.entries: deque[Entry] = deque(maxlen=max(1, size))
         self.size = 0
+        self.whole = False
+        """Every exchange kept whole: no bound on entries or bodies, credentials as sent (``whole_traffic()``)."""
         self.resize(size)
+
+    @classmethod
+    def whole_traffic(cls) -> Journal:
+        """A journal of a run's whole traffic, for a judge of it to read in the same process (the
+        proxy's judge given a run's own exchanges): never offered over the admin API, since it is
+        unbounded and keeps credentials."""
+        journal = cls()
+        journal.whole = True
+        journal.entries = deque()
+        return journal
 
     @property
     def enabled(self) -> bool:
-        return self.size > 0
+        return self.size > 0 or self.whole
 
     def resize(self, size: int) -> None:
         if not 0 <= size <= MAX_SIZE:
             raise ValueError(f"journal size must be between 0 (off) and {MAX_SIZE}, got {size}")
         self.size = size
+        self.whole = False
         self.entries = deque(self.entries if size else (), maxlen=max(1, size))
+
+    def body(self) -> Body:
+        """An entry's body, kept as this journal keeps them."""
+        return Body(limit=None if self.whole else MAX_BODY)
+
+    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """An entry's headers: redacted, but in a whole journal."""
+        return dict(headers) if self.whole else redact(headers)
 
     def clear(self) -> None:
         self.entries.clear()
@@ -165,7 +191,7 @@ class Journal:
         return next(self._ids)
 
     def add(self, entry: Entry) -> None:
-        if self.size:
+        if self.enabled:
             self.entries.append(entry)
 
     def find(

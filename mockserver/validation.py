@@ -133,6 +133,33 @@ def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH, surrogates: Surrogat
     return data
 
 
+class _Tee:
+    """A request's body stream that keeps what the multipart reader took of it (what it gave back
+    unread excepted): a journal that keeps whole bodies keeps an upload's too."""
+
+    def __init__(self, content: Any) -> None:
+        self.content = content
+        self.seen = bytearray()
+
+    async def read(self, n: int = -1) -> bytes:
+        data: bytes = await self.content.read(n)
+        self.seen += data
+        return data
+
+    async def readline(self, *args: Any, **kwargs: Any) -> bytes:
+        data: bytes = await self.content.readline(*args, **kwargs)
+        self.seen += data
+        return data
+
+    def unread_data(self, data: bytes) -> None:
+        if data:
+            del self.seen[-len(data) :]
+        self.content.unread_data(data)
+
+    def at_eof(self) -> bool:
+        return bool(self.content.at_eof())
+
+
 class _FormReader(MultipartReader):
     """Reads part headers the way form encoders write them. The HTML standard's multipart/form-data
     encoding escapes only CR, LF and '"' in field and file names, so other control characters
@@ -348,8 +375,18 @@ class OperationValidator:
         return b"".join(chunks)
 
     async def _multipart(self, request: web.Request) -> dict[str, Any]:
+        exchange = request.get(EXCHANGE)
+        whole = exchange is not None and exchange.entry is not None and exchange.entry.request_body.limit is None
+        content: Any = _Tee(request.content) if whole else request.content
         try:
-            reader = _FormReader(request.headers, request.content)
+            return await self._form(request, content)
+        finally:
+            if isinstance(content, _Tee) and exchange is not None:
+                exchange.read(bytes(content.seen))
+
+    async def _form(self, request: web.Request, content: Any) -> dict[str, Any]:
+        try:
+            reader = _FormReader(request.headers, content)
         except (ValueError, AssertionError, HttpProcessingError) as exc:
             raise self._invalid([_violation(["body"], f"malformed multipart body: {exc}", "multipart", None)]) from None
         form: dict[str, Any] = {}

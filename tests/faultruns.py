@@ -2,7 +2,9 @@
 the selfcheck's verdicts, the reproduction of its findings, the diff of it against a clean run.
 
 A run is a file in a folder every pytest-xdist worker of the session shares: ``<key>.json``
-(the run's results.json and its seconds), written whole (a ``.part`` renamed); ``<key>.lock`` is
+(the run's results.json and its seconds), written whole (a ``.part`` renamed), and beside a whole
+run ``<key>.traffic.json``, every exchange it made as the mock saw it (what the proxy's judge is
+given to reach its own verdicts from the same traffic); ``<key>.lock`` is
 held (``flock``) by the process computing it, so each run is made once whoever asks first.
 
 Runs are made ahead, in the order the session's tests name them (``@pytest.mark.fault_runs``), by
@@ -29,13 +31,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from conformance.engine.parallel import hash_seed_pinned, usable_cores
 from conformance.engine.runner import run
-from conformance.run.targets import embedded
+from conformance.proxy.recorded import RecordedTraffic
 from conformance.selfcheck.catalogue import fault_options, run_fault
 from conformance.verdicts.results import RunResult
-from mockserver import Fault, catalogue
+from mockserver import EmbeddedServer, Fault, catalogue
+from mockserver.app import HOOKS
+from mockserver.journal import Entry, Journal
+from mockserver.target import serve
 from specs.documents import load
 
 CLEAN = "clean."
@@ -58,19 +64,51 @@ class FaultRun:
         return RunResult.from_dict(self.report)
 
 
-def _make(key: str) -> RunResult:
+class _Recording(EmbeddedServer):
+    """The embedded mock (``mockserver.target.serve``'s) keeping every exchange whole."""
+
+    def __init__(self, served: EmbeddedServer) -> None:
+        super().__init__(served.config)
+        self.journal = Journal.whole_traffic()
+
+    def make_app(self) -> web.Application:
+        app = super().make_app()
+        app[HOOKS].journal = self.journal
+        app[HOOKS].refresh()
+        return app
+
+
+def _recorded(entry: Entry) -> RecordedTraffic:
+    return RecordedTraffic(
+        entry.method,
+        entry.path,
+        entry.query,
+        entry.request_headers,
+        bytes(entry.request_body.kept),
+        entry.status,
+        entry.response_headers,
+        bytes(entry.response_body.kept),
+        entry.at,
+        entry.latency_ms,
+    )
+
+
+def _make(key: str) -> tuple[RunResult, list[RecordedTraffic] | None]:
     """The selfcheck's run of a fault (every requirement of its protocol; a hanging fault with a
-    short client timeout, as ``selfcheck.check_fault``), its run of its own requirements, or a
-    protocol's clean run."""
+    short client timeout, as ``selfcheck.check_fault``) or a protocol's clean run, with the traffic
+    it made; or a fault's run of its own requirements."""
+    if key.startswith(OWN):
+        return run_fault(catalogue()[key.removeprefix(OWN)], exact=False), None
     if key.startswith(CLEAN):
         protocol = key.removeprefix(CLEAN)
-        clean = Fault("clean", protocol, (), "the mock as it is", control=True)
-        with embedded().serve(protocol) as server:
-            return run(fault_options(clean, server.url + load(protocol).info.base_path))
-    fault = catalogue()[key.removeprefix(OWN)]
-    if key.startswith(OWN):
-        return run_fault(fault, exact=False)
-    return run_fault(fault, timeout=2.0 if fault.hangs else 8.0)
+        fault = Fault("clean", protocol, (), "the mock as it is", control=True)
+        timeout = 8.0
+    else:
+        fault = catalogue()[key]
+        timeout = 2.0 if fault.hangs else 8.0
+    with _Recording(serve(fault.protocol, faults=() if key.startswith(CLEAN) else (fault.name,))) as server:
+        options = fault_options(fault, server.url + load(fault.protocol).info.base_path, timeout=timeout)
+        return run(options), [_recorded(e) for e in server.journal.entries]
 
 
 def make(root: str, key: str, wait: bool) -> bool:
@@ -88,7 +126,11 @@ def make(root: str, key: str, wait: bool) -> bool:
         if done.exists():  # made while this process waited for the lock
             return True
         started = time.monotonic()
-        result = _make(key)
+        result, traffic = _make(key)
+        if traffic is not None:
+            part = folder / f"{key}.traffic.part"
+            part.write_text(json.dumps([e.to_dict() for e in traffic]))
+            part.replace(folder / f"{key}.traffic.json")
         part = done.with_suffix(".part")
         part.write_text(json.dumps({"seconds": time.monotonic() - started, "report": result.to_dict()}))
         part.replace(done)
@@ -124,6 +166,13 @@ class FaultRuns:
             self._now.apply(make, (str(self.root), key, True))
         data = json.loads(done.read_text(encoding="utf-8"))
         return FaultRun(key, data["report"], data["seconds"])
+
+    def traffic(self, key: str) -> list[RecordedTraffic]:
+        """Every exchange a whole run (a fault's, ``clean.<protocol>``) made, in the order the mock
+        answered them."""
+        self.get(key)
+        data = json.loads((self.root / f"{key}.traffic.json").read_text(encoding="utf-8"))
+        return [RecordedTraffic.from_dict(e) for e in data]
 
     def close(self) -> None:
         """Runs not yet made are not made: the processes making them ahead are killed (a lock dies

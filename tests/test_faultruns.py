@@ -27,7 +27,7 @@ class _Slow:
         self.made += 1
         self.started.set()
         assert self.go.wait(10)
-        return type("R", (), {"to_dict": lambda self: {"key": key}})()
+        return type("R", (), {"to_dict": lambda self: {"key": key}})(), None
 
 
 def test_a_run_is_made_once_and_a_second_asker_waits_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 from specs.documents import Spec
 from specs.schemas import SchemaSet
 
+from .judgments import Facts, Seen, judge
 from .streams import Frame
 from .traffic import Observed
 
@@ -88,6 +89,8 @@ class Verdict:
 
     def __init__(self) -> None:
         self.results: dict[str, str | None] = {}
+        self.judgments: dict[str, tuple[str, dict[str, Any]]] = {}
+        """Requirement id -> the judgment (name, facts) that broke it: the finding names it, as a run's does."""
 
     def ok(self, rid: str) -> None:
         self.results.setdefault(rid, None)
@@ -95,6 +98,18 @@ class Verdict:
     def fail(self, rid: str, reason: str) -> None:
         if self.results.get(rid) is None:
             self.results[rid] = reason
+
+    def judged(self, rid: str, name: str, seen: Seen, facts: Facts, what: str = "") -> bool:
+        """Exercised: held when judgment ``name`` finds no problem in ``seen``, else broken with its
+        first, the judgment and its facts kept for the finding (the run's checks call the same one)."""
+        problems = judge(name, seen, facts)
+        if not problems:
+            self.ok(rid)
+            return True
+        if self.results.get(rid) is None:
+            self.judgments[rid] = (name, dict(facts))
+        self.fail(rid, f"{what}: {problems[0]}" if what else problems[0])
+        return False
 
     def check(self, rid: str, condition: object, reason: str) -> bool:
         """Exercised: held when ``condition`` is true, else broken with ``reason``."""

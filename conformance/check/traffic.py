@@ -20,6 +20,7 @@ from specs.documents import Operation, Spec
 from ..verdicts.results import Exchange
 from .curl import curl_command
 from .http import _preview, request_preview
+from .judgments import Seen
 
 _NOT_PARSED = object()
 
@@ -99,6 +100,10 @@ class Observed:
             return None
         scheme, _, token = value.partition(" ")
         return token.strip() if scheme.lower() == "bearer" else ""
+
+    def seen(self) -> Seen:
+        """As a judgment reads it (``check/judgments``): the path with its query, the whole answer."""
+        return Seen(self.method, self.with_query(self.path), self.status, self.response_headers, self.response_body)
 
     def with_query(self, url: str) -> str:
         """``url`` with the request's query string."""

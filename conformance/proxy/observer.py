@@ -265,7 +265,17 @@ class Observer:
                 tally.failing.append(evidence)
             if len(tally.findings) < MAX_FINDINGS:
                 operation = ex.operation.label if ex.operation else f"{ex.method} {ex.path}"
-                tally.findings.add(rid, operation, f"proxy:{digest(reason)}", reason, [evidence], fresh=False)
+                judgment, facts = flight.verdict.judgments.get(rid, ("", {}))
+                tally.findings.add(
+                    rid,
+                    operation,
+                    f"proxy:{digest(reason)}",
+                    reason,
+                    [evidence],
+                    fresh=False,
+                    judgment=judgment,
+                    facts=facts,
+                )
             self.console(f"{rid} {ex.label}: {reason}")
         if self.recorder is not None:
             results = flight.verdict.results.items()

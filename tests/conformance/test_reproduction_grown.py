@@ -51,10 +51,23 @@ def _grow_tasks(url: str) -> None:
         httpx.post(f"{url}/ap/v1/agent/tasks", json=task, headers=AUTH).raise_for_status()
 
 
-GROW: dict[str, Callable[[str], None]] = {"agent-protocol": _grow_tasks}
+def _grow_agents(url: str) -> None:
+    for n in range(ADDED):
+        chat = {"model": "sgr_agent", "messages": [{"role": "user", "content": f"another client's chat {n}"}]}
+        with httpx.stream("POST", f"{url}/v1/chat/completions", json={**chat, "stream": True}, timeout=30) as answer:
+            answer.raise_for_status()
+            for _ in answer.iter_raw():
+                pass
+
+
+GROW: dict[str, Callable[[str], None]] = {"agent-protocol": _grow_tasks, "sgr-agent-core": _grow_agents}
 """Per protocol: other clients adding items to its shared lists (the lists a check makes under an
-object of its own, a task's steps, no other client can reach). Agent Protocol's, measured over its
-whole catalogue; the other protocols' checks name no judgment of a shared list yet."""
+object of its own, a task's steps, no other client can reach): Agent Protocol's tasks, SGR's agents
+(whose list SGR-AGENT-001 judges by ``lists.holds``). Neither NeuroSan nor Synapse names a
+judgment of a shared list yet."""
+WHOLE = ("agent-protocol",)
+"""The protocols whose whole catalogue is replayed after the lists grew (SGR's: its list faults,
+``LIST_FAULTS``, until the rest of its catalogue is measured)."""
 
 
 @dataclass
@@ -125,6 +138,17 @@ def check_grown(fault: Fault, result: RunResult) -> Grown:
     return out
 
 
+LIST_FAULTS = ("sgr-list-drops-finished",)
+"""SGR's agent list, judged by ``lists.holds`` (what the check made, by id, renamed on replay)."""
+
+
+@pytest.mark.parametrize("name", [reads(n, OWN + n) for n in LIST_FAULTS])
+def test_an_agent_list_finding_reproduces_after_other_clients_started_chats(name: str, fault_runs: FaultRuns) -> None:
+    grown = check_grown(FAULTS[name], fault_runs.get(OWN + name).result)
+    assert grown.problems == [], "\n".join(grown.problems)
+    assert grown.judged - grown.unsure >= 1, f"{name}: {grown.judged - grown.unsure} findings judged again"
+
+
 PAGE_FAULTS = ("ap-page-floor-total-pages", "ap-page-ignores-current-page")
 
 
@@ -138,7 +162,7 @@ def test_a_page_arithmetic_finding_reproduces_after_other_clients_added_tasks(na
 
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
-@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in breaking(p))) for p in sorted(GROW)])
+@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in breaking(p))) for p in WHOLE])
 def test_every_judged_finding_reproduces_after_the_lists_grew(pid: str, fault_runs: FaultRuns) -> None:
     """Each fault's run of its own requirements is the session's (the reproduction test's too);
     faults side by side in threads, each finding against mocks of its own (they mostly wait on sh

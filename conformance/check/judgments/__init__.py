@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import echoes as echoes
 from . import errors as errors
+from . import lists as lists
 from . import pages as pages
 from .base import JUDGMENTS, Facts, Judgment, Seen, UnknownJudgment, judge, judgment, renamed
 
@@ -21,9 +22,11 @@ __all__ = [
     "Judgment",
     "Seen",
     "UnknownJudgment",
+    "echoes",
     "errors",
     "judge",
     "judgment",
+    "lists",
     "pages",
     "renamed",
 ]

@@ -78,6 +78,6 @@ def renamed(facts: Any, names: Mapping[str, str]) -> Any:
         return names.get(facts, facts)
     if isinstance(facts, list):
         return [renamed(v, names) for v in facts]
-    if isinstance(facts, dict):
-        return {k: renamed(v, names) for k, v in facts.items()}
+    if isinstance(facts, dict):  # keys too: ``lists.holds`` keys what it made by id
+        return {names.get(k, k): renamed(v, names) for k, v in facts.items()}
     return facts

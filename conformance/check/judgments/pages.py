@@ -46,7 +46,8 @@ class Page:
 def page_of(seen: Seen, facts: Facts) -> Page | str | None:
     """The page ``seen`` answers (a string: why it is no page; None: the request asked for no valid
     page, the document's judge has it). Facts: ``items`` (the list's key), ``pagination`` (the
-    object's key, default ``pagination``), ``defaults`` (current_page and page_size when not sent)."""
+    object's key, default ``pagination``), ``defaults`` (current_page and page_size when not sent),
+    ``at_least`` (the items the client knows the list holds, for ``pages.numbers``: it made them)."""
     key, holder = str(facts["items"]), str(facts.get("pagination", "pagination"))
     body = seen.json()
     if not (
@@ -79,6 +80,9 @@ def page_numbers(seen: Seen, facts: Facts) -> list[str]:
     if isinstance(page, str):
         return [page]
     where = f"page {page.current} of {page.total} items at page_size {page.size}"
+    known = facts.get("at_least")
+    if isinstance(known, int) and page.total < known:
+        return [f"{where}: total_items {page.total} counts fewer than the {known} items known to be listed"]
     want = {"total_items": page.total, "total_pages": page.pages, "current_page": page.current, "page_size": page.size}
     got = {k: page.pagination.get(k) for k in FIELDS}
     if got != want:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from ...check.edges import same
-from ...check.judgments import Seen, echoes, errors, pages
+from ...check.judgments import echoes, errors, pages
 from ...check.passive import Bounded, Checks, Verdict
 from ...check.shown import shown
 from ...check.traffic import NotJson, Observed, multipart_fields
-from .requirements import ERROR, artifact_fields, content_disposition
+from .requirements import ERROR, artifact_fields, climbs, content_disposition, disposable
 
 LISTS = {
     "listAgentTasks": ("tasks", "AP-PAGE-001"),
@@ -45,9 +44,13 @@ def _sent(ex: Observed) -> dict[str, Any]:
     return {k: body[k] for k in ("input", "additional_input") if k in body} if isinstance(body, dict) else {}
 
 
-def _echo(v: Verdict, rid: str, got: Any, sent: dict[str, Any], where: str) -> None:
-    """The scenario checks' judgment (``echoes.members``) on an answer of live traffic."""
+def _echo(v: Verdict, rid: str, got: Any, sent: dict[str, Any], where: str, answer: Observed | None = None) -> None:
+    """The scenario checks' judgment (``echoes.members``) on an answer of live traffic: ``got`` is
+    that ``answer``'s body (judged by name, and named by the finding) or an item of it."""
     if not sent or not isinstance(got, dict):
+        return
+    if answer is not None:
+        v.judged(rid, echoes.MEMBERS, answer.seen(), {"sent": sent}, where)
         return
     why = echoes.unechoed(got, sent)
     if why:
@@ -148,19 +151,23 @@ class Passive(Checks):
 
     # errors ---------------------------------------------------------------------------------------
     def _not_found(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
-        shaped = errors.shaped(body, ERROR["members"])  # the scenario checks' judgment (errors.shape)
-        reason = f"{op} 404: body {shown(body, 120)} is not {errors.described(ERROR['members'])}"
-        if op in TASK_SCOPED_404:
-            v.check("AP-ERR-001", shaped, reason)
-        elif op == "getAgentTaskStep":
-            v.check("AP-ERR-002", shaped, reason)
-        elif op == "downloadAgentTaskArtifact":
-            v.check("AP-ERR-003", shaped, reason)
+        rid = "AP-ERR-001" if op in TASK_SCOPED_404 else {"getAgentTaskStep": "AP-ERR-002"}.get(op)
+        rid = rid or ("AP-ERR-003" if op == "downloadAgentTaskArtifact" else None)
+        if rid is not None:  # the scenario checks' judgment
+            v.judged(rid, errors.SHAPE, ex.seen(), ERROR, f"{op} 404")
         task_id = ex.path_params.get("task_id", "")
         if op == "downloadAgentTaskArtifact" and ex.path_params.get("artifact_id", "") in self.uploads.get(task_id, {}):
-            v.fail("AP-ARTIFACT-002", f"the download of an artifact its upload reported stored answered 404: {reason}")
+            v.fail(
+                "AP-ARTIFACT-002",
+                f"the download of an artifact its upload reported stored answered 404: {shown(body, 80)}",
+            )
         if op == "getAgentTask" and task_id in self.tasks:
             v.fail("AP-SCHEMA-008", f"task {task_id} answered 404 after createAgentTask reported it created")
+            v.fail("AP-TASK-002", f"task {task_id} read back by id answered 404")  # as the run files it
+        step_id = ex.path_params.get("step_id", "")
+        if op == "getAgentTaskStep" and step_id in self.steps.get(task_id, {}):
+            for rid in ("AP-STEP-002", "AP-STEP-004"):  # the read-back's facts, as the run files them
+                v.fail(rid, f"step {step_id}, executed under task {task_id}, read back by id answered 404")
 
     # tasks ----------------------------------------------------------------------------------------
     def _created(self, ex: Observed, v: Verdict, body: Any) -> None:
@@ -170,7 +177,7 @@ class Passive(Checks):
         ):
             return
         sent = _sent(ex)
-        _echo(v, "AP-TASK-002", body, sent, "createAgentTask answer")
+        _echo(v, "AP-TASK-002", body, sent, "createAgentTask answer", ex)
         self.tasks[str(task_id)] = sent
         self.seen[str(task_id)] = set()
         self._note_ids(str(task_id), body)
@@ -178,7 +185,7 @@ class Passive(Checks):
     def _task_read(self, ex: Observed, v: Verdict, task_id: str, body: Any) -> None:
         if task_id in self.tasks:
             v.ok("AP-SCHEMA-008")
-            _echo(v, "AP-TASK-002", body, self.tasks[task_id], f"getAgentTask of {task_id}")
+            _echo(v, "AP-TASK-002", body, self.tasks[task_id], f"getAgentTask of {task_id}", ex)
         listed = body.get("artifacts") if isinstance(body, dict) else None
         mine = self.uploads.get(task_id, {})
         if mine and isinstance(listed, list):
@@ -197,7 +204,12 @@ class Passive(Checks):
             return
         step_id = body.get("step_id")
         sent = _sent(ex)
-        _echo(v, "AP-STEP-002", body, sent, "the step POST answer")
+        # the answer's form, as the run's AP-STEP-001 judges the step it executes (ctx.conforms)
+        answer = self.spec.operation("executeAgentTaskStep").definition["responses"]["200"]
+        schema = answer["content"]["application/json"]["schema"]
+        problems = "; ".join(map(str, self.schemas.violations(schema, body, 3)))
+        v.check("AP-STEP-001", not problems, f"executeAgentTaskStep 200 body does not match the document: {problems}")
+        _echo(v, "AP-STEP-002", body, sent, "the step POST answer", ex)
         count, finished = self.posts.get(task_id, (0, False))
         if isinstance(step_id, str):
             owner = self.step_owner.get(step_id)
@@ -245,7 +257,7 @@ class Passive(Checks):
             v.check("AP-STEP-004", not changed, f"the completed step read back differs in {changed}")
         sent = self.steps.get(task_id, {}).get(step_id)
         if sent is not None:
-            _echo(v, "AP-STEP-002", body, sent, f"step {step_id} read back by id")
+            _echo(v, "AP-STEP-002", body, sent, f"step {step_id} read back by id", ex)
 
     # artifacts ------------------------------------------------------------------------------------
     def _uploaded(self, ex: Observed, v: Verdict, task_id: str, body: Any) -> None:
@@ -263,7 +275,7 @@ class Passive(Checks):
             problems.append("no artifact_id")
         if body.get("agent_created") is not False:
             problems.append(f"agent_created is {shown(body.get('agent_created'))}, not false")
-        if name is not None and body.get("file_name") != name:
+        if name is not None and body.get("file_name") != name and not climbs(name, relative):
             problems.append(f"file_name {shown(body.get('file_name'))} is not the {shown(name)} uploaded")
         if relative is not None and body.get("relative_path") != relative:
             problems.append(f"relative_path {shown(body.get('relative_path'))} is not the {shown(relative)} sent")
@@ -307,9 +319,10 @@ class Passive(Checks):
         )
         header = ex.response_headers.get("content-disposition", "")
         kind, name = content_disposition(header)
+        stored = up.answer.get("file_name")
         v.check(
             "AP-ARTIFACT-003",
-            kind == "attachment" and name == up.answer.get("file_name"),
+            kind == "attachment" and (name == stored or disposable(stored, up.answer.get("relative_path"))),
             f"Content-Disposition {shown(header)} is not an attachment named {shown(up.answer.get('file_name'))}",
         )
 
@@ -317,26 +330,35 @@ class Passive(Checks):
     def _page(self, ex: Observed, v: Verdict, op: str, body: Any) -> None:
         # the arithmetic is the scenario walk's and replay's judgment (check/judgments/pages.py)
         key, rid = LISTS[op]
-        url = ex.path + (f"?{urlencode(ex.query)}" if ex.query else "")
-        seen = Seen(ex.method, url, ex.status, ex.response_headers, ex.response_body)
-        facts = {"items": key, "defaults": self.defaults.get(op, {})}
+        seen = ex.seen()
+        facts: dict[str, Any] = {"items": key, "defaults": self.defaults.get(op, {})}
+        known = self._known(op, ex.path_params.get("task_id", ""))
+        if known:
+            facts["at_least"] = known  # what it saw made: the run's checks give what they made
         page = pages.page_of(seen, facts)
         if page is None:
             return  # an invalid request: the document judge has it
+        v.judged(rid, pages.NUMBERS, seen, facts)  # a body that is no page too (page_of's reason)
         if isinstance(page, str):
-            v.fail(rid, page)
             return
-        problems = pages.page_numbers(seen, facts)
-        v.check(rid, not problems, problems[0] if problems else "")
         if page.beyond:
-            empty = pages.page_beyond(seen, facts)
-            v.check("AP-PAGE-004", not empty, empty[0] if empty else "")
+            v.judged("AP-PAGE-004", pages.BEYOND, seen, facts)
             return
         items = page.items
         if op == "listAgentTaskArtifacts":
             self._listed_artifacts(v, ex.path_params.get("task_id", ""), items, whole=page.pages <= 1)
         if op == "listAgentTaskSteps" and page.pages <= 1:
             self._listed_steps(v, ex.path_params.get("task_id", ""), items, rid)
+
+    def _known(self, op: str, task_id: str) -> int:
+        """How many items of the list the traffic made: tasks; a task's steps and uploads when its
+        creation passed through (else some may be from before)."""
+        if op == "listAgentTasks":
+            return len(self.tasks)
+        if task_id not in self.tasks:
+            return 0
+        made = self.steps if op == "listAgentTaskSteps" else self.uploads
+        return len(made.get(task_id) or {})
 
     def _listed_steps(self, v: Verdict, task_id: str, items: list[Any], rid: str) -> None:
         """The one page holds every step: each executed through the proxy is on it, as executed."""

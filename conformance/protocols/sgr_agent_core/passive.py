@@ -6,19 +6,20 @@ bodies."""
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...check.judgments import errors
+from ...check.judgments import errors, lists
 from ...check.passive import Bounded, Checks, StreamState, Verdict
 from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
 from .requirements import (
     AGENT_ID,
+    AGENTS,
     DETAIL,
     DONE,
+    LISTED,
     RUNNING,
     UUID,
     WAITING,
@@ -36,7 +37,7 @@ STREAMING = ("createChatCompletion", "provideClarification")
 class Agent:
     messages: Any
     ended: float | None = None
-    """When its latest stream ended cleanly (monotonic)."""
+    """When its latest stream ended cleanly (seconds since the epoch, by the exchange's clock)."""
     deleted: bool = False
     listed_states: list[str] = field(default_factory=list)
 
@@ -63,6 +64,8 @@ class Passive(Checks):
         model = request.get("model")
         if ex.operation_id == "createChatCompletion" and request.get("stream") is False:
             v.fail("SGR-ERR-002", "stream=false was answered 200 with a stream, not 501")
+        if ex.operation_id in STREAMING and ex.problems:  # as on_response judges a whole answer
+            v.fail("SGR-ERR-004", f"{ex.operation_id} accepted an invalid body with a stream: {ex.problems[0]}")
         cache = ex.response_headers.get("cache-control", "").strip().lower()
         v.check(
             "SGR-STREAM-001",
@@ -147,7 +150,7 @@ class Passive(Checks):
             )
         agent = self.agents.get(str(notes.get("agent")))
         if agent is not None and notes["done"]:
-            agent.ended = time.monotonic()
+            agent.ended = ex.started_at + ex.elapsed_ms / 1000  # the exchanges' clock: live or recorded
 
     # whole answers --------------------------------------------------------------------------------
     def on_response(self, ex: Observed, v: Verdict) -> None:
@@ -167,13 +170,13 @@ class Passive(Checks):
         elif op == "createChatCompletion":
             self._chat_error(ex, v, status, body, request)
         elif op == "listAgents" and status == 200:
-            self._listed(v, body)
+            self._listed(ex, v, body)
         elif op == "getAgentState":
             self._state(ex, v, status, body)
         elif op == "deleteAgent" and status == 200:
             self._deleted(ex, v, body)
         if status == 404 and op in ("getAgentState", "provideClarification", "deleteAgent"):
-            v.check("SGR-ERR-003", _detail(body), f'{op} 404: body {shown(body, 120)} is not {{"detail": string}}')
+            v.judged("SGR-ERR-003", errors.SHAPE, ex.seen(), DETAIL, f"{op} 404")
         if op in STREAMING and ex.problems and status is not None and 200 <= status < 300:
             v.fail("SGR-ERR-004", f"{op} accepted an invalid body ({status}): {ex.problems[0]}")
         if status == 422:
@@ -227,28 +230,18 @@ class Passive(Checks):
                 f'unknown model {shown(model)} answered {status} {shown(body, 120)}, not 400 {{"detail": string}}',
             )
         elif status == 400:
-            v.check("SGR-ERR-001", _detail(body), f'400: body {shown(body, 120)} is not {{"detail": string}}')
+            v.judged("SGR-ERR-001", errors.SHAPE, ex.seen(), DETAIL, "400")
 
-    def _listed(self, v: Verdict, body: Any) -> None:
-        agents = body.get("agents") if isinstance(body, dict) else None
-        if not isinstance(agents, list):
+    def _listed(self, ex: Observed, v: Verdict, body: Any) -> None:
+        """The scenario checks' judgment (``lists.holds``) with what the traffic made and deleted."""
+        if not isinstance(body, dict) or not isinstance(body.get("agents"), list):
             return  # the document judge reports the shape
-        v.check(
-            "SGR-AGENT-001",
-            body.get("total") == len(agents),
-            f"total {shown(body.get('total'))} does not count the {len(agents)} agents listed",
-        )
-        listed = {a.get("agent_id"): a for a in agents if isinstance(a, dict)}
-        for agent_id, agent in self.agents.items():
-            if agent.deleted:
-                v.check("SGR-AGENT-004", agent_id not in listed, f"the deleted agent {agent_id} is still listed")
-            elif agent.ended is not None:
-                found = listed.get(agent_id)
-                v.check(
-                    "SGR-AGENT-001",
-                    found is not None and found.get("task_messages") == agent.messages,
-                    f"the agent {agent_id} an observed chat created is not listed with its task messages",
-                )
+        done = {i: a for i, a in self.agents.items() if not a.deleted and a.ended is not None}
+        made = [{"id": agent_id, "members": {"task_messages": agent.messages}} for agent_id, agent in done.items()]
+        v.judged("SGR-AGENT-001", lists.HOLDS, ex.seen(), {**AGENTS, "made": made}, "GET /agents")
+        gone = [agent_id for agent_id, agent in self.agents.items() if agent.deleted]
+        if gone:
+            v.judged("SGR-AGENT-004", lists.HOLDS, ex.seen(), {**LISTED, "gone": gone}, "GET /agents")
 
     def _state(self, ex: Observed, v: Verdict, status: int | None, body: Any) -> None:
         agent_id = ex.path_params.get("agent_id", "")
@@ -273,7 +266,7 @@ class Passive(Checks):
         if agent.ended is None or state == WAITING:
             return
         if state in RUNNING:
-            late = time.monotonic() - agent.ended
+            late = ex.started_at - agent.ended
             v.check(
                 "SGR-AGENT-003",
                 late <= self.settle_s,

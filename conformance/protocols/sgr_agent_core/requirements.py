@@ -24,7 +24,7 @@ from ...check import edges, hostile
 from ...check.concurrent import at_once, expect_distinct
 from ...check.context import CheckFailed, Context
 from ...check.http import Client, Response, TargetError
-from ...check.judgments import errors
+from ...check.judgments import echoes, errors, lists
 from ...check.shown import body as shown_body
 from ...check.shown import shown
 from ...check.signature import Signature, has
@@ -331,6 +331,10 @@ def settle(ctx: Context, agent_id: str) -> Waited[dict[str, Any]]:
 
 
 DETAIL: dict[str, Any] = {"members": {"detail": "string"}, "nonempty": ["detail"]}
+LISTED: dict[str, Any] = {"items": "agents", "id": "agent_id"}
+"""GET /agents as ``lists.holds`` reads it (its facts: the list's keys)."""
+AGENTS: dict[str, Any] = {**LISTED, "total": "total"}
+"""The same with its count: SGR-AGENT-001's fact (SGR-AGENT-004 judges only what is listed)."""
 """The document's DetailError, ``{"detail": "<message>"}`` (other members are allowed): the facts of
 the judgment ``errors.shape``, which the checks and the proxy's judge share."""
 
@@ -542,11 +546,10 @@ def agent_listed(ctx: Context) -> None:
     # the list's form is SGR-SCHEMA-005's subject: other clients' agents are listed too
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
-    body = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
-    agents = {a["agent_id"]: a for a in body["agents"]}
-    ctx.expect(agent_id in agents, f"{agent_id} is not listed; listed: {shown(sorted(agents)[:10])}")
-    ctx.expect_equal(agents[agent_id]["task_messages"], found.messages, "task_messages")
-    ctx.expect_equal(body["total"], len(body["agents"]), "total")
+    listed = ctx.client.get("/agents")
+    ctx.conforms(listed, "listAgents", 200, judge=False)
+    made = [{"id": agent_id, "members": {"task_messages": found.messages}}]
+    ctx.judge(lists.HOLDS, listed, "GET /agents:", **AGENTS, made=made)
 
     def in_list(agent_id: str) -> Any:
         listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)["agents"]
@@ -619,9 +622,9 @@ def agent_deleted(ctx: Context) -> None:
     ctx.expect_equal(body["final_state"], expected, f"final_state of an agent that was {before}")
     # gone: the 404's body is SGR-ERR-003's subject
     ctx.expect_status(ctx.client.get(f"/agents/{agent_id}/state"), 404)
-    listed = ctx.conforms(ctx.client.get("/agents"), "listAgents", 200, judge=False)
-    ids = [a["agent_id"] for a in listed["agents"]]
-    ctx.expect(agent_id not in ids, f"the deleted agent {agent_id} is still listed by GET /agents")
+    listed = ctx.client.get("/agents")
+    ctx.conforms(listed, "listAgents", 200, judge=False)
+    ctx.judge(lists.HOLDS, listed, "GET /agents after the DELETE:", **LISTED, gone=[agent_id])
 
 
 CHATS_AT_ONCE = 4
@@ -682,9 +685,10 @@ def concurrent_agents(ctx: Context) -> None:
     for agent_id, messages in zip(ids, chats, strict=True):
         with ctx.part(f"agent {agent_id}"):  # read by id: what a list shows is the list requirements' fact
             with ctx.setup("SGR-AGENT-002"):  # the state's status and form are SGR-AGENT-002's
-                state = ctx.conforms(ctx.client.get(f"/agents/{agent_id}/state"), "getAgentState", 200)
+                answer = ctx.client.get(f"/agents/{agent_id}/state")
+                state = ctx.conforms(answer, "getAgentState", 200)
                 ctx.expect(isinstance(state, dict), f"the state of {agent_id} is not an object: {shown(state, 200)}")
-            ctx.expect_equal(state.get("task_messages"), messages, f"{agent_id}: task_messages")
+            ctx.judge(echoes.MEMBERS, answer, f"{agent_id}:", sent={"task_messages": messages})
 
 
 # --- errors -----------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ sessions as created and updated, chat jobs across observed polls, error shapes."
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +23,13 @@ class Job:
     done: bool = False
 
 
+def _session_of(ex: Observed) -> str:
+    """The session a request names: in its path, or (a chat start) in its body; "" for none."""
+    request = ex.request_json()
+    named = ex.path_params.get("sessionId") or (request.get("sessionId") if isinstance(request, dict) else None)
+    return named if isinstance(named, str) else ""
+
+
 def _error(body: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("reason"), str)
 
@@ -35,6 +41,8 @@ class Passive(Checks):
         """sessionId -> (owner's token, the access level it should have now)."""
         self.updated: Bounded[str, bool] = Bounded()
         self.jobs: Bounded[str, Job] = Bounded()
+        self.named: Bounded[str, bool] = Bounded()
+        """Session ids some answer named (created, read, listed): any other one is unknown to the server."""
 
     def on_response(self, ex: Observed, v: Verdict) -> None:
         op, status, body = ex.operation_id, ex.status, ex.json()
@@ -65,19 +73,37 @@ class Passive(Checks):
             return  # a token the proxy was not told about: it cannot tell whose fault this is
         if status == 404:
             v.check("SYN-ERR-001", _error(body), f"{op} 404: body {shown(body, 120)} is not an ErrorResponse")
-            session_id = ex.path_params.get("sessionId", "")
+            session_id = _session_of(ex)
             if op in SESSION_OPS and self.sessions.get(session_id, ("", ""))[0] == token:
-                rid = "SYN-SESS-002" if session_id in self.updated else "SYN-SESS-001"
+                # whose fact it is, as the run's checks file it: an update's, a chat start's, a read's
+                rid = {"updateAgentSession": "SYN-SESS-002", "startAgentChat": "SYN-JOB-001"}.get(op)
+                rid = rid or ("SYN-SESS-002" if session_id in self.updated else "SYN-SESS-001")
                 v.fail(rid, f"{op} of the session {session_id} its owner created answered 404")
+        self._unknown(ex, v, op, status)
         self._ownership(ex, v, op, status, body, token)
         if 200 <= status < 300:
             self._answered(ex, v, op, status, body, token)
+            self._name(op, body)
+
+    def _unknown(self, ex: Observed, v: Verdict, op: str, status: int) -> None:
+        """A session no answer ever named is one the server does not have: 404, never a crash (as
+        the run's SYN-ERR-001 asks of an id it drew)."""
+        if op not in SESSION_OPS or status < 500:
+            return
+        session_id = _session_of(ex)
+        if session_id and session_id not in self.named and session_id not in self.sessions:
+            v.fail("SYN-ERR-001", f"{op} of session {session_id}, which no answer named, answered {status}, not 404")
+
+    def _name(self, op: str, body: Any) -> None:
+        if not isinstance(body, dict):
+            return
+        listed = body.get("page") if op == "listAgentSessions" else [body]
+        for item in listed if isinstance(listed, list) else ():
+            if isinstance(item, dict) and isinstance(item.get("sessionId"), str):
+                self.named[item["sessionId"]] = True
 
     def _ownership(self, ex: Observed, v: Verdict, op: str, status: int, body: Any, token: str) -> None:
-        request = ex.request_json()
-        session_id = ex.path_params.get("sessionId") or (
-            request.get("sessionId") if isinstance(request, dict) else None
-        )
+        session_id = _session_of(ex)
         owner = self.sessions.get(str(session_id), ("", ""))[0] if op in SESSION_OPS else ""
         job = self.jobs.get(ex.path_params.get("jobId", "")) if op in JOB_OPS else None
         if owner and owner != token:
@@ -141,7 +167,7 @@ class Passive(Checks):
                 fresh and status == 201,
                 f"startAgentChat answered {status} with token {shown(job_id)}, not 201 with a new string of digits",
             ):
-                self.jobs[str(job_id)] = Job(token, str(request.get("sessionId")), time.monotonic())
+                self.jobs[str(job_id)] = Job(token, str(request.get("sessionId")), ex.started_at)
         elif op == "getAgentChatResult":
             self._polled(ex, v, status, body, token)
 
@@ -154,7 +180,7 @@ class Passive(Checks):
             v.check("SYN-JOB-003", state == "PROCESSING", f"a running job's 202 says jobState {shown(state)}")
             if job.done:
                 v.fail("SYN-JOB-002", "the job answered 202 again after it had answered its result")
-            elif time.monotonic() - job.started > self.settle_s:
+            elif ex.started_at - job.started > self.settle_s:  # the exchanges' clock: judged live or recorded
                 v.fail("SYN-JOB-002", f"the job is still running {self.settle_s:g} s after it started")
             return
         ok = (

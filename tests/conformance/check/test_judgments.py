@@ -12,6 +12,7 @@ import pytest
 from conformance.check.judgments import JUDGMENTS, Seen, UnknownJudgment, judge, renamed
 from conformance.check.judgments.echoes import MEMBERS
 from conformance.check.judgments.errors import SHAPE
+from conformance.check.judgments.lists import HOLDS
 from conformance.check.judgments.pages import BEYOND, NUMBERS
 from conformance.check.script import script
 from conformance.cli.commands import main
@@ -53,6 +54,8 @@ def test_page_numbers_names_an_answer_that_is_no_page_and_leaves_a_page_past_the
 
 def test_a_replay_gives_the_judgment_todays_ids_and_an_unknown_name_is_said() -> None:
     assert renamed({"ids": ["old-1", "x"], "n": 3}, {"old-1": "new-1"}) == {"ids": ["new-1", "x"], "n": 3}
+    made = {"made": {"old-1": {"task_messages": ["old-1"]}}}  # lists.holds keys what it made by id
+    assert renamed(made, {"old-1": "new-1"}) == {"made": {"new-1": {"task_messages": ["new-1"]}}}
     assert NUMBERS in JUDGMENTS
     with pytest.raises(UnknownJudgment):
         judge("no.such", page(1, 1, 1, 1, 1), {})
@@ -119,3 +122,30 @@ def test_facts_naming_an_id_the_recorded_server_made_are_not_judged_again() -> N
     rep.facts.pop("id")
     assert stale_facts(rep) == []
     assert f"judge {MEMBERS}" in script(rep, "AP-X|GET /tasks|scenario:x", "http://h")
+
+
+def test_page_numbers_fails_a_total_short_of_the_items_the_client_made() -> None:
+    # ap-artifacts-list-agent-only: the run made 5, the list counts none
+    assert judge(NUMBERS, page(5, 3, 1, 2, 2), {**TASKS, "at_least": 5}) == []  # the control
+    (problem,) = judge(NUMBERS, page(0, 0, 1, 2, 0), {**TASKS, "at_least": 5})
+    assert "total_items 0 counts fewer than the 5 items known to be listed" in problem
+
+
+def agents(*listed: dict[str, object], total: int | None = None) -> Seen:
+    body = {"agents": list(listed), "total": len(listed) if total is None else total}
+    return Seen("GET", "http://127.0.0.1:1/agents", 200, {}, json.dumps(body).encode())
+
+
+def test_a_list_holds_what_was_made_as_made_counts_itself_and_leaves_out_what_was_removed() -> None:
+    facts = {"items": "agents", "id": "agent_id", "total": "total"}
+    made = {**facts, "made": [{"id": "a1", "members": {"task_messages": ["hi"]}}], "gone": ["a2"]}
+    assert judge(HOLDS, agents({"agent_id": "a1", "task_messages": ["hi"]}), made) == []  # the control
+    assert judge(HOLDS, agents({"agent_id": "a1", "task_messages": ["hi"]}, total=3), facts) == [
+        "total 3 does not count the 1 agents listed"
+    ]
+    (changed,) = judge(HOLDS, agents({"agent_id": "a1", "task_messages": ["HI"]}), made)
+    assert changed.startswith("a1 is listed with task_messages")
+    assert judge(HOLDS, agents(), made)[0].startswith("a1 is not listed")
+    assert judge(HOLDS, agents({"agent_id": "a1", "task_messages": ["hi"]}, {"agent_id": "a2"}), made) == [
+        "a2 is still listed"
+    ]

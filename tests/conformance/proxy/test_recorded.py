@@ -1,0 +1,70 @@
+"""The proxy's judge given recorded exchanges (conformance/proxy/recorded.py), and its findings
+naming the judgment that decided them, with its facts, as a run's findings do (issue 32)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.check.judgments import Seen, judge
+from conformance.proxy.recorded import RecordedTraffic, judged
+from conformance.verdicts.results import RequirementResult, RunResult, Status
+
+TASKS = "/ap/v1/agent/tasks"
+TASK = {"task_id": "t1", "input": "x", "additional_input": {}, "artifacts": []}
+
+
+def _get(path: str, query: str, status: int, body: Any) -> RecordedTraffic:
+    return RecordedTraffic(
+        "GET",
+        path,
+        query,
+        {"accept": "application/json"},
+        b"",
+        status,
+        {"content-type": "application/json"},
+        json.dumps(body).encode(),
+        1_000.0,
+        3.0,
+    )
+
+
+def _page(total_pages: int) -> RecordedTraffic:
+    pagination = {"total_items": 3, "total_pages": total_pages, "current_page": 1, "page_size": 2}
+    return _get(TASKS, "current_page=1&page_size=2", 200, {"tasks": [TASK, TASK], "pagination": pagination})
+
+
+def _result(result: RunResult, rid: str) -> RequirementResult:
+    return next(r for r in result.results if r.requirement.id == rid)
+
+
+def test_a_page_total_rounded_down_names_the_page_judgment_and_its_facts() -> None:
+    result = judged("agent-protocol", "http://127.0.0.1:9", [_page(1)])
+    page = _result(result, "AP-PAGE-001")
+    assert page.status is Status.FAILED, page.message
+    (finding,) = page.findings
+    assert finding.judgment == "pages.numbers"
+    assert finding.facts["items"] == "tasks"
+    # the facts are enough to judge the deciding answer again, as replay does
+    deciding = finding.evidence[-1]
+    seen = Seen("GET", deciding.url, 200, {}, (_page(1).response_body))
+    assert judge(finding.judgment, seen, finding.facts)
+
+
+def test_a_page_whose_total_holds_passes() -> None:
+    assert _result(judged("agent-protocol", "http://127.0.0.1:9", [_page(2)]), "AP-PAGE-001").status is Status.PASSED
+
+
+def test_an_error_body_of_another_shape_names_the_error_judgment() -> None:
+    wrong = _get(f"{TASKS}/nope", "", 404, {"error": "no such task"})
+    right = _get(f"{TASKS}/nope", "", 404, {"message": "no such task"})
+    failed = _result(judged("agent-protocol", "http://127.0.0.1:9", [wrong]), "AP-ERR-001")
+    assert failed.status is Status.FAILED
+    assert [(f.judgment, f.facts) for f in failed.findings] == [("errors.shape", {"members": {"message": "string"}})]
+    assert _result(judged("agent-protocol", "http://127.0.0.1:9", [right]), "AP-ERR-001").status is Status.PASSED
+
+
+def test_a_recorded_exchange_round_trips_through_json() -> None:
+    exchange = _get(TASKS, "page_size=2", 200, {"tasks": []})
+    exchange = RecordedTraffic(**{**exchange.to_dict(), "request_body": b"\x00\xff\r\n", "response_body": b"\xfe"})
+    assert RecordedTraffic.from_dict(json.loads(json.dumps(exchange.to_dict()))) == exchange
