@@ -47,6 +47,11 @@ class Handling:
         self.stream = stream
         self.ended = False
 
+    def client_left(self) -> None:
+        """The client went away before the stream's end: what the journal keeps is not its end."""
+        if self.entry is not None:
+            self.entry.client_left = True
+
     async def before_frame(self, request: web.Request, sent: int, encode: Callable[[Any], bytes]) -> bytes | None:
         """Called by the stream writer before frame ``sent`` (0-based); bytes to write first, or
         None to drop the frame (the stream already ended with an error frame)."""

@@ -91,6 +91,8 @@ class Entry:
     """The user the request authenticated as (Synapse: the --token name, never the token)."""
     stub: str | None = None
     """The id of the stub that answered, if one did."""
+    client_left: bool = False
+    """The client went away before a streamed answer's end: the body kept is not the stream's end."""
 
     def seen(self) -> Seen:
         """The request as the verify API's predicates see it (a body kept only in part is no JSON)."""

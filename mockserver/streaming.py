@@ -54,6 +54,14 @@ class _Stream:
         return self.response
 
     async def _write(self, data: bytes) -> None:
+        try:
+            await self._write_frame(data)
+        except ConnectionResetError:  # the client left mid-stream (aiohttp's reset error derives from it)
+            if self.exchange is not None:
+                self.exchange.client_left()
+            raise
+
+    async def _write_frame(self, data: bytes) -> None:
         if self.exchange is None and not self.delay:  # the common case: one write per frame, nothing else
             await self.response.write(data)
             self.sent += 1

@@ -90,6 +90,7 @@ def _recorded(entry: Entry) -> RecordedTraffic:
         bytes(entry.response_body.kept),
         entry.at,
         entry.latency_ms,
+        entry.client_left,
     )
 
 

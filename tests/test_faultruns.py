@@ -72,7 +72,11 @@ def _stubborn(root: str, keys: list[str]) -> None:
 
 def test_closing_ends_the_runs_made_ahead_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The session's end does not wait for a run made ahead that no test reads any more."""
-    monkeypatch.setattr(faultruns, "ahead", _stubborn)  # read when the processes are made, pickled by name
+    # what the processes made ahead run: a fresh interpreter, so the stub is named by its module
+    stub = (
+        "import json, sys; from tests.test_faultruns import _stubborn; _stubborn(sys.argv[1], json.loads(sys.argv[2]))"
+    )
+    monkeypatch.setattr(faultruns, "AHEAD", stub)
     runs = faultruns.FaultRuns(tmp_path, ["x-fault"], 1)
     deadline = time.monotonic() + 30
     while not (tmp_path / "ready").exists() and time.monotonic() < deadline:

@@ -93,6 +93,19 @@ class Observed:
         return self._request_json
 
     @property
+    def left_open(self) -> bool:
+        """The request holds a lone surrogate (RFC 8259 section 8.2: what software does with one is
+        unpredictable): refusing it and keeping it are both fair, so neither is judged as the
+        document's (SCHEMA-006/007); each protocol's HOSTILE requirement owns what follows it."""
+        if not _SURROGATE_ESCAPE.search(self.request_body):
+            return False
+        try:
+            value = json.loads(self.request_body)
+        except ValueError:
+            return False
+        return _holds_lone_surrogate(value)
+
+    @property
     def bearer(self) -> str | None:
         """The request's bearer token, ``""`` for another scheme, None without Authorization."""
         value = self.request_headers.get("authorization")
@@ -223,3 +236,17 @@ def multipart_fields(ex: Observed) -> dict[str, tuple[str | None, bytes]] | None
             payload = part.get_payload(decode=True)
             fields[name] = (part.get_filename(), payload if isinstance(payload, bytes) else b"")
     return fields
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    """A surrogate code point left in a decoded JSON value is a lone one (the decoder joins pairs)."""
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_holds_lone_surrogate(k) or _holds_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_lone_surrogate(v) for v in value)
+    return False

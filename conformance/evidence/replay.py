@@ -324,6 +324,10 @@ def _rejudged(
 ) -> Replayed:
     """The deciding answer judged again by the finding's judgment, the run's facts naming today's ids."""
     names = {c.value: values[c.name] for c in rep.captures if c.used and c.name in values}
+    if sent_baked and seen.status in _GONE and deciding.status not in _GONE:
+        # an old run's id answered "no such object": today's answer is not about what was judged
+        detail = f"the deciding call answered {seen.status}, recorded {deciding.status}"
+        return Replayed(key, rid, deciding.status, seen.status, INCONCLUSIVE, detail + _gone(sent_baked, seen.status))
     problems = judge(rep.judgment, seen, renamed(rep.facts, names))
     if problems:
         return Replayed(key, rid, deciding.status, seen.status, REPRODUCED, f"{rep.judgment}: {problems[0]}")

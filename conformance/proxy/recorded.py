@@ -31,6 +31,9 @@ class RecordedTraffic:
     started_at: float
     """When the request arrived (seconds since the epoch): what a rule that waits reads."""
     elapsed_ms: float
+    client_left: bool = False
+    """The client went away mid-stream: its end is not judged, as the live proxy judges no end it
+    did not see (``forward.client_gone``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON (bodies as latin-1 text: every byte kept)."""
@@ -66,6 +69,10 @@ def feed(observer: Observer, exchange: RecordedTraffic) -> None:
     if kind is not None:
         observer.stream_start(flight, kind)
         observer.chunk(flight, exchange.response_body)
+        if exchange.client_left:
+            ex.error = "the client went away mid-answer"
+            observer.commit(flight)  # the answer's end was never seen: it is not judged
+            return
         observer.end(flight)
         return
     ex.response_body = exchange.response_body

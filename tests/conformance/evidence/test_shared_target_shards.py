@@ -13,6 +13,7 @@ from pathlib import Path
 
 from conformance.run.targets import embedded
 from specs.documents import load
+from tests.warmcli import WarmCli
 
 from .test_merge import conformance, finish, verdicts
 
@@ -44,19 +45,21 @@ def args(base_url: str, report_dir: Path, *extra: str) -> list[str]:
     ]
 
 
-def test_two_shards_at_one_target_merge_into_a_single_run_s_verdicts(tmp_path: Path) -> None:
+def test_two_shards_at_one_target_merge_into_a_single_run_s_verdicts(tmp_path: Path, warm_cli: WarmCli) -> None:
     base = load(PROTOCOL).info.base_path
     with embedded().serve(PROTOCOL) as shared:
         shards = [
-            conformance(*args(shared.url + base, tmp_path / f"shard{k}", "--shard", f"{k}/2"), cwd=tmp_path)
+            conformance(warm_cli, *args(shared.url + base, tmp_path / f"shard{k}", "--shard", f"{k}/2"), cwd=tmp_path)
             for k in (1, 2)
         ]
         for code, output in [finish(p) for p in shards]:
             assert code in (0, 1), output
     with embedded().serve(PROTOCOL) as clean:
-        code, output = finish(conformance(*args(clean.url + base, tmp_path / "single"), cwd=tmp_path))
+        code, output = finish(conformance(warm_cli, *args(clean.url + base, tmp_path / "single"), cwd=tmp_path))
         assert code == 0, output
-    merged_code, merged_output = finish(conformance("merge", "shard1", "shard2", "-o", "merged", cwd=tmp_path))
+    merged_code, merged_output = finish(
+        conformance(warm_cli, "merge", "shard1", "shard2", "-o", "merged", cwd=tmp_path)
+    )
     assert merged_code == code, merged_output
     single, _ = verdicts(tmp_path / "single")
     joined, _ = verdicts(tmp_path / "merged")
