@@ -329,12 +329,13 @@ def _rejudged(
         detail = f"the deciding call answered {seen.status}, recorded {deciding.status}"
         return Replayed(key, rid, deciding.status, seen.status, INCONCLUSIVE, detail + _gone(sent_baked, seen.status))
     problems = judge(rep.judgment, seen, renamed(rep.facts, names))
+    if sent_at_once(rep):  # what one after another shows, either way, is not what the race showed
+        detail = f"{rep.judgment}: {problems[0]}" if problems else f"the judgment {rep.judgment} holds"
+        detail += "; the recorded calls were sent at the same moment (a race): a replay sends them one after another"
+        return Replayed(key, rid, deciding.status, seen.status, INCONCLUSIVE, detail)
     if problems:
         return Replayed(key, rid, deciding.status, seen.status, REPRODUCED, f"{rep.judgment}: {problems[0]}")
     detail = f"the judgment {rep.judgment} holds on today's answer (HTTP {seen.status})"
-    if sent_at_once(rep):
-        detail += "; the recorded calls were sent at the same moment (a race): a replay sends them one after another"
-        return Replayed(key, rid, deciding.status, seen.status, INCONCLUSIVE, detail)
     if sent_baked:  # an old run's value, gone or read otherwise: the answer may not be about the same thing
         return Replayed(
             key, rid, deciding.status, seen.status, INCONCLUSIVE, detail + _gone(sent_baked, seen.status or 0)

@@ -39,7 +39,12 @@ def test_ordinary_traffic_to_the_mock_holds(pid: str) -> None:
 @pytest.mark.parametrize("pid", PROTOCOLS)
 def test_every_fault_the_proxy_can_see_is_reported(pid: str) -> None:
     mine = judged(pid)
-    faults = [f for f in catalogue().values() if f.protocol == pid and set(f.breaks + f.advises) & mine]
+    # a fault shown only by hostile bodies (``Fault.hostile``: a null body run as an empty one) needs
+    # traffic no ordinary client sends; the run's own traffic shows the proxy judging it
+    # (proxy/test_same_verdicts.py)
+    faults = [
+        f for f in catalogue().values() if f.protocol == pid and set(f.breaks + f.advises) & mine and f.hostile is None
+    ]
     missed: dict[str, tuple[str, ...]] = {}
     caught: set[str] = set()
     for fault in faults:

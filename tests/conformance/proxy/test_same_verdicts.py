@@ -39,6 +39,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("ns-stream-stall", "NS-STREAM-001"): "a stall is time, not bytes: the mock's record of a stream its client "
     "left mid-way has no status (the mock saw its answer end only by the client leaving), so the recorded "
     "traffic cannot show the stall the live proxy times out on",
+    ("sgr-stall-mid-stream", "SGR-STREAM-007"): "a stall is time, not bytes: the run's client waited its bound "
+    "and left; the mock's journal marks a stream its client left (Entry.client_left), and the recorded judge, as "
+    "the live proxy, judges no end it did not see",
     ("ap-pagination-total-renamed", "AP-PAGE-004"): "which page lies past the last: the run knows it from "
     "the tasks it made, the proxy only from the answer's total_items, which this fault renames (both fail "
     "AP-PAGE-001 on it)",
