@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import resource
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -63,8 +65,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """Each test's CPU seconds (this process's threads and the processes it waited for), next to
     its wall time in ``--junitxml``: a test that waits costs the cores less than its duration says
-    (docs/development.md, where the tests' time goes)."""
+    (docs/development.md, where the tests' time goes). Its start too, and its worker: from them the
+    run's timeline (how busy each worker was, and when) is drawn again (scripts/test_timeline.py)."""
     before = _cpu()
+    item.user_properties.append(("started", round(time.time(), 2)))
+    item.user_properties.append(("worker", os.environ.get("PYTEST_XDIST_WORKER", "main")))
     try:
         return (yield)
     finally:
