@@ -458,7 +458,9 @@ CATALOGUE_WORKERS = 8
 """Cases run at once: most wait on a stalled socket, not on a core."""
 CATALOGUE: dict[str, tuple[str, ...]] = {
     # behaviour -> what the run must say about it (one of these, in a verdict, its evidence or stderr)
-    "stall_headers": (f"sent nothing for {CATALOGUE_TIMEOUT_S} s (stalled)",),
+    # the property-based phase's read timeout and its whole-answer deadline are the same 20 s: on a
+    # loaded machine the deadline may cut the exchange first, and says "stalled or trickling"
+    "stall_headers": (f"sent nothing for {CATALOGUE_TIMEOUT_S} s (stalled)", "(stalled or trickling)"),
     "stall_mid_stream": ("stalled mid-body", "stream stalled", "stalled or trickling"),
     "trickle": ("(trickling)", "stalled or trickling", "stream still open"),
     "endless": ("-byte cap", "stream exceeds"),
