@@ -420,8 +420,11 @@ def test_a_route_that_stalled_twice_costs_no_more_timeouts_in_any_phase(
     later = [r for r in result.results if r.requirement.phase != "schema" and r.requirement.id not in behaving]
     assert later and all(r.status is not Status.PASSED for r in later), [(r.requirement.id, r.status) for r in later]
     texts = messages(result)
-    short = "more than 10000 frames" if behaviour == "endless" else "stalled 2 times before, so it was waited on 1 s"
-    assert short in texts, texts
+    waited = "stalled 2 times before, so it was waited on 1 s"
+    # an endless stream fills its frame cap within the second on a quiet machine; on a loaded one the
+    # second may end first, and the run says it waited the second, not the timeout: either is short
+    short = ("more than 10000 frames", waited) if behaviour == "endless" else (waited,)
+    assert any(phrase in texts for phrase in short), texts
     # nothing unfinished reads passed, and every requirement has a verdict with its reason
     for res in result.results:
         assert "(not run)" not in res.message and "(budget)" not in res.message, res.message
