@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -74,6 +77,22 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         return (yield)
     finally:
         item.user_properties.append(("cpu_s", round(_cpu() - before, 2)))
+        # how many threads and processes its process had left: a thread an earlier
+        # test left running shows as a count that grows in one worker's tests, whose cpu_s it swells
+        item.user_properties.append(("threads", threading.active_count()))
+        item.user_properties.append(("children", _children()))
+
+
+def _children() -> int:
+    """Processes this one started that still run or wait to be reaped (Linux's /proc; 0 elsewhere)."""
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        return 0
+    found: set[str] = set()
+    for task in tasks.iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            found.update((task / "children").read_text().split())
+    return len(found)
 
 
 def _cpu() -> float:

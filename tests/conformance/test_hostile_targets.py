@@ -420,8 +420,11 @@ def test_a_route_that_stalled_twice_costs_no_more_timeouts_in_any_phase(
     later = [r for r in result.results if r.requirement.phase != "schema" and r.requirement.id not in behaving]
     assert later and all(r.status is not Status.PASSED for r in later), [(r.requirement.id, r.status) for r in later]
     texts = messages(result)
-    short = "more than 10000 frames" if behaviour == "endless" else "stalled 2 times before, so it was waited on 1 s"
-    assert short in texts, texts
+    waited = "stalled 2 times before, so it was waited on 1 s"
+    # an endless stream fills its frame cap within the second on a quiet machine; on a loaded one the
+    # second may end first, and the run says it waited the second, not the timeout: either is short
+    short = ("more than 10000 frames", waited) if behaviour == "endless" else (waited,)
+    assert any(phrase in texts for phrase in short), texts
     # nothing unfinished reads passed, and every requirement has a verdict with its reason
     for res in result.results:
         assert "(not run)" not in res.message and "(budget)" not in res.message, res.message
@@ -458,7 +461,9 @@ CATALOGUE_WORKERS = 8
 """Cases run at once: most wait on a stalled socket, not on a core."""
 CATALOGUE: dict[str, tuple[str, ...]] = {
     # behaviour -> what the run must say about it (one of these, in a verdict, its evidence or stderr)
-    "stall_headers": (f"sent nothing for {CATALOGUE_TIMEOUT_S} s (stalled)",),
+    # the property-based phase's read timeout and its whole-answer deadline are the same 20 s: on a
+    # loaded machine the deadline may cut the exchange first, and says "stalled or trickling"
+    "stall_headers": (f"sent nothing for {CATALOGUE_TIMEOUT_S} s (stalled)", "(stalled or trickling)"),
     "stall_mid_stream": ("stalled mid-body", "stream stalled", "stalled or trickling"),
     "trickle": ("(trickling)", "stalled or trickling", "stream still open"),
     "endless": ("-byte cap", "stream exceeds"),
@@ -472,6 +477,17 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "invalid_utf8": ("can't decode byte 0xff", "not valid UTF-8"),
     "garbage": ("broke the HTTP exchange",),
 }
+ANSWERED = frozenset({"redirect_loop", "rate_limited", "unavailable", "html_error", "invalid_json", "invalid_utf8"})
+"""Behaviours that answer every exchange at once: a run's time is its count of exchanges (a run
+that waited out their Retry-After of an hour, or followed the redirect loop, would pass the bound
+in a few), and it goes on to the end (the others break exchanges: the stall guard stops those runs
+within about ten requests). So they run at ``--max-examples 1``: the property-based
+phase's coverage cases, the scenarios and the model phase (5 sequences, as at the default 10) still
+meet the behaviour some 260 to 620 times a run (a default run's cases: 515 to 710), for 40 to 85 %
+of its CPU (the default's other generated cases cost mostly their generation, not the exchange)."""
+ANSWERED_EXCHANGES = 200
+"""The least exchanges a run against an ``ANSWERED`` behaviour has with it (the fewest, Agent
+Protocol's, are about 260): many more than the routes, so every phase met it, not a probe or two."""
 
 
 @cache
@@ -515,6 +531,7 @@ def run_catalogue_case(behaviour: str, protocol: str, folder: Path, cli: WarmCli
         command = ["run", "--protocol", protocol]
         command += ["--base-url", url + load(protocol).info.base_path, "--timeout", str(CATALOGUE_TIMEOUT_S)]
         command += ["--token", "alice-token", "--second-token", "bob-token", "--report-dir", str(reports)]
+        command += ["--max-examples", "1"] if behaviour in ANSWERED else []
         started = time.monotonic()
         try:
             proc = cli.run(command, folder, timeout=CATALOGUE_BOUND_S + 60)
@@ -538,8 +555,11 @@ def run_catalogue_case(behaviour: str, protocol: str, folder: Path, cli: WarmCli
     if not any(phrase in said for phrase in CATALOGUE[behaviour]):
         problems.append(f"no message names the behaviour ({' / '.join(CATALOGUE[behaviour])})")
     preflight = set(preflight_answers(protocol))
-    if not any(r.split("?", 1)[0] not in preflight for r in server.requests):
+    past = [r for r in server.requests if r.split("?", 1)[0] not in preflight]
+    if not past:
         problems.append("no request went past the preflight's probes")
+    elif behaviour in ANSWERED and len(past) < ANSWERED_EXCHANGES:
+        problems.append(f"{len(past)} requests past the preflight's probes, fewer than {ANSWERED_EXCHANGES}")
     if problems:
         outcome.problem = f"{where}: {'; '.join(problems)}"
     return outcome
@@ -553,8 +573,9 @@ def test_every_hostile_behaviour_past_the_preflight_ends_in_bounded_time_for_eve
 ) -> None:
     """Each behaviour of the catalogue on every route past the preflight's probes, for every
     protocol (one test each, so test workers share them), through the command line at ``--timeout
-    20`` and otherwise default settings: exit 1 or 2 within 240 s, a message naming the behaviour,
-    never a pass, never a traceback. The runs go side by side (most wait on a stalled socket: the
+    20`` and otherwise default settings (``--max-examples 1`` for the behaviours that answer at
+    once: ``ANSWERED``): exit 1 or 2 within 240 s, a message naming the behaviour, never a pass,
+    never a traceback. The runs go side by side (most wait on a stalled socket: the
     stall guard and the stopped-answering rule are what keep each far under its bound)."""
     cases = [(behaviour, protocol) for behaviour in CATALOGUE]
     preflight_answers(protocol)  # asked of the mock once, before the runs start

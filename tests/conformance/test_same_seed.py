@@ -8,8 +8,6 @@ phase is left out: its flows interleave differently from run to run (tests/inter
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +17,19 @@ import pytest
 from conformance.engine.runner import EMBEDDED_TOKENS
 from mockserver import EmbeddedServer, MockConfig
 from specs.documents import PROTOCOLS, load
+from tests.warmcli import WarmCli
 
 JOURNAL = 2000
 
 
-def _run(protocol: str, url: str, report_dir: Path) -> dict[str, str]:
+def _run(cli: WarmCli, protocol: str, url: str, report_dir: Path) -> dict[str, str]:
+    """``conformance run`` in a process of its own, forked from the warm launcher (tests/warmcli.py:
+    PYTHONHASHSEED pinned, as the command pins it), not paying the kit's import each time."""
     alice, bob = EMBEDDED_TOKENS
-    command = [sys.executable, "-m", "conformance", "run", "--protocol", protocol, "--base-url", url, "--seed", "0"]
+    command = ["run", "--protocol", protocol, "--base-url", url, "--seed", "0"]
     command += ["--phase", "scenario", "--phase", "model", "--report-dir", str(report_dir), "-q"]
     command += ["--token", alice, "--second-token", bob] if protocol == "synapse-agent" else []
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    done = cli.run(command, report_dir.parent, timeout=300)
     results: dict[str, Any] = json.loads((report_dir / "results.json").read_text(encoding="utf-8"))
     assert results["fatal"] is None, done.stderr[-2000:]
     return {r["id"]: r["status"] for r in results["requirements"]}
@@ -36,17 +37,19 @@ def _run(protocol: str, url: str, report_dir: Path) -> dict[str, str]:
 
 @pytest.mark.slow  # two whole runs through the command line
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_a_recording_of_one_run_answers_the_next_run_of_its_seed(protocol: str, tmp_path: Path) -> None:
+def test_a_recording_of_one_run_answers_the_next_run_of_its_seed(
+    protocol: str, tmp_path: Path, warm_cli: WarmCli
+) -> None:
     base_path = load(protocol).info.base_path
     only = (protocol,)
     with (
         EmbeddedServer(MockConfig(protocols=only)) as server,
         EmbeddedServer(MockConfig(protocols=only, record=server.url)) as recorder,
     ):
-        first = _run(protocol, recorder.url + base_path, tmp_path / "first")
+        first = _run(warm_cli, protocol, recorder.url + base_path, tmp_path / "first")
         document = httpx.get(recorder.url + "/__mock/recording", timeout=60).json()
     with EmbeddedServer(MockConfig(protocols=only, stubs=document, journal=JOURNAL)) as replay:
-        second = _run(protocol, replay.url + base_path, tmp_path / "second")
+        second = _run(warm_cli, protocol, replay.url + base_path, tmp_path / "second")
         journal = httpx.get(replay.url + "/__mock/journal", params={"limit": JOURNAL}, timeout=30).json()
     assert 0 < journal["total"] < JOURNAL, "the journal overflowed: what was missed cannot be told"
     missed = [
