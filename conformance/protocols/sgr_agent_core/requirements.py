@@ -400,8 +400,17 @@ def models(ctx: Context) -> None:
 def stream_headers(ctx: Context) -> None:
     rec = research(ctx).rec
     expect_stream(ctx, rec, owner=None)
-    ctx.expect_equal(rec.content_type, "text/event-stream", "Content-Type")
-    ctx.expect_equal(str(rec.headers.get("Cache-Control", "")).strip().lower(), "no-cache", "Cache-Control")
+    problem = mislabelled(rec.content_type, str(rec.headers.get("Cache-Control", "")))
+    ctx.expect(not problem, problem, shown_by=rec.exchange)
+
+
+def mislabelled(content_type: str | None, cache_control: str) -> str:
+    """How a chat stream's labels depart from the document's (SGR-STREAM-001), empty when they do
+    not: one rule for the scenario and the proxy."""
+    cache = cache_control.strip().lower()
+    if content_type == "text/event-stream" and cache == "no-cache":
+        return ""
+    return f"Content-Type {shown(content_type)} and Cache-Control {shown(cache)}, not text/event-stream and no-cache"
 
 
 @registry.requirement(
@@ -414,8 +423,16 @@ def stream_headers(ctx: Context) -> None:
 def stream_agent_id(ctx: Context) -> None:
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
-    pattern = rf"{re.escape(found.model)}_{UUID}"
-    ctx.expect(re.fullmatch(pattern, agent_id), f"X-Agent-ID {shown(agent_id)} is not {found.model}_<uuid>")
+    problem = misnamed(agent_id, found.model)
+    ctx.expect(not problem, problem, shown_by=found.rec.exchange)
+
+
+def misnamed(agent_id: str | None, model: str) -> str:
+    """How a new chat's X-Agent-ID departs from ``{model}_{uuid}`` (SGR-STREAM-002), empty when it
+    does not: one rule for the scenario and the proxy."""
+    if agent_id is not None and re.fullmatch(rf"{re.escape(model)}_{UUID}", agent_id):
+        return ""
+    return f"X-Agent-ID {shown(agent_id)} is not {model}_<uuid>"
 
 
 @registry.requirement(
