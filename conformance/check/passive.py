@@ -102,7 +102,11 @@ class Verdict:
     def judged(self, rid: str, name: str, seen: Seen, facts: Facts, what: str = "") -> bool:
         """Exercised: held when judgment ``name`` finds no problem in ``seen``, else broken with its
         first, the judgment and its facts kept for the finding (the run's checks call the same one)."""
-        problems = judge(name, seen, facts)
+        return self.found(rid, name, facts, judge(name, seen, facts), what)
+
+    def found(self, rid: str, name: str, facts: Facts, problems: list[str], what: str = "") -> bool:
+        """What judgment ``name`` found, judged in parts (a stream's events as they came, through
+        the judgment's own per-part rule): held when no problem, else broken as ``judged`` records it."""
         if not problems:
             self.ok(rid)
             return True

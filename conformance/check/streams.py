@@ -30,6 +30,8 @@ class Frame:
     fields: tuple[str, ...] = ()
     """SSE: the other fields the event carried (``event``, ``id``, ``retry``, unknown names), in order;
     a reader applies them or skips them, a check of a protocol that forbids them reads them here."""
+    values: tuple[str, ...] = ()
+    """SSE: each of ``fields``' values, in the same order (what an event's item schema judges)."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -125,7 +127,7 @@ class SseReader:
         self.max_event_bytes = max_event_bytes
         self._buffer = bytearray()
         self._data: list[str] = []
-        self._fields: list[str] = []
+        self._fields: list[tuple[str, str]] = []
         self._size = 0
         self._index = 0
         self._first = True
@@ -161,7 +163,7 @@ class SseReader:
                 if self._data:
                     if self._index >= self.max_events:
                         raise FrameError(f"more than {self.max_events} events; stopping")
-                    yield _event(self._index, self._data, tuple(self._fields))
+                    yield _event(self._index, self._data, self._fields)
                     self._index += 1
                     self._data, self._size = [], 0
                 self._fields = []  # a block without data dispatches nothing (WHATWG), its fields with it
@@ -176,7 +178,7 @@ class SseReader:
                     raise FrameError(f"event {self._index + 1} is longer than {self.max_event_bytes} bytes")
                 self._data.append(value)
             else:
-                self._fields.append(name)
+                self._fields.append((name, value[1:] if value.startswith(" ") else value))
 
 
 def sse_events(
@@ -212,10 +214,10 @@ def _take_lines(buffer: bytearray, final: bool) -> list[bytes]:
     return lines
 
 
-def _event(index: int, lines: list[str], fields: tuple[str, ...]) -> Frame:
+def _event(index: int, lines: list[str], fields: list[tuple[str, str]]) -> Frame:
     data = "\n".join(lines)
     try:
         value = _DECODER.decode(data)
     except ValueError:
         value = None
-    return Frame(index, data, value, len(lines), fields)
+    return Frame(index, data, value, len(lines), tuple(n for n, _ in fields), tuple(v for _, v in fields))

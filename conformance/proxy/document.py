@@ -15,8 +15,10 @@ from typing import Any
 from specs.documents import PROTOCOLS, Operation, Spec
 from specs.schemas import SchemaSet
 
+from ..check.judgments import events
 from ..check.passive import Verdict
 from ..check.shown import shown
+from ..check.streams import Frame
 from ..check.traffic import NotJson, Observed, multipart_fields
 from ..verdicts.requirements import Level, Registry, Requirement
 
@@ -310,7 +312,7 @@ class DocumentJudge:
             )
         self._held(verdict, "003")
         if ex.streamed or compiled.streamed or "json" not in media:
-            return  # streams are judged frame by frame by the protocol's passive checks
+            return  # a stream's events are judged one by one (``items``, ``judge_event``)
         schema = content[media].get("schema")
         body = ex.json()
         if isinstance(body, NotJson):
@@ -320,6 +322,23 @@ class DocumentJudge:
             self._record(
                 verdict, "005", not found_body, lambda: f"{op_id} {status} body: " + "; ".join(map(str, found_body))
             )
+
+    # a stream's events -------------------------------------------------------------------------------
+    def items(self, ex: Observed) -> events.Items | None:
+        """The judge of this stream's events against the document's item schema (None: the
+        document gives its answer none, or SCHEMA-005 is not registered for it)."""
+        if ex.operation is None or ex.status is None or self._rids["005"] is None:
+            return None
+        schema = events.item_schema(self.spec, ex.operation, ex.status)
+        return events.Items(self.schemas, schema) if schema is not None else None
+
+    def judge_event(self, ex: Observed, items: events.Items, frame: Frame, verdict: Verdict) -> None:
+        """One event by the run's rule (``events.items``), the finding naming it as the run's does."""
+        rid = self._rids["005"]
+        if rid and ex.operation is not None:
+            facts = events.facts_of(self.spec, items.schema)
+            what = f"{ex.operation.operation_id} {ex.status}"
+            verdict.found(rid, events.ITEMS, facts, items.problems(frame), what)
 
 
 def _unaccepted_media(ex: Observed, body: Mapping[str, Any] | None) -> bool:

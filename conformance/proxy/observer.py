@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 from specs.documents import load
 from specs.schemas import SchemaSet
 
+from ..check.judgments.events import Items
 from ..check.passive import Checks, StreamState, Verdict
-from ..check.streams import FrameError, NdjsonReader, SseReader
+from ..check.streams import Frame, FrameError, NdjsonReader, SseReader
 from ..check.traffic import Observed, Routes
 from ..run.suites import suite
 from ..verdicts.baseline import Entry
@@ -76,6 +77,8 @@ class Open:
     problems: list[str]
     stream: StreamState | None = None
     reader: NdjsonReader | SseReader | None = None
+    items: Items | None = None
+    """Its events' judge against the document's item schema (an SSE stream the document gives one)."""
 
 
 class Observer:
@@ -182,6 +185,8 @@ class Observer:
         flight.ex.streamed = True
         flight.stream = StreamState(kind)
         flight.reader = NdjsonReader(self.max_frames) if kind == "ndjson" else SseReader(self.max_frames)
+        if kind == "sse":
+            self._guard(flight, lambda: setattr(flight, "items", self.document.items(flight.ex)))
         self._guard(flight, lambda: self.document.judge_response(flight.ex, flight.problems, flight.verdict))
         stream = flight.stream
         self._guard(flight, lambda: self.checks.on_stream_start(flight.ex, flight.verdict, stream))
@@ -220,12 +225,15 @@ class Observer:
             self._guard(flight, lambda: self.checks.on_broken(flight.ex, flight.verdict, reason))
         self.commit(flight)
 
-    def _frame(self, flight: Open, frame: object) -> None:
+    def _frame(self, flight: Open, frame: Frame) -> None:
         assert flight.stream is not None
         stream = flight.stream
         stream.frames += 1
-        stream.last = frame  # type: ignore[assignment]
-        self._guard(flight, lambda: self.checks.on_frame(flight.ex, flight.verdict, stream, frame))  # type: ignore[arg-type]
+        stream.last = frame
+        items = flight.items
+        if items is not None:
+            self._guard(flight, lambda: self.document.judge_event(flight.ex, items, frame, flight.verdict))
+        self._guard(flight, lambda: self.checks.on_frame(flight.ex, flight.verdict, stream, frame))
 
     def _end(self, flight: Open, error: str | None) -> None:
         stream = flight.stream

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import echoes as echoes
 from . import errors as errors
+from . import events as events
 from . import lists as lists
 from . import pages as pages
 from .base import JUDGMENTS, Facts, Judgment, Seen, UnknownJudgment, judge, judgment, renamed
@@ -24,6 +25,7 @@ __all__ = [
     "UnknownJudgment",
     "echoes",
     "errors",
+    "events",
     "judge",
     "judgment",
     "lists",

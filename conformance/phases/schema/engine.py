@@ -25,6 +25,7 @@ from ...check import internals
 from ...check.context import Context
 from ...check.curl import curl_command
 from ...check.http import Client, Limits, TargetError, _preview, request_preview
+from ...check.judgments import events
 from ...run.depth import INDEPENDENT_DEPTHS
 from ...run.events import CaseFinished, Event, StageStarted
 from ...run.exampledb import hypothesis_default
@@ -38,6 +39,7 @@ from ...verdicts.results import Exchange, Finding, RequirementResult, Status
 from ..base import RunState
 from ..draws import seed_only
 from . import targeted
+from .items import ItemStreams, Judged
 from .stalls import stall_guard
 
 
@@ -285,6 +287,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
     # the documented stream, not an undocumented content type
     aliases = {op_id: protocol_suite.stream_media_types for op_id in skip_body_checks_for}
     streamed = stream_labels(spec, skip_body_checks_for)
+    item_streams = ItemStreams(spec)
     schema = spec.schemathesis_schema(config, server="/", media_aliases=aliases)
     schema.config.update(base_url=base_url.rstrip("/"))
     if known:
@@ -314,7 +317,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
         for event in stream:
             if isinstance(event, events.Interrupted):
                 tally.stopped = tally.stopped or f"{INTERRUPTED}: schemathesis was interrupted"
-            _fold(event, events, tally.requirements, by_check, emit, streamed)
+            _fold(event, events, tally.requirements, by_check, emit, streamed, item_streams)
             if isinstance(event, events.NonFatalError):
                 # transport failures (timeouts, resets, garbage) land here, not in any check's verdict
                 tally.errors += 1
@@ -580,9 +583,12 @@ def _fold(
     by_check: dict[str, str],
     emit: Callable[[Event], None],
     streamed: Collection[str] = (),
+    item_streams: ItemStreams | None = None,
 ) -> None:
     """One schemathesis event into the requirements' tallies (and the run's events). ``streamed``:
-    the operations whose 2xx answer's label is their stream requirement's (``stream_labels``)."""
+    the operations whose 2xx answer's label is their stream requirement's (``stream_labels``);
+    ``item_streams``: the body check of an answer the document gives an event stream with an item
+    schema is the kit's judgment of its events (``events.items``, the proxy's rule), not schemathesis's."""
     if isinstance(event, events.PhaseStarted):
         emit(StageStarted("schema", event.phase.name.value))
     if not isinstance(event, events.ScenarioFinished):
@@ -598,12 +604,25 @@ def _fold(
         stream = (
             answered and 200 <= interaction.response.status_code < 300 and _operation_label(rec, case_id) in streamed
         )
+        items = item_streams.judged(_operation_label(rec, case_id), interaction) if item_streams and answered else None
         for node in nodes:
             rid = by_check.get(node.name)
             if rid is None or rid not in tallies or (stream and node.name == "content_type_conformance"):
                 continue
             tally = tallies[rid]
             status = node.status.value
+            if items is not None and node.name == "response_schema_conformance":
+                if rid in checked:
+                    continue  # the stream's events are judged once
+                checked.append(rid)
+                if items.problems:
+                    tally.failed += 1
+                    failed.append(rid)
+                    _add_judged(tally.findings, rid, rec, case_id, items)
+                else:
+                    tally.passed += 1
+                    tally.reached += reached
+                continue
             if status == "failure" and _unlabelled(node):
                 # the label is the content-type requirement's fact; schemathesis parsed the body as
                 # the documented media type anyway, so the body's verdict is its other failures
@@ -682,6 +701,17 @@ def _add_finding(findings: FindingSet, rid: str, rec: Any, case_id: str, info: A
     message = f"{operation}: {failure.title}: {failure.message}".strip()
     # a stateful step may name an object an earlier scenario made: its ids' origin is not known
     findings.add(rid, operation, _kind(failure), message, evidence, fresh=False)
+
+
+def _add_judged(findings: FindingSet, rid: str, rec: Any, case_id: str, judged: Judged) -> None:
+    """A stream whose events the kit's judgment found off the item schema: the finding names the
+    judgment and its facts (replay judges today's stream by it)."""
+    operation = _operation_label(rec, case_id)
+    evidence = [_exchange(rec.interactions[c]) for c in _lineage(rec, case_id) if c in rec.interactions]
+    message = f"{operation}: SSE event violates the item schema: {judged.problems[0]}"
+    findings.add(
+        rid, operation, events.ITEMS, message, evidence, fresh=False, judgment=events.ITEMS, facts=judged.facts
+    )
 
 
 def _lineage(rec: Any, case_id: str) -> list[str]:

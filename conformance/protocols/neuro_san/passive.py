@@ -10,7 +10,7 @@ from ...check.passive import Checks, StreamState, Verdict
 from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
-from .requirements import ANSWER, STREAM_MEDIA_TYPES, intermediate, is_status
+from .requirements import ANSWER, STREAM_MEDIA_TYPES, frame_problem, intermediate, is_status, nameless
 
 CHAT = "AgentService_StreamingChat"
 
@@ -34,16 +34,12 @@ class Passive(Checks):
         if status != 200 or not isinstance(body, dict):
             return
         if op == "AgentService_Connectivity":
-            nameless = [
-                e
-                for e in body.get("connectivity_info") or ()
-                if not (isinstance(e, dict) and isinstance(e.get("origin"), str) and e["origin"])
-            ]
+            unnamed = [body["connectivity_info"][n] for n in nameless(body)]  # the scenario's rule
             problems = self.violations_of("ConnectivityResponse", body)
             v.check(
                 "NS-CONN-001",
-                not nameless and not problems,
-                f"not a ConnectivityResponse whose entries name their origin: {problems or str(nameless)[:160]}",
+                not unnamed and not problems,
+                f"not a ConnectivityResponse whose entries name their origin: {problems or str(unnamed)[:160]}",
             )
         elif op == "AgentService_Function":
             problems = self.violations_of("FunctionResponse", body)
@@ -66,14 +62,9 @@ class Passive(Checks):
         )
 
     def on_frame(self, ex: Observed, v: Verdict, stream: StreamState, frame: Frame) -> None:
-        where = f"streamed object {frame.index + 1}"
-        problems = self.violations_of("ChatResponse", frame.value)
-        message = frame.value.get("response")
-        v.check(
-            "NS-STREAM-001",
-            not problems and isinstance(message, dict),
-            f"{where} is not a ChatResponse carrying a response message: {problems or frame.raw[:160]}",
-        )
+        problem = frame_problem(frame, self.schemas)  # the scenario's rule
+        v.check("NS-STREAM-001", not problem, problem)
+        message = frame.value.get("response") if isinstance(frame.value, dict) else None
         if isinstance(message, dict):
             stream.notes["messages"].append(message)
 

@@ -27,7 +27,7 @@ from ...check.judgments import errors
 from ...check.shown import body as shown_body
 from ...check.shown import shown
 from ...check.signature import Signature, has
-from ...check.streams import FrameError, ndjson_frames
+from ...check.streams import Frame, FrameError, ndjson_frames
 from ...verdicts.requirements import Authority, Level, Registry, operation_ref
 
 registry = Registry("neuro-san")
@@ -199,14 +199,24 @@ def _chat(
         messages = []
         with ctx.setup(framing_owner):
             for frame in ctx.frames(stream, "ndjson"):
-                where = f"streamed object {frame.index + 1}"
-                if validate:
-                    ctx.validate_component("ChatResponse", frame.value, where)
+                problem = frame_problem(frame, ctx.schemas) if validate else ""
                 message = frame.value.get("response") if isinstance(frame.value, dict) else None
-                if not isinstance(message, dict):
-                    ctx.fail(f"{where} carries no `response` ChatMessage: {frame.raw[:200]}")
+                if problem or not isinstance(message, dict):
+                    where = f"streamed object {frame.index + 1}"
+                    ctx.fail(problem or f"{where} carries no `response` ChatMessage: {frame.raw[:200]}")
                 messages.append(message)
         return Transcript(stream.content_type, messages)
+
+
+def frame_problem(frame: Frame, schemas: SchemaSet) -> str:
+    """Why a streamed object is no ChatResponse carrying a response message (NS-STREAM-001), empty
+    when it is one: one rule for the scenario's reading of a stream and the proxy's."""
+    found = schemas.violations({"$ref": "#/components/schemas/ChatResponse"}, frame.value, limit=3)
+    value = frame.value
+    if not found and isinstance(value, dict) and isinstance(value.get("response"), dict):
+        return ""
+    why = "; ".join(map(str, found)) or shown(frame.raw, 160)
+    return f"streamed object {frame.index + 1} is not a ChatResponse carrying a response message: {why}"
 
 
 def final_answer(
@@ -290,12 +300,23 @@ def connectivity(ctx: Context) -> None:
     name = agent(ctx)
     body = ctx.conforms(ctx.client.get(f"/api/v1/{name}/connectivity"), "AgentService_Connectivity", 200)
     ctx.expect(isinstance(body, dict), f"connectivity answered {shown(body)}, not an object")
-    for n, entry in enumerate(body.get("connectivity_info") or ()):
+    entries = body.get("connectivity_info") or ()
+    for n in nameless(body):
         with ctx.part():
-            origin = entry.get("origin")
-            ctx.expect(
-                isinstance(origin, str) and origin, f"connectivity_info[{n}] names no origin node: {shown(entry)}"
-            )
+            ctx.fail(f"connectivity_info[{n}] names no origin node: {shown(entries[n])}")
+
+
+def nameless(body: dict[str, Any]) -> list[int]:
+    """The connectivity entries that name no origin node (NS-CONN-001): one rule for the scenario
+    and the proxy (a list that is none is the document's schema's finding)."""
+    entries = body.get("connectivity_info")
+    if not isinstance(entries, list):
+        return []
+    return [
+        n
+        for n, e in enumerate(entries)
+        if not (isinstance(e, dict) and isinstance(e.get("origin"), str) and e["origin"])
+    ]
 
 
 @registry.requirement(

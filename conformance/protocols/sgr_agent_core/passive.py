@@ -5,7 +5,6 @@ bodies."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +20,14 @@ from .requirements import (
     DONE,
     LISTED,
     RUNNING,
-    UUID,
     WAITING,
     agent_names,
+    chunk_problem,
     finish_reason,
     framed,
     framing_fault,
+    mislabelled,
+    misnamed,
     one_agent,
 )
 
@@ -66,23 +67,14 @@ class Passive(Checks):
             v.fail("SGR-ERR-002", "stream=false was answered 200 with a stream, not 501")
         if ex.operation_id in STREAMING and ex.problems:  # as on_response judges a whole answer
             v.fail("SGR-ERR-004", f"{ex.operation_id} accepted an invalid body with a stream: {ex.problems[0]}")
-        cache = ex.response_headers.get("cache-control", "").strip().lower()
-        v.check(
-            "SGR-STREAM-001",
-            ex.content_type == "text/event-stream" and cache == "no-cache",
-            f"Content-Type {shown(ex.content_type)} and Cache-Control {shown(cache)}, not text/event-stream and "
-            "no-cache",
-        )
+        problem = mislabelled(ex.content_type, ex.response_headers.get("cache-control", ""))  # the scenario's rule
+        v.check("SGR-STREAM-001", not problem, problem)
         agent_id = ex.response_headers.get("x-agent-id")
         stream.notes.update(agent_id=agent_id, chunks=0, done=False, last=None, models=set(), requested=model)
         new = ex.operation_id == "createChatCompletion" and isinstance(model, str) and not AGENT_ID.match(model)
         if new:
-            pattern = rf"{re.escape(str(model))}_{UUID}"
-            v.check(
-                "SGR-STREAM-002",
-                agent_id is not None and re.fullmatch(pattern, agent_id),
-                f"X-Agent-ID {shown(agent_id)} is not {model}_<uuid>",
-            )
+            problem = misnamed(agent_id, str(model))  # the scenario's rule
+            v.check("SGR-STREAM-002", not problem, problem)
             v.check(
                 "SGR-STREAM-003",
                 ex.response_headers.get("x-agent-model") == model,
@@ -106,11 +98,10 @@ class Passive(Checks):
         if frame.raw == DONE:
             notes["done"] = True
             return
+        problem = chunk_problem(frame, self.schemas)  # the scenario's rule
+        v.check("SGR-STREAM-004", not problem, problem)
         if not isinstance(frame.value, dict):
-            v.fail("SGR-STREAM-004", f"{where} is not a JSON object: {shown(frame.raw[:120])}")
             return
-        problems = self.violations_of("ChatCompletionChunk", frame.value)
-        v.check("SGR-STREAM-004", not problems, f"{where} is not a chat.completion.chunk: {problems}")
         notes["chunks"] += 1
         notes["last"] = frame.value
         model = frame.value.get("model")

@@ -1,10 +1,11 @@
 """SGR Agent Core: the SSE chat stream event by event, the agents it creates, errors, clarification.
 
-The schema phase validates every SSE event of the streamed answers against the document's
-``itemSchema`` (schemathesis 4 parses text/event-stream and checks each event's ``contentSchema``),
-so its manifest lists no streaming_operations. What a per-event schema cannot say is checked
-here: the ``[DONE]`` terminator, the last chunk's ``finish_reason``, chunk ``model`` equal to the
-X-Agent-ID header, the header values, the agent's state transitions and the error bodies.
+The schema phase judges every SSE event of the streamed answers against the document's
+``itemSchema`` (the judgment ``events.items``, the proxy's rule too: each event's ``data`` is
+``[DONE]`` or JSON holding its ``contentSchema``), so its manifest lists no streaming_operations.
+What a per-event schema cannot say is checked here: the ``[DONE]`` terminator, the last chunk's
+``finish_reason``, chunk ``model`` equal to the X-Agent-ID header, the header values, the agent's
+state transitions and the error bodies.
 
 On a real server every chat runs an LLM research, so the framing checks share one recorded
 research stream (``ctx.memo``); each check that uses it cites its exchange as evidence.
@@ -19,6 +20,8 @@ from functools import partial
 from typing import Any
 
 import httpx
+
+from specs.schemas import SchemaSet
 
 from ...check import edges, hostile
 from ...check.concurrent import at_once, expect_distinct
@@ -132,20 +135,23 @@ def record(ctx: Context, path: str, body: dict[str, Any]) -> Recorded:
                     rec.framing = framing_fault(frame)
                 if frame.raw == DONE:
                     continue
-                where = f"event {frame.index + 1}"
-                if not isinstance(frame.value, dict):
-                    rec.problem = rec.problem or f"{where} is not a JSON object: {shown(frame.raw[:160])}"
-                    continue
-                rec.chunks.append(frame.value)
-                if not rec.problem:
-                    try:
-                        ctx.validate_component("ChatCompletionChunk", frame.value, where)
-                    except CheckFailed as exc:
-                        rec.problem = str(exc)
+                rec.problem = rec.problem or chunk_problem(frame, ctx.schemas)
+                if isinstance(frame.value, dict):
+                    rec.chunks.append(frame.value)
         except (CheckFailed, TargetError) as exc:
             rec.error = str(exc)
             rec.exchange.error = rec.error
     return rec
+
+
+def chunk_problem(frame: Frame, schemas: SchemaSet) -> str:
+    """Why an event (not ``[DONE]``) is no chat.completion.chunk (SGR-STREAM-004), empty when it is
+    one: one rule for the scenario's reading of a stream and the proxy's."""
+    where = f"event {frame.index + 1}"
+    if not isinstance(frame.value, dict):
+        return f"{where} is not a JSON object: {shown(frame.raw[:160])}"
+    found = schemas.violations({"$ref": "#/components/schemas/ChatCompletionChunk"}, frame.value, limit=3)
+    return f"{where} is not a chat.completion.chunk: " + "; ".join(map(str, found)) if found else ""
 
 
 SSE_FIELDS = frozenset({"id", "retry"})
@@ -394,8 +400,17 @@ def models(ctx: Context) -> None:
 def stream_headers(ctx: Context) -> None:
     rec = research(ctx).rec
     expect_stream(ctx, rec, owner=None)
-    ctx.expect_equal(rec.content_type, "text/event-stream", "Content-Type")
-    ctx.expect_equal(str(rec.headers.get("Cache-Control", "")).strip().lower(), "no-cache", "Cache-Control")
+    problem = mislabelled(rec.content_type, str(rec.headers.get("Cache-Control", "")))
+    ctx.expect(not problem, problem, shown_by=rec.exchange)
+
+
+def mislabelled(content_type: str | None, cache_control: str) -> str:
+    """How a chat stream's labels depart from the document's (SGR-STREAM-001), empty when they do
+    not: one rule for the scenario and the proxy."""
+    cache = cache_control.strip().lower()
+    if content_type == "text/event-stream" and cache == "no-cache":
+        return ""
+    return f"Content-Type {shown(content_type)} and Cache-Control {shown(cache)}, not text/event-stream and no-cache"
 
 
 @registry.requirement(
@@ -408,8 +423,16 @@ def stream_headers(ctx: Context) -> None:
 def stream_agent_id(ctx: Context) -> None:
     found = research(ctx)
     agent_id = agent_of(ctx, found.rec)
-    pattern = rf"{re.escape(found.model)}_{UUID}"
-    ctx.expect(re.fullmatch(pattern, agent_id), f"X-Agent-ID {shown(agent_id)} is not {found.model}_<uuid>")
+    problem = misnamed(agent_id, found.model)
+    ctx.expect(not problem, problem, shown_by=found.rec.exchange)
+
+
+def misnamed(agent_id: str | None, model: str) -> str:
+    """How a new chat's X-Agent-ID departs from ``{model}_{uuid}`` (SGR-STREAM-002), empty when it
+    does not: one rule for the scenario and the proxy."""
+    if agent_id is not None and re.fullmatch(rf"{re.escape(model)}_{UUID}", agent_id):
+        return ""
+    return f"X-Agent-ID {shown(agent_id)} is not {model}_<uuid>"
 
 
 @registry.requirement(

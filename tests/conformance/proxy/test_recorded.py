@@ -68,3 +68,36 @@ def test_a_recorded_exchange_round_trips_through_json() -> None:
     exchange = _get(TASKS, "page_size=2", 200, {"tasks": []})
     exchange = RecordedTraffic(**{**exchange.to_dict(), "request_body": b"\x00\xff\r\n", "response_body": b"\xfe"})
     assert RecordedTraffic.from_dict(json.loads(json.dumps(exchange.to_dict()))) == exchange
+
+
+CHUNK = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion.chunk",
+    "created": 1737979200,
+    "model": "sgr_agent_3f2b8c1e-5d4a-4e7b-9c2d-1a2b3c4d5e6f",
+    "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}],
+}
+
+
+def _chat(*data: str) -> RecordedTraffic:
+    body = json.dumps({"model": "sgr_agent", "messages": [{"role": "user", "content": "hi"}], "stream": True})
+    headers = {"content-type": "text/event-stream", "cache-control": "no-cache", "x-agent-id": CHUNK["model"]}
+    events = "".join(f"data: {d}\n\n" for d in data).encode()
+    return RecordedTraffic(
+        "POST", "/v1/chat/completions", "", {"content-type": "application/json"}, body.encode(), 200, headers, events,
+        1_000.0, 3.0,
+    )  # fmt: skip
+
+
+def test_each_event_of_a_stream_is_judged_against_the_item_schema_by_the_runs_judgment() -> None:
+    fair = _result(
+        judged("sgr-agent-core", "http://127.0.0.1:9", [_chat(json.dumps(CHUNK), "[DONE]")]), "SGR-SCHEMA-005"
+    )
+    assert fair.status is Status.PASSED, fair.message  # the control
+    plain = _chat(json.dumps(CHUNK), "Researching prices", "[DONE]")  # sgr-non-json-event's stream
+    failed = _result(judged("sgr-agent-core", "http://127.0.0.1:9", [plain]), "SGR-SCHEMA-005")
+    assert failed.status is Status.FAILED and 'event 2 "Researching prices"' in failed.message
+    (finding,) = failed.findings
+    assert finding.judgment == "events.items" and finding.facts["document"] == "sgr-agent-core"
+    seen = Seen("POST", "http://127.0.0.1:9/v1/chat/completions", 200, {}, plain.response_body)
+    assert judge(finding.judgment, seen, finding.facts)  # replay judges the stream again by it

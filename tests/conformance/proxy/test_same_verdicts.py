@@ -40,17 +40,11 @@ KNOWN: dict[tuple[str, str], str] = {
     "left mid-way has no status (the mock saw its answer end only by the client leaving), so the recorded "
     "traffic cannot show the stall the live proxy times out on",
     ("sgr-stall-mid-stream", "SGR-STREAM-007"): "a stall is time, not bytes: the run's client waited its bound "
-    "and left; the mock's journal marks a stream its client left (Entry.client_left), and the recorded judge, as "
-    "the live proxy, judges no end it did not see",
-    ("ap-pagination-total-renamed", "AP-PAGE-004"): "which page lies past the last: the run knows it from "
-    "the tasks it made, the proxy only from the answer's total_items, which this fault renames (both fail "
-    "AP-PAGE-001 on it)",
-    **{
-        (fault, "SGR-SCHEMA-005"): "the run's property-based phase (schemathesis) judges each event of a stream "
-        "against the document's itemSchema; the proxy's document judge leaves a stream's events to the protocol's "
-        "judge (SGR-STREAM-004, which both fail): the one rule left written twice here"
-        for fault in ("sgr-non-json-event", "sgr-wrong-chunk-object")
-    },
+    "and left; a live proxy between them fails it only when its own bound is the shorter (it cuts the stream "
+    "first) and judges no end when the client's is (the client leaves first: forward.client_gone); the mock's "
+    "journal marks a stream its client left (Entry.client_left), so the recorded judge is the second case. "
+    "Recording the silence before the client left would make the first a tie between equal bounds, not a fact of "
+    "the traffic",
 }
 """(run, requirement) pairs the two judge apart, each with why: what the recorded traffic cannot
 carry, not a rule written twice (those were made one; see the commit that added this test)."""

@@ -206,7 +206,7 @@ def test_an_object_split_across_lines_fails(make_ctx: Callable[[Handler], Contex
 
 def test_a_frame_without_a_response_message_fails(make_ctx: Callable[[Handler], Context]) -> None:
     ctx = make_ctx(streaming(line({"request": {}}) + "\n" + line(answer()) + "\n"))
-    with pytest.raises(CheckFailed, match="streamed object 1 carries no `response`"):
+    with pytest.raises(CheckFailed, match="streamed object 1 is not a ChatResponse carrying a response message"):
         ns.stream_framing(ctx)
 
 

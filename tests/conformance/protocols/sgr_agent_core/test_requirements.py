@@ -147,7 +147,7 @@ def test_record_validates_each_event_as_it_arrives(ctx: Context) -> None:
     with EmbeddedServer(MockConfig(protocols=(PROTOCOL,), faults=("sgr-wrong-chunk-object",))) as server:
         ctx.client.base_url = server.url
         rec = sgr.record(ctx, sgr.CHAT, {"model": "sgr_agent", "messages": [sgr.user("solar panels")]})
-    assert rec.problem.startswith("event 1 does not match the document")
+    assert rec.problem.startswith("event 1 is not a chat.completion.chunk")
     assert "chat.completion" in rec.problem
     assert rec.events[-1] == "[DONE]" and rec.error == ""
     assert len(rec.chunks) == len(rec.events) - 1
