@@ -109,7 +109,11 @@ def _make(key: str) -> tuple[RunResult, list[RecordedTraffic] | None]:
         timeout = 2.0 if fault.hangs else 8.0
     with _Recording(serve(fault.protocol, faults=() if key.startswith(CLEAN) else (fault.name,))) as server:
         options = fault_options(fault, server.url + load(fault.protocol).info.base_path, timeout=timeout)
-        return run(options), [_recorded(e) for e in server.journal.entries]
+        result = run(options)
+        # copied whole first (C code, under the interpreter lock): an exchange the client left, a
+        # stream say, may still be appended by the mock's thread while the entries are converted
+        entries = list(server.journal.entries)
+        return result, [_recorded(e) for e in entries]
 
 
 def make(root: str, key: str, wait: bool) -> bool:

@@ -54,6 +54,15 @@ class Unshrunk(BaseException):
         self.rid = rid
 
 
+class ShrinkSpent(BaseException):
+    """Shrinking a failure replayed as many sequences as its bound (``Session.shrink_budget``): the
+    smallest failing sequence seen so far is its evidence, so Hypothesis is passed by."""
+
+    def __init__(self, rid: str) -> None:
+        super().__init__(rid)
+        self.rid = rid
+
+
 @dataclass(slots=True)
 class Call:
     exchange: Exchange
@@ -128,8 +137,16 @@ class Session:
         held not counted)."""
         self.stalled = False
         """Whether a stream of the current sequence stalled or broke (its failures are not shrunk)."""
+        self.shrink_budget: int | None = None
+        """Sequences Hypothesis may replay to shrink a failure once it met one (None: no bound)."""
+        self.failing: tuple[str, int] | None = None
+        """The requirement of the latest violation of the current Hypothesis run, and the sequence
+        that first failed in it: what a spent shrink budget reports."""
 
     def begin_example(self) -> None:
+        failing, budget = self.failing, self.shrink_budget
+        if failing is not None and budget is not None and self.examples - failing[1] >= budget:
+            raise ShrinkSpent(failing[0])
         self.stalled = False
         self.calls = []
         self.client.log.clear()
@@ -237,6 +254,7 @@ class Session:
             self.first_failure = self.examples - 1
         if self.stalled:
             raise Unshrunk(rid, text)
+        self.failing = (rid, self.failing[1] if self.failing is not None else self.examples)
         raise Violation(rid, text)
 
     def cannot_compare(self, rid: str, why: str) -> None:

@@ -30,7 +30,7 @@ from specs.documents import Spec
 
 from ...check.guard import STOPPED_ANSWERING
 from ...check.http import Client, TargetError
-from ...check.model import Call, Found, Model, OutOfTime, Session, TargetLost, Unshrunk, Violation
+from ...check.model import Call, Found, Model, OutOfTime, Session, ShrinkSpent, TargetLost, Unshrunk, Violation
 from ...run.exampledb import keeping
 from ...run.shards import chunk_seed
 from ...verdicts.findings import FindingSet, digest, operation_of, reproducing
@@ -197,10 +197,13 @@ def run_model_phase(
     budget_s: float,
     step_factor: int = 1,
     database: Any = None,
+    shrinks: int | None = None,
 ) -> tuple[list[RequirementResult], ModelTally]:
     """The phase over ``ranges`` of sequences ((first, count) each: this shard's units, or all of
     them), every range looking for every requirement, its own seed drawn from ``seed_value`` and
-    its first sequence (``shards.chunk_seed``). Returns the verdicts and the tally behind them."""
+    its first sequence (``shards.chunk_seed``); a failure shrunk for at most ``shrinks`` sequences
+    (``shrink_budget``; None: as long as Hypothesis shrinks). Returns the verdicts and the tally
+    behind them."""
     started = time.monotonic()
     session = Session(client, requirements, started + budget_s)
     tally = ModelTally.empty(r.id for r in requirements)
@@ -220,7 +223,9 @@ def run_model_phase(
         if tally.fatal or tally.out_of_time:
             break
         tally.absorb(
-            _run_range(model, session, spec, chunk_seed(seed_value, first), count, step_factor, database, first == 0)
+            _run_range(
+                model, session, spec, chunk_seed(seed_value, first), count, step_factor, database, first == 0, shrinks
+            )
         )
         tally.stopped = tally.stopped.replace("{budget}", f"{budget_s:g}")
         if tally.stopped and not tally.out_of_time:
@@ -242,6 +247,7 @@ def _run_range(
     step_factor: int,
     database: Any,
     targeted: bool = False,
+    shrinks: int | None = None,
 ) -> dict[str, Any]:
     """One range of sequences, looking for every requirement: the tally of it alone. The first
     range (``targeted``) runs the model's fixed sequences first (``Model.targeted``)."""
@@ -262,12 +268,13 @@ def _run_range(
         # fault breaks is searched for alike whatever else the server breaks
         seed(seed_value)(machine)
         runs += 1
+        session.failing, session.shrink_budget = None, shrinks
         try:
             db = database if runs == 1 else keeping(database)  # a muted requirement's saved failure stays
             with seed_only():  # sequences drawn from the seed, not from what the process imported
                 run_state_machine_as_test(machine, settings=_settings(count, model.steps * step_factor, db))
             break  # no violation of any requirement still looked for
-        except (Violation, Unshrunk) as exc:
+        except (Violation, Unshrunk, ShrinkSpent) as exc:
             session.active.discard(exc.rid)
         except Flaky as exc:
             # the final replay did not fail again (the live state moved on): the smallest failing
@@ -285,6 +292,7 @@ def _run_range(
         except (OutOfTime, TargetLost, TargetError, *OUTSIDE) as exc:
             _stop(part, session, exc)
             break
+    session.failing = session.shrink_budget = None  # the fixed sequences of a later range are not shrunk
     part.runs = runs
     part.compared = {rid: n - compared_before.get(rid, 0) for rid, n in session.compared.items()}
     part.unverifiable = dict(session.unverifiable)
@@ -303,6 +311,16 @@ def _run_range(
     out = part.to_dict()
     out["seconds"] = 0.0  # the phase times itself whole
     return out
+
+
+def shrink_budget(sequences: int) -> int:
+    """Sequences Hypothesis may replay to shrink one failure of a run whose options draw
+    ``sequences`` (the whole run's, so a shard shrinks as the single run does): twice as many, at
+    least 10. Each replay pays the target's latency for every call (a Synapse chat
+    job's), and against a target holding many objects every step walks long lists; the shrinker's
+    first passes, deleting whole steps, make most of its progress. The smallest failing sequence
+    seen when the budget is spent is the evidence."""
+    return max(10, 2 * sequences)
 
 
 def _run_targeted(model: Model, session: Session, part: ModelTally) -> None:

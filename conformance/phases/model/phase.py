@@ -12,7 +12,7 @@ from ...run.shards import chunk_of
 from ...verdicts.requirements import Requirement
 from ...verdicts.results import RequirementResult
 from ..base import RunState
-from .engine import run_model_phase
+from .engine import run_model_phase, shrink_budget
 
 
 class ModelPhase:
@@ -42,6 +42,7 @@ class ModelPhase:
                 budget_s=state.budget.model_based(),
                 step_factor=opts.model_step_factor,
                 database=state.database,
+                shrinks=shrink_budget(opts.sequences),
             )
         finally:
             client.close()

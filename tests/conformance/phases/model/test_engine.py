@@ -11,7 +11,7 @@ from hypothesis.stateful import rule
 
 from conformance.check.http import Client, Limits
 from conformance.check.model import Found, Model, ModelMachine, Session
-from conformance.phases.model.engine import _finding, run_model_phase
+from conformance.phases.model.engine import _finding, run_model_phase, shrink_budget
 from conformance.verdicts.requirements import Level, Requirement
 from conformance.verdicts.results import Status
 from specs.documents import load
@@ -114,6 +114,44 @@ def test_after_a_failure_the_run_goes_on_to_find_the_others() -> None:
 def test_the_same_seed_gives_the_same_verdicts_and_evidence() -> None:
     first, second = (run(toy_server(keep=2), [LIST], seed=3)[LIST.id] for _ in range(2))
     assert first.message == second.message
+
+
+class Threshold(ModelMachine):
+    """A failure whose minimal sequence takes the shrinker many replays: one create of a number
+    past 5000, the smallest being 5000 itself."""
+
+    @rule(n=st.integers(0, 10_000))
+    def create(self, n: int) -> None:
+        self.session.request("POST", "/items", json={"name": str(n)})
+        self.session.check(ECHO.id, n < 5000, f"sent {n}, past 5000")
+
+
+def test_shrinking_a_failure_replays_at_most_its_budget_of_sequences() -> None:
+    """The default run's budget (``shrink_budget(5)``) cuts shrinking short and reports the smallest
+    failing sequence seen; a deep run's (40 sequences) shrinks it to the minimum, which took the
+    shrinker 58 replays when measured; so does no budget at all."""
+    outcomes = {}
+    for shrinks in (shrink_budget(5), shrink_budget(40), None):
+        client = Client("http://toy", Limits(), transport=toy_server())
+        results, tally = run_model_phase(
+            Model(Threshold, prepare, steps=6),
+            [ECHO],
+            client,
+            spec=load("agent-protocol"),
+            seed_value=0,
+            ranges=[(0, 5)],
+            budget_s=60.0,
+            shrinks=shrinks,
+        )
+        [result] = results
+        assert result.status is Status.FAILED and result.evidence, result.message
+        assert tally.first_failure is not None
+        replays = tally.sequences - tally.first_failure - 1  # after the first failing sequence
+        outcomes[shrinks] = (replays, result.message.splitlines()[0])
+    assert outcomes[shrink_budget(5)][0] == shrink_budget(5) == 10
+    assert outcomes[shrink_budget(5)][1] != "sent 5000, past 5000"  # cut short, still a failure
+    assert outcomes[shrink_budget(40)][0] > 10 and outcomes[shrink_budget(40)][1] == "sent 5000, past 5000"
+    assert outcomes[None] == outcomes[shrink_budget(40)]
 
 
 def test_a_spent_budget_stops_the_phase_without_a_pass_for_what_was_never_compared() -> None:
