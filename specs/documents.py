@@ -101,6 +101,10 @@ class ProtocolInfo:
     stream_error: Mapping[str, Any] | None = None
     """The in-band error frame its streamed answers carry (``$message`` filled in), for a protocol
     that streams; None for one that does not (chaos's stream effects then do not apply)."""
+    paging: Mapping[str, str] = field(default_factory=dict)
+    """How its lists page when they page by a token (the manifest's ``paging``): ``items``, the
+    answer's list member, and ``token``, the member an answer hands out and the next request sends
+    back; empty for a protocol that pages otherwise or not at all."""
     root: Path | None = None
     """The folder ``document`` is relative to; None for the kit's own (the specs folder)."""
 
@@ -153,6 +157,7 @@ def read_manifest(path: Path, root: Path | None = None) -> ProtocolInfo:
                 default_code=int(error.get("default_code", 0)),
                 invalid_body_status=int(error.get("invalid_body_status", 400)),
             ),
+            paging={str(k): str(v) for k, v in (raw.get("paging") or {}).items()},
             root=root,
         )
     except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:

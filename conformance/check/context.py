@@ -26,7 +26,7 @@ from ..verdicts.results import NotVerified as NotVerified
 from .answer import readable
 from .guard import StallGuard
 from .http import Client, Limits, Response, StreamingResponse, TargetError
-from .judgments import Seen, judge
+from .judgments import judge
 from .shown import body as shown_body
 from .shown import shown
 from .streams import Frame, FrameError, ndjson_frames, sse_events
@@ -315,11 +315,20 @@ class Context:
         """``response`` judged by the judgment ``name`` (``check/judgments``) with what the check
         knows (JSON values): its first problem (after ``what``) fails the check, shown by that answer, and the
         finding names the judgment and the facts, so a replay judges today's answer again."""
+        self._judge(name, response, what, facts, again=True)
+
+    def judge_by_state(self, name: str, response: Response, what: str = "", **facts: Any) -> None:
+        """``judge`` with facts read from the target's state (a count before the writes): a replay
+        on another state cannot reuse them, so the finding names no judgment and its replay compares."""
+        self._judge(name, response, what, facts, again=False)
+
+    def _judge(self, name: str, response: Response, what: str, facts: dict[str, Any], again: bool) -> None:
         ex = response.exchange
-        problems = judge(name, Seen(ex.method, ex.url, response.status, dict(response.headers), response.body), facts)
+        problems = judge(name, response.seen(), facts)
         if problems:
             message = f"{what} {problems[0]}" if what else problems[0]
-            self.judgments[id(ex)] = (message, name, dict(facts))
+            if again:
+                self.judgments[id(ex)] = (message, name, dict(facts))
             raise CheckFailed(message, shown_by=ex)
 
     def expect_equal(self, actual: Any, expected: Any, what: str, shown_by: Shown = None) -> None:

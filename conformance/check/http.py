@@ -22,6 +22,7 @@ from ..verdicts.results import CheckFailed, Exchange
 from .answer import readable
 from .curl import curl_command
 from .guard import STALLS_PER_ROUTE, StallGuard
+from .judgments import Seen
 from .shown import body as shown_body
 
 EVIDENCE_BODY_CHARS = 4000
@@ -89,6 +90,10 @@ class Response:
     @property
     def content_type(self) -> str:
         return str(self.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
+
+    def seen(self) -> Seen:
+        """This exchange as a judgment reads it (``check/judgments``)."""
+        return Seen(self.exchange.method, self.exchange.url, self.status, dict(self.headers), self.body)
 
     def json(self) -> Any:
         """The body's JSON as a check reads it (``answer.readable``): a read the answer cannot

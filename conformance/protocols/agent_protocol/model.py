@@ -26,6 +26,8 @@ from hypothesis.stateful import Bundle, initialize, rule
 from ...check import edges
 from ...check.edges import same
 from ...check.http import Response
+from ...check.judgments.echoes import unechoed
+from ...check.judgments.lists import miscounted
 from ...check.listing import Others, judge_listing, known
 from ...check.model import Model, ModelMachine, Session, Unshrunk, Violation
 from ...check.shown import shown
@@ -439,13 +441,9 @@ class AgentProtocolModel(ModelMachine):
     def compare_task(self, task: TaskModel, got: dict[str, Any], where: str) -> None:
         for key in ("task_id", "input", "additional_input"):
             if key in task.first or key in got:
+                why = unechoed(got, {key: task.first.get(key)})  # a read-back of the create answer
                 self.session.check(
-                    SAME_TASK,
-                    same(got.get(key), task.first.get(key)),
-                    lambda key=key: (
-                        f"task {task.task_id} ({where}): {key} is {shown(got.get(key))}, "  # type: ignore[misc]
-                        f"its create answer said {shown(task.first.get(key))}"
-                    ),
+                    SAME_TASK, why is None, f"task {task.task_id} ({where}): {why} (its create answer's)"
                 )
 
     def compare_task_artifacts(self, task: TaskModel, got: dict[str, Any], where: str) -> None:
@@ -462,14 +460,11 @@ class AgentProtocolModel(ModelMachine):
                 )
 
     def same_artifact(self, task: TaskModel, model: ArtifactModel, got: Any, where: str) -> None:
-        view = artifact_view(got)
+        why = unechoed(artifact_view(got), model.fields)  # a read-back of its first view
         self.session.check(
             SAME_ARTIFACT,
-            same(view, model.fields),
-            lambda: (
-                f"task {task.task_id}: artifact {model.fields['artifact_id']} in {where} is "
-                f"{shown(view)}; first shown as {shown(model.fields)}"
-            ),
+            why is None,
+            f"task {task.task_id}: artifact {model.fields['artifact_id']} in {where}: {why} (its first view's)",
         )
 
     def check_task_list(self, size: int) -> dict[str, Any] | None:
@@ -533,13 +528,11 @@ class AgentProtocolModel(ModelMachine):
             )
         else:
             for key in ("step_id", "task_id", "input", "additional_input"):
+                why = unechoed(got, {key: step.first.get(key)})  # a read-back of the POST answer
                 self.session.check(
                     SAME_STEP,
-                    same(got.get(key), step.first.get(key)),
-                    lambda key=key: (
-                        f"task {task.task_id}, step {step.step_id} ({where}): {key} is "  # type: ignore[misc]
-                        f"{shown(got.get(key))}, its POST answer said {shown(step.first.get(key))}"
-                    ),
+                    why is None,
+                    f"task {task.task_id}, step {step.step_id} ({where}): {why} (its POST answer's)",
                 )
         for artifact in got.get("artifacts") or []:
             model = task.artifacts.get(artifact_view(artifact).get("artifact_id"))  # type: ignore[arg-type]
@@ -560,7 +553,8 @@ class AgentProtocolModel(ModelMachine):
                 for s in items
                 if isinstance(s, dict) and s.get("step_id") not in executed and s.get("status") == "completed"
             ]
-            ok = all(i in ids for i in executed) and len(set(ids)) == len(ids) == total and not strange
+            miscount = miscounted("total_items", total, len(ids), "steps")
+            ok = all(i in ids for i in executed) and len(set(ids)) == len(ids) and not miscount and not strange
             self.session.check(
                 LISTS,
                 ok,
@@ -587,7 +581,7 @@ class AgentProtocolModel(ModelMachine):
             known = sorted(task.artifacts)
             self.session.check(
                 LISTS,
-                sorted(ids, key=str) == known and total == len(known),
+                sorted(ids, key=str) == known and not miscounted("total_items", total, len(ids), "artifacts"),
                 lambda: (
                     f"task {task.task_id}: the artifact list holds {ids} (total_items {total}); "
                     f"the run uploaded or its steps reported {known}"

@@ -21,7 +21,7 @@ from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import Blocked, Context
 from ...check.edges import difference, same
 from ...check.http import Response
-from ...check.judgments import echoes, errors
+from ...check.judgments import echoes, errors, lists
 from ...check.judgments import pages as pages_judgment
 from ...check.shown import shown
 from ...check.signature import Signature, has
@@ -647,11 +647,14 @@ INVALID_BODIES = (
 """Beside the bodies that are not objects (``hostile.NON_OBJECT_BODIES``: null, an array, a string, a number)."""
 
 
-def _task_total(ctx: Context) -> object:
+TASK_COUNT = ["pagination", "total_items"]
+"""Where the task list counts its tasks (``lists.count_kept``'s ``count``)."""
+
+
+def _task_count(ctx: Context) -> Response:
+    """A page of one task, for its count (the page's form is AP-PAGE-001's subject)."""
     with ctx.setup("AP-PAGE-001"):
-        return list_page(ctx, TASKS, "listAgentTasks", "tasks", False, current_page=1, page_size=1)[1].get(
-            "total_items"
-        )
+        return read_page(ctx, TASKS, "listAgentTasks", "tasks", False, current_page=1, page_size=1)[2]
 
 
 @registry.requirement(
@@ -667,11 +670,12 @@ def _task_total(ctx: Context) -> object:
     from_traffic=True,
 )
 def invalid_bodies(ctx: Context) -> None:
+    task_id = new_task(ctx)["task_id"]  # the steps' task, made before the count is read
+    before = _task_count(ctx).json()["pagination"].get("total_items")
     for what, content in INVALID_BODIES:
         with ctx.part(f"createAgentTask with {what}"):
             body = ctx.conforms(ctx.client.post(TASKS, content=content, headers=JSON), "createAgentTask", 422)
             ctx.expect(isinstance(body, dict), f"createAgentTask 422 for {what}: body {shown(body)} is not an object")
-    task_id = new_task(ctx)["task_id"]
 
     def steps() -> list[Any]:
         # A server may list planned steps (status "created") before any runs: compare, don't expect zero.
@@ -681,13 +685,22 @@ def invalid_bodies(ctx: Context) -> None:
     hostile.refuses_non_objects(
         ctx,
         [
-            hostile.Write("createAgentTask", "POST", TASKS, "the number of tasks", lambda: _task_total(ctx), (422,)),
+            hostile.Write("createAgentTask", "POST", TASKS, statuses=(422,)),  # its count: below
             hostile.Write(
                 "executeAgentTaskStep", "POST", task_path(task_id, "steps"), "the task's steps", steps, (422,)
             ),
         ],
     )
-    before = steps()
+    with ctx.part("the number of tasks after the refused createAgentTask bodies"):
+        ctx.judge_by_state(  # a count read from the server: a replay on another state cannot reuse it
+            lists.KEPT,
+            _task_count(ctx),
+            "listAgentTasks:",
+            count=TASK_COUNT,
+            before=before,
+            refused="the refused bodies to createAgentTask",
+        )
+    before_steps = steps()
     for what, content in INVALID_BODIES:
         with ctx.part(f"executeAgentTaskStep with {what}"):
             response = ctx.client.post(task_path(task_id, "steps"), content=content, headers=JSON)
@@ -697,8 +710,8 @@ def invalid_bodies(ctx: Context) -> None:
             )
     after = steps()
     ctx.expect(
-        after == before,
-        f"refused step POSTs changed the task's steps: {len(before)} listed before, "
+        after == before_steps,
+        f"refused step POSTs changed the task's steps: {len(before_steps)} listed before, "
         f"{len(after)} after ({shown([s.get('status') for s in after])})",
     )
 

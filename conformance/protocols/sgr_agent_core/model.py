@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.http import Response
+from ...check.judgments.echoes import unechoed
+from ...check.judgments.lists import miscounted
 from ...check.listing import Others, judge_listing, known
 from ...check.model import Model, ModelMachine, Session, Streamed
 from ...check.oracle import Window, epoch_problems, zoned_problems
@@ -279,15 +281,8 @@ class SgrModel(ModelMachine):
         if isinstance(item, dict):
             self.judge_state(agent, item, listed, in_list=True)
             for key in ("agent_id", "task_messages"):
-                ok = item.get(key) == state.get(key)
-                self.session.check(
-                    SAME_AGENT,
-                    ok,
-                    ""
-                    if ok
-                    else f"agent {agent.agent_id}: {key} in /agents is {shown(item.get(key))}, its state says "
-                    f"{shown(state.get(key))}",
-                )
+                why = unechoed(item, {key: state.get(key)})  # the list's item reads back its state
+                self.session.check(SAME_AGENT, why is None, f"agent {agent.agent_id}: in /agents, {why} (its state's)")
             before, after = state.get("state"), item.get("state")
             ok = before == after or ORDER.get(str(after), -1) > ORDER.get(str(before), 3)
             self.session.check(
@@ -302,21 +297,15 @@ class SgrModel(ModelMachine):
             )
             if agent.creation_time is None:
                 agent.creation_time = item.get("creation_time")
-            elif item.get("creation_time") != agent.creation_time:
-                problems.append(
-                    f"creation_time is {shown(item.get('creation_time'))}, where an earlier list said "
-                    f"{shown(agent.creation_time)}: it moved between reads"
-                )
+            elif moved := unechoed(item, {"creation_time": agent.creation_time}):
+                problems.append(f"{moved} (an earlier list's): it moved between reads")
             self.session.check(VALUES, not problems, f"agent {agent.agent_id}: " + "; ".join(problems))
 
     def check_list(self, body: dict[str, Any], items: list[Any], listed: Response) -> None:
         ids = [str(a.get("agent_id")) for a in items if isinstance(a, dict)]
         if "total" in body:
-            self.session.check(
-                SAME_AGENT,
-                body["total"] == len(ids),
-                f"GET /agents says total {shown(body['total'])} and lists {len(ids)} agents",
-            )
+            miscount = miscounted("total", body["total"], len(ids), "agents")
+            self.session.check(SAME_AGENT, miscount is None, f"GET /agents: {miscount}")
         agents = self.ledger.agents.values()
         listing = judge_listing(
             ids,
@@ -338,16 +327,8 @@ class SgrModel(ModelMachine):
     def judge_state(self, agent: AgentModel, got: dict[str, Any], answer: Response, in_list: bool = False) -> None:
         """``got``: the agent as ``answer`` showed it (its state, or its item in the list)."""
         state = got.get("state")
-        messages = got.get("task_messages")
-        ok = messages == agent.messages
-        self.session.check(
-            MESSAGES,
-            ok,
-            ""
-            if ok
-            else f"agent {agent.agent_id}: task_messages {shown(messages)} are not the chat's {shown(agent.messages)}",
-            answer,
-        )
+        why = unechoed(got, {"task_messages": agent.messages})  # the chat's messages, as sent
+        self.session.check(MESSAGES, why is None, f"agent {agent.agent_id}: {why} (the chat's)", answer)
         if state not in ORDER or in_list:
             return
         problems = []

@@ -23,13 +23,16 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.http import Response
+from ...check.judgments.echoes import unechoed
+from ...check.judgments.lists import out_of_order
+from ...check.judgments.pages import TokenWalk
 from ...check.listing import Others, judge_listing, known
 from ...check.model import Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
 from ...check.shown import shown
 from ...check.waiting import FIRST_POLL_S, wait_for
 from ...verdicts.requirements import Level, Requirement
-from .requirements import CHAT_START, JOB_RESULT, LEVELS, SESSION, SESSIONS_LIST
+from .requirements import CHAT_START, JOB_RESULT, LEVELS, PAGING, SESSION, SESSIONS_LIST
 
 DOC = "synapse-agent/openapi.yaml"
 PROTOCOL = "synapse-agent"
@@ -136,38 +139,40 @@ def json_body(response: Response, *statuses: int) -> Any:
     return response.json_value() if response.status in statuses else None
 
 
-def walk_sessions(session: Session) -> list[dict[str, Any]] | None:
-    """Every page of the sessions list, in order; None when an answer is not the documented shape."""
-    items: list[dict[str, Any]] = []
-    token: str | None = None
-    for _ in range(MAX_PAGES):
-        body = json_body(session.request("POST", SESSIONS_LIST, json={"nextPageToken": token} if token else {}), 200)
-        if not isinstance(body, dict) or not isinstance(body.get("page", []), list):
-            session.cannot_compare(SESSIONS, "listAgentSessions does not answer the documented shape")
+def walk(session: Session, path: str, listed: bool = True) -> TokenWalk | None:
+    """Every page of a paged list, in order, as ``pages.tokens`` walks it (a token handed out twice,
+    or still one after ``MAX_PAGES`` pages, ends it: ``walk.problems``, ``walk.exhausted``); None
+    when an answer is not a 200 JSON object listing its items (``listed`` False: a page may leave
+    its items out), the documented shape being SYN-SCHEMA-005's subject."""
+    pages = TokenWalk(PAGING, most=MAX_PAGES)
+    while not pages.done:
+        response = session.request("POST", path, json=pages.request())
+        body = json_body(response, 200)
+        items = body.get(PAGING["items"], None if listed else []) if isinstance(body, dict) else None
+        if not isinstance(items, list):
             return None
-        items += [s for s in body.get("page", []) if isinstance(s, dict)]
-        token = body.get("nextPageToken")
-        if not token:
-            return items
-    session.cannot_compare(SESSIONS, f"the sessions list has more than {MAX_PAGES} pages")
+        pages.take(response.seen())
+    return pages
+
+
+def walk_sessions(session: Session) -> list[dict[str, Any]] | None:
+    """Every page of the sessions list, in order; None when an answer is not the documented shape
+    or its tokens do not end (SYN-PAGE-001's subject)."""
+    pages = walk(session, SESSIONS_LIST, listed=False)
+    if pages is None:
+        session.cannot_compare(SESSIONS, "listAgentSessions does not answer the documented shape")
+    elif pages.problems or pages.exhausted:
+        session.cannot_compare(SESSIONS, f"the sessions list's tokens do not end (SYN-PAGE-001): {pages.problems}")
+    else:
+        return pages.items
     return None
 
 
 def walk_history(session: Session, session_id: str) -> list[dict[str, Any]] | None:
     """A session's whole history, every page its nextPageToken leads to, in served order; None
     when an answer is not the documented shape or the tokens do not end (SYN-HIST-*'s subject)."""
-    items: list[dict[str, Any]] = []
-    token: str | None = None
-    for _ in range(MAX_PAGES):
-        path = f"{SESSION}/history/{quote(session_id, safe='')}"
-        body = json_body(session.request("POST", path, json={"nextPageToken": token} if token else {}), 200)
-        if not isinstance(body, dict) or not isinstance(body.get("page"), list):
-            return None
-        items += [i for i in body["page"] if isinstance(i, dict)]
-        token = body.get("nextPageToken")
-        if not token:
-            return items
-    return None
+    pages = walk(session, f"{SESSION}/history/{quote(session_id, safe='')}")
+    return None if pages is None or pages.problems or pages.exhausted else pages.items
 
 
 def prepare(session: Session) -> Ledger:
@@ -332,24 +337,17 @@ class SynapseModel(ModelMachine):
                 continue
             want = {"agentAccessLevel": model.level, "etag": model.etag}.get(key, model.first.get(key))
             if key in model.first or key in got or key in ("agentAccessLevel", "etag"):
-                ok = got.get(key) == want
+                why = unechoed(got, {key: want})  # a read-back: what was written, back the same
                 self.session.check(
                     SAME_SESSION,
-                    ok,
-                    ""
-                    if ok
-                    else f"session {model.session_id} ({where}): {key} is {shown(got.get(key))}, the model "
-                    f"expects {shown(want)} (from its create answer and the updates since)",
+                    why is None,
+                    f"session {model.session_id} ({where}): {why} (the model's, from its create answer and "
+                    "the updates since)",
                 )
         if not etag_may_change and "modifiedOn" in got:
-            ok = got.get("modifiedOn") == model.modified
+            why = unechoed(got, {"modifiedOn": model.modified})
             self.session.check(
-                SAME_SESSION,
-                ok,
-                ""
-                if ok
-                else f"session {model.session_id} ({where}): modifiedOn is {shown(got.get('modifiedOn'))}, the "
-                f"last write answered {shown(model.modified)}",
+                SAME_SESSION, why is None, f"session {model.session_id} ({where}): {why} (the last write's answer)"
             )
 
     def judge_session_times(self, model: SessionModel, got: dict[str, Any], where: str) -> None:
@@ -396,17 +394,8 @@ class SynapseModel(ModelMachine):
             lambda: f"the sessions list ({len(ids)} items over its pages) " + listing.problems("session"),
             answer=page,
         )
-        stamps = [millis(s.get("startedOn")) for s in items]
-        known = [t for t in stamps if t is not None]
-        ok = known == sorted(known, reverse=True)
-        self.session.check(
-            SESSIONS,
-            ok,
-            ""
-            if ok
-            else "the sessions list is not ordered by startedOn descending: "
-            + shown([s.get("startedOn") for s in items][:8]),
-        )
+        why = out_of_order(items, "startedOn", "sessions list")
+        self.session.check(SESSIONS, why is None, str(why))
         for item in items:
             model = self.ledger.sessions.get(str(item.get("sessionId")))
             if model is not None:
@@ -430,10 +419,9 @@ class SynapseModel(ModelMachine):
                 problems.append(f"{where}: the 202 says jobId {shown(body.get('jobId'))}")
             sent = {k: v for k, v in job.request.items() if k != "concreteType"}
             echoed = body.get("requestBody")
-            if isinstance(echoed, dict) and any(echoed.get(k) != v for k, v in sent.items()):
-                problems.append(
-                    f"{where}: the 202's requestBody {shown(echoed)} is not the request sent {shown(job.request)}"
-                )
+            why = unechoed(echoed, sent) if isinstance(echoed, dict) else None
+            if why:
+                problems.append(f"{where}: the 202's requestBody is not the request sent: {why}")
             self.session.check(POLLS, not problems, "; ".join(problems))
             self.judge_job_times(job, body, window)
             return True
@@ -525,13 +513,9 @@ class SynapseModel(ModelMachine):
             problems.append(
                 f"session {model.session_id}: finished chats missing from its history: {shown(sorted(lost)[:3])}"
             )
-        stamps = [millis(i.get("requestTimestamp")) for i in page]
-        known = [t for t in stamps if t is not None]
-        if known != sorted(known, reverse=True):
-            problems.append(
-                f"session {model.session_id}: the history is not newest first: "
-                f"{shown([i.get('requestTimestamp') for i in page][:6])}"
-            )
+        why = out_of_order(page, "requestTimestamp", "history")
+        if why:
+            problems.append(f"session {model.session_id}: {why}")
         lifetime = (
             Window(model.jobs[0].started.start, max((j.finished or j.started).end for j in model.jobs))
             if model.jobs

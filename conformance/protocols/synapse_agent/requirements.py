@@ -17,15 +17,19 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from typing import Any
 from urllib.parse import quote
+
+from specs.documents import protocol
 
 from ...check import edges, hostile
 from ...check.concurrent import AT_ONCE, at_once, expect_distinct, posts
 from ...check.context import Blocked, CheckFailed, Context
 from ...check.http import Response
+from ...check.judgments import lists, pages
+from ...check.judgments.pages import TokenWalk
+from ...check.judgments.pages import listed as pages_listed
 from ...check.shown import shown
 from ...check.signature import Signature, has
 from ...check.waiting import Waited, wait_for
@@ -67,6 +71,8 @@ CHAT_START = "/agent/chat/async/start"
 
 MAX_PAGING_SESSIONS = 120
 """Most sessions the paging check creates while looking for a second page."""
+PAGING = protocol("synapse-agent").paging
+"""How its lists page (``paging`` in its protocol.yaml): the items' member, the token's."""
 MAX_PAGES = 200
 """Most pages any list walk reads: a server whose tokens never end fails instead of hanging."""
 WALKS = 3
@@ -175,36 +181,45 @@ def _finish_job(ctx: Context, job_id: str) -> dict[str, Any]:
 def _history(ctx: Context, session_id: str) -> list[dict[str, Any]]:
     """The whole history of a session, in served order, following nextPageToken."""
     items: list[dict[str, Any]] = []
-    for body in _pages(ctx, f"/agent/session/history/{_seg(session_id)}", "getSessionHistory", owner="SYN-HIST-001"):
-        items.extend(body.get("page") or [])
+    for page in _pages(ctx, f"/agent/session/history/{_seg(session_id)}", "getSessionHistory", owner="SYN-HIST-001"):
+        items.extend(pages_listed(page.body, PAGING["items"]))
     return items
 
 
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a walk: its answer, its body, and the facts ``pages.tokens`` judged it with."""
+
+    response: Response
+    body: dict[str, Any]
+    facts: dict[str, Any]
+
+
 def _pages(
-    ctx: Context, path: str, operation_id: str, auth: str | None = None, owner: str | None = "SYN-PAGE-001"
-) -> Iterator[dict[str, Any]]:
-    """Each page of a paged list, from the first one to the last nextPageToken (bounded). The pages'
-    form is SYN-SCHEMA-003/005's subject; the checks judge what is listed and in which order."""
-    token: str | None = None
-    handed_out: set[str] = set()
-    for _ in range(MAX_PAGES):
-        body = ctx.conforms(
-            ctx.client.post(path, json={"nextPageToken": token} if token else {}, auth=auth),
-            operation_id,
-            200,
-            judge=False,
-        )
-        ctx.expect(isinstance(body, dict), f"{operation_id}: a page is not a JSON object: {shown(body, 200)}")
-        yield body
-        token = body.get("nextPageToken")
-        if not token:
-            return
+    ctx: Context,
+    path: str,
+    operation_id: str,
+    auth: str | None = None,
+    owner: str | None = "SYN-PAGE-001",
+    walk: TokenWalk | None = None,
+) -> Iterator[Page]:
+    """Each page of a paged list, from the first one to the last nextPageToken (at most
+    ``MAX_PAGES``), each judged by ``pages.tokens`` as it comes: a token handed out twice or one
+    still handed out after ``MAX_PAGES`` pages is ``owner``'s failure. Items listed twice are the
+    caller's to judge (``Page.facts``, with ``walk``'s id). The pages' form is SYN-SCHEMA-003/005's
+    subject; the checks judge what is listed and in which order."""
+    walk = walk or TokenWalk(PAGING, most=MAX_PAGES)
+    while not walk.done:
+        response = ctx.client.post(path, json=walk.request(), auth=auth)
+        body = ctx.conforms(response, operation_id, 200, judge=False)
+        ctx.expect(isinstance(body, dict), f"{operation_id}: a page is not a JSON object: {shown(body, 200)}", response)
+        facts = walk.facts()
+        walk.take(response.seen())
+        yield Page(response, body, facts)
         with ctx.setup(owner):  # the tokens are the paging requirement's subject
-            if token in handed_out:
-                ctx.fail(f"{operation_id}: nextPageToken {shown(token)} was handed out twice, so paging never ends")
-        handed_out.add(token)
-    with ctx.setup(owner):
-        ctx.fail(f"{operation_id}: still a nextPageToken after {MAX_PAGES} pages")
+            ctx.judge(pages.TOKENS, response, f"{operation_id}:", **{**facts, "id": None})
+            if walk.exhausted:
+                ctx.fail(f"{operation_id}: still a nextPageToken after {MAX_PAGES} pages", response)
 
 
 def _sessions(
@@ -215,8 +230,8 @@ def _sessions(
 ) -> list[dict[str, Any]]:
     """The caller's sessions in served order, to the end of the list or until ``stop`` says so."""
     sessions: list[dict[str, Any]] = []
-    for body in _pages(ctx, SESSIONS_LIST, "listAgentSessions", auth, owner):
-        sessions.extend(body.get("page") or [])
+    for page in _pages(ctx, SESSIONS_LIST, "listAgentSessions", auth, owner):
+        sessions.extend(pages_listed(page.body, PAGING["items"]))
         if stop is not None and stop(sessions):
             break
     return sessions
@@ -303,13 +318,6 @@ def _each(ctx: Context, cases: list[tuple[str, Callable[[], None]]]) -> None:
     for label, case in cases:
         with ctx.part(label):
             case()
-
-
-def _timestamp(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
 
 
 # -- sessions ----------------------------------------------------------------------------------
@@ -416,11 +424,15 @@ def sessions_paging(ctx: Context) -> None:
     wanted = set(created)
     previous: list[str] | None = None
     for _ in range(WALKS):
-        listed = _sessions(ctx, stop=lambda sessions: wanted <= {s.get("sessionId") for s in sessions}, owner=None)
-        ids = [str(s.get("sessionId")) for s in listed]
-        repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
+        walk = TokenWalk(PAGING, id="sessionId", most=MAX_PAGES)
+        walked: list[Page] = []
+        for page in _pages(ctx, SESSIONS_LIST, "listAgentSessions", owner=None, walk=walk):
+            walked.append(page)
+            if wanted <= {s.get("sessionId") for s in walk.items}:
+                break
+        ids = [str(s.get("sessionId")) for s in walk.items]
         missing = [i for i in created if i not in set(ids)]
-        if not (repeated or missing) or ids == previous:
+        if not (len(set(ids)) < len(ids) or missing) or ids == previous:
             break  # whole, or the same list twice: its paging, not a list changing under the walk
         # Sessions others created (or deleted) between two pages shift a page of a token counted
         # from the newest, as upstream's is: walk again, and judge a list that held still.
@@ -429,8 +441,13 @@ def sessions_paging(ctx: Context) -> None:
         ctx.not_verified(
             f"listAgentSessions: the list changed while each of {WALKS} walks read it (others write to it)"
         )
-    ctx.expect(not repeated, f"sessions listed more than once across pages: {repeated[:10]}")
-    ctx.expect(not missing, f"{len(missing)} of the {len(created)} new sessions never listed: {missing[:10]}")
+    for page in walked:  # the first page that lists a session again shows it
+        ctx.judge(pages.TOKENS, page.response, "listAgentSessions:", **page.facts)
+    ctx.expect(
+        not missing,
+        f"{len(missing)} of the {len(created)} new sessions never listed: {missing[:10]}",
+        [page.response for page in walked],
+    )
 
 
 @registry.requirement(
@@ -444,13 +461,20 @@ def sessions_newest_first(ctx: Context) -> None:
     for _ in range(3):
         created.append(_session(ctx)["sessionId"])
         time.sleep(0.01)  # distinct startedOn milliseconds: ties may be served in any order
-    listed = _sessions(ctx, stop=lambda sessions: len(sessions) >= len(created))
+    walked: list[Page] = []
+    listed: list[dict[str, Any]] = []
+    for page in _pages(ctx, SESSIONS_LIST, "listAgentSessions"):
+        walked.append(page)
+        listed.extend(pages_listed(page.body, PAGING["items"]))
+        if len(listed) >= len(created):
+            break
     newest = list(reversed(created))
     served = [s.get("sessionId") for s in listed[: len(newest)]]
-    ctx.expect_equal(served, newest, "the first sessions listed (the three just created)")
-    stamps = [_timestamp(s.get("startedOn")) for s in listed]
-    known = [t for t in stamps if t is not None]
-    ctx.expect(known == sorted(known, reverse=True), "startedOn does not descend along the list")
+    ctx.expect_equal(served, newest, "the first sessions listed (the three just created)", walked[0].response)
+    for page in walked:  # each page, then where one page meets the next
+        ctx.judge(lists.NEWEST_FIRST, page.response, "listAgentSessions:", items=PAGING["items"], by="startedOn")
+    why = lists.out_of_order(listed, "startedOn", "sessions list")
+    ctx.expect(why is None, f"across its pages, {why}", [page.response for page in walked])
 
 
 # -- history -----------------------------------------------------------------------------------
@@ -591,9 +615,8 @@ def history_newest_first(ctx: Context) -> None:
     with ctx.setup("SYN-HIST-001"):
         ctx.expect(len(present) == len(texts), f"the history holds {got}, not the two chats {texts}")
     ctx.expect_equal(present, list(reversed(texts)), "requestText order")
-    stamps = [_timestamp(i.get("requestTimestamp")) for i in ours]
-    known = [t for t in stamps if t is not None]
-    ctx.expect(known == sorted(known, reverse=True), "requestTimestamp does not descend along the history")
+    why = lists.out_of_order(ours, "requestTimestamp", "history")
+    ctx.expect(why is None, str(why))
 
 
 # -- chat jobs ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from conformance.check.judgments import JUDGMENTS, Seen, UnknownJudgment, judge, renamed
 from conformance.check.judgments.echoes import MEMBERS
 from conformance.check.judgments.errors import SHAPE
-from conformance.check.judgments.lists import HOLDS
+from conformance.check.judgments.lists import HOLDS, KEPT, NEWEST_FIRST, miscounted
 from conformance.check.judgments.pages import BEYOND, NUMBERS
 from conformance.check.script import script
 from conformance.cli.commands import main
@@ -149,3 +149,39 @@ def test_a_list_holds_what_was_made_as_made_counts_itself_and_leaves_out_what_wa
     assert judge(HOLDS, agents({"agent_id": "a1", "task_messages": ["hi"]}, {"agent_id": "a2"}), made) == [
         "a2 is still listed"
     ]
+
+
+def test_a_count_refused_writes_left_as_it_was_holds_and_one_they_grew_fails() -> None:
+    facts = {"count": ["pagination", "total_items"], "before": 6, "refused": "the refused bodies"}
+    assert judge(KEPT, page(6, 6, 1, 1, 1), facts) == []  # the control: nothing made
+    # ap-create-accepts-invalid: each invalid create made a task
+    assert judge(KEPT, page(13, 13, 1, 1, 1), facts) == [
+        "pagination.total_items is 13 after the refused bodies, 6 before"
+    ]
+    no_count = Seen("GET", "http://h/ap/v1/agent/tasks", 200, {}, b"{}")
+    assert judge(KEPT, no_count, facts) == ["pagination.total_items is null after the refused bodies, 6 before"]
+
+
+def sessions(*stamps: str) -> Seen:
+    body = {"page": [{"sessionId": f"s{n}", "startedOn": stamp} for n, stamp in enumerate(stamps)]}
+    return Seen("POST", "http://h/repo/v1/agent/sessions/list", 200, {}, json.dumps(body).encode())
+
+
+def test_a_list_newest_first_holds_and_one_oldest_first_fails() -> None:
+    facts = {"items": "page", "by": "startedOn"}
+    newest = ("2026-12-05T10:00:02.000Z", "2026-12-05T10:00:01.000Z", "2026-12-05T10:00:01.000Z")
+    assert judge(NEWEST_FIRST, sessions(*newest), facts) == []  # the control, a tie included
+    assert judge(NEWEST_FIRST, sessions("2026-12-05T09:00:02-01:00", "2026-12-05T10:00:01Z"), facts) == []  # instants
+    # syn-list-oldest-first
+    assert judge(NEWEST_FIRST, sessions(*reversed(newest)), facts) == [
+        'startedOn does not descend along the page: "2026-12-05T10:00:01.000Z" is listed before '
+        '"2026-12-05T10:00:02.000Z"'
+    ]
+    assert judge(NEWEST_FIRST, sessions("not a time", newest[0]), facts) == []  # a value no instant: the schema's
+    assert judge(NEWEST_FIRST, Seen("POST", "http://h/x", 200, {}, b"[]"), facts)[0].startswith("the answer is not")
+
+
+def test_a_count_that_counts_its_items_holds() -> None:
+    assert miscounted("total", 3, 3, "agents") is None
+    # sgr-total-counts-deleted
+    assert miscounted("total", 4, 3, "agents") == "total 4 does not count the 3 agents listed"
