@@ -364,11 +364,7 @@ class Context:
 
     # the document -------------------------------------------------------------------------
     def response_spec(self, operation_id: str, status: int) -> Mapping[str, Any] | None:
-        responses = self.spec.operation(operation_id).definition.get("responses", {})
-        for key in (str(status), f"{str(status)[0]}XX", "default"):
-            if key in responses:
-                return self.spec.resolve(responses[key])  # type: ignore[no-any-return]
-        return None
+        return self.spec.response(operation_id, status)
 
     def validate(self, schema: Mapping[str, Any], instance: Any, what: str, shown_by: Shown = None) -> None:
         if self.in_setup:

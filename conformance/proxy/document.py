@@ -223,11 +223,7 @@ class DocumentJudge:
         key = (op.operation_id, status)
         compiled = self._answers.get(key)
         if compiled is None:
-            responses = op.definition.get("responses", {})
-            found = next(
-                (responses[k] for k in (str(status), f"{str(status)[0]}XX", "default") if k in responses), None
-            )
-            spec = self.spec.resolve(found) if found is not None else None
+            spec = self.spec.response(op, status)
             headers = (
                 tuple(
                     (name.lower(), bool(h.get("required")), self.spec.resolve(h.get("schema") or {}))

@@ -10,7 +10,7 @@ from ...check.passive import Checks, StreamState, Verdict
 from ...check.shown import shown
 from ...check.streams import Frame
 from ...check.traffic import Observed
-from .requirements import ANSWER, STREAM_MEDIA_TYPES, frame_problem, intermediate, is_status, nameless
+from .requirements import ANSWER, STREAM_MEDIA_TYPES, frame_problem, functionless, intermediate, is_status, nameless
 
 CHAT = "AgentService_StreamingChat"
 
@@ -43,11 +43,8 @@ class Passive(Checks):
             )
         elif op == "AgentService_Function":
             problems = self.violations_of("FunctionResponse", body)
-            v.check(
-                "NS-FUNC-001",
-                isinstance(body.get("function"), dict) and not problems,
-                f"the answer is no FunctionResponse carrying a `function` object: {problems or str(body)[:160]}",
-            )
+            why = "; ".join(map(str, problems)) if problems else functionless(body)
+            v.check("NS-FUNC-001", why is None, f"the answer is no FunctionResponse: {why}")
 
     def on_stream_start(self, ex: Observed, v: Verdict, stream: StreamState) -> None:
         v.check(

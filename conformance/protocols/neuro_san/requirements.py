@@ -329,10 +329,17 @@ def nameless(body: dict[str, Any]) -> list[int]:
 def function(ctx: Context) -> None:
     name = agent(ctx)
     body = ctx.conforms(ctx.client.get(f"/api/v1/{name}/function"), "AgentService_Function", 200)
-    ctx.expect(
-        isinstance(body, dict) and isinstance(body.get("function"), dict),
-        f"the FunctionResponse carries no `function` object: {shown(body)}",
-    )
+    why = functionless(body)
+    ctx.expect(why is None, why or "")
+
+
+def functionless(body: Any) -> str | None:
+    """How a FunctionResponse that holds its schema still fails NS-FUNC-001 (the document leaves
+    ``function`` optional; the requirement asks for the object), or None: the run and the proxy's
+    judge decide by it."""
+    if isinstance(body, dict) and isinstance(body.get("function"), dict):
+        return None
+    return f"the FunctionResponse carries no `function` object: {shown(body)}"
 
 
 @registry.requirement(
