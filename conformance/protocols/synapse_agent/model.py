@@ -24,7 +24,7 @@ from hypothesis.stateful import Bundle, initialize, rule
 
 from ...check.http import Response
 from ...check.listing import Others, judge_listing, known
-from ...check.model import Model, ModelMachine, Session
+from ...check.model import SUPPORT, Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
 from ...check.shown import shown
 from ...check.waiting import FIRST_POLL_S, wait_for
@@ -42,6 +42,9 @@ SESSIONS = "SYN-MODEL-002"
 VALUES = "SYN-MODEL-003"
 POLLS = "SYN-MODEL-004"
 HISTORY = "SYN-MODEL-005"
+
+LISTED, ORDERED = "each session listed once", "the order by startedOn"
+"""SYN-MODEL-002's facts."""
 
 REQUIREMENTS = (
     Requirement(
@@ -149,7 +152,8 @@ def walk_sessions(session: Session) -> list[dict[str, Any]] | None:
         token = body.get("nextPageToken")
         if not token:
             return items
-    session.cannot_compare(SESSIONS, f"the sessions list has more than {MAX_PAGES} pages")
+    # its nextPageToken never ends: SYN-PAGE-001's subject (a token naming the page just served)
+    session.cannot_compare(SESSIONS, f"the sessions list has more than {MAX_PAGES} pages", by="SYN-PAGE-001")
     return None
 
 
@@ -249,13 +253,16 @@ class SynapseModel(ModelMachine):
         body = json_body(response, 201, 200)
         session_id = body.get("sessionId") if isinstance(body, dict) else None
         if not isinstance(session_id, str) or not session_id:
-            self.session.cannot_compare(SAME_SESSION, "createAgentSession answers no sessionId (SYN-SESS-001)")
+            # every requirement of the model follows the run's sessions: without an id there is none
+            why = "createAgentSession answers no sessionId (SYN-SESS-001)"
+            self.session.cannot_compare((r.id for r in REQUIREMENTS), why, by="SYN-SESS-001")
             return ""
         window = self.session.window()
         self.session.check(
             SESSIONS,
             session_id not in self.ledger.sessions and session_id not in self.ledger.before,
             f"createAgentSession answered sessionId {shown(session_id)}, a session that already exists",
+            fact=SUPPORT,
         )
         model = SessionModel(session_id, dict(body), level, body.get("etag"), body.get("modifiedOn"), window)
         self.ledger.sessions[session_id] = model
@@ -395,6 +402,8 @@ class SynapseModel(ModelMachine):
             listing.ok,
             lambda: f"the sessions list ({len(ids)} items over its pages) " + listing.problems("session"),
             answer=page,
+            fact=LISTED,
+            over=len(self.ledger.sessions),  # the sessions held before alone are not the run's to judge
         )
         stamps = [millis(s.get("startedOn")) for s in items]
         known = [t for t in stamps if t is not None]
@@ -406,6 +415,8 @@ class SynapseModel(ModelMachine):
             if ok
             else "the sessions list is not ordered by startedOn descending: "
             + shown([s.get("startedOn") for s in items][:8]),
+            fact=ORDERED,
+            over=len(known) - 1,  # one session is in every order
         )
         for item in items:
             model = self.ledger.sessions.get(str(item.get("sessionId")))
@@ -588,5 +599,6 @@ MODEL = Model(
     steps=8,
     calls_per_step=10,
     requirements=REQUIREMENTS,
+    facts={SESSIONS: (LISTED, ORDERED)},
     targeted=(two_sessions, more_sessions_than_a_page),
 )

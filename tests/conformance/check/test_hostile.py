@@ -48,3 +48,18 @@ def test_a_lone_surrogate_is_sent_as_an_escape() -> None:
 )
 def test_the_operations_that_take_json_are_read_from_the_document(protocol: str, operations: set[str]) -> None:
     assert hostile.json_body_operations(load(protocol)) == operations
+
+
+def test_a_hostile_file_name_is_sent_as_the_bytes_a_lenient_form_encoder_writes() -> None:
+    """No encoder writes a lone surrogate into a multipart header, and JSON's escapes do not reach
+    one: the name goes as the three bytes a lenient encoder writes for it (not UTF-8), its '"', CR
+    and LF escaped as HTML5's form encoding does, so it cannot end the header."""
+    body, content_type = hostile.multipart(
+        [("relative_path", None, hostile.form_text("in\udfff")), ("file", 'a"b\r\n\ud800.txt', b"data")]
+    )
+    boundary = content_type.split("boundary=")[1]
+    assert content_type.startswith("multipart/form-data; ")
+    assert b'filename="a%22b%0D%0A\xed\xa0\x80.txt"' in body
+    assert b"\r\n\r\nin\xed\xbf\xbf\r\n" in body and body.endswith(f"--{boundary}--\r\n".encode())
+    with pytest.raises(UnicodeDecodeError):
+        body.decode("utf-8")
