@@ -42,6 +42,7 @@ LONE_SURROGATES: tuple[tuple[str, str], ...] = (
 something it can write back (U+FFFD in their place); one that stores them as they came may fail
 every later answer that holds them."""
 
+
 def lone_surrogate(text: str) -> bool:
     """Whether ``text`` holds a lone surrogate (``LONE_SURROGATES``' kind: what no UTF-8 text holds)."""
     return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
