@@ -147,6 +147,8 @@ class Session:
         self.found: dict[str, Found] = {}
         self.unverifiable: dict[str, Unjudged] = {}
         """Requirement id -> why a comparison could not be made (another requirement's subject)."""
+        self.prevented: dict[str, dict[str, Unjudged]] = {}
+        """Requirement id -> fact ("" for all of them) -> why a comparison of it could not be made."""
         self.calls: list[Call] = []
         self.history: list[Call] = []
         self.examples = 0
@@ -275,12 +277,14 @@ class Session:
             raise Unshrunk(rid, text)
         raise Violation(rid, text)
 
-    def cannot_compare(self, rid: str | Iterable[str], why: str, by: str = "") -> None:
+    def cannot_compare(self, rid: str | Iterable[str], why: str, by: str = "", fact: str = "") -> None:
         """A comparison another requirement's failure prevents (``by``, when the model knows which):
-        noted, never counted as passed; a requirement that judged none of its facts is then blocked
-        by ``by``. ``rid``: one requirement, or every one the missing observation feeds."""
+        noted, never counted as passed; a requirement that judged none of its facts, or never one
+        that this prevented (``fact``, empty for all of them), is then blocked by ``by``. ``rid``:
+        one requirement, or every one the missing observation feeds."""
         for one in (rid,) if isinstance(rid, str) else rid:
             self.unverifiable.setdefault(one, Unjudged(why, by))
+            self.prevented.setdefault(one, {}).setdefault(fact, Unjudged(why, by))
 
     def unjudged(self, rid: str) -> list[str]:
         """The facts of ``rid`` no comparison has judged yet."""

@@ -89,6 +89,10 @@ class ModelTally:
     on these, never on a count of comparisons that judged no item of the run."""
     facts: dict[str, list[str]] = field(default_factory=dict)
     """Requirement id -> the facts its statement holds (``Model.facts``), where it names several."""
+    prevented: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    """Requirement id -> fact ("" for every one) -> why a comparison of it could not be made and the
+    requirement whose failure removed it: a fact never judged that this names keeps the
+    requirement from passing."""
     runs: int = 0
     sequences: int = 0
     requests: int = 0
@@ -116,6 +120,7 @@ class ModelTally:
             "unverifiable": self.unverifiable,
             "judged": self.judged,
             "facts": self.facts,
+            "prevented": self.prevented,
             "runs": self.runs,
             "sequences": self.sequences,
             "requests": self.requests,
@@ -147,6 +152,9 @@ class ModelTally:
             held += [f for f in facts if f not in held]
         for rid, facts in data.get("facts", {}).items():
             self.facts.setdefault(rid, list(facts))
+        for rid, reasons in data.get("prevented", {}).items():
+            for fact, why in reasons.items():
+                self.prevented.setdefault(rid, {}).setdefault(fact, why)
         self.runs += data["runs"]
         self.sequences += data["sequences"]
         self.requests += data["requests"]
@@ -310,6 +318,10 @@ def _run_range(
     part.compared = {rid: n - compared_before.get(rid, 0) for rid, n in session.compared.items()}
     part.unverifiable = {rid: {"why": u.why, "by": u.by} for rid, u in session.unverifiable.items()}
     part.judged = {rid: sorted(facts) for rid, facts in session.judged.items()}
+    part.prevented = {
+        rid: {fact: {"why": u.why, "by": u.by} for fact, u in reasons.items()}
+        for rid, reasons in session.prevented.items()
+    }
     base_url = session.client.base_url
     for rid, found in session.found.items():
         evidence = [found.calls[n].exchange for n in shown(found.calls)]
@@ -397,6 +409,8 @@ def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> li
             results.append(RequirementResult(req, Status.ERROR, message, [], seconds, compared))
         elif not tally.judged.get(req.id):
             results.append(_unjudged(req, tally, seconds))
+        elif (removed := _removed(req, tally, seconds)) is not None:
+            results.append(removed)
         else:
             results.append(_passed(req, tally, seconds))
     return results
@@ -416,6 +430,27 @@ def _unjudged(req: Requirement, tally: ModelTally, seconds: float) -> Requiremen
         message = f"blocked by {by}: {why}{held}"
         return RequirementResult(req, Status.BLOCKED, message, [], seconds, compared, blocked_by=by)
     return RequirementResult(req, Status.NOT_VERIFIED, f"not verified: {why}{held}", [], seconds, compared)
+
+
+def _removed(req: Requirement, tally: ModelTally, seconds: float) -> RequirementResult | None:
+    """A requirement some of whose facts were judged and held, and another never judged because a
+    comparison of it was prevented (another requirement's failure removed what it needed): not
+    passed, as a scenario check that could not see one of its items; blocked by the requirement
+    that removed it, else not verified. None when every fact was judged, or the ones left were
+    only never reached (the draws: the message of a pass names them)."""
+    reasons = tally.prevented.get(req.id, {})
+    missing = [f for f in tally.facts.get(req.id, []) if f not in tally.judged.get(req.id, [])]
+    stopped = [(f, why) for f in missing if (why := reasons.get(f) or reasons.get("")) is not None]
+    if not stopped:
+        return None
+    fact, why = stopped[0]
+    compared = tally.compared.get(req.id, 0)
+    held = f" ({compared} comparisons of {', '.join(tally.judged[req.id])} held)"
+    by = why.get("by", "")
+    text = f"{fact} was never judged: {why['why']}{held}"
+    if by:
+        return RequirementResult(req, Status.BLOCKED, f"blocked by {by}: {text}", [], seconds, compared, blocked_by=by)
+    return RequirementResult(req, Status.NOT_VERIFIED, f"not verified: {text}", [], seconds, compared)
 
 
 def _passed(req: Requirement, tally: ModelTally, seconds: float) -> RequirementResult:

@@ -49,6 +49,8 @@ STEP_STATUS = "AP-MODEL-005"
 
 TASK_LIST, STEP_LIST, ARTIFACT_LIST = "the task list", "a step list", "an artifact list"
 """AP-MODEL-003's facts: each list holds what the run made in it."""
+WALKED = {"tasks": TASK_LIST, "steps": STEP_LIST, "artifacts": ARTIFACT_LIST}
+"""The fact of AP-MODEL-003 a list walk (by its items' key) judges."""
 
 REQUIREMENTS = (
     Requirement(
@@ -214,12 +216,14 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
     size = max(size, math.ceil(expected / MAX_PAGES))  # a bigger run widens the pages, never cuts the walk
     first = read_json(session, path, key, current_page=1, page_size=size)
     if first is None:
-        session.cannot_compare(LISTS, f"GET {path} does not answer the documented list shape")
+        session.cannot_compare(LISTS, f"GET {path} does not answer the documented list shape", fact=WALKED[key])
         return None
     total = first["pagination"].get("total_items")
     count = max(total if isinstance(total, int) else 0, expected)
     if len(first[key]) < count and not _as_asked(first, 1, size):  # more to read, by pages it does not keep
-        session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+        session.cannot_compare(
+            LISTS, f"GET {path} answers another page than the current_page and page_size asked", fact=WALKED[key]
+        )
         return None
     if math.ceil(count / size) > MAX_PAGES and count <= MAX_PAGES * MAX_ITEMS_PER_PAGE:
         return walk(session, path, key, math.ceil(count / MAX_PAGES), count)
@@ -229,7 +233,9 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
         if page is None:
             return None
         if not _as_asked(page, number, size):
-            session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+            session.cannot_compare(
+                LISTS, f"GET {path} answers another page than the current_page and page_size asked", fact=WALKED[key]
+            )
             return None
         items += page[key]
     return items, total if isinstance(total, int) else -1

@@ -45,6 +45,8 @@ HISTORY = "SYN-MODEL-005"
 
 LISTED, ORDERED = "each session listed once", "the order by startedOn"
 """SYN-MODEL-002's facts."""
+ROUTES, UPDATES = "the same session on every route", "a new etag and modifiedOn with each update"
+"""SYN-MODEL-001's facts."""
 
 REQUIREMENTS = (
     Requirement(
@@ -275,7 +277,10 @@ class SynapseModel(ModelMachine):
         body = json_body(
             self.session.request("PUT", path, json={"sessionId": model.session_id, "agentAccessLevel": level}), 200
         )
-        if isinstance(body, dict):
+        if not isinstance(body, dict):  # the update's own answer is SYN-SESS-002's subject
+            why = f"updateAgentSession answered {self.session.calls[-1].exchange.status} (SYN-SESS-002)"
+            self.session.cannot_compare(SAME_SESSION, why, by="SYN-SESS-002", fact=UPDATES)
+        else:
             window = self.session.window()
             old_etag, old_modified = model.etag, model.modified
             model.level, model.updated = level, window
@@ -285,11 +290,13 @@ class SynapseModel(ModelMachine):
                 body.get("etag") != old_etag,
                 f"session {model.session_id}: the update answer's etag {shown(body.get('etag'))} is the "
                 "one it had before the update",
+                fact=UPDATES,
             )
             self.session.check(
                 SAME_SESSION,
                 body.get("modifiedOn") != old_modified or old_modified is None,
                 f"session {model.session_id}: modifiedOn {shown(body.get('modifiedOn'))} did not move with the update",
+                fact=UPDATES,
             )
             model.etag, model.modified = body.get("etag"), body.get("modifiedOn")
             self.judge_session_times(model, body, "its update answer")
@@ -347,6 +354,7 @@ class SynapseModel(ModelMachine):
                     if ok
                     else f"session {model.session_id} ({where}): {key} is {shown(got.get(key))}, the model "
                     f"expects {shown(want)} (from its create answer and the updates since)",
+                    fact=ROUTES,
                 )
         if not etag_may_change and "modifiedOn" in got:
             ok = got.get("modifiedOn") == model.modified
@@ -357,6 +365,7 @@ class SynapseModel(ModelMachine):
                 if ok
                 else f"session {model.session_id} ({where}): modifiedOn is {shown(got.get('modifiedOn'))}, the "
                 f"last write answered {shown(model.modified)}",
+                fact=ROUTES,
             )
 
     def judge_session_times(self, model: SessionModel, got: dict[str, Any], where: str) -> None:
@@ -599,6 +608,6 @@ MODEL = Model(
     steps=8,
     calls_per_step=10,
     requirements=REQUIREMENTS,
-    facts={SESSIONS: (LISTED, ORDERED)},
+    facts={SAME_SESSION: (ROUTES, UPDATES), SESSIONS: (LISTED, ORDERED)},
     targeted=(two_sessions, more_sessions_than_a_page),
 )

@@ -133,6 +133,20 @@ def test_a_model_requirement_whose_items_another_fault_removed_is_blocked_by_it(
     assert lists.status is Status.BLOCKED and lists.blocked_by == "AP-TASK-001", lists.message
 
 
+@pytest.mark.slow  # Synapse's chat jobs: seconds
+def test_a_model_fact_another_fault_removed_keeps_its_requirement_from_passing() -> None:
+    """The bench's instance: beside syn-session-read-lag an update of a session just created
+    answers 404, so SYN-MODEL-001's update fact (a new etag each update), which syn-etag-unchanged
+    breaks, is never judged though every read of the session held: blocked by SYN-SESS-002, no
+    longer passed on the facts it could judge."""
+    parts = [FAULTS[n] for n in ("syn-etag-unchanged", "syn-list-shows-others", "syn-session-read-lag")]
+    result = run_combination(parts)
+    outcome = judge(parts, result, ALONE, 0.0)
+    assert outcome.composed, outcome.problems
+    [same] = [r for r in result.results if r.requirement.id == "SYN-MODEL-001"]
+    assert same.status is Status.BLOCKED and same.blocked_by == "SYN-SESS-002", same.message
+
+
 @pytest.mark.slow  # the whole protocol against two faults: every model requirement runs
 def test_a_model_requirement_passes_on_facts_it_judged_and_is_blocked_where_none_was_observed() -> None:
     """Issue 34's second instance: a sessions list whose nextPageToken names the page just served

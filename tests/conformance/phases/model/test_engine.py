@@ -288,3 +288,21 @@ def test_a_tally_from_before_facts_were_judged_still_decides_by_its_comparisons(
     verdicts = {r.requirement.id: r for r in model_verdicts([LIST, ECHO], tally)}
     assert verdicts[LIST.id].status is Status.PASSED
     assert verdicts[ECHO.id].status is Status.NOT_VERIFIED and "no echo was read" in verdicts[ECHO.id].message
+
+
+def test_a_fact_another_requirements_failure_removed_keeps_its_requirement_from_passing() -> None:
+    """Issue 34 (syn-etag-unchanged beside syn-session-read-lag): every read held, but no update
+    was ever answered, so the update's fact was never judged. A fact prevented so blocks the
+    requirement by its owner; one the draws only never reached leaves a pass that names it."""
+    tally = ModelTally.empty([LIST.id])
+    tally.compared[LIST.id], tally.judged[LIST.id] = 12, [HELD]
+    tally.facts = {LIST.id: [HELD, COUNTED]}
+    unreached = {r.requirement.id: r for r in model_verdicts([LIST], tally)}[LIST.id]
+    assert unreached.status is Status.PASSED and f"not judged: {COUNTED}" in unreached.message
+    tally.prevented = {LIST.id: {COUNTED: {"why": "the count answered 404 (TOY-CREATE-001)", "by": CREATE}}}
+    removed = {r.requirement.id: r for r in model_verdicts([LIST], tally)}[LIST.id]
+    assert removed.status is Status.BLOCKED and removed.blocked_by == CREATE, removed.message
+    assert removed.message == (
+        f"blocked by {CREATE}: {COUNTED} was never judged: the count answered 404 (TOY-CREATE-001) "
+        f"(12 comparisons of {HELD} held)"
+    )
