@@ -26,6 +26,9 @@ from .hooks import EXCHANGE
 from .hostile import REFUSES, Hostile, Surrogates, replaced
 from .jsonio import loads_fast
 
+_DECODING = {Surrogates.REFUSED: "strict", Surrogates.KEPT: "surrogateescape", Surrogates.REPLACED: "replace"}
+"""How a multipart text field's bytes are decoded, by the hostile faults' way with lone surrogates."""
+
 
 @dataclass(slots=True)
 class UploadedFile:
@@ -321,7 +324,7 @@ class OperationValidator:
         if validator is None:
             media_type = request.content_type
             if media_type == "multipart/form-data" and media_type in self.media:
-                return await self._multipart(request)
+                return await self._multipart(request, hostile.surrogates)
             validator = self.media.get(media_type)
             if validator is None:
                 if media_type == "application/octet-stream" and not request.headers.get("Content-Type"):
@@ -374,17 +377,22 @@ class OperationValidator:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def _multipart(self, request: web.Request) -> dict[str, Any]:
+    async def _multipart(self, request: web.Request, surrogates: Surrogates = Surrogates.REFUSED) -> dict[str, Any]:
         exchange = request.get(EXCHANGE)
         whole = exchange is not None and exchange.entry is not None and exchange.entry.request_body.limit is None
         content: Any = _Tee(request.content) if whole else request.content
         try:
-            return await self._form(request, content)
+            return await self._form(request, content, surrogates)
         finally:
             if isinstance(content, _Tee) and exchange is not None:
                 exchange.read(bytes(content.seen))
 
-    async def _form(self, request: web.Request, content: Any) -> dict[str, Any]:
+    async def _form(
+        self, request: web.Request, content: Any, surrogates: Surrogates = Surrogates.REFUSED
+    ) -> dict[str, Any]:
+        """The parts of a multipart body. A file name or text field that is not UTF-8 is refused
+        (4xx) as the mock does; the hostile faults (``surrogates``) keep its bytes as lone
+        surrogates (``surrogateescape``, as aiohttp reads part headers) or replace them by U+FFFD."""
         try:
             reader = _FormReader(request.headers, content)
         except (ValueError, AssertionError, HttpProcessingError) as exc:
@@ -411,10 +419,11 @@ class OperationValidator:
             data = b"".join(chunks)
             if part.filename is not None:
                 ctype = part.headers.get("Content-Type", "application/octet-stream")
-                form[part.name] = UploadedFile(part.filename, ctype, data)
+                filename = replaced(part.filename) if surrogates is Surrogates.REPLACED else part.filename
+                form[part.name] = UploadedFile(filename, ctype, data)
             else:
                 try:
-                    form[part.name] = data.decode("utf-8")
+                    form[part.name] = data.decode("utf-8", _DECODING[surrogates])
                 except UnicodeDecodeError:
                     raise self._invalid(
                         [_violation(["body", part.name], "not valid UTF-8", "string_unicode", None)]

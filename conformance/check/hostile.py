@@ -1,10 +1,12 @@
 """Hostile inputs, one mechanism for every protocol: JSON bodies that are not objects, sent to
 every operation whose document takes a JSON object; hostile text (lone surrogates, and a seeded
-draw from a maintained corpus) in the free text a protocol's run sends. Each protocol names its
+draw from a maintained corpus) in the free text a protocol's run sends, multipart file names and
+text fields included (``multipart``). Each protocol names its
 operations and what they could change; the rules, what is sent and how it is judged, are here.
 
 Sent as bytes, never through an encoder: a lone surrogate (``"\\ud800"``) is valid JSON only as an
-escape and no UTF-8 encoder writes it, so the body is ``json.dumps`` with ASCII escapes.
+escape and no UTF-8 encoder writes it, so the body is ``json.dumps`` with ASCII escapes; in a
+multipart file name, where JSON's escapes do not reach, it is the bytes a lenient encoder writes.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ LONE_SURROGATES: tuple[tuple[str, str], ...] = (
 something it can write back (U+FFFD in their place); one that stores them as they came may fail
 every later answer that holds them."""
 
+
+def lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (``LONE_SURROGATES``' kind: what no UTF-8 text holds)."""
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
 CORPUS_DRAWS = 6
 """Strings drawn each run from the maintained corpus, beside the lone surrogates."""
 
@@ -71,6 +79,34 @@ def texts(seed: int, draws: int = CORPUS_DRAWS) -> tuple[tuple[str, str], ...]:
 def json_bytes(value: Any) -> bytes:
     """``value`` as JSON with every non-ASCII character escaped: lone surrogates included."""
     return json.dumps(value, ensure_ascii=True).encode("ascii")
+
+
+def form_text(value: str, *, header: bool = False) -> bytes:
+    """Text as a form encoder writes it into multipart: UTF-8, a lone surrogate as the three bytes a
+    lenient encoder writes for it (``surrogatepass``: not UTF-8, so a server must refuse the name or
+    decode it with a replacement); in a header parameter (``header``), '"', CR and LF as HTML5's
+    form encoding escapes them, so the text cannot end the header."""
+    if header:
+        value = value.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+    return value.encode("utf-8", "surrogatepass")
+
+
+MULTIPART_BOUNDARY = "conformance-hostile-7d3f0c9a51e2"
+
+
+def multipart(parts: Sequence[tuple[str, str | None, bytes]]) -> tuple[bytes, str]:
+    """A multipart/form-data body of ``parts`` (field name, file name or None for a text field,
+    content), built by hand: an encoder refuses a file name it cannot write as UTF-8, which is the
+    point here. Returns the body and its Content-Type."""
+    out = bytearray()
+    for name, file_name, content in parts:
+        out += f"--{MULTIPART_BOUNDARY}\r\n".encode()
+        out += b'Content-Disposition: form-data; name="' + form_text(name, header=True) + b'"'
+        if file_name is not None:
+            out += b'; filename="' + form_text(file_name, header=True) + b'"\r\nContent-Type: application/octet-stream'
+        out += b"\r\n\r\n" + content + b"\r\n"
+    out += f"--{MULTIPART_BOUNDARY}--\r\n".encode()
+    return bytes(out), f"multipart/form-data; boundary={MULTIPART_BOUNDARY}"
 
 
 def send_json(

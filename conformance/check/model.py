@@ -9,7 +9,7 @@ through the run's ``Session`` and compare each answer with what the model predic
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
@@ -111,23 +111,53 @@ class Found:
     answer showed what calls outside the finding left on the server): ``Finding.unsure``."""
 
 
+SUPPORT = "support"
+"""The fact of a comparison that only supports a requirement's facts (a create answering a fresh id
+before the list that must hold it is read): it may fail the requirement, it never passes it."""
+
+
+@dataclass(slots=True)
+class Unjudged:
+    """Why a requirement's facts were not compared, and the requirement whose failure removed what
+    they needed (``Blocked.by``), when one did."""
+
+    why: str
+    by: str = ""
+
+
 class Session:
     """One model run against one target: the bounded client, the run-wide ledger, the verdicts.
 
     ``check(rid, ok, message)`` is the one verb of a model: it counts a comparison for ``rid``
-    and, when the comparison fails and ``rid`` is still being looked for, raises ``Violation``."""
+    and, when the comparison fails and ``rid`` is still being looked for, raises ``Violation``.
+    A requirement passes on the facts it judged, never on comparisons alone: ``check`` names the
+    fact it judges (``Model.facts``) and how many of the run's items it judged (``over``), so a
+    list compared while the run had created nothing for it judged nothing."""
 
-    def __init__(self, client: Client, requirements: list[Requirement], deadline: float) -> None:
+    def __init__(
+        self,
+        client: Client,
+        requirements: list[Requirement],
+        deadline: float,
+        facts: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.client = client
         self.requirements = {r.id: r for r in requirements}
+        self.facts = dict(facts or {})
+        """Requirement id -> the facts its statement holds (``Model.facts``); one not named has one,
+        itself."""
+        self.judged: dict[str, set[str]] = {r.id: set() for r in requirements}
+        """Requirement id -> the facts a comparison judged (on at least one item of the run)."""
         self.active = set(self.requirements)
         self.deadline = deadline
         self.ledger: Any = None
         """The model's run-wide expectations; each protocol's model decides its shape."""
         self.compared: dict[str, int] = dict.fromkeys(self.requirements, 0)
         self.found: dict[str, Found] = {}
-        self.unverifiable: dict[str, str] = {}
+        self.unverifiable: dict[str, Unjudged] = {}
         """Requirement id -> why a comparison could not be made (another requirement's subject)."""
+        self.prevented: dict[str, dict[str, Unjudged]] = {}
+        """Requirement id -> fact ("" for all of them) -> why a comparison of it could not be made."""
         self.calls: list[Call] = []
         self.history: list[Call] = []
         self.examples = 0
@@ -231,14 +261,22 @@ class Session:
         answer: Response | Streamed | Exchange | None = None,
         also: Iterable[Exchange | None] = (),
         unsure: str = "",
+        fact: str = "",
+        over: int | None = None,
     ) -> None:
         """``answer``: the one judged, when it is not the latest call's (a state read before a
         listing, a list before the reads by id of the items others wrote): the finding is keyed on
         it, and its reproduction ends with it. ``also``: earlier answers it was compared with
-        (``Found.also``). ``unsure``: why its replay may not tell (``Found.unsure``)."""
+        (``Found.also``). ``unsure``: why its replay may not tell (``Found.unsure``).
+        ``fact``: which of the requirement's facts (``Model.facts``) it judges, empty for a
+        requirement of one, ``SUPPORT`` for a comparison that only supports them. ``over``: how many
+        of the run's items it judged, when it judges a collection: none (a list read while the run
+        had made nothing for it) fails on what it shows but judges no fact."""
         if rid not in self.requirements:
             return  # not selected in this run
         self.compared[rid] += 1
+        if fact != SUPPORT and (over is None or over > 0):
+            self.judged[rid].add(fact or rid)
         if ok:
             return
         if rid not in self.active:
@@ -257,9 +295,18 @@ class Session:
         self.failing = (rid, self.failing[1] if self.failing is not None else self.examples)
         raise Violation(rid, text)
 
-    def cannot_compare(self, rid: str, why: str) -> None:
-        """A comparison another requirement's failure prevents: noted, never counted as passed."""
-        self.unverifiable.setdefault(rid, why)
+    def cannot_compare(self, rid: str | Iterable[str], why: str, by: str = "", fact: str = "") -> None:
+        """A comparison another requirement's failure prevents (``by``, when the model knows which):
+        noted, never counted as passed; a requirement that judged none of its facts, or never one
+        that this prevented (``fact``, empty for all of them), is then blocked by ``by``. ``rid``:
+        one requirement, or every one the missing observation feeds."""
+        for one in (rid,) if isinstance(rid, str) else rid:
+            self.unverifiable.setdefault(one, Unjudged(why, by))
+            self.prevented.setdefault(one, {}).setdefault(fact, Unjudged(why, by))
+
+    def unjudged(self, rid: str) -> list[str]:
+        """The facts of ``rid`` no comparison has judged yet."""
+        return [f for f in self.facts.get(rid, (rid,)) if f not in self.judged.get(rid, ())]
 
 
 def _through(calls: list[Call], judged: Exchange) -> list[Call]:
@@ -294,6 +341,10 @@ class Model:
     requirements: tuple[Requirement, ...] = ()
     """The requirements it decides (phase ``model``), added to the protocol's suite beside its
     scenario requirements."""
+    facts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Requirement id -> the facts its statement holds, as its comparisons name them
+    (``Session.check(fact=...)``); a requirement not named holds one. A requirement passes when a
+    comparison judged one of them, and its verdict names those none judged."""
     targeted: tuple[Callable[[Any], None], ...] = ()
     """Fixed sequences run once each, every run, before the generated ones: each is handed a fresh
     machine on the run's session and calls its methods. What a generated sequence finds only when

@@ -96,7 +96,11 @@ class Observed:
     def left_open(self) -> bool:
         """The request holds a lone surrogate (RFC 8259 section 8.2: what software does with one is
         unpredictable): refusing it and keeping it are both fair, so neither is judged as the
-        document's (SCHEMA-006/007); each protocol's HOSTILE requirement owns what follows it."""
+        document's (SCHEMA-006/007); each protocol's HOSTILE requirement owns what follows it. In a
+        multipart form, where JSON's escapes do not reach, a file name or text field that is not
+        UTF-8 (a lone surrogate as a lenient encoder writes it) is left open alike."""
+        if self.request_content_type == "multipart/form-data":
+            return _form_not_utf8(self.request_headers.get("content-type", ""), self.request_body)
         if not _SURROGATE_ESCAPE.search(self.request_body):
             return False
         try:
@@ -239,6 +243,31 @@ def multipart_fields(ex: Observed) -> dict[str, tuple[str | None, bytes]] | None
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+_BOUNDARY = re.compile(r'boundary="?([^";]+)"?', re.IGNORECASE)
+
+
+def _form_not_utf8(content_type: str, body: bytes) -> bool:
+    """Whether a multipart form's part headers (its file names) or text fields are not UTF-8, read
+    from the bytes: a parser would put U+FFFD in their place and hide it. A file's content is
+    anything."""
+    found = _BOUNDARY.search(content_type)
+    if found is None:
+        return False
+    for part in body.split(b"--" + found.group(1).encode("latin-1")):
+        head, sep, content = part.partition(b"\r\n\r\n")
+        if sep and (not _utf8(head) or (b"filename" not in head.lower() and not _utf8(content))):
+            return True
+    return False
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _holds_lone_surrogate(value: Any) -> bool:

@@ -80,3 +80,49 @@ def test_a_kept_surrogate_breaks_every_list_that_shows_it_and_the_control_does_n
     ):
         assert http.post(TASKS, content=LONE, headers=JSON).json()["input"] == "a\ufffdb"
         assert http.get(TASKS).status_code == 200
+
+
+BOUNDARY = "b0undary"
+NOT_UTF8 = "a\ud800b".encode("utf-8", "surrogatepass")
+"""A lone surrogate as a lenient encoder writes it into a multipart file name: no UTF-8."""
+
+
+def _upload(http: httpx.Client, task: str, file_name: bytes, relative_path: bytes | None = None) -> httpx.Response:
+    """A multipart upload built by hand: no encoder writes a file name that is not UTF-8."""
+    parts = b""
+    if relative_path is not None:
+        parts += f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="relative_path"\r\n\r\n'.encode()
+        parts += relative_path + b"\r\n"
+    parts += f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="'.encode() + file_name
+    parts += f'"\r\nContent-Type: application/octet-stream\r\n\r\nbytes\r\n--{BOUNDARY}--\r\n'.encode()
+    headers = {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
+    return http.post(f"{TASKS}/{task}/artifacts", content=parts, headers=headers)
+
+
+@pytest.mark.parametrize(
+    ("faults", "upload", "listed", "download", "folder"),
+    [
+        ((), 422, 200, None, 422),  # refused, in the protocol's error shape
+        (("ap-file-name-surrogate-breaks-lists",), 500, 500, None, 500),  # kept: every answer holding it fails
+        (("ap-file-name-not-utf8-kept",), 200, 200, 500, 422),  # answered as escapes; its download cannot be written
+        (("ap-file-name-not-utf8-replaced",), 200, 200, 200, 200),  # the control: U+FFFD in its place
+    ],
+)
+def test_a_file_name_that_is_not_utf8_is_refused_kept_or_replaced_as_asked(
+    serve: Serve, faults: tuple[str, ...], upload: int, listed: int, download: int | None, folder: int
+) -> None:
+    with serve(protocols=("agent-protocol",), faults=faults) as server, httpx.Client(base_url=server.url) as http:
+        task = http.post(TASKS, json={"input": "x"}).json()["task_id"]
+        answer = _upload(http, task, NOT_UTF8)
+        assert answer.status_code == upload, answer.text
+        if upload == 422:
+            assert set(answer.json()) == {"message"}
+        assert http.get(f"{TASKS}/{task}/artifacts").status_code == listed
+        if download is not None:
+            artifact = answer.json()["artifact_id"]
+            assert http.get(f"{TASKS}/{task}/artifacts/{artifact}").status_code == download
+        if faults == ("ap-file-name-not-utf8-replaced",):
+            assert answer.json()["file_name"] == "a\ufffd\ufffd\ufffdb"
+        # a relative_path that is not UTF-8: refused, kept or replaced as a file name is (the fault
+        # that answers escapes keeps file names only)
+        assert _upload(http, task, b"fine.txt", NOT_UTF8).status_code == folder

@@ -81,7 +81,18 @@ class ModelTally:
     found: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Requirement id -> the first range's failure: message, evidence and findings (each range's,
     by key, counted in)."""
-    unverifiable: dict[str, str] = field(default_factory=dict)
+    unverifiable: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Requirement id -> why a comparison could not be made and, when known, the requirement whose
+    failure removed it (``why``, ``by``: ``check.model.Unjudged``)."""
+    judged: dict[str, list[str]] = field(default_factory=dict)
+    """Requirement id -> the facts its comparisons judged (``Session.judged``): a requirement passes
+    on these, never on a count of comparisons that judged no item of the run."""
+    facts: dict[str, list[str]] = field(default_factory=dict)
+    """Requirement id -> the facts its statement holds (``Model.facts``), where it names several."""
+    prevented: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    """Requirement id -> fact ("" for every one) -> why a comparison of it could not be made and the
+    requirement whose failure removed it: a fact never judged that this names keeps the
+    requirement from passing."""
     runs: int = 0
     sequences: int = 0
     requests: int = 0
@@ -99,13 +110,17 @@ class ModelTally:
 
     @classmethod
     def empty(cls, requirement_ids: Iterable[str]) -> ModelTally:
-        return cls(dict.fromkeys(requirement_ids, 0))
+        ids = list(requirement_ids)
+        return cls(dict.fromkeys(ids, 0), judged={rid: [] for rid in ids})
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "compared": self.compared,
             "found": self.found,
             "unverifiable": self.unverifiable,
+            "judged": self.judged,
+            "facts": self.facts,
+            "prevented": self.prevented,
             "runs": self.runs,
             "sequences": self.sequences,
             "requests": self.requests,
@@ -128,7 +143,18 @@ class ModelTally:
                 found.absorb(Finding.from_dict(f, rid))
             mine["findings"] = [f.to_dict() for f in found.seen()]
         for rid, why in data["unverifiable"].items():
-            self.unverifiable.setdefault(rid, why)
+            # a tally written before facts were judged named the reason alone
+            self.unverifiable.setdefault(rid, why if isinstance(why, dict) else {"why": why, "by": ""})
+        # one written before facts were judged counted comparisons only: those judged the requirement
+        judged = data.get("judged") or {rid: [rid] for rid, n in data["compared"].items() if n}
+        for rid, facts in judged.items():
+            held = self.judged.setdefault(rid, [])
+            held += [f for f in facts if f not in held]
+        for rid, facts in data.get("facts", {}).items():
+            self.facts.setdefault(rid, list(facts))
+        for rid, reasons in data.get("prevented", {}).items():
+            for fact, why in reasons.items():
+                self.prevented.setdefault(rid, {}).setdefault(fact, why)
         self.runs += data["runs"]
         self.sequences += data["sequences"]
         self.requests += data["requests"]
@@ -205,8 +231,9 @@ def run_model_phase(
     (``shrink_budget``; None: as long as Hypothesis shrinks). Returns the verdicts and the tally
     behind them."""
     started = time.monotonic()
-    session = Session(client, requirements, started + budget_s)
+    session = Session(client, requirements, started + budget_s, model.facts)
     tally = ModelTally.empty(r.id for r in requirements)
+    tally.facts = {rid: list(facts) for rid, facts in model.facts.items() if len(facts) > 1}
     try:
         session.begin_example()
         session.ledger = model.prepare(session)
@@ -255,6 +282,8 @@ def _run_range(
     session.found = {}
     compared_before = dict(session.compared)
     part = ModelTally.empty(session.requirements)
+    for facts in session.judged.values():
+        facts.clear()  # each range judges afresh; the tallies' union is the run's
     if targeted:
         _run_targeted(model, session, part)
     runs = 0
@@ -295,7 +324,12 @@ def _run_range(
     session.failing = session.shrink_budget = None  # the fixed sequences of a later range are not shrunk
     part.runs = runs
     part.compared = {rid: n - compared_before.get(rid, 0) for rid, n in session.compared.items()}
-    part.unverifiable = dict(session.unverifiable)
+    part.unverifiable = {rid: {"why": u.why, "by": u.by} for rid, u in session.unverifiable.items()}
+    part.judged = {rid: sorted(facts) for rid, facts in session.judged.items()}
+    part.prevented = {
+        rid: {fact: {"why": u.why, "by": u.by} for fact, u in reasons.items()}
+        for rid, reasons in session.prevented.items()
+    }
     base_url = session.client.base_url
     for rid, found in session.found.items():
         evidence = [found.calls[n].exchange for n in shown(found.calls)]
@@ -391,11 +425,64 @@ def model_verdicts(requirements: Iterable[Requirement], tally: ModelTally) -> li
             # a phase cut short decided nothing it had not failed yet, whatever it compared first
             message = fatal or f"{stopped}, after {compared} comparisons held"
             results.append(RequirementResult(req, Status.ERROR, message, [], seconds, compared))
-        elif compared == 0:
-            why = tally.unverifiable.get(req.id, "no sequence reached a comparison of this requirement")
-            results.append(RequirementResult(req, Status.NOT_VERIFIED, f"not verified: {why}", [], seconds, 0))
+        elif not tally.judged.get(req.id):
+            results.append(_unjudged(req, tally, seconds))
+        elif (removed := _removed(req, tally, seconds)) is not None:
+            results.append(removed)
         else:
-            note = f"; not compared where {tally.unverifiable[req.id]}" if req.id in tally.unverifiable else ""
-            message = f"{compared} comparisons over {tally.sequences} sequences held{note}"
-            results.append(RequirementResult(req, Status.PASSED, message, [], seconds, compared))
+            results.append(_passed(req, tally, seconds))
     return results
+
+
+def _unjudged(req: Requirement, tally: ModelTally, seconds: float) -> RequirementResult:
+    """A requirement none of whose facts a comparison judged: blocked by the requirement whose
+    failure removed the observation, as the scenario phase reports a missing one (``results.unblock``
+    makes it not verified if that one passed), else not verified; never passed, however many
+    comparisons held on nothing the run made."""
+    compared = tally.compared.get(req.id, 0)
+    unjudged = tally.unverifiable.get(req.id, {})
+    why = unjudged.get("why") or "no sequence reached a comparison of this requirement"
+    held = f" ({compared} comparisons held, none on an item of the run)" if compared else ""
+    by = unjudged.get("by", "")
+    if by:
+        message = f"blocked by {by}: {why}{held}"
+        return RequirementResult(req, Status.BLOCKED, message, [], seconds, compared, blocked_by=by)
+    return RequirementResult(req, Status.NOT_VERIFIED, f"not verified: {why}{held}", [], seconds, compared)
+
+
+def _removed(req: Requirement, tally: ModelTally, seconds: float) -> RequirementResult | None:
+    """A requirement some of whose facts were judged and held, and another never judged because a
+    comparison of it was prevented (another requirement's failure removed what it needed): not
+    passed, as a scenario check that could not see one of its items; blocked by the requirement
+    that removed it, else not verified. None when every fact was judged, or the ones left were
+    only never reached (the draws: the message of a pass names them)."""
+    reasons = tally.prevented.get(req.id, {})
+    missing = [f for f in tally.facts.get(req.id, []) if f not in tally.judged.get(req.id, [])]
+    stopped = [(f, why) for f in missing if (why := reasons.get(f) or reasons.get("")) is not None]
+    if not stopped:
+        return None
+    fact, why = stopped[0]
+    compared = tally.compared.get(req.id, 0)
+    held = f" ({compared} comparisons of {', '.join(tally.judged[req.id])} held)"
+    by = why.get("by", "")
+    text = f"{fact} was never judged: {why['why']}{held}"
+    if by:
+        return RequirementResult(req, Status.BLOCKED, f"blocked by {by}: {text}", [], seconds, compared, blocked_by=by)
+    return RequirementResult(req, Status.NOT_VERIFIED, f"not verified: {text}", [], seconds, compared)
+
+
+def _passed(req: Requirement, tally: ModelTally, seconds: float) -> RequirementResult:
+    """Passed on the facts judged; the message names those no comparison reached, and why."""
+    compared = tally.compared.get(req.id, 0)
+    judged = tally.judged.get(req.id, [])
+    message = f"{compared} comparisons over {tally.sequences} sequences held"
+    facts = tally.facts.get(req.id, [])
+    missing = [f for f in facts if f not in judged]
+    if facts:
+        message += f", judging {', '.join(f for f in facts if f in judged)}"
+    unjudged = tally.unverifiable.get(req.id)
+    if missing:
+        message += f"; not judged: {', '.join(missing)}" + (f" ({unjudged['why']})" if unjudged else "")
+    elif unjudged:
+        message += f"; not compared where {unjudged['why']}"
+    return RequirementResult(req, Status.PASSED, message, [], seconds, compared)

@@ -29,7 +29,7 @@ from ...check.http import Response
 from ...check.judgments.echoes import unechoed
 from ...check.judgments.lists import miscounted
 from ...check.listing import Others, judge_listing, known
-from ...check.model import Model, ModelMachine, Session, Unshrunk, Violation
+from ...check.model import SUPPORT, Model, ModelMachine, Session, Unshrunk, Violation
 from ...check.shown import shown
 from ...verdicts.requirements import Level, Requirement
 from .requirements import TASKS, task_path
@@ -48,6 +48,11 @@ SAME_STEP = "AP-MODEL-002"
 LISTS = "AP-MODEL-003"
 SAME_ARTIFACT = "AP-MODEL-004"
 STEP_STATUS = "AP-MODEL-005"
+
+TASK_LIST, STEP_LIST, ARTIFACT_LIST = "the task list", "a step list", "an artifact list"
+"""AP-MODEL-003's facts: each list holds what the run made in it."""
+WALKED = {"tasks": TASK_LIST, "steps": STEP_LIST, "artifacts": ARTIFACT_LIST}
+"""The fact of AP-MODEL-003 a list walk (by its items' key) judges."""
 
 REQUIREMENTS = (
     Requirement(
@@ -213,12 +218,14 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
     size = max(size, math.ceil(expected / MAX_PAGES))  # a bigger run widens the pages, never cuts the walk
     first = read_json(session, path, key, current_page=1, page_size=size)
     if first is None:
-        session.cannot_compare(LISTS, f"GET {path} does not answer the documented list shape")
+        session.cannot_compare(LISTS, f"GET {path} does not answer the documented list shape", fact=WALKED[key])
         return None
     total = first["pagination"].get("total_items")
     count = max(total if isinstance(total, int) else 0, expected)
     if len(first[key]) < count and not _as_asked(first, 1, size):  # more to read, by pages it does not keep
-        session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+        session.cannot_compare(
+            LISTS, f"GET {path} answers another page than the current_page and page_size asked", fact=WALKED[key]
+        )
         return None
     if math.ceil(count / size) > MAX_PAGES and count <= MAX_PAGES * MAX_ITEMS_PER_PAGE:
         return walk(session, path, key, math.ceil(count / MAX_PAGES), count)
@@ -228,7 +235,9 @@ def walk(session: Session, path: str, key: str, size: int, expected: int) -> tup
         if page is None:
             return None
         if not _as_asked(page, number, size):
-            session.cannot_compare(LISTS, f"GET {path} answers another page than the current_page and page_size asked")
+            session.cannot_compare(
+                LISTS, f"GET {path} answers another page than the current_page and page_size asked", fact=WALKED[key]
+            )
             return None
         items += page[key]
     return items, total if isinstance(total, int) else -1
@@ -303,12 +312,15 @@ class AgentProtocolModel(ModelMachine):
         body = written(response)
         task_id = body.get("task_id") if isinstance(body, dict) else None
         if not isinstance(task_id, str) or not task_id:
-            self.session.cannot_compare(SAME_TASK, "createAgentTask answers no task_id (AP-TASK-001)")
+            # every requirement of the model follows the run's tasks: without an id there is none
+            why = "createAgentTask answers no task_id (AP-TASK-001)"
+            self.session.cannot_compare((r.id for r in REQUIREMENTS), why, by="AP-TASK-001")
             return ""
         self.session.check(
             LISTS,
             task_id not in self.ledger.tasks and task_id not in self.ledger.before,
             f"createAgentTask answered task_id {shown(task_id)}, the id of a task that already exists",
+            fact=SUPPORT,
         )
         self.ledger.tasks[task_id] = TaskModel(task_id, dict(body))  # type: ignore[arg-type]
         self.verify(task_id, "none")
@@ -359,6 +371,7 @@ class AgentProtocolModel(ModelMachine):
                     LISTS,
                     step_id not in known,
                     f"executeAgentTaskStep answered step_id {shown(step_id)}, a step already executed",
+                    fact=SUPPORT,
                 )
                 model = StepModel(step_id, dict(step), str(step.get("status")))
                 self.see_status(task, model, step, "its POST answer")
@@ -403,6 +416,7 @@ class AgentProtocolModel(ModelMachine):
                 earlier is None,
                 f"uploadAgentTaskArtifacts answered artifact_id {shown(view['artifact_id'])}, "
                 "the id of an artifact the task already has",
+                fact=SUPPORT,
             )
             # an id answered again keeps what it was first: the earlier upload's bytes are still its own
             task.artifacts.setdefault(view["artifact_id"], ArtifactModel(view, data))
@@ -487,6 +501,8 @@ class AgentProtocolModel(ModelMachine):
             listing.ok,
             lambda: f"the task list walked from page_size {size} ({len(ids)} items) " + listing.problems("task"),
             answer=page,
+            fact=TASK_LIST,
+            over=len(self.ledger.tasks),  # the tasks held before alone are not the run's to judge
         )
         # others' tasks that arrived during the walk may be listed on a later page than the total was read on
         self.session.check(
@@ -496,6 +512,8 @@ class AgentProtocolModel(ModelMachine):
             f"{len(self.ledger.tasks)} this run created and those of others it lists or still reads by id"
             + (f" (of which {listing.arrivals} first listed in this walk)" if listing.arrivals else ""),
             answer=page,
+            fact=TASK_LIST,
+            over=len(self.ledger.tasks),
         )
         return {str(t.get("task_id")): t for t in items if isinstance(t, dict)}
 
@@ -562,6 +580,8 @@ class AgentProtocolModel(ModelMachine):
                 if ok
                 else f"task {task.task_id}: the step list holds {shown(ids)} (total_items {total}); the run "
                 f"executed {shown(executed)}" + (f", not the completed {shown(strange)}" if strange else ""),
+                fact=STEP_LIST,
+                over=len(executed),
             )
             listed = by_id(items, "step_id")
             for step in task.steps:
@@ -586,6 +606,8 @@ class AgentProtocolModel(ModelMachine):
                     f"task {task.task_id}: the artifact list holds {ids} (total_items {total}); "
                     f"the run uploaded or its steps reported {known}"
                 ),
+                fact=ARTIFACT_LIST,
+                over=len(known),
             )
             for artifact_id, item in by_id(items, "artifact_id").items():
                 if artifact_id in task.artifacts:
@@ -630,5 +652,11 @@ MAX_TARGETED_UPLOAD = 64 * 1024
 """Bytes an upload of the targeted sequence may have: it is read back after every later write."""
 
 MODEL = Model(
-    AgentProtocolModel, prepare, steps=10, calls_per_step=9, requirements=REQUIREMENTS, targeted=(edges_and_collisions,)
+    AgentProtocolModel,
+    prepare,
+    steps=10,
+    calls_per_step=9,
+    requirements=REQUIREMENTS,
+    facts={LISTS: (TASK_LIST, STEP_LIST, ARTIFACT_LIST)},
+    targeted=(edges_and_collisions,),
 )

@@ -28,7 +28,7 @@ from ...check.http import Response
 from ...check.judgments.echoes import unechoed
 from ...check.judgments.lists import miscounted
 from ...check.listing import Others, judge_listing, known
-from ...check.model import Model, ModelMachine, Session, Streamed
+from ...check.model import SUPPORT, Model, ModelMachine, Session, Streamed
 from ...check.oracle import Window, epoch_problems, zoned_problems
 from ...check.shown import shown
 from ...verdicts.requirements import Level, Requirement
@@ -216,14 +216,15 @@ class SgrModel(ModelMachine):
         streamed = self.session.sse(CHAT, {"model": self.ledger.model, "messages": messages, "stream": True}, end=DONE)
         agent_id = header(streamed, "X-Agent-ID")
         if streamed.status != 200 or not agent_id:
-            self.session.cannot_compare(
-                STREAMS, f"a chat answered no stream with an X-Agent-ID ({streamed.answer}; SGR-STREAM-*)"
-            )
+            # every requirement of the model follows the agents the run's chats created
+            why = f"a chat answered no stream with an X-Agent-ID ({streamed.answer}; SGR-STREAM-*)"
+            self.session.cannot_compare((r.id for r in REQUIREMENTS), why)
             return ""
         self.session.check(
             LISTED,
             agent_id not in self.ledger.agents and agent_id not in self.ledger.before,
             f"a new chat answered X-Agent-ID {shown(agent_id)}, an agent that already exists",
+            fact=SUPPORT,
         )
         agent = AgentModel(agent_id, messages, self.session.window())
         self.ledger.agents[agent_id] = agent
@@ -322,6 +323,7 @@ class SgrModel(ModelMachine):
             listing.ok,
             lambda: f"GET /agents ({len(ids)} agents) " + listing.problems("agent", "a chat of the run created"),
             answer=listed,
+            over=len(agents),  # the agents listed before alone are not the run's to judge
         )
 
     def judge_state(self, agent: AgentModel, got: dict[str, Any], answer: Response, in_list: bool = False) -> None:

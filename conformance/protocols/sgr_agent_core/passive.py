@@ -87,6 +87,9 @@ class Passive(Checks):
             or (ex.path_params.get("agent_id") if not new else None)
             or (model if isinstance(model, str) and AGENT_ID.match(model) else None)
         )
+        resumed = None if new else self.agents.get(str(stream.notes["agent"]))
+        if resumed is not None:  # running again: its state is judged after this stream's end, once seen
+            resumed.ended = None
 
     def on_frame(self, ex: Observed, v: Verdict, stream: StreamState, frame: Frame) -> None:
         notes = stream.notes

@@ -27,7 +27,7 @@ from ...check.judgments.echoes import unechoed
 from ...check.judgments.lists import out_of_order
 from ...check.judgments.pages import TokenWalk
 from ...check.listing import Others, judge_listing, known
-from ...check.model import Model, ModelMachine, Session
+from ...check.model import SUPPORT, Model, ModelMachine, Session
 from ...check.oracle import Window, datetime_problems, epoch_problems, parse_datetime
 from ...check.shown import shown
 from ...check.waiting import FIRST_POLL_S, wait_for
@@ -45,6 +45,11 @@ SESSIONS = "SYN-MODEL-002"
 VALUES = "SYN-MODEL-003"
 POLLS = "SYN-MODEL-004"
 HISTORY = "SYN-MODEL-005"
+
+LISTED, ORDERED = "each session listed once", "the order by startedOn"
+"""SYN-MODEL-002's facts."""
+ROUTES, UPDATES = "the same session on every route", "a new etag and modifiedOn with each update"
+"""SYN-MODEL-001's facts."""
 
 REQUIREMENTS = (
     Requirement(
@@ -157,12 +162,14 @@ def walk(session: Session, path: str, listed: bool = True) -> TokenWalk | None:
 
 def walk_sessions(session: Session) -> list[dict[str, Any]] | None:
     """Every page of the sessions list, in order; None when an answer is not the documented shape
-    or its tokens do not end (SYN-PAGE-001's subject)."""
+    or its tokens do not end (SYN-PAGE-001's subject, which removes the comparison)."""
     pages = walk(session, SESSIONS_LIST, listed=False)
     if pages is None:
         session.cannot_compare(SESSIONS, "listAgentSessions does not answer the documented shape")
     elif pages.problems or pages.exhausted:
-        session.cannot_compare(SESSIONS, f"the sessions list's tokens do not end (SYN-PAGE-001): {pages.problems}")
+        session.cannot_compare(
+            SESSIONS, f"the sessions list's tokens do not end (SYN-PAGE-001): {pages.problems}", by="SYN-PAGE-001"
+        )
     else:
         return pages.items
     return None
@@ -254,13 +261,16 @@ class SynapseModel(ModelMachine):
         body = json_body(response, 201, 200)
         session_id = body.get("sessionId") if isinstance(body, dict) else None
         if not isinstance(session_id, str) or not session_id:
-            self.session.cannot_compare(SAME_SESSION, "createAgentSession answers no sessionId (SYN-SESS-001)")
+            # every requirement of the model follows the run's sessions: without an id there is none
+            why = "createAgentSession answers no sessionId (SYN-SESS-001)"
+            self.session.cannot_compare((r.id for r in REQUIREMENTS), why, by="SYN-SESS-001")
             return ""
         window = self.session.window()
         self.session.check(
             SESSIONS,
             session_id not in self.ledger.sessions and session_id not in self.ledger.before,
             f"createAgentSession answered sessionId {shown(session_id)}, a session that already exists",
+            fact=SUPPORT,
         )
         model = SessionModel(session_id, dict(body), level, body.get("etag"), body.get("modifiedOn"), window)
         self.ledger.sessions[session_id] = model
@@ -273,7 +283,10 @@ class SynapseModel(ModelMachine):
         body = json_body(
             self.session.request("PUT", path, json={"sessionId": model.session_id, "agentAccessLevel": level}), 200
         )
-        if isinstance(body, dict):
+        if not isinstance(body, dict):  # the update's own answer is SYN-SESS-002's subject
+            why = f"updateAgentSession answered {self.session.calls[-1].exchange.status} (SYN-SESS-002)"
+            self.session.cannot_compare(SAME_SESSION, why, by="SYN-SESS-002", fact=UPDATES)
+        else:
             window = self.session.window()
             old_etag, old_modified = model.etag, model.modified
             model.level, model.updated = level, window
@@ -283,11 +296,13 @@ class SynapseModel(ModelMachine):
                 body.get("etag") != old_etag,
                 f"session {model.session_id}: the update answer's etag {shown(body.get('etag'))} is the "
                 "one it had before the update",
+                fact=UPDATES,
             )
             self.session.check(
                 SAME_SESSION,
                 body.get("modifiedOn") != old_modified or old_modified is None,
                 f"session {model.session_id}: modifiedOn {shown(body.get('modifiedOn'))} did not move with the update",
+                fact=UPDATES,
             )
             model.etag, model.modified = body.get("etag"), body.get("modifiedOn")
             self.judge_session_times(model, body, "its update answer")
@@ -343,11 +358,15 @@ class SynapseModel(ModelMachine):
                     why is None,
                     f"session {model.session_id} ({where}): {why} (the model's, from its create answer and "
                     "the updates since)",
+                    fact=ROUTES,
                 )
         if not etag_may_change and "modifiedOn" in got:
             why = unechoed(got, {"modifiedOn": model.modified})
             self.session.check(
-                SAME_SESSION, why is None, f"session {model.session_id} ({where}): {why} (the last write's answer)"
+                SAME_SESSION,
+                why is None,
+                f"session {model.session_id} ({where}): {why} (the last write's answer)",
+                fact=ROUTES,
             )
 
     def judge_session_times(self, model: SessionModel, got: dict[str, Any], where: str) -> None:
@@ -393,9 +412,18 @@ class SynapseModel(ModelMachine):
             listing.ok,
             lambda: f"the sessions list ({len(ids)} items over its pages) " + listing.problems("session"),
             answer=page,
+            fact=LISTED,
+            over=len(self.ledger.sessions),  # the sessions held before alone are not the run's to judge
         )
         why = out_of_order(items, "startedOn", "sessions list")
-        self.session.check(SESSIONS, why is None, str(why))
+        known = [s for s in items if isinstance(s, dict) and parse_datetime(s.get("startedOn"))[0] is not None]
+        self.session.check(
+            SESSIONS,
+            why is None,
+            str(why),
+            fact=ORDERED,
+            over=len(known) - 1,  # one session is in every order
+        )
         for item in items:
             model = self.ledger.sessions.get(str(item.get("sessionId")))
             if model is not None:
@@ -572,5 +600,6 @@ MODEL = Model(
     steps=8,
     calls_per_step=10,
     requirements=REQUIREMENTS,
+    facts={SAME_SESSION: (ROUTES, UPDATES), SESSIONS: (LISTED, ORDERED)},
     targeted=(two_sessions, more_sessions_than_a_page),
 )

@@ -70,6 +70,7 @@ class Switches(_Switches):
     upload_undeclared_part_400: bool = False
     upload_relative_path_dropped: bool = False
     download_non_latin1_500: bool = False
+    file_name_not_utf8_kept: bool = False
     # the edge corpus (conformance/edges.py): names, encodings, sizes, collisions
     upload_name_nfc: bool = False
     upload_dotfiles_unservable: bool = False

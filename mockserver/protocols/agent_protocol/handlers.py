@@ -28,6 +28,7 @@ from ... import cors
 from ...api import Call, Handlers, ProtocolApi, operation
 from ...errors import ApiError
 from ...faults import TextEdits
+from ...hostile import Surrogates
 from ...reply import Reply
 from ...store import RacyIds
 from ...streaming import stall
@@ -152,11 +153,12 @@ def check_upload(task: Task, name: str, relative_path: str | None, data: bytes, 
     return data[:CHUNK_BYTES] if on.upload_reads_one_chunk else data
 
 
-def check_file_name(name: str) -> str:
-    """Any text: it is a label, never a path. Bytes that were not UTF-8 reach us as lone surrogates."""
+def check_file_name(name: str, not_utf8_kept: bool = False) -> str:
+    """Any text: it is a label, never a path. Bytes that were not UTF-8 reach us as lone surrogates,
+    refused unless a hostile fault keeps them (``not_utf8_kept``)."""
     if not name:
         raise ApiError(422, "The uploaded file needs a file name")
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+    if not not_utf8_kept and any(0xD800 <= ord(c) <= 0xDFFF for c in name):
         raise ApiError(422, "The file name is not valid UTF-8")
     return name
 
@@ -373,8 +375,11 @@ class AgentProtocol(Handlers):
             if odd:  # a fair refusal: parts the document does not declare
                 raise ApiError(400, f"Unexpected multipart part(s): {odd[:3]}")
         upload, relative_path = _form(call.body)
-        name = check_file_name(upload.filename)
         on = self.on
+        # kept by the hostile faults: stored as its answers then show it (mockserver/hostile.py), or
+        # answered with JSON escapes and then unwritable in a download's Content-Disposition
+        kept = on.file_name_not_utf8_kept or call.faults.hostile(call.operation_id).surrogates is Surrogates.KEPT
+        name = check_file_name(upload.filename, kept)
         if on.upload_name_nfc:
             name = TextEdits(nfc=True).apply(name)
         if (on.upload_relative_path_dropped or on.upload_traversal_by_name) and relative_path is not None:
@@ -413,6 +418,8 @@ class AgentProtocol(Handlers):
         self.visible(task, artifact.artifact_id, "Artifact")
         if on.upload_dotfiles_unservable and artifact.file_name.replace("\\", "/").rpartition("/")[2].startswith("."):
             raise ApiError(404, f"Artifact {call.path['artifact_id']!r} not found")
+        if on.file_name_not_utf8_kept and not _utf8(artifact.file_name):
+            raise ApiError(500, "'utf-8' codec can't encode the file name: surrogates not allowed")  # the fault
         if on.download_non_latin1_500 and not _latin1(artifact.file_name):
             raise ApiError(500, "'latin-1' codec can't encode the file name")  # the fault
         if on.upload_traversal_unreadable and not artifact.workspace_path.startswith(task.task_id + "/"):
@@ -430,6 +437,15 @@ class AgentProtocol(Handlers):
         if on.download_stalls:
             return await _stall(call.request, data, content_type, headers)
         return web.Response(body=data, content_type=content_type, headers=headers)
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (no lone surrogate: what a Content-Disposition needs)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _latin1(text: str) -> bool:

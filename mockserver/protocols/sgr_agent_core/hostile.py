@@ -1,13 +1,37 @@
 """SGR Agent Core's hostile faults (``mockserver/hostile.py``): a null chat body that starts an
-agent, a lone surrogate that breaks every answer holding it, and their passing control."""
+agent, a lone surrogate that breaks every answer holding it, and their passing control; a lone
+surrogate in a clarification that fails its stream (500), and the passing control that replaces it."""
 
 from __future__ import annotations
 
 from ...faults import Fault, fault_maker
+from ...hostile import Hostile, Surrogates
 from ...hostile_faults import hostile_faults
 from .faults import PROTOCOL
 
-FAULTS: tuple[Fault, ...] = hostile_faults(
+_fault = fault_maker(PROTOCOL)
+
+CLARIFICATIONS: tuple[Fault, ...] = (
+    _fault(
+        "sgr-clarification-surrogate-500",
+        ("SGR-HOSTILE-001",),
+        "provide_clarification keeps a lone surrogate of its messages as sent; the stream that echoes it "
+        "fails to encode as UTF-8 before it starts (500)",
+        operation="provideClarification",
+        hostile=Hostile(surrogates=Surrogates.KEPT, echoed=True),
+    ),
+    _fault(
+        "sgr-clarification-surrogate-replaced",
+        (),
+        "control: a lone surrogate in a clarification's messages is replaced by U+FFFD and the clarification "
+        "accepted, as a lenient decoder does",
+        control=True,
+        operation="provideClarification",
+        hostile=Hostile(surrogates=Surrogates.REPLACED),
+    ),
+)
+
+FAULTS: tuple[Fault, ...] = CLARIFICATIONS + hostile_faults(
     fault_maker(PROTOCOL),
     "sgr",
     null_body=(

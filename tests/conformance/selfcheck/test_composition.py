@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.selfcheck.composition import Combined, check_combination, combinable, draw, judge
+from conformance.selfcheck.composition import Combined, check_combination, combinable, draw, judge, run_combination
 from conformance.verdicts.requirements import Level
 from conformance.verdicts.results import Status
 from mockserver import catalogue
@@ -119,6 +119,50 @@ def test_the_issues_upload_answer_and_download_faults_compose() -> None:
     outcome = check_combination(parts, ALONE)
     assert outcome.composed, outcome.problems
     assert outcome.blocked == ()
+
+
+def test_a_model_requirement_whose_items_another_fault_removed_is_blocked_by_it() -> None:
+    """Issue 34: beside ``ap-task-missing-id`` the model has no task to follow, so AP-MODEL-003,
+    which ``ap-step-list-omits-latest`` breaks, judged none of its facts (the task list was walked
+    with nothing of the run in it): blocked by AP-TASK-001, no longer passed."""
+    parts = [FAULTS["ap-step-list-omits-latest"], FAULTS["ap-task-missing-id"]]
+    result = run_combination(parts)
+    outcome = judge(parts, result, ALONE, 0.0)
+    assert outcome.composed, outcome.problems
+    [lists] = [r for r in result.results if r.requirement.id == "AP-MODEL-003"]
+    assert lists.status is Status.BLOCKED and lists.blocked_by == "AP-TASK-001", lists.message
+
+
+@pytest.mark.slow  # Synapse's chat jobs: seconds
+def test_a_model_fact_another_fault_removed_keeps_its_requirement_from_passing() -> None:
+    """The bench's instance: beside syn-session-read-lag an update of a session just created
+    answers 404, so SYN-MODEL-001's update fact (a new etag each update), which syn-etag-unchanged
+    breaks, is never judged though every read of the session held: blocked by SYN-SESS-002, no
+    longer passed on the facts it could judge."""
+    parts = [FAULTS[n] for n in ("syn-etag-unchanged", "syn-list-shows-others", "syn-session-read-lag")]
+    result = run_combination(parts)
+    outcome = judge(parts, result, ALONE, 0.0)
+    assert outcome.composed, outcome.problems
+    [same] = [r for r in result.results if r.requirement.id == "SYN-MODEL-001"]
+    assert same.status is Status.BLOCKED and same.blocked_by == "SYN-SESS-002", same.message
+
+
+@pytest.mark.slow  # the whole protocol against two faults: every model requirement runs
+def test_a_model_requirement_passes_on_facts_it_judged_and_is_blocked_where_none_was_observed() -> None:
+    """Issue 34's second instance: a sessions list whose nextPageToken names the page just served
+    never ends, so SYN-MODEL-002 judged none of its facts: blocked by SYN-PAGE-001. The passing
+    control is the same run: the model requirements whose facts were observed pass, and the one the
+    other fault breaks fails."""
+    parts = [FAULTS["syn-page-token-repeats"], FAULTS["syn-modified-on-not-updated"]]
+    result = run_combination(parts, exact=True)
+    outcome = judge(parts, result, ALONE, 0.0)
+    assert outcome.composed, outcome.problems
+    verdicts = {r.requirement.id: r for r in result.results}
+    listed = verdicts["SYN-MODEL-002"]
+    assert listed.status is Status.BLOCKED and listed.blocked_by == "SYN-PAGE-001", listed.message
+    assert verdicts["SYN-MODEL-001"].status is Status.FAILED
+    for rid in ("SYN-MODEL-003", "SYN-MODEL-004", "SYN-MODEL-005"):
+        assert verdicts[rid].status is Status.PASSED and verdicts[rid].cases > 0, verdicts[rid].message
 
 
 @pytest.mark.slow  # two runs a protocol, only their faults' declared requirements: seconds each

@@ -11,7 +11,7 @@ from hypothesis.stateful import rule
 
 from conformance.check.http import Client, Limits
 from conformance.check.model import Found, Model, ModelMachine, Session
-from conformance.phases.model.engine import _finding, run_model_phase, shrink_budget
+from conformance.phases.model.engine import ModelTally, _finding, model_verdicts, run_model_phase, shrink_budget
 from conformance.verdicts.requirements import Level, Requirement
 from conformance.verdicts.results import Status
 from specs.documents import load
@@ -255,3 +255,92 @@ def test_a_model_failure_that_says_its_replay_may_not_tell_reaches_its_finding()
     why = "the new conversation holds questions other calls of the run asked"
     assert _finding(spec, "http://127.0.0.1:1", "NS-MODEL-003", Found("joined", [], unsure=why)).unsure == why
     assert _finding(spec, "http://127.0.0.1:1", "NS-MODEL-003", Found("joined", [])).unsure == ""
+
+
+CREATE = "TOY-CREATE-001"
+"""The toy's create requirement: an answer without the name leaves the model nothing to follow."""
+HELD, COUNTED = "holds each item created", "counts them"
+
+
+class FactModel(ModelMachine):
+    """The list requirement with two facts, each judged only over items the run created."""
+
+    @rule(name=st.sampled_from(["a", "b", "c"]))
+    def create(self, name: str) -> None:
+        answer = self.session.request("POST", "/items", json={"name": name}).json()
+        if "name" not in answer:
+            self.session.cannot_compare(LIST.id, f"a create answered no name ({CREATE})", by=CREATE)
+        else:
+            self.session.ledger.append(name)
+        listed = self.session.request("GET", "/items").json()["items"]
+        mine = [i for i in listed if i != "held-before"]
+        created = self.session.ledger[1:]
+        self.session.check(LIST.id, mine == created, f"listed {listed}", fact=HELD, over=len(created))
+        self.session.check(LIST.id, len(mine) >= len(created), "short", fact=COUNTED, over=len(created))
+
+
+def run_facts(transport: httpx.MockTransport) -> Any:
+    results, tally = run_model_phase(
+        Model(FactModel, prepare, steps=6, facts={LIST.id: (HELD, COUNTED)}),
+        [LIST],
+        Client("http://toy", Limits(), transport=transport),
+        spec=load("agent-protocol"),
+        seed_value=0,
+        ranges=[(0, 20)],
+        budget_s=60.0,
+    )
+    return results[0], tally
+
+
+def test_a_model_requirement_none_of_whose_facts_was_observed_is_blocked_by_what_removed_them() -> None:
+    """Issue 34: the list was read after every create and held (nothing of the run to miss), but no
+    item of the run was ever made: no fact of the list was judged, so it is blocked by the create's
+    requirement, never passed on comparisons that judged nothing."""
+
+    def nameless(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={} if request.method == "POST" else {"items": ["held-before"]})
+
+    result, tally = run_facts(httpx.MockTransport(nameless))
+    assert tally.compared[LIST.id] > 0 and tally.judged[LIST.id] == []
+    assert result.status is Status.BLOCKED and result.blocked_by == CREATE, result.message
+    assert result.message.startswith(f"blocked by {CREATE}: a create answered no name")
+    assert "comparisons held, none on an item of the run" in result.message
+
+
+def test_a_model_requirement_whose_facts_were_observed_passes_naming_them() -> None:
+    """The passing control: the same model against a faithful server judges both facts."""
+    result, tally = run_facts(toy_server())
+    assert result.status is Status.PASSED, result.message
+    assert sorted(tally.judged[LIST.id]) == sorted([HELD, COUNTED])
+    assert f"judging {HELD}, {COUNTED}" in result.message and "not judged" not in result.message
+
+
+def test_a_tally_from_before_facts_were_judged_still_decides_by_its_comparisons() -> None:
+    """A shard's tally written before ``judged`` existed (``--merge`` of older results): its
+    comparisons count as its requirement judged, its reasons as plain text."""
+    tally = ModelTally.empty([LIST.id, ECHO.id])
+    old = {**ModelTally.empty([LIST.id, ECHO.id]).to_dict(), "compared": {LIST.id: 3, ECHO.id: 0}}
+    del old["judged"], old["facts"]
+    old["unverifiable"] = {ECHO.id: "no echo was read"}
+    tally.absorb(old)
+    verdicts = {r.requirement.id: r for r in model_verdicts([LIST, ECHO], tally)}
+    assert verdicts[LIST.id].status is Status.PASSED
+    assert verdicts[ECHO.id].status is Status.NOT_VERIFIED and "no echo was read" in verdicts[ECHO.id].message
+
+
+def test_a_fact_another_requirements_failure_removed_keeps_its_requirement_from_passing() -> None:
+    """Issue 34 (syn-etag-unchanged beside syn-session-read-lag): every read held, but no update
+    was ever answered, so the update's fact was never judged. A fact prevented so blocks the
+    requirement by its owner; one the draws only never reached leaves a pass that names it."""
+    tally = ModelTally.empty([LIST.id])
+    tally.compared[LIST.id], tally.judged[LIST.id] = 12, [HELD]
+    tally.facts = {LIST.id: [HELD, COUNTED]}
+    unreached = {r.requirement.id: r for r in model_verdicts([LIST], tally)}[LIST.id]
+    assert unreached.status is Status.PASSED and f"not judged: {COUNTED}" in unreached.message
+    tally.prevented = {LIST.id: {COUNTED: {"why": "the count answered 404 (TOY-CREATE-001)", "by": CREATE}}}
+    removed = {r.requirement.id: r for r in model_verdicts([LIST], tally)}[LIST.id]
+    assert removed.status is Status.BLOCKED and removed.blocked_by == CREATE, removed.message
+    assert removed.message == (
+        f"blocked by {CREATE}: {COUNTED} was never judged: the count answered 404 (TOY-CREATE-001) "
+        f"(12 comparisons of {HELD} held)"
+    )
