@@ -49,6 +49,9 @@ STEP_BOUND = 20
 """POSTs a task gets to report ``is_last``; an agent that needs more is not testable here."""
 MAX_PAGES = 25
 """Most pages one list walk reads; page sizes are chosen so a walk stays within it."""
+FEWEST_WALKED = 6
+"""Fewest pages AP-PAGE-001's walk of the task list reads (it creates the tasks they need): a
+server that serves nothing past its third page fails it beside any other state (composition)."""
 JSON = {"Content-Type": "application/json"}
 
 
@@ -1154,7 +1157,12 @@ def task_pages(ctx: Context) -> None:
     # counting at least the tasks just created (the proxy's judge counts those it saw created)
     what = "listAgentTasks without paging parameters:"
     ctx.judge(pages_judgment.NUMBERS, answer, what, **DEFAULT_PAGE, at_least=len(created))
-    listed = walk(ctx, TASKS, "listAgentTasks", "tasks", walk_size(pagination["total_items"]))
+    # enough tasks for the walk to pass page FEWEST_WALKED whatever else the server holds: a list
+    # that stops serving past some page (an OFFSET cap) shows only on a walk that goes past it
+    total = pagination["total_items"]
+    more = max(0, 2 * FEWEST_WALKED - 1 - total) if isinstance(total, int) else 0
+    created += [new_task(ctx, {"input": f"page {n}"})["task_id"] for n in range(len(created), len(created) + more)]
+    listed = walk(ctx, TASKS, "listAgentTasks", "tasks", walk_size(total + more))
     ids = {t.get("task_id") for t in listed}
     ctx.expect(all(c in ids for c in created), "a task just created is on no page")
 

@@ -279,6 +279,20 @@ def test_pages_that_round_down_fail() -> None:
         ap.walk(context_for(handle), ap.TASKS, "listAgentTasks", "tasks", 3)
 
 
+@pytest.mark.parametrize("fault", ["ap-page-empty-past-3", None])
+def test_the_task_walk_passes_page_six_on_a_server_that_holds_nothing_else(fault: str | None) -> None:
+    """A list that serves nothing past its third page fails AP-PAGE-001 even where the check's own
+    three tasks are all the server holds (beside another fault that leaves fewer tasks, or alone);
+    the clean mock, the control, passes."""
+    with EmbeddedServer(MockConfig(protocols=(PROTOCOL,), faults=(fault,) if fault else ())) as server:
+        ctx = context_for(lambda _: httpx.Response(500))
+        ctx.client = Client(server.url, ctx.limits)
+        result = run_check(suite(PROTOCOL).registry.get("AP-PAGE-001"), ctx)
+        listed = ctx.client.get(ap.TASKS).json()["pagination"]["total_items"]
+    assert result.status is (Status.FAILED if fault else Status.PASSED), result.message
+    assert listed >= 2 * ap.FEWEST_WALKED - 1
+
+
 # -- helpers -------------------------------------------------------------------------------------
 
 
