@@ -95,6 +95,10 @@ class ProtocolInfo:
     """The package of its mock side (``mount`` and ``FAULTS``), if it has a reference mock."""
     streaming_operations: tuple[str, ...] = ()
     """Operations whose answers are streams, validated frame by frame by scenario checks."""
+    stream_end: str | None = None
+    """The data of the event that ends its event streams (OpenAI's ``[DONE]``), after which a client
+    stops reading: a stream that sent it and then idles has ended, in every phase; None for a
+    protocol whose streams end only when the server closes them."""
     realm: str | None = None
     """The realm of the bearer challenge a 401 carries, where the document asks for auth."""
     error: ErrorShape = field(default_factory=lambda: ErrorShape({"message": "$message"}))
@@ -146,6 +150,7 @@ def read_manifest(path: Path, root: Path | None = None) -> ProtocolInfo:
             suite=str(raw.get("suite") or ""),
             mock=str(raw.get("mock") or ""),
             streaming_operations=tuple(raw.get("streaming_operations") or ()),
+            stream_end=str(raw["stream_end"]) if raw.get("stream_end") is not None else None,
             realm=auth.get("realm"),
             stream_error=dict(raw["stream_error"]) if raw.get("stream_error") is not None else None,
             error=ErrorShape(

@@ -45,6 +45,12 @@ INTERNALS: dict[str, Internal] = {
     "schemathesis.is_event_stream": Internal(
         "schemathesis.core.transport", "is_event_stream", "an event stream's exchange gets the stream budget"
     ),
+    "schemathesis.iter_event_stream": Internal(
+        "schemathesis.transport.requests",
+        "_iter_event_stream",
+        "it reads an event stream by the raw body's read1, where the phase ends it at its end event",
+        ("response",),
+    ),
     "schemathesis.stream_cut_short": Internal(
         "schemathesis.core.transport", "STREAM_CUT_SHORT_ATTRIBUTE", "a stream schemathesis cut short is a stall"
     ),

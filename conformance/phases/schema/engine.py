@@ -309,6 +309,7 @@ def run_schema_phase(plan: RunPlan, state: RunState) -> tuple[list[RequirementRe
                 timeout=timeout,
                 max_bytes=plan.limits.max_body_bytes,
                 stream_seconds=plan.limits.stream_seconds,
+                stream_end=spec.info.stream_end,
             )
         )
         section = stack.enter_context(

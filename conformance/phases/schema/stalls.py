@@ -7,7 +7,8 @@ size. While the phase runs, every exchange schemathesis makes goes through one w
 through ``requests.Session.send``, held to the same bounds), which:
 
 - holds the whole exchange, body included, to ``timeout`` (an event stream to the suite's stream
-  budget): the watchdog shuts down the exchange's sockets when it is late, or when the run stops;
+  budget; it ends at the protocol's end event, as its client reads it, if it declares one: ends.py):
+  the watchdog shuts down the exchange's sockets when it is late, or when the run stops;
 - reads a non-stream body itself, at most ``max_bytes`` of it;
 - tells the run's stall guard (check/guard.py) how each exchange ended: a timeout, a late exchange
   cut by the watchdog, an answer past the cap (an endless stream) or a stream schemathesis had to
@@ -31,6 +32,7 @@ from typing import Any
 from ...check import internals
 from ...check.guard import StallGuard
 from ...run.watchdog import Late, Watchdog
+from .ends import end_at_event
 
 
 class TooLarge(Exception):
@@ -39,18 +41,21 @@ class TooLarge(Exception):
 
 class _BoundedSession:
     """What schemathesis's ``_request`` sees as its session: the answer's body is read here, capped,
-    and an event stream's exchange gets the stream budget (schemathesis reads it itself)."""
+    and an event stream's exchange gets the stream budget (schemathesis reads it itself, to the
+    protocol's end event when it declares one: ends.py)."""
 
-    def __init__(self, session: Any, late: Late, max_bytes: int, stream_extra_s: float) -> None:
+    def __init__(self, session: Any, late: Late, max_bytes: int, stream_extra_s: float, end: str | None) -> None:
         self._session = session
         self._late = late
         self._max_bytes = max_bytes
         self._stream_extra_s = stream_extra_s
+        self._end = end
 
     def request(self, **kwargs: Any) -> Any:
         response = self._session.request(**kwargs)
         if internals.get("schemathesis.is_event_stream")(response.headers.get("Content-Type")):
             self._late.deadline += self._stream_extra_s
+            end_at_event(response, self._end)
         else:
             _read_capped(response, self._max_bytes)
         return response
@@ -67,8 +72,10 @@ def stall_guard(
     timeout: float,
     max_bytes: int,
     stream_seconds: float,
+    stream_end: str | None = None,
 ) -> Iterator[None]:
-    """Wrap schemathesis's ``requests`` exchange for the duration, telling ``guard`` how each ended."""
+    """Wrap schemathesis's ``requests`` exchange for the duration, telling ``guard`` how each ended;
+    ``stream_end``: the data of the event that ends the protocol's event streams (its manifest's)."""
     import requests
 
     original = internals.get("schemathesis.request")
@@ -118,7 +125,9 @@ def stall_guard(
             raise requests.RequestException(refusal)  # the base class: schemathesis shows its message as is
         with watchdog.exchange(timeout) as late:
             try:
-                bounded_session = _BoundedSession(session, late, max_bytes, max(stream_seconds - timeout, 0.0))
+                bounded_session = _BoundedSession(
+                    session, late, max_bytes, max(stream_seconds - timeout, 0.0), stream_end
+                )
                 response: requests.Response = original(bounded_session, data, max_stream_events)  # type: ignore[arg-type]
             except (TooLarge, requests.RequestException) as exc:
                 cut = _tell(guard, route, url, exc, late, watchdog, timeout)

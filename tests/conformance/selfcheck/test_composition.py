@@ -171,3 +171,15 @@ def test_a_seeded_sample_of_combinations_composes(pid: str) -> None:
     for parts in draw([f for f in FAULTS.values() if f.protocol == pid], 2, SAMPLE_SEED):
         outcome = check_combination(parts, ALONE)
         assert outcome.composed, f"{' + '.join(outcome.faults)}: {'; '.join(outcome.problems)}"
+
+
+@pytest.mark.slow  # the property-based phase's chat streams: seconds
+@pytest.mark.parametrize("other", ["sgr-accepts-invalid-body", "sgr-stream-false-crashes"])
+def test_a_stream_idle_after_its_end_event_is_ended_not_stalled(other: str) -> None:
+    """Issue 34, class 4: beside the wire control that leaves the connection open and idle after
+    data: [DONE], the property-based phase read each chat stream until it closed, counted it a
+    stall, and the stall guard stopped sending to the route, so the other fault's requirement was
+    never reached. The stream ended at its end event: the other fault's verdicts stand as alone."""
+    parts = [FAULTS["sgr-wire-sse-idle-after-done"], FAULTS[other]]
+    outcome = check_combination(parts, ALONE)
+    assert outcome.composed, outcome.problems
