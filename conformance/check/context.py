@@ -156,8 +156,11 @@ class Context:
         return self._inherited + self.made()
 
     def made(self) -> list[Exchange]:
-        """The exchanges this check's own clients made (not the fixture's it cites)."""
-        return [exchange for client in self._clients for exchange in client.log]
+        """The exchanges this check's own clients made (not the fixture's it cites), in the order
+        they were sent: the calls of clients that sent at the same moment (``concurrent.at_once``)
+        stand among the main client's, so a later call's reproduction sees the race before it."""
+        made = [exchange for client in self._clients for exchange in client.log]
+        return sorted(made, key=lambda exchange: exchange.started or 0.0)  # stable: ties keep their order
 
     def record(self, failures: Iterable[tuple[str, list[Exchange]]]) -> None:
         """The check is over: its calls join the journal the later checks' reproductions draw
