@@ -112,6 +112,7 @@ def _snapshot(module: ModuleType) -> dict[str, str]:
         ("BLOCKED", "blocked"),
         ("ADVICE", "advice"),
         ("STATE_DEPENDENT", "pass or **FAIL** (state)"),
+        ("DRAWN", "pass or **FAIL** (draw)"),
     ):
         for rid in getattr(module, attribute, ()):
             cells[rid] = word
@@ -134,7 +135,8 @@ def render() -> str:
         "",
         "Verdicts: pass; **FAIL** (a document requirement broken); advice (a practice not followed, never",
         "failing); blocked (another failure left nothing to judge); not verified (nothing to judge);",
-        "pass or **FAIL** (state): depends on the server's own state, named so by the report.",
+        "pass or **FAIL** (state): depends on the server's own state, named so by the report; pass or **FAIL**",
+        "(draw): decided by whether generated cases meet a bug the interop page shows by hand.",
         "",
         f"Not in the matrix yet: {NOT_YET}.",
         "",

@@ -241,6 +241,7 @@ class CliRun:
         either: frozenset[str] = frozenset(),
         blocked: frozenset[str] = frozenset(),
         advice: frozenset[str] = frozenset(),
+        drawn: frozenset[str] = frozenset(),
     ) -> None:
         """The snapshot of a real server: any change means the suite or the server changed.
 
@@ -248,8 +249,13 @@ class CliRun:
         named with its reason where the snapshot is declared); they must pass or fail, nothing else,
         and the report must name each of them as state-dependent: a reader of the report alone must
         know which verdicts a second run may move. ``advice``: practice requirements the server does
-        not follow (never a failure)."""
-        unnamed = either - self.state_dependent
+        not follow (never a failure). ``drawn``: requirements the property-based phase decides by
+        whether its generated cases meet a server bug the interop page shows by hand (a fresh server,
+        the same seed, and runs differ by the ids the server hands out); they must pass or fail."""
+        for rid in drawn:
+            assert self.statuses.get(rid) in ("passed", "failed"), f"{rid}: {self.statuses.get(rid)}"
+        either = either | drawn
+        unnamed = either - self.state_dependent - drawn
         assert not unnamed, f"the report does not say these depend on the server's state: {sorted(unnamed)}"
         for rid in either:
             assert self.statuses.get(rid) in ("passed", "failed"), f"{rid}: {self.statuses.get(rid)}"

@@ -51,8 +51,6 @@ PASSED = {
     "AP-MODEL-001",
     "AP-MODEL-002",
     "AP-MODEL-005",
-    # on a fresh server no generated request meets a 500 (the targeted checks report those)
-    "AP-SCHEMA-001",
     "AP-SCHEMA-008",
 }
 FAILED = {
@@ -87,6 +85,11 @@ NOT_VERIFIED: set[str] = set()
 STATE_DEPENDENT: frozenset[str] = frozenset()
 """None among fresh servers; against a server kept from an earlier run AP-SCHEMA-001 failed once (a
 generated download of a non-Latin-1 name), which the report does not name as state-dependent."""
+DRAWN = frozenset({"AP-SCHEMA-001"})
+"""Passed or failed by the draw: a generated download of an artifact Forge cannot serve answers 500
+(docs/interop-autogpt-forge.md shows it by hand, and the targeted checks report it every run);
+whether the property-based phase's cases meet one differs between runs against fresh servers with
+seed 0 (two full runs of 2026-12-05: passed, then failed on 3 of 370 cases)."""
 BLOCKED = frozenset(
     {
         # uploads answered with an earlier upload's id (AP-ARTIFACT-001's), and what lies past the
@@ -145,7 +148,9 @@ def test_forge_is_reachable_and_judged(forge_run: CliRun) -> None:
 
 
 def test_what_the_suite_reports_about_forge(forge_run: CliRun) -> None:
-    forge_run.assert_verdicts(PASSED, FAILED, NOT_VERIFIED, either=STATE_DEPENDENT, blocked=BLOCKED, advice=ADVICE)
+    forge_run.assert_verdicts(
+        PASSED, FAILED, NOT_VERIFIED, either=STATE_DEPENDENT, blocked=BLOCKED, advice=ADVICE, drawn=DRAWN
+    )
 
 
 def test_the_traversal_check_finds_forges_and_leaves_nothing_outside_its_workspace(
