@@ -346,12 +346,7 @@ def _documented_media(api: ProtocolApi, operation_id: str, status: int) -> str |
 
 
 def _response(api: ProtocolApi, operation_id: str, status: int) -> Mapping[str, Any] | None:
-    responses = api.spec.operation(operation_id).definition.get("responses") or {}
-    for key in (str(status), f"{status // 100}XX", f"{status // 100}xx", "default"):
-        if key in responses:
-            resolved: Mapping[str, Any] = api.spec.resolve(responses[key])
-            return resolved
-    return None
+    return api.spec.response(operation_id, status)
 
 
 def check_body(where: str, api: ProtocolApi, operation_id: str, body: Any, status: int = 200) -> None:

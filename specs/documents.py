@@ -251,12 +251,13 @@ class Spec:
         raise KeyError(f"{self.info.id}: no operation {operation_id!r}")
 
     def response(self, operation: Operation | str, status: int) -> Mapping[str, Any] | None:
-        """The document's answer to ``operation`` for ``status`` (its own code, then ``4XX``, then
-        ``default``), resolved; None when the document has none. The one lookup the run's checks,
+        """The document's answer to ``operation`` for ``status`` (its own code, then its class,
+        ``4XX`` or the ``4xx`` some documents write, then ``default``), resolved; None when the
+        document has none. The one lookup the run's checks,
         the proxy's document judge and the protocols' passive judges read answers by."""
         op = self.operation(operation) if isinstance(operation, str) else operation
         responses = op.definition.get("responses", {})
-        for key in (str(status), f"{str(status)[0]}XX", "default"):
+        for key in (str(status), f"{status // 100}XX", f"{status // 100}xx", "default"):
             if key in responses:
                 return self.resolve(responses[key])  # type: ignore[no-any-return]
         return None

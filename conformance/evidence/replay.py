@@ -116,12 +116,11 @@ def judge_schema(
     op = next((o for o in spec.operations() if o.label == label), None)
     if op is None or number not in ("002", "003", "005"):
         return None
-    responses = op.definition.get("responses", {})
     code = str(resp.status_code)
-    documented = next((responses[k] for k in (code, f"{code[0]}XX", "default") if k in responses), None)
+    documented = spec.response(op, resp.status_code)
     if number == "002":
         return "" if documented is not None else f"HTTP {code} is not documented for {label}"
-    content = (spec.resolve(documented) or {}).get("content") or {} if documented is not None else {}
+    content = (documented.get("content") or {}) if documented is not None else {}
     media = resp.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if number == "003":
         return (

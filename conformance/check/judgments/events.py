@@ -31,11 +31,10 @@ def item_schema(spec: Spec, op: Operation, status: int) -> Mapping[str, Any] | N
     """The item schema the document gives ``op``'s event stream answered with ``status`` (None:
     the document gives that answer no event stream with one). By status, as the document judge
     finds an answer: the exact code, its class (``2XX``), ``default``."""
-    responses = op.definition.get("responses", {})
-    found = next((responses[k] for k in (str(status), f"{str(status)[0]}XX", "default") if k in responses), None)
+    found = spec.response(op, status)
     if found is None:
         return None
-    media = (spec.resolve(found).get("content") or {}).get(SSE)
+    media = (found.get("content") or {}).get(SSE)
     schema = media.get("itemSchema") if isinstance(media, dict) else None
     return schema if isinstance(schema, dict) else None
 
