@@ -2,16 +2,24 @@
 time goes): wall and CPU seconds per module, the slowest tests, and each worker's timeline (how
 long it ran tests, how long it sat idle while the run went on: the tail a slow last test makes).
 
-    python scripts/test_timeline.py report.xml [--top 25]
+    python scripts/test_timeline.py report.xml [--top 25] [--write-costs tests/costs.json]
+
+``--write-costs`` keeps, for each module with a test of ``COSTLY_S`` or more, its longest test's
+wall seconds: the table ``tests/conftest.py`` orders a session by (the longest first, so no worker
+is left running one alone at the end).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+
+COSTLY_S = 5.0
+"""A module whose longest test takes less is not worth ordering: it fills the gaps at the end."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +53,25 @@ def cases(path: Path) -> list[Case]:
     return found
 
 
+def costs(found: list[Case]) -> dict[str, float]:
+    """Each module's longest test in wall seconds, for the modules with one of ``COSTLY_S`` or more
+    (its file's path from the repository's root, as pytest names it)."""
+    longest: dict[str, float] = {}
+    for c in found:
+        path = c.module.replace(".", "/") + ".py"
+        longest[path] = max(longest.get(path, 0.0), c.wall)
+    return {path: round(seconds) for path, seconds in longest.items() if seconds >= COSTLY_S}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("report", type=Path)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--write-costs", type=Path, help="write each module's longest test (seconds) here")
     args = parser.parse_args(argv)
     found = cases(args.report)
+    if args.write_costs:
+        args.write_costs.write_text(json.dumps(costs(found), indent=1, sort_keys=True) + "\n")
     wall, cpu, count = collections.Counter[str](), collections.Counter[str](), collections.Counter[str]()
     for c in found:
         wall[c.module] += c.wall

@@ -15,9 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.engine.parallel import usable_cores
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
 from tests.faultruns import fault_runs
+from tests.scheduling import cost
 from tests.warmcli import WarmCli, cpu_spent
 
 __all__ = ["fault_runs"]  # a fixture: the session's shared fault runs
@@ -57,11 +59,32 @@ def http(mock_url: str) -> Iterator[httpx.Client]:
         yield client
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker a core and one more. Much of the tests' time is waiting (on fault runs
+    made ahead, stalled targets, timeouts, peers starting): with a worker a core the two cores were
+    busy 55 % of a full run (24.4 min); with two a core, 72 %, but the long tests, each parallel
+    inside, then ran all at once and took up to three times as long (23.4 min, load up to 18):
+    docs/development.md, where the tests' time goes."""
+    return usable_cores() + 1
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n`` without ``--dist`` (pytest-xdist's ``load``): the project's queue (tests/scheduling.py)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from tests.scheduling import CostOrder
+
+    return CostOrder(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that talk to real third-party packages are slow too: ``-m "not slow"`` leaves them out."""
+    """Tests that talk to real third-party packages are slow too: ``-m "not slow"`` leaves them out.
+    The modules with the longest tests go first (tests/scheduling.py: no worker is left running a
+    long one alone at the end)."""
     for item in items:
         if item.get_closest_marker("interop") is not None:
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: -cost(item.nodeid))
 
 
 @pytest.hookimpl(wrapper=True)

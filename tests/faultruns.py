@@ -23,6 +23,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -142,9 +143,18 @@ def make(root: str, key: str, wait: bool) -> bool:
     return True
 
 
-def ahead(root: str, keys: list[str]) -> None:
+def ahead(root: str, keys: list[str], parent: int) -> None:
     """Make each run no process has made or started, in order (what a process making runs ahead
-    does: several go down the same list, each passing over the runs another holds)."""
+    does: several go down the same list, each passing over the runs another holds). It ends when
+    the test process that started it (``parent``) does: a session interrupted before its ``close``
+    (a worker killed, Ctrl-C) leaves no process making runs for no one."""
+
+    def orphaned() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=orphaned, name="ahead-orphaned", daemon=True).start()
     for key in keys:
         make(root, key, False)
 
@@ -160,7 +170,7 @@ class FaultRuns:
         # selfcheck command's pool) reaps every one of those that has ended, and their CPU would be
         # counted as that test's (one test was charged 340 s of the runs made ahead)
         env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONPATH": str(REPO)}
-        command = [sys.executable, "-c", AHEAD, str(root), json.dumps(order)]
+        command = [sys.executable, "-c", AHEAD, str(root), json.dumps(order), str(os.getpid())]
         self._ahead = [subprocess.Popen(command, env=env, cwd=REPO) for _ in range(processes if order else 0)]
         with hash_seed_pinned():  # the pool's process starts here and inherits it
             self._now: Pool = multiprocessing.get_context("spawn").Pool(1)
@@ -199,8 +209,10 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-AHEAD = "import json, sys; from tests.faultruns import ahead; ahead(sys.argv[1], json.loads(sys.argv[2]))"
-"""What a process making runs ahead runs (``ahead``, its folder, the keys in order)."""
+AHEAD = (
+    "import json, sys; from tests.faultruns import ahead; ahead(sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]))"
+)
+"""What a process making runs ahead runs (``ahead``, its folder, the keys in order, the test process)."""
 REPO = Path(__file__).resolve().parents[1]
 
 

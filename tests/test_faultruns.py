@@ -85,3 +85,37 @@ def test_closing_ends_the_runs_made_ahead_at_once(tmp_path: Path, monkeypatch: p
     started = time.monotonic()
     runs.close()
     assert time.monotonic() - started < 30  # 60 s, the run's own end, without the kill
+
+
+def test_a_process_making_runs_ahead_ends_when_the_test_process_that_started_it_is_gone(tmp_path: Path) -> None:
+    """A session cut short (a worker killed, Ctrl-C before ``close``) leaves no process making runs
+    for no one: the one making them ahead watches the process that started it."""
+    import os
+    import subprocess
+    import sys
+
+    # a stand-in for the test process: starts one making runs ahead (each run endless), says its
+    # pid, and exits at once
+    ahead = (
+        "import sys, time; import tests.faultruns as f; f.make = lambda *a: time.sleep(600); "
+        "f.ahead(sys.argv[1], ['never-ends'], int(sys.argv[2]))"
+    )
+    parent = (
+        "import os, subprocess, sys; quiet = subprocess.DEVNULL; "
+        f"p = subprocess.Popen([sys.executable, '-c', {ahead!r}, sys.argv[1], str(os.getpid())], stdout=quiet, "
+        "stderr=quiet); print(p.pid, flush=True)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", parent, str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=faultruns.REPO
+    )
+    pid = int(out.stdout)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the process making runs ahead outlived the process that started it")

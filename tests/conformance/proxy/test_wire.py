@@ -34,6 +34,7 @@ class Upstream:
         self.connections = 0
         self.received: list[bytes] = []
         self.stop = threading.Event()
+        self.served: list[tuple[socket.socket, threading.Thread]] = []
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
 
@@ -48,7 +49,9 @@ class Upstream:
             except TimeoutError:
                 continue
             self.connections += 1
-            threading.Thread(target=self._run, args=(conn, self.connections), daemon=True).start()
+            thread = threading.Thread(target=self._run, args=(conn, self.connections), daemon=True)
+            self.served.append((conn, thread))
+            thread.start()
 
     def _run(self, conn: socket.socket, n: int) -> None:
         conn.settimeout(10)
@@ -56,9 +59,28 @@ class Upstream:
             self.script(conn, n)
 
     def close(self) -> None:
+        """Stops accepting, cuts every connection and waits for its script to end: a script left
+        running would outlive the test in its worker (one spun a core there for the rest of a run)."""
         self.stop.set()
         self.thread.join(5)
         self.listener.close()
+        for conn, _ in self.served:
+            with contextlib.suppress(OSError):  # closed by its script already
+                conn.shutdown(socket.SHUT_RDWR)
+        for _, thread in self.served:
+            thread.join(5)
+        still = sum(thread.is_alive() for _, thread in self.served)
+        assert not still, f"{still} connection scripts still run after their connection was cut"
+
+
+def received(conn: socket.socket) -> bytes:
+    """What ``conn`` has to read next; OSError once the peer closed it. A bare ``recv`` answers
+    b"" at once, for ever, on a closed connection: a loop on it spun a core for the rest of the
+    test process (every later test's ``cpu_s`` swelled by the wall time it took)."""
+    data = conn.recv(65536)
+    if not data:
+        raise OSError("closed")
+    return data
 
 
 def read_request(conn: socket.socket, seen: list[bytes], buffered: bytearray) -> bytes:
@@ -66,10 +88,7 @@ def read_request(conn: socket.socket, seen: list[bytes], buffered: bytearray) ->
     what follows. A chunked body is read to its last chunk before the script answers, as a server
     that reads before it answers does (answering after the head raced the proxy's body bound)."""
     while b"\r\n\r\n" not in buffered:
-        data = conn.recv(65536)
-        if not data:
-            raise OSError("closed")
-        buffered += data
+        buffered += received(conn)
     head, _, rest = bytes(buffered).partition(b"\r\n\r\n")
     length = 0
     for line in head.split(b"\r\n")[1:]:
@@ -78,16 +97,10 @@ def read_request(conn: socket.socket, seen: list[bytes], buffered: bytearray) ->
             length = int(value)
         elif name.strip().lower() == b"transfer-encoding" and b"chunked" in value.lower():
             while not (rest.startswith(b"0\r\n\r\n") or b"\r\n0\r\n\r\n" in rest):  # the last chunk
-                data = conn.recv(65536)
-                if not data:
-                    raise OSError("closed")
-                rest += data
+                rest += received(conn)
             length = 5 if rest.startswith(b"0\r\n\r\n") else rest.index(b"\r\n0\r\n\r\n") + 7
     while len(rest) < length:
-        data = conn.recv(65536)
-        if not data:
-            raise OSError("closed")
-        rest += data
+        rest += received(conn)
     buffered[:] = rest[length:]
     request = head + b"\r\n\r\n" + rest[:length]
     seen.append(request)
@@ -176,12 +189,12 @@ def test_chunked_requests_and_head_requests_pass() -> None:
         buffered = bytearray()
         while True:
             while b"\r\n\r\n" not in buffered:
-                buffered += conn.recv(65536)
+                buffered += received(conn)
             head, _, rest = bytes(buffered).partition(b"\r\n\r\n")
             buffered[:] = rest
             if b"chunked" in head.lower():
                 while b"0\r\n\r\n" not in buffered:
-                    buffered += conn.recv(65536)
+                    buffered += received(conn)
                 body, _, rest = bytes(buffered).partition(b"0\r\n\r\n")
                 buffered[:] = rest
                 seen.append(head + b"\r\n\r\n" + body)
@@ -222,7 +235,7 @@ def test_an_answer_before_the_request_ended_is_judged_with_the_whole_request() -
     def script(conn: socket.socket, n: int) -> None:
         buffered = bytearray()
         while b"\r\n\r\n" not in buffered:
-            buffered += conn.recv(65536)
+            buffered += received(conn)
         conn.sendall(answer(b'{"message": "no"}', "401 Unauthorized"))
         time.sleep(0.5)
 
