@@ -45,6 +45,10 @@ from mockserver.journal import Entry, Journal
 from mockserver.target import serve
 from specs.documents import load
 
+MAKERS_PER_CORE = 3
+"""Processes making runs ahead, a core (divided among the test workers, rounded up). A run mostly
+waits (its chat jobs, its timeouts): with one a worker (three on two cores), each used a third of a
+core and the machine sat at a load of 2 while the selfcheck's tests waited for their runs."""
 CLEAN = "clean."
 """Key of a protocol's whole run against the mock without a fault: ``clean.<protocol>``."""
 OWN = "own."
@@ -229,10 +233,10 @@ def wanted(items: Iterable[pytest.Item]) -> list[str]:
 @pytest.fixture(scope="session")
 def fault_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultRuns]:
     """Under pytest-xdist the folder is the session's, above each worker's own, and each worker
-    makes runs ahead in its share of the cores."""
+    makes runs ahead in its share of ``MAKERS_PER_CORE`` processes a core."""
     base = tmp_path_factory.getbasetemp()
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fault-runs"
-    runs = FaultRuns(root, wanted(request.session.items), max(1, usable_cores() // workers))
+    runs = FaultRuns(root, wanted(request.session.items), -(-MAKERS_PER_CORE * usable_cores() // workers))
     yield runs
     runs.close()
