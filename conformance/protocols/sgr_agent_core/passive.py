@@ -39,6 +39,9 @@ class Agent:
     messages: Any
     ended: float | None = None
     """When its latest stream ended cleanly (seconds since the epoch, by the exchange's clock)."""
+    unfinished: int = 0
+    """Its streams begun and not seen to end: one its client left may have cancelled it (the
+    client's doing, not the server's), so its final state is no longer judged."""
     deleted: bool = False
     listed_states: list[str] = field(default_factory=list)
 
@@ -90,6 +93,9 @@ class Passive(Checks):
         resumed = None if new else self.agents.get(str(stream.notes["agent"]))
         if resumed is not None:  # running again: its state is judged after this stream's end, once seen
             resumed.ended = None
+        streamed = self.agents.get(str(stream.notes["agent"]))
+        if streamed is not None:
+            streamed.unfinished += 1
 
     def on_frame(self, ex: Observed, v: Verdict, stream: StreamState, frame: Frame) -> None:
         notes = stream.notes
@@ -129,6 +135,9 @@ class Passive(Checks):
 
     def on_stream_end(self, ex: Observed, v: Verdict, stream: StreamState, error: str | None) -> None:
         notes = stream.notes
+        streamed = self.agents.get(str(notes.get("agent")))
+        if streamed is not None:
+            streamed.unfinished -= 1
         if error:
             reason = f"the stream did not complete after {stream.frames} event(s): {error}"
             v.fail("SGR-STREAM-007", reason)
@@ -257,7 +266,7 @@ class Passive(Checks):
             f"{shown(body.get('task_messages'), 120)} are not those of the chat that created it",
         )
         state = body.get("state")
-        if agent.ended is None or state == WAITING:
+        if agent.ended is None or agent.unfinished or state == WAITING:
             return
         if state in RUNNING:
             late = ex.started_at - agent.ended

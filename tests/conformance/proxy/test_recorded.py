@@ -101,3 +101,39 @@ def test_each_event_of_a_stream_is_judged_against_the_item_schema_by_the_runs_ju
     assert finding.judgment == "events.items" and finding.facts["document"] == "sgr-agent-core"
     seen = Seen("POST", "http://127.0.0.1:9/v1/chat/completions", 200, {}, plain.response_body)
     assert judge(finding.judgment, seen, finding.facts)  # replay judges the stream again by it
+
+
+def _agent_chat(path: str, data: list[str], *, left: bool = False) -> RecordedTraffic:
+    """A stream of the agent ``CHUNK`` names: its creating chat, or a clarification (``path``)."""
+    body = json.dumps({"model": "sgr_agent", "messages": [{"role": "user", "content": "hi"}], "stream": True})
+    headers = {"content-type": "text/event-stream", "cache-control": "no-cache", "x-agent-id": CHUNK["model"]}
+    events = "".join(f"data: {d}\n\n" for d in data).encode()
+    return RecordedTraffic(
+        "POST", path, "", {"content-type": "application/json"}, body.encode(), 200, headers, events, 1_000.0, 3.0,
+        left,
+    )  # fmt: skip
+
+
+def _cancelled_state() -> RecordedTraffic:
+    state = {
+        "agent_id": CHUNK["model"], "task_messages": [{"role": "user", "content": "hi"}], "state": "cancelled",
+        "iteration": 3, "searches_used": 2, "clarifications_used": 1, "sources_count": 4,
+        "current_step_reasoning": None, "execution_result": None,
+    }  # fmt: skip
+    return _get(f"/agents/{CHUNK['model']}/state", "", 200, state)
+
+
+def test_an_agent_whose_client_left_its_stream_may_be_cancelled_for_it() -> None:
+    """A client that leaves an agent's stream may get it cancelled (the mock does, as the server
+    does on a disconnect): its state after a later stream that ended is not judged then (a full run
+    under load met it: the hostile clarifications left three streams). The control: no stream left,
+    and the agent cancelled after its stream ended, fails."""
+    chunk = json.dumps(CHUNK)
+    clarify = f"/agents/{CHUNK['model']}/provide_clarification"
+    left = [_agent_chat("/v1/chat/completions", [chunk, "[DONE]"]), _agent_chat(clarify, [chunk], left=True)]
+    later = [_agent_chat(clarify, [chunk, "[DONE]"]), _cancelled_state()]
+    fair = _result(judged("sgr-agent-core", "http://127.0.0.1:9", left + later), "SGR-AGENT-003")
+    assert fair.status is not Status.FAILED, fair.message
+    broken = [_agent_chat("/v1/chat/completions", [chunk, "[DONE]"]), *later]
+    failed = _result(judged("sgr-agent-core", "http://127.0.0.1:9", broken), "SGR-AGENT-003")
+    assert failed.status is Status.FAILED and '"cancelled"' in failed.message, failed.message
