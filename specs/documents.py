@@ -253,8 +253,8 @@ class Spec:
     def response(self, operation: Operation | str, status: int) -> Mapping[str, Any] | None:
         """The document's answer to ``operation`` for ``status`` (its own code, then its class,
         ``4XX`` or the ``4xx`` some documents write, then ``default``), resolved; None when the
-        document has none. The one lookup the run's checks,
-        the proxy's document judge and the protocols' passive judges read answers by."""
+        document has none. The one lookup the run's checks, the proxy's document judge, the
+        protocols' passive judges, replay and the mock's stubs read answers by."""
         op = self.operation(operation) if isinstance(operation, str) else operation
         responses = op.definition.get("responses", {})
         for key in (str(status), f"{status // 100}XX", f"{status // 100}xx", "default"):

@@ -4,7 +4,10 @@ asked for while another process makes it is waited for, never made twice."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -90,10 +93,6 @@ def test_closing_ends_the_runs_made_ahead_at_once(tmp_path: Path, monkeypatch: p
 def test_a_process_making_runs_ahead_ends_when_the_test_process_that_started_it_is_gone(tmp_path: Path) -> None:
     """A session cut short (a worker killed, Ctrl-C before ``close``) leaves no process making runs
     for no one: the one making them ahead watches the process that started it."""
-    import os
-    import subprocess
-    import sys
-
     # a stand-in for the test process: starts one making runs ahead (each run endless), says its
     # pid, and exits at once
     ahead = (

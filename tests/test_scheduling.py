@@ -70,7 +70,7 @@ class _Node:
 
 
 def _config(workers: int) -> Any:
-    values = {"tx": [f"{workers}*popen"], "numprocesses": workers, "dist": "load"}
+    values = {"tx": [f"{workers}*popen"], "numprocesses": workers}
     return SimpleNamespace(getvalue=values.get, option=SimpleNamespace(loadscopereorder=True))
 
 

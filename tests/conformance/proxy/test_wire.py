@@ -31,12 +31,15 @@ class Upstream:
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen()
         self.listener.settimeout(0.2)
-        self.connections = 0
         self.received: list[bytes] = []
         self.stop = threading.Event()
         self.served: list[tuple[socket.socket, threading.Thread]] = []
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
+
+    @property
+    def connections(self) -> int:
+        return len(self.served)
 
     @property
     def url(self) -> str:
@@ -48,8 +51,7 @@ class Upstream:
                 conn, _ = self.listener.accept()
             except TimeoutError:
                 continue
-            self.connections += 1
-            thread = threading.Thread(target=self._run, args=(conn, self.connections), daemon=True)
+            thread = threading.Thread(target=self._run, args=(conn, self.connections + 1), daemon=True)
             self.served.append((conn, thread))
             thread.start()
 
@@ -58,9 +60,10 @@ class Upstream:
         with conn, contextlib.suppress(OSError):
             self.script(conn, n)
 
-    def close(self) -> None:
+    def close(self, strict: bool = True) -> None:
         """Stops accepting, cuts every connection and waits for its script to end: a script left
-        running would outlive the test in its worker (one spun a core there for the rest of a run)."""
+        running would outlive the test in its worker (one spun a core there for the rest of a run).
+        ``strict``: fail if one still runs (not while the test's own failure is on its way out)."""
         self.stop.set()
         self.thread.join(5)
         self.listener.close()
@@ -70,7 +73,7 @@ class Upstream:
         for _, thread in self.served:
             thread.join(5)
         still = sum(thread.is_alive() for _, thread in self.served)
-        assert not still, f"{still} connection scripts still run after their connection was cut"
+        assert not (strict and still), f"{still} connection scripts still run after their connection was cut"
 
 
 def received(conn: socket.socket) -> bytes:
@@ -126,8 +129,10 @@ def through(
         settings = {"timeout": 5.0, "console": lines.append, **config}
         with ProxyServer(ProxyConfig(protocol, upstream.url, **settings)) as proxy:  # type: ignore[arg-type]
             yield proxy, upstream
-    finally:
-        upstream.close()
+    except BaseException:
+        upstream.close(strict=False)
+        raise
+    upstream.close()
 
 
 def keep_alive_server(body: bytes = TASK) -> Script:
