@@ -56,10 +56,11 @@ chance; a date-time to the second only (many calls share one) is blanked as ``<d
 _DATE_ERE = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]\\.[0-9]+"
 SECONDS: tuple[str, str, str] = (
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}",
-    r"[0-9]\{4\}-[0-9]\{2\}-[0-9]\{2\}[T ][0-9]\{2\}:[0-9]\{2\}:[0-9]\{2\}",
+    "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]",
     "<date-time>",
 )
-"""A date-time to the second, blanked after the ranked ones (for Python and for sed, the same)."""
+"""A date-time to the second, blanked after the ranked ones (for Python, and for awk as an ERE
+without intervals, which older mawk lacks)."""
 RANK_DATES = (
     '{ body = body (NR > 1 ? "\\n" : "") $0 } END { s = body; n = 0\n'
     f"  while (match(s, /{_DATE_ERE}/)) {{ v = substr(s, RSTART, RLENGTH)\n"
@@ -73,9 +74,10 @@ RANK_DATES = (
     f"  while (match(s, /{_DATE_ERE}/)) {{\n"
     '    out = out substr(s, 1, RSTART - 1) "<date-time#" rank[substr(s, RSTART, RLENGTH)] ">"\n'
     "    s = substr(s, RSTART + RLENGTH) }\n"
-    '  printf "%s", out s }'
+    f'  out = out s; gsub(/{SECONDS[1]}/, "{SECONDS[2]}", out); printf "%s", out }}'
 )
-"""The same ranking for the script (POSIX awk, no sort of its own: an insertion sort)."""
+"""The same ranking for the script, then the date-times to the second blanked (POSIX awk, no sort
+of its own: an insertion sort)."""
 
 
 def _seconds(text: str) -> str:
@@ -172,8 +174,8 @@ BINARY = "<binary>"
 def _headers(headers: Iterable[tuple[str, str]], named: dict[str, str]) -> list[str]:
     """The compared headers, named and blanked, their date-times ranked together (as the script
     ranks its header lines)."""
-    lines = [
-        f"{k.lower()}: {fingerprint(v.strip(), named, ranked=False)}"
+    lines = [  # an empty value as "name:", as the script's awk writes it
+        f"{k.lower()}: {fingerprint(v.strip(), named, ranked=False)}".rstrip(" ")
         for k, v in headers
         if k.lower() not in VOLATILE_HEADERS
     ]
@@ -258,6 +260,9 @@ MAX_TIME=${MAX_TIME:-30}
 D=$(mktemp -d) || exit 2
 trap 'rm -rf "$D"' EXIT
 : > "$D/named"  # sed commands naming each captured value as the recorded answers name it
+: > "$D/named.sed"; NAMED=""  # norm's order of them, made again (once) when a value was named since
+NL='
+'
 DIFFER=""  # the calls whose answer is not the recorded one
 inconclusive() { echo "INCONCLUSIVE: $*"; exit 2; }
 capture() { # variable, value, call: a value a later call sends
@@ -271,32 +276,35 @@ need() { # variable, call: a value the failure's own call gave (none: it answere
 name() { # variable, value: named where the recorded answers name it (absent: left as it came)
   [ -n "$2" ] || return 0
   eval "$1=\$2"
-  printf '%s s/%s/{%s}/g\n' "${#2}" "$(literal "$2")" "$1" >> "$D/named"
+  printf '%s s/%s/{%s}/g\n' "${#2}" "$(literal "$2")" "$1" >> "$D/named"; NAMED=1
 }
 literal() { printf '%s' "$1" | sed 's/[][\/.^$*&]/\\&/g'; }  # a value as a sed pattern
 secret() { # variable: a credential the report names by it (never printed)
   eval "value=\${$1:-}"
   [ -n "$value" ] || inconclusive "set $1 to the token the run was given (the report names it \${$1})"
-  printf '%s s/%s/${%s}/g\n' "${#value}" "$(literal "$value")" "$1" >> "$D/named"
+  printf '%s s/%s/${%s}/g\n' "${#value}" "$(literal "$value")" "$1" >> "$D/named"; NAMED=1
 }
-norm() { # the longest value named first: an id may hold another (sgr_agent_1f2e holds sgr_agent)
-  sort -rn "$D/named" | sed 's/^[0-9]* //' > "$D/named.sed"
-  sed -f "$D/named.sed" | sed @NORM@ | awk @RANK@ | sed @SECONDS@
+named() { # the longest value named first: an id may hold another (sgr_agent_1f2e holds sgr_agent)
+  [ -z "$NAMED" ] || { sort -rn "$D/named" | sed 's/^[0-9]* //' > "$D/named.sed"; NAMED=""; }
+}
+norm() { # the values named, then what every run makes anew blanked (one sed: they act line by line)
+  sed -f "$D/named.sed" @NORM@ | awk @RANK@
 }
 setup() { # call, recorded status: a setup call must answer as it did (a 2xx stays a 2xx)
-  got=$(cat "$D/$1.code"); echo "$1. HTTP $got (recorded $2)"
+  IFS= read -r got < "$D/$1.code"; echo "$1. HTTP $got (recorded $2)"
   case "$got:$2" in 2??:2??|3??:3??|???:4??|???:5??) ;;  # a refused write made nothing to lose
   *) inconclusive "setup call $1 answered $got, recorded $2";; esac
 }
-heads() { # call: its answer's headers, named, sorted, without those that change by themselves
-  tr -d '\r' < "$D/$1.head" | sed -n '/^HTTP\//h; /^HTTP\//!H; ${x;p;}' | sed '1d; /^$/d' \
-    | awk '{ i = index($0, ":"); if (i) print tolower(substr($0, 1, i - 1)) ": " substr($0, i + 1) }' \
-    | sed 's/: */: /; s/ *$//' | grep -v -E '^(@HEADERS@): ' | norm | sort
+heads() { # call: its answer's headers (curl's last block), named, sorted, without those that change by themselves
+  awk '{ gsub(/\r/, "") } /^HTTP\// { n = 0; next }
+    { i = index($0, ":"); if (!i) next; v = substr($0, i + 1); sub(/^[ \t]*/, "", v); sub(/[ \t]*$/, "", v)
+      h = tolower(substr($0, 1, i - 1)); if (h !~ /^(@HEADERS@)$/) l[++n] = v == "" ? h ":" : h ": " v }
+    END { for (j = 1; j <= n; j++) print l[j] }' "$D/$1.head" | norm | sort
 }
 compare() { # call [bytes]: its answer (status, headers, body) against the recorded one
-  got=$(printf 'HTTP %s' "$(cat "$D/$1.code")")
-  if grep -q -x -e '--' "$D/$1.want"; then  # else the status alone is recorded: all the check judged
-    body=$(sed -n '/^--$/{n;p;q;}' "$D/$1.want")
+  named; want=$(cat "$D/$1.want"); IFS= read -r code < "$D/$1.code"; got="HTTP $code"
+  case "$NL$want$NL" in *"$NL--$NL"*)  # else the status alone is recorded: all the check judged
+    body="$NL$want$NL"; body=${body#*"$NL--$NL"}; body=${body%%"$NL"*}  # the line after the first --
     case "$body" in
       "<binary> - "*) body="<binary> - $(wc -c < "$D/$1.body" | tr -d ' ')";;  # too large to checksum: its size
       "<binary> "*) body="<binary> $(cksum < "$D/$1.body")";;
@@ -304,15 +312,26 @@ compare() { # call [bytes]: its answer (status, headers, body) against the recor
       *) if [ -n "${2:-}" ]; then body=$(dd bs=1 count="$2" 2>/dev/null < "$D/$1.body" | norm)
          else body=$(norm < "$D/$1.body"); fi;;
     esac
-    got=$(printf '%s\n' "$got"; heads "$1"; printf -- '--\n%s' "$body")
-  fi
-  case "$(head -n 1 "$D/$1.want")" in "HTTP not "*)  # any status the check would not accept
-    case " $(sed -n '1s/^HTTP not //p' "$D/$1.want") " in *" $(cat "$D/$1.code") "*) ;;
-    *) got=$(head -n 1 "$D/$1.want");; esac;; esac
+    got=$(printf '%s\n' "$got"; heads "$1"; printf -- '--\n%s' "$body");;
+  esac
+  case "$want" in "HTTP not "*)  # any status the check would not accept
+    not=${want%%"$NL"*}
+    case " ${not#HTTP not } " in *" $code "*) ;;
+    *) got=$not;; esac;; esac
   printf '%s\n' "$got" > "$D/$1.got"
-  printf '%s\n' "$(cat "$D/$1.want")" > "$D/$1.want.n"
+  printf '%s\n' "$want" > "$D/$1.want.n"
   cmp -s "$D/$1.want.n" "$D/$1.got" || { DIFFER="$DIFFER $1"; diff "$D/$1.want.n" "$D/$1.got"; }
 }"""
+
+
+def prelude() -> str:
+    """What every script starts with: its folder, and the functions that capture, name and compare."""
+    norm = " ".join(f"-e {shlex.quote(f's/{sed}/{mark}/g')}" for _, sed, mark in VOLATILE)
+    return (
+        _PRELUDE.replace("@NORM@", norm)
+        .replace("@RANK@", shlex.quote(RANK_DATES))
+        .replace("@HEADERS@", "|".join(sorted(VOLATILE_HEADERS)))
+    )
 
 
 def script(rep: Reproduction, title: str, base_url: str) -> str:
@@ -321,7 +340,6 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
     inconclusive (a setup call failed, an id could not be captured, or the recorded answer showed
     objects these calls did not make)."""
     base = base_url.rstrip("/")
-    norm = " ".join(f"-e {shlex.quote(f's/{sed}/{mark}/g')}" for _, sed, mark in VOLATILE)
     judged = compared(rep)
     outside = outside_state(rep)
     credentials = variables(rep.steps)  # the tokens, from the environment
@@ -347,13 +365,7 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
         lines.append(
             "# The recorded answers also showed objects these calls did not make: another state answers otherwise."
         )
-    prelude = (
-        _PRELUDE.replace("@NORM@", norm)
-        .replace("@RANK@", shlex.quote(RANK_DATES))
-        .replace("@SECONDS@", shlex.quote(f"s/{SECONDS[1]}/{SECONDS[2]}/g"))
-        .replace("@HEADERS@", "|".join(sorted(VOLATILE_HEADERS)))
-    )
-    lines += [f"BASE=${{1:-{shlex.quote(base)}}}", prelude]
+    lines += [f"BASE=${{1:-{shlex.quote(base)}}}", prelude()]
     if outside:
         lines.append(
             'finish() { inconclusive "call(s)$DIFFER answered otherwise, but the recorded answers showed objects '
@@ -431,8 +443,8 @@ def script(rep: Reproduction, title: str, base_url: str) -> str:
                 grab = f"tr -d '\\r' < \"$D/{n}.head\" | sed -n 's/^{_sed_header(c.key)}: *//p' | sed -n '$p'"
             else:
                 member = shlex.quote(f'"{_ere(c.key)}" *: *("[^"]*"|-?[0-9]+)')
-                value_of = 'sed \'s/^"[^"]*" *: *//; s/^"//; s/"$//\''
-                grab = f"grep -o -E {member} \"$D/{n}.body\" | sed -n '{c.nth}p' | {value_of}"
+                value_of = f'sed -n \'{c.nth}{{s/^"[^"]*" *: *//; s/^"//; s/"$//; p;}}\''  # the nth, unquoted
+                grab = f'grep -o -E {member} "$D/{n}.body" | {value_of}'
             if c.used and not probe:
                 lines.append(f'capture {c.name} "$({grab})" {n}')
             else:
