@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.check.http import tls_context
 from conformance.engine.parallel import usable_cores
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
@@ -55,7 +56,7 @@ def mock_url() -> Iterator[str]:
 
 @pytest.fixture
 def http(mock_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=mock_url, timeout=10) as client:
+    with httpx.Client(base_url=mock_url, timeout=10, verify=tls_context()) as client:
         yield client
 
 

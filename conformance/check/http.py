@@ -182,10 +182,11 @@ def _spaced() -> None:
 
 
 @cache
-def _tls() -> ssl.SSLContext:
-    """One TLS context for every client of the run. httpx builds a fresh one per client by
-    default, loading the whole CA bundle each time (about 50 ms of CPU, 150 ms on a busy machine),
-    and a run makes a client per check: that was the largest cost of a scenario phase."""
+def tls_context() -> ssl.SSLContext:
+    """One TLS context for every client of the process (``httpx.Client(verify=tls_context())``).
+    httpx builds a fresh one per client by default, loading the whole CA bundle each time (20 to
+    50 ms of CPU, 150 ms on a busy machine), and a run makes a client per check: that was the
+    largest cost of a scenario phase; replay makes one per call of ``replay``."""
     return httpx.create_ssl_context()
 
 
@@ -214,7 +215,7 @@ class Client:
             timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
             follow_redirects=False,
             transport=transport,
-            verify=_tls(),
+            verify=tls_context(),
             # identity: bodies are capped and parsed as sent; a compressed answer would read as garbage
             headers={"User-Agent": "agent-api-conformance", "Accept-Encoding": "identity"},
         )

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import httpx
 
+from conformance.check.http import tls_context
 from conformance.settings.usage import UsageError
 from specs.documents import protocol as protocol_info
 
@@ -113,7 +114,7 @@ def play(scenario: Scenario, command: Sequence[str], timeout_s: float, seed: int
     info = protocol_info(scenario.protocol)
     with (
         embedded().serve(scenario.protocol, seed=seed) as server,
-        httpx.Client(base_url=server.url + "/__mock", timeout=10) as admin,
+        httpx.Client(base_url=server.url + "/__mock", timeout=10, verify=tls_context()) as admin,
     ):
         _admin(admin, "PUT", "/journal", {"size": JOURNAL_SIZE})
         if scenario.fixtures:

@@ -39,7 +39,7 @@ from typing import Any
 import httpx
 
 from conformance.check.credentials import NONE, Credentials
-from conformance.check.http import GAP_S
+from conformance.check.http import GAP_S, tls_context
 from conformance.check.judgments import JUDGMENTS, Seen, judge, renamed
 from conformance.check.script import cut_short, expected, observed
 from conformance.check.shown import shown
@@ -203,7 +203,7 @@ def replay(
             f"give {given}, or set {' and '.join(missing)} in the environment"
         )
     out: list[Replayed] = []
-    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+    with httpx.Client(timeout=timeout, follow_redirects=False, verify=tls_context()) as client:
         for req, rep, key in chosen:
             rid = str(req.get("id"))
             rep.state_dependent = bool(req.get("depends_on_state"))

@@ -10,6 +10,7 @@ import httpx
 import pytest
 import yaml
 
+from conformance.check.http import tls_context
 from mockserver import EmbeddedServer
 from specs.documents import load
 
@@ -19,7 +20,10 @@ AUTH = {"Authorization": "Bearer alice-token"}
 
 @pytest.fixture
 def client(serve: Serve) -> Iterator[httpx.Client]:
-    with serve(journal=100, job_seconds=0.05) as server, httpx.Client(base_url=server.url, timeout=10) as c:
+    with (
+        serve(journal=100, job_seconds=0.05) as server,
+        httpx.Client(base_url=server.url, timeout=10, verify=tls_context()) as c,
+    ):
         yield c
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.check.http import tls_context
 from mockserver import ApiError, EmbeddedServer, Fault, FaultSet, MockConfig, MockLimits, Reply, catalogue, create_app
 from mockserver import app as app_module
 from mockserver import descriptor as descriptor_module
@@ -97,7 +98,10 @@ def assert_no_internals(text: str) -> None:
 @pytest.fixture(params=IDS)
 def target(request: pytest.FixtureRequest, serve: Serve) -> Iterator[tuple[str, dict[str, Any], httpx.Client]]:
     protocol = request.param
-    with serve(protocols=(protocol,), limits=SMALL) as server, httpx.Client(base_url=server.url, timeout=10) as http:
+    with (
+        serve(protocols=(protocol,), limits=SMALL) as server,
+        httpx.Client(base_url=server.url, timeout=10, verify=tls_context()) as http,
+    ):
         yield protocol, PROTOCOLS[protocol], http
 
 

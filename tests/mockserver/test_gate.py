@@ -19,6 +19,7 @@ import httpx
 import pytest
 from aiohttp import web
 
+from conformance.check.http import tls_context
 from mockserver import EmbeddedServer, MockConfig, create_app
 from mockserver.__main__ import choose_admin_token
 from mockserver.gate import Gate, GateError, host_name, is_loopback
@@ -72,7 +73,7 @@ def server() -> Iterator[EmbeddedServer]:
 
 @pytest.fixture
 def c(server: EmbeddedServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=10) as client:
+    with httpx.Client(base_url=server.url, timeout=10, verify=tls_context()) as client:
         yield client
 
 
@@ -156,7 +157,7 @@ def guarded() -> Iterator[EmbeddedServer]:
 
 @pytest.mark.parametrize(("method", "path"), ADMIN)
 def test_with_a_token_every_admin_route_wants_it(guarded: EmbeddedServer, method: str, path: str) -> None:
-    with httpx.Client(base_url=guarded.url, timeout=10) as c:
+    with httpx.Client(base_url=guarded.url, timeout=10, verify=tls_context()) as c:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
             answer = c.request(method, path, headers=headers)
             assert answer.status_code == 401, (headers, answer.text[:200])
@@ -166,7 +167,7 @@ def test_with_a_token_every_admin_route_wants_it(guarded: EmbeddedServer, method
 
 
 def test_the_token_guards_the_admin_api_only(guarded: EmbeddedServer) -> None:
-    with httpx.Client(base_url=guarded.url, timeout=10) as c:
+    with httpx.Client(base_url=guarded.url, timeout=10, verify=tls_context()) as c:
         assert c.get("/ap/v1/agent/tasks").status_code == 200
 
 

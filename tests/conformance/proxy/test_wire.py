@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
+from conformance.check.http import tls_context
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.verdicts.results import Status
 
@@ -148,7 +149,8 @@ def keep_alive_server(body: bytes = TASK) -> Script:
 def test_one_upstream_connection_carries_many_clients_requests() -> None:
     with through(keep_alive_server()) as (proxy, upstream):
         for _ in range(20):
-            with httpx.Client(base_url=proxy.url, timeout=5) as client:  # a new client connection each time
+            # a new client connection each time
+            with httpx.Client(base_url=proxy.url, timeout=5, verify=tls_context()) as client:
                 assert client.get("/ap/v1/agent/tasks/t1").status_code == 200
     assert upstream.connections == 1
 

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.check.http import tls_context
 from conformance.contrib.httpx import validate_exchange
 from mockserver import MockConfig, MockLimits
 from mockserver.embedded import EmbeddedServer
@@ -34,7 +35,7 @@ def ns_url() -> Iterator[str]:
 
 @pytest.fixture
 def client(ns_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=ns_url, timeout=10) as http:
+    with httpx.Client(base_url=ns_url, timeout=10, verify=tls_context()) as http:
         yield http
 
 
