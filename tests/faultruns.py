@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from aiohttp import web
 from conformance.engine.parallel import hash_seed_pinned, usable_cores
 from conformance.engine.runner import run
 from conformance.proxy.recorded import RecordedTraffic
-from conformance.selfcheck.catalogue import fault_options, run_fault
+from conformance.selfcheck.catalogue import fault_options
 from conformance.verdicts.results import RunResult
 from mockserver import EmbeddedServer, Fault, catalogue
 from mockserver.app import HOOKS
@@ -52,9 +52,20 @@ core and the machine sat at a load of 2 while the selfcheck's tests waited for t
 CLEAN = "clean."
 """Key of a protocol's whole run against the mock without a fault: ``clean.<protocol>``."""
 OWN = "own."
-"""Key of a fault's run of its declared requirements and their phases alone: ``own.<fault>``
-(``fault_options(exact=False)``). Its findings meet fewer objects other phases made, so more of
-them can be replayed from a fresh state than those of the whole run."""
+"""Key of a fault's run of its declared requirements and their phases past the schema phase alone:
+``own.<fault>`` (``fault_options(exact=False)`` without ``schema``). Its findings meet fewer
+objects other phases made, so more of them can be replayed from a fresh state than those of the
+whole run's later phases. The schema phase's findings are read from the whole run (``replayed``)."""
+SCHEMA = frozenset({"schema"})
+LATER = frozenset({"model", "scenario"})
+
+
+def replayed(name: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The runs whose findings of fault ``name`` the reproduction tests replay, each with the phases
+    read from it: the whole run's schema phase (its first phase met only what it made itself, as a
+    run of the fault's own requirements would: the same findings, without running the costliest
+    phase a second time: about 100 s of CPU a session) and the own run's later phases."""
+    return (name, SCHEMA), (OWN + name, LATER)
 
 
 @dataclass(frozen=True)
@@ -104,7 +115,10 @@ def _make(key: str) -> tuple[RunResult, list[RecordedTraffic] | None]:
     short client timeout, as ``selfcheck.check_fault``) or a protocol's clean run, with the traffic
     it made; or a fault's run of its own requirements."""
     if key.startswith(OWN):
-        return run_fault(catalogue()[key.removeprefix(OWN)], exact=False), None
+        fault = catalogue()[key.removeprefix(OWN)]
+        with serve(fault.protocol, faults=(fault.name,)) as server:
+            options = fault_options(fault, server.url + load(fault.protocol).info.base_path, exact=False)
+            return run(replace(options, phases=tuple(p for p in options.phases if p not in SCHEMA))), None
     if key.startswith(CLEAN):
         protocol = key.removeprefix(CLEAN)
         fault = Fault("clean", protocol, (), "the mock as it is", control=True)

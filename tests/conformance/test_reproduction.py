@@ -8,9 +8,9 @@ the report kept only in part) may say inconclusive instead, never the opposite v
 sends ids of the old run, replayed against a mock that lost them (a fresh one), must never say not
 reproduced, and says inconclusive when the old id is gone.
 
-Bounded for CI: each fault's run of its own requirements is made ahead with the session's other
-fault runs (tests/faultruns.py; the whole run the selfcheck judges meets objects its other phases
-made in every list, so fewer of its findings could tell), its findings checked in worker
+Bounded for CI: each fault's findings are read from the session's fault runs (tests/faultruns.py,
+``replayed``: the schema phase's from the whole run the selfcheck judges, the later phases' from a
+run of its own requirements, where they meet fewer objects other phases made), checked in worker
 processes (as many as there are cores, up to 4), their scripts and replays side by side in
 threads, each against a mock of its own (a script mostly waits: on curl, and on the pauses the
 recorded run left between calls); every call of a script is bounded by ``MAX_TIME``, every script by 120 s."""
@@ -36,7 +36,7 @@ from conformance.verdicts.results import Finding, RunResult
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
 from specs.documents import PROTOCOLS, load
 from tests.conformance.reproducing import TOKENS, breaking, run_script
-from tests.faultruns import OWN, FaultRuns, reads
+from tests.faultruns import FaultRuns, reads, replayed
 
 FAULTS = catalogue()
 WORKERS = max(1, min(4, os.cpu_count() or 1))
@@ -101,20 +101,21 @@ def _one(fault: Fault, report: dict[str, Any], finding: Finding, state_dependent
     return out
 
 
-def check_fault(name: str, report: dict[str, Any]) -> Checked:
-    """One fault's run (its results.json): each finding filed under its deciding call, then each
-    finding with two calls or more reproduced."""
+def check_fault(name: str, report: dict[str, Any], phases: frozenset[str]) -> Checked:
+    """One fault's run (its results.json), the findings of ``phases``: each filed under its deciding
+    call, then each with two calls or more reproduced."""
     fault = FAULTS[name]
     result = RunResult.from_dict(report)
+    results = [res for res in result.results if res.requirement.phase in phases]
     chosen = [
         (finding, bool(res.requirement.depends_on_state))
-        for res in result.results
+        for res in results
         for finding in res.findings
         if len(finding.evidence) >= 2  # one call: nothing before it to replay
     ]
     out = Checked()
     spec = load(fault.protocol)
-    for res in result.results:  # every finding is filed under the answer that shows it
+    for res in results:  # every finding is filed under the answer that shows it
         for finding in res.findings:
             deciding = finding.deciding
             called = operation_of(spec, result.base_url, deciding.method, deciding.url) if deciding else ""
@@ -140,11 +141,14 @@ def check_fault(name: str, report: dict[str, Any]) -> Checked:
 
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
-@pytest.mark.parametrize("pid", [reads(p, *(OWN + n for n in breaking(p))) for p in sorted(PROTOCOLS)])
+@pytest.mark.parametrize(
+    "pid", [reads(p, *(k for n in breaking(p) for k, _ in replayed(n))) for p in sorted(PROTOCOLS)]
+)
 def test_every_finding_that_depends_on_state_replays_from_a_fresh_state(pid: str, fault_runs: FaultRuns) -> None:
     pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+    runs = [(name, key, phases) for name in breaking(pid) for key, phases in replayed(name)]
     with hash_seed_pinned():
-        futures = [pool.submit(check_fault, name, fault_runs.get(OWN + name).report) for name in breaking(pid)]
+        futures = [pool.submit(check_fault, name, fault_runs.get(key).report, phases) for name, key, phases in runs]
     try:
         checked = [f.result() for f in futures]
     finally:
@@ -153,9 +157,9 @@ def test_every_finding_that_depends_on_state_replays_from_a_fresh_state(pid: str
     assert problems == [], "\n".join(problems)
     # the failures name the answers that show them (CheckFailed.shown_by), not only the last call
     assert sum(c.named for c in checked) > 0, f"{pid}: no finding names the answer that shows it"
-    replayed = sum(c.replayed for c in checked)
-    assert replayed >= 5, f"{pid}: only {replayed} findings depend on earlier calls"  # the test tested something
+    replays = sum(c.replayed for c in checked)
+    assert replays >= 5, f"{pid}: only {replays} findings depend on earlier calls"  # the test tested something
     # the reproductions decide, rather than leave it open: most can tell a fixed server from a broken one
     # (a race's findings never can, whatever the server: they are counted apart)
     undecided, races = sum(c.undecidable for c in checked), sum(c.races for c in checked)
-    assert undecided <= replayed, f"{pid}: {undecided} findings cannot tell, {replayed} can ({races} races apart)"
+    assert undecided <= replays, f"{pid}: {undecided} findings cannot tell, {replays} can ({races} races apart)"
