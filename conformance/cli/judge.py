@@ -52,7 +52,10 @@ def command(args: argparse.Namespace) -> int:
     except UnknownJudgment:
         print(f"error: no judgment {args.judgment!r} in this kit", file=sys.stderr)
         return EXIT_USAGE
-    except (OSError, ValueError, AttributeError) as exc:
+    except KeyError as exc:  # the facts of another judgment, or edited: said, not a traceback
+        print(f"error: the facts hold no {exc}, which the judgment {args.judgment} reads", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, ValueError, AttributeError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     # "shows:" or "holds:" first: a script tells the kit's answer from an interpreter that failed

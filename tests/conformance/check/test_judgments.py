@@ -73,6 +73,12 @@ def test_the_judge_command_prints_what_a_script_reads(tmp_path: Path, capsys: py
     assert main([*args, "--body", str(body)]) == 1
     assert capsys.readouterr().out.startswith("holds: ")
     assert main(["judge", "no.such", "--url", url, "--status", "200"]) == 2
+    capsys.readouterr()
+    # facts that do not fit the judgment (another finding's, edited by hand): one line, exit 2
+    assert main([*args[:2], "--facts", "{}", *args[4:], "--body", str(body)]) == 2
+    assert capsys.readouterr().err == "error: the facts hold no 'items', which the judgment pages.numbers reads\n"
+    assert main([*args[:2], "--facts", "[1]", *args[4:], "--body", str(body)]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
 
 
 @pytest.mark.parametrize(
