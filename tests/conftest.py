@@ -19,6 +19,7 @@ from conformance.check.http import tls_context
 from conformance.engine.parallel import usable_cores
 from mockserver import MockConfig
 from mockserver.embedded import EmbeddedServer
+from tests import faultruns
 from tests.faultruns import fault_runs
 from tests.scheduling import cost
 from tests.warmcli import WarmCli, cpu_spent
@@ -123,3 +124,11 @@ def _cpu() -> float:
     me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     # the command-line runs forked by the warm launcher, which this process reaps only at its end
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + cpu_spent()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    faultruns.start(session)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    faultruns.stop(session)

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from multiprocessing.pool import Pool
 from pathlib import Path
@@ -244,13 +244,33 @@ def wanted(items: Iterable[pytest.Item]) -> list[str]:
     return [key for item in items for mark in item.iter_markers("fault_runs") for key in mark.args]
 
 
-@pytest.fixture(scope="session")
-def fault_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultRuns]:
-    """Under pytest-xdist the folder is the session's, above each worker's own, and each worker
-    makes runs ahead in its share of ``MAKERS_PER_CORE`` processes a core."""
-    base = tmp_path_factory.getbasetemp()
+RUNS = pytest.StashKey["FaultRuns"]()
+
+
+def start(session: pytest.Session) -> None:
+    """Begin the runs the session's tests name as soon as they are known (``pytest_collection_finish``,
+    tests/conftest.py), not when the first test asks for them: the long tests that go first (the
+    hostile targets) mostly wait, and the runs took the first two minutes of a full run unmade.
+    Under pytest-xdist the folder is the session's, above each worker's own, and each worker makes
+    runs ahead in its share of ``MAKERS_PER_CORE`` processes a core (the controller collects none)."""
+    keys = wanted(session.items)
+    if not keys:
+        return
+    base = session.config._tmp_path_factory.getbasetemp()  # what the tmp_path_factory fixture returns
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fault-runs"
-    runs = FaultRuns(root, wanted(request.session.items), -(-MAKERS_PER_CORE * usable_cores() // workers))
-    yield runs
-    runs.close()
+    session.config.stash[RUNS] = FaultRuns(root, keys, -(-MAKERS_PER_CORE * usable_cores() // workers))
+
+
+def stop(session: pytest.Session) -> None:
+    runs = session.config.stash.get(RUNS, None)
+    if runs is not None:
+        runs.close()
+
+
+@pytest.fixture(scope="session")
+def fault_runs(request: pytest.FixtureRequest) -> FaultRuns:
+    """The session's runs, begun when collection finished."""
+    runs = request.config.stash.get(RUNS, None)
+    assert runs is not None, "the session's fault runs were not begun (tests/conftest.py: pytest_collection_finish)"
+    return runs
