@@ -189,9 +189,15 @@ class FaultRuns:
         # counted as that test's (one test was charged 340 s of the runs made ahead)
         env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONPATH": str(REPO)}
         command = [sys.executable, "-c", AHEAD, str(root), json.dumps(order), str(os.getpid())]
-        self._ahead = [subprocess.Popen(command, env=env, cwd=REPO) for _ in range(processes if order else 0)]
+        # what a run prints (the mock's log of each crash a fault makes) goes to a file of the
+        # folder: these processes start before pytest captures any test's output
+        self._ahead: list[subprocess.Popen[bytes]] = []
+        for n in range(processes if order else 0):
+            with (root / f"ahead-{os.getpid()}-{n}.log").open("ab") as log:
+                self._ahead.append(subprocess.Popen(command, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT))
         with hash_seed_pinned():  # the pool's process starts here and inherits it
-            self._now: Pool = multiprocessing.get_context("spawn").Pool(1)
+            log_path = str(root / f"now-{os.getpid()}.log")
+            self._now: Pool = multiprocessing.get_context("spawn").Pool(1, _output_to, (log_path,))
 
     def get(self, key: str) -> FaultRun:
         done = self.root / f"{key}.json"
@@ -220,6 +226,13 @@ class FaultRuns:
         (self.root / f"ahead-cpu-{os.getpid()}.txt").write_text(f"{_children_cpu() - before:.2f}\n")
         self._now.terminate()
         self._now.join()
+
+
+def _output_to(path: str) -> None:
+    """A pool process's stdout and stderr, to ``path`` (its initializer)."""
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
 
 
 def _children_cpu() -> float:

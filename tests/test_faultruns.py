@@ -118,3 +118,24 @@ def test_a_process_making_runs_ahead_ends_when_the_test_process_that_started_it_
     else:
         os.kill(pid, signal.SIGKILL)
         pytest.fail("the process making runs ahead outlived the process that started it")
+
+
+def test_what_the_runs_print_goes_to_the_folder_not_to_the_tests_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The processes making runs start before pytest captures a test's output (the session's
+    collection end): the mock's log of each crash a fault makes went to the terminal."""
+    stub = "import sys, pathlib; print('said ahead'); print('warned ahead', file=sys.stderr, flush=True); "
+    stub += "pathlib.Path(sys.argv[1], 'ready').touch()"
+    monkeypatch.setattr(faultruns, "AHEAD", stub)
+    runs = faultruns.FaultRuns(tmp_path, ["x-fault"], 1)
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        runs._now.apply(os.write, (2, b"warned now\n"))  # what a run made at once prints
+    finally:
+        runs.close()
+    assert capfd.readouterr() == ("", "")
+    logs = "".join(log.read_text() for log in sorted(tmp_path.glob("*.log")))
+    assert "said ahead" in logs and "warned ahead" in logs and "warned now" in logs
