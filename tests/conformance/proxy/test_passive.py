@@ -48,7 +48,9 @@ def test_every_fault_the_proxy_can_see_is_reported(pid: str) -> None:
     missed: dict[str, tuple[str, ...]] = {}
     caught: set[str] = set()
     for fault in faults:
-        with proxied(pid, fault.name, timeout=1.0, tokens=TOKENS.get(pid, ())) as p:
+        # a short upstream timeout only where the fault hangs (its verdict is that timeout): under
+        # load an ordinary answer can take a second, and the proxy then judged a timeout, not it
+        with proxied(pid, fault.name, timeout=1.0 if fault.hangs else 10.0, tokens=TOKENS.get(pid, ())) as p:
             TRAFFIC[pid](p.base)
         failed = set(p.failed()) | p.advised()  # a practice requirement a fault breaks is advice
         hit = failed & set(fault.breaks + fault.advises)
