@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import fields
+from typing import Any
 
 from conformance.engine.runner import EMBEDDED_TOKENS
 from conformance.verdicts.reproduction import CREDENTIALS
@@ -42,3 +44,10 @@ def run_script(text: str, url: str, *, kit: bool = False) -> tuple[int, str]:
     finally:
         os.unlink(file.name)
     return done.returncode, done.stdout.decode("utf-8", "replace")[-800:]
+
+
+def add(into: Any, other: Any) -> None:
+    """Each field of the dataclass ``other`` added to ``into``'s (counts summed, lists joined): the
+    tally of one finding or run folded into a fault's."""
+    for f in fields(other):
+        setattr(into, f.name, getattr(into, f.name) + getattr(other, f.name))

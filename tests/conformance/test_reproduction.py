@@ -35,7 +35,7 @@ from conformance.verdicts.reproduction import Reproduction, sent_at_once
 from conformance.verdicts.results import Finding, RunResult
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
 from specs.documents import PROTOCOLS, load
-from tests.conformance.reproducing import TOKENS, breaking, run_script
+from tests.conformance.reproducing import TOKENS, add, breaking, run_script
 from tests.faultruns import FaultRuns, reads, replayed
 
 FAULTS = catalogue()
@@ -130,12 +130,7 @@ def check_fault(name: str, report: dict[str, Any], phases: frozenset[str]) -> Ch
     with ThreadPoolExecutor(THREADS) as pool:
         done = pool.map(lambda c: _one(fault, report, c[0], c[1], result.base_url), chosen)
         for one in done:
-            out.replayed += one.replayed
-            out.undecidable += one.undecidable
-            out.races += one.races
-            out.old_ids += one.old_ids
-            out.gone += one.gone
-            out.problems += one.problems
+            add(out, one)
     return out
 
 

@@ -32,7 +32,7 @@ from conformance.verdicts.reproduction import Reproduction
 from conformance.verdicts.results import Finding, RunResult
 from mockserver import EmbeddedServer, Fault, MockConfig, catalogue
 from specs.documents import load
-from tests.conformance.reproducing import TOKENS, breaking, run_script
+from tests.conformance.reproducing import TOKENS, add, breaking, run_script
 from tests.faultruns import FaultRuns, reads, replayed
 
 FAULTS = catalogue()
@@ -90,14 +90,6 @@ class Grown:
     ap-task-list-cached-at-create, a task-list page compared whole)."""
     problems: list[str] = field(default_factory=list)
 
-    def add(self, other: Grown) -> None:
-        self.judged += other.judged
-        self.unsure += other.unsure
-        self.compared += other.compared
-        self.missed += other.missed
-        self.model_missed += other.model_missed
-        self.problems += other.problems
-
 
 def _one(fault: Fault, report: dict[str, Any], finding: Finding, state_dependent: bool) -> Grown:
     out = Grown()
@@ -135,7 +127,7 @@ def check_grown(fault: Fault, runs: FaultRuns) -> Grown:
     """One fault's runs (``replayed``): each finding with earlier calls, replayed after the lists grew."""
     out = Grown()
     for key, phases in replayed(fault.name):
-        out.add(_grown(fault, runs.get(key).result, phases))
+        add(out, _grown(fault, runs.get(key).result, phases))
     return out
 
 
@@ -148,7 +140,7 @@ def _grown(fault: Fault, result: RunResult, phases: frozenset[str]) -> Grown:
         for finding in res.findings:
             if len(finding.evidence) < 2:
                 continue  # one call: nothing before it to replay
-            out.add(_one(fault, report, finding, bool(res.requirement.depends_on_state)))
+            add(out, _one(fault, report, finding, bool(res.requirement.depends_on_state)))
     return out
 
 
