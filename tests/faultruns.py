@@ -37,6 +37,7 @@ from aiohttp import web
 from conformance.engine.parallel import hash_seed_pinned, usable_cores
 from conformance.engine.runner import run
 from conformance.proxy.recorded import RecordedTraffic
+from conformance.run.options import PHASE_NAMES
 from conformance.selfcheck.catalogue import fault_options
 from conformance.verdicts.results import RunResult
 from mockserver import EmbeddedServer, Fault, catalogue
@@ -57,7 +58,8 @@ OWN = "own."
 objects other phases made, so more of them can be replayed from a fresh state than those of the
 whole run's later phases. The schema phase's findings are read from the whole run (``replayed``)."""
 SCHEMA = frozenset({"schema"})
-LATER = frozenset({"model", "scenario"})
+LATER = frozenset(PHASE_NAMES) - SCHEMA
+"""Every phase an ``own.`` run makes: all but the schema phase, read from the whole run."""
 
 
 def replayed(name: str) -> tuple[tuple[str, frozenset[str]], ...]:

@@ -22,7 +22,7 @@ from conformance.cli.judge import command as judge_command
 from conformance.client import cli as client_cli
 from conformance.proxy import cli as proxy_cli
 from conformance.run.events import EventHandler
-from conformance.run.options import RunOptions
+from conformance.run.options import PHASE_NAMES, RunOptions
 from conformance.run.shards import Shard
 from conformance.settings import arguments, config
 from conformance.settings.usage import UsageError, check_report_dir
@@ -77,9 +77,7 @@ def parser(prog: str = "python -m conformance") -> argparse.ArgumentParser:
     )
     for key in ("only", "skip", "requirements"):
         arguments.add(run, key)
-    run.add_argument(
-        "--phase", dest="phases", action="append", choices=["schema", "model", "scenario"], help="limit to a phase"
-    )
+    run.add_argument("--phase", dest="phases", action="append", choices=PHASE_NAMES, help="limit to a phase")
     run.add_argument(
         "--jobs",
         type=int,

@@ -131,7 +131,7 @@ def rerun(directory: Path, base_url: str, credentials: Credentials = NONE) -> tu
     """The suite again as recorded against ``base_url`` (with the tokens the report names, given
     again): the verdicts that changed, and how many were compared."""
     from conformance.engine.runner import run
-    from conformance.run.options import RunOptions
+    from conformance.run.options import PHASE_NAMES, RunOptions
     from conformance.verdicts.requirements import Level
     from conformance.verdicts.results import Status
 
@@ -156,7 +156,7 @@ def rerun(directory: Path, base_url: str, credentials: Credentials = NONE) -> tu
             level=Level(options.get("level") or "may"),
             profile=options.get("profile"),
             budget_s=float(options.get("budget_s") or 600.0),
-            phases=tuple(options.get("phases") or ("schema", "model", "scenario")),
+            phases=tuple(options.get("phases") or PHASE_NAMES),
             only=tuple(options.get("only") or ()),
             skip=tuple(options.get("skip") or ()),
             requirement_set=str(options.get("requirement_set") or ""),

@@ -12,6 +12,10 @@ from .depth import model_sequences
 from .exampledb import ExampleDb
 from .shards import WHOLE, Shard
 
+PHASE_NAMES = ("schema", "model", "scenario")
+"""The phases that decide requirements, in the order they run (after the preflight): what
+``Requirement.phase`` names, ``--phase`` chooses from and a plan groups by."""
+
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
@@ -26,7 +30,7 @@ class RunOptions:
     profile: str | None = None
     budget_s: float = 600.0
     """Whole-run time budget; checks not started by then are reported as errors."""
-    phases: tuple[str, ...] = ("schema", "model", "scenario")
+    phases: tuple[str, ...] = PHASE_NAMES
     only: tuple[str, ...] = ()
     """Run only these requirement ids (prefix match); empty runs all."""
     skip: tuple[str, ...] = ()

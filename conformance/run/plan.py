@@ -20,12 +20,9 @@ from ..check.http import Limits
 from ..check.waiting import progress_bound
 from ..verdicts.requirements import Check, Requirement
 from ..verdicts.sets import RequirementSet, framed, named
-from .options import RunOptions
+from .options import PHASE_NAMES, RunOptions
 from .shards import Unit, keys, mine, model_units, scenario_units, schema_units
 from .suites import ProtocolSuite, suite
-
-PHASE_ORDER = ("schema", "model", "scenario")
-"""The phases that decide requirements, in the order they run (after the preflight)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +55,7 @@ class RunPlan:
 
     @property
     def by_phase(self) -> Mapping[str, tuple[Requirement, ...]]:
-        return {name: self.requirements(name) for name in PHASE_ORDER}
+        return {name: self.requirements(name) for name in PHASE_NAMES}
 
     @property
     def auth_headers(self) -> dict[str, str]:

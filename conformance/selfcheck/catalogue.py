@@ -26,7 +26,7 @@ from typing import Any
 
 from conformance.engine.parallel import hash_seed_pinned, usable_cores
 from conformance.engine.runner import EMBEDDED_TOKENS, run
-from conformance.run.options import RunOptions
+from conformance.run.options import PHASE_NAMES, RunOptions
 from conformance.run.targets import DeclaredFault as Fault
 from conformance.run.targets import embedded
 from conformance.verdicts.requirements import Level
@@ -44,7 +44,7 @@ def fault_options(
     exact = exact or not fault.breaks  # a control must pass everything
     declared = (*fault.breaks, *fault.advises)
     wanted = {c.requirement.phase for c in suite(fault.protocol).registry if exact or c.requirement.id in declared}
-    phases = tuple(phase for phase in ("schema", "model", "scenario") if phase in wanted)
+    phases = tuple(phase for phase in PHASE_NAMES if phase in wanted)
     return RunOptions(
         protocol=fault.protocol,
         base_url=base_url,

@@ -37,7 +37,7 @@ from typing import Any
 
 from conformance.run.depth import DEFAULT, DEPTHS
 from conformance.run.exampledb import ExampleDb
-from conformance.run.options import RunOptions
+from conformance.run.options import PHASE_NAMES, RunOptions
 from conformance.run.plan import selected
 from conformance.run.shards import WHOLE, Shard
 from conformance.run.suites import all_suites, suite
@@ -47,8 +47,6 @@ from conformance.verdicts import baseline
 from conformance.verdicts.baseline import Entry
 from conformance.verdicts.requirements import Level
 from specs.documents import PROTOCOLS
-
-PHASES = ("schema", "model", "scenario")
 
 
 class ConfigError(UsageError):
@@ -128,8 +126,8 @@ def _shard(value: Any) -> Shard:
 
 def _phases(value: Any) -> tuple[str, ...]:
     words = _words(value)
-    if not set(words) <= set(PHASES):
-        raise TypeError(f"a list of phases ({', '.join(PHASES)})")
+    if not set(words) <= set(PHASE_NAMES):
+        raise TypeError(f"a list of phases ({', '.join(PHASE_NAMES)})")
     return words
 
 
@@ -167,7 +165,7 @@ KEYS = {
         Key("only", "only", _words, ()),
         Key("skip", "skip", _words, ()),
         Key("requirements", "requirement_set", _text, ""),
-        Key("phase", "phases", _phases, PHASES),
+        Key("phase", "phases", _phases, PHASE_NAMES),
         Key("profile", "profile", _text),
         Key("target-name", "target_name", _text, ""),
         Key("target-version", "target_version", _text, ""),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conformance.run.options import RunOptions
-from conformance.run.plan import PHASE_ORDER, plan
+from conformance.run.options import PHASE_NAMES, RunOptions
+from conformance.run.plan import plan
 from conformance.run.suites import suite
 from conformance.verdicts.requirements import Level
 from specs.documents import load
@@ -14,7 +14,7 @@ def test_a_plan_groups_the_selected_requirements_by_the_phase_that_decides_them(
     registry = list(suite("agent-protocol").registry)
     assert [c.requirement.id for c in whole.checks] == [c.requirement.id for c in registry]
     grouped = whole.by_phase
-    assert list(grouped) == list(PHASE_ORDER)
+    assert list(grouped) == list(PHASE_NAMES)
     for name, requirements in grouped.items():
         assert [r.id for r in requirements] == [c.requirement.id for c in registry if c.requirement.phase == name]
     assert "AP-SCHEMA-001" in {r.id for r in grouped["schema"]} and "AP-TASK-001" in {r.id for r in grouped["scenario"]}
