@@ -269,7 +269,9 @@ def start(session: pytest.Session) -> None:
     Under pytest-xdist the folder is the session's, above each worker's own, and each worker makes
     runs ahead in its share of ``MAKERS_PER_CORE`` processes a core (the controller collects none)."""
     keys = wanted(session.items)
-    if not keys:
+    # a collection alone runs nothing (tests/test_scheduling.py collects the project in a pytest of
+    # its own, inheriting this worker's PYTEST_XDIST_WORKER: it began makers in a folder above it)
+    if not keys or session.config.option.collectonly:
         return
     base = session.config._tmp_path_factory.getbasetemp()  # what the tmp_path_factory fixture returns
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))

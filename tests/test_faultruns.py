@@ -139,3 +139,15 @@ def test_what_the_runs_print_goes_to_the_folder_not_to_the_tests_output(
     assert capfd.readouterr() == ("", "")
     logs = "".join(log.read_text() for log in sorted(tmp_path.glob("*.log")))
     assert "said ahead" in logs and "warned ahead" in logs and "warned now" in logs
+
+
+@pytest.mark.parametrize(("option", "begun"), [("--collect-only", False), ("--setup-plan", True)])
+def test_a_session_that_only_collects_begins_no_runs(option: str, begun: bool, tmp_path: Path) -> None:
+    """``pytest --collect-only`` (tests/test_scheduling.py runs one over the project) makes no run
+    ahead; a session with the same items that goes on (``--setup-plan``, the control) begins them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    argv = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", option]
+    argv += ["--basetemp", str(tmp_path / "base"), "tests/conformance/evidence/test_diff.py"]
+    done = subprocess.run(argv, cwd=faultruns.REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "base" / "fault-runs").is_dir() is begun
