@@ -9,7 +9,7 @@ byte for byte and the gap is the mock's own work.
 
 It runs on the event loop the mock runs on (uvloop when installed, else asyncio; ``--loop`` names
 one), started the way the mock starts its own (``specs.serving.run``, the heap settled with
-``settle_heap`` as the mock settles its own), so that the ceiling is read on the same loop and
+``heap.settle`` as the mock settles its own), so that the ceiling is read on the same loop and
 under the same garbage collector settings.
 """
 
@@ -23,7 +23,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from specs.serving import add_loop_argument, run, settle_heap, stop_on_signals
+from specs import heap
+from specs.serving import add_loop_argument, run, stop_on_signals
 
 TASK_INPUT = "Write 'Washington' to the file 'output.txt'."
 STORED_TASKS = [
@@ -167,7 +168,7 @@ def create_app() -> web.Application:
 async def serve(host: str, port: int) -> None:
     runner = web.AppRunner(create_app(), access_log=None)
     await runner.setup()
-    settle_heap()  # as the mock does: the ceiling pays no collection the mock does not
+    heap.settle()  # as the mock does: the ceiling pays no collection the mock does not
     await web.TCPSite(runner, host, port).start()
     stop = stop_on_signals()
     try:

@@ -206,13 +206,13 @@ def measure_all(args: argparse.Namespace, scripts: Path) -> dict[str, Any]:
 def in_process(calls: int, repeats: int) -> dict[str, dict[str, Any]]:
     """µs per endpoint call with the stubs loaded and without, A/B interleaved."""
     import asyncio
-    import gc
     import time
 
     from aiohttp import streams
     from aiohttp.test_utils import make_mocked_request
 
     from mockserver import MockConfig, create_app
+    from specs import heap
 
     document = stubs_document()
     body = json.dumps(TASK_BODY).encode()
@@ -238,9 +238,7 @@ def in_process(calls: int, repeats: int) -> dict[str, dict[str, Any]]:
                 await handlers[(name, "POST")](request(app, "POST", path))
         # as the server does once started (mockserver/__main__.py): start-up's objects, the parsed
         # stubs among them, out of the collector's sight, and the young generation collected less often
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(50_000, 20, 20)
+        heap.settle()
         samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
         for number in range(repeats + 1):
             for name in sorted(VARIANTS, reverse=bool(number % 2)):  # A/B, then B/A

@@ -15,9 +15,10 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from specs import heap
 from specs.documents import PROTOCOLS, SpecError, load
 from specs.program import __version__, program_name
-from specs.serving import LoopUnavailable, add_loop_argument, run, settle_heap, stop_on_signals
+from specs.serving import LoopUnavailable, add_loop_argument, run, stop_on_signals
 
 from . import fixtures
 from .api import ProtocolApi
@@ -195,7 +196,7 @@ async def serve(
     # a stop ends the answers still under way after 2 s (aiohttp's default waits 60 s for a stream)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
-    settle_heap()  # the stores grow to hundreds of thousands of objects
+    heap.settle()  # the stores grow to hundreds of thousands of objects
     site = web.TCPSite(runner, host, port)
     try:
         await site.start()

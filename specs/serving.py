@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import importlib.util
 import signal
 import threading
@@ -55,16 +54,6 @@ def loop_factory(name: str | None) -> Callable[[], asyncio.AbstractEventLoop]:
             ) from exc
         return uvloop.new_event_loop
     return asyncio.new_event_loop
-
-
-def settle_heap() -> None:
-    """For a long-running server whose state grows (the mock's stores, the proxy's tallies): move
-    what start-up built out of the collector's sight and collect the young generation less often,
-    or full collections over that state dominate tail latency (bench/README.md, where the time
-    goes)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
 
 
 def stop_on_signals() -> asyncio.Event:

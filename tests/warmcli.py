@@ -35,6 +35,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+from specs import heap
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -200,6 +202,7 @@ def _say(message: dict[str, float]) -> None:
 
 def launcher() -> None:
     _preload()
+    heap.settle()  # as a run settles its own: each forked child starts with the imports frozen
     me = resource.getrusage(resource.RUSAGE_SELF)
     _say({"cpu": me.ru_utime + me.ru_stime})
     children: dict[int, int] = {}  # pid -> request id

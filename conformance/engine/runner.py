@@ -41,6 +41,7 @@ from conformance.run.watchdog import BUDGET, RunStopped, Watchdog
 from conformance.verdicts.baseline import judge
 from conformance.verdicts.results import RequirementResult, RunResult, Status, settle, unblock
 from conformance.verdicts.sets import RequirementSet, unscore
+from specs import heap
 from specs.documents import protocol
 
 EMBEDDED_TOKENS = ("alice-token", "bob-token")
@@ -168,6 +169,7 @@ def run(
     budget = Budget(options.budget_s)  # the whole run, loading the suite included
     emit = Emitter(handlers)
     the_plan = plan(options)
+    heap.settle()  # what the plan compiled lives as long as the run: no collection walks it
     result = _new_result(the_plan)
     ledger = Ledger(the_plan.checks, the_plan.elsewhere)
     with Watchdog() as watchdog:
@@ -248,6 +250,7 @@ def salvage(
     started = time.monotonic()
     emit = Emitter(handlers)
     the_plan = plan(options)
+    heap.settle()  # what the plan compiled lives as long as the run: no collection walks it
     result = _new_result(the_plan)
     result.stopped = kind
     ledger = Ledger(the_plan.checks)

@@ -71,7 +71,8 @@ def _console(quiet: bool) -> Any:
 def command(args: argparse.Namespace) -> int:
     from urllib.parse import urlsplit
 
-    from specs.serving import run, settle_heap
+    from specs import heap
+    from specs.serving import run
 
     from .forward import ProxyConfig, new_observer
     from .report import write
@@ -104,7 +105,7 @@ def command(args: argparse.Namespace) -> int:
         har=args.har,
     )
     observer = new_observer(config)
-    settle_heap()
+    heap.settle()
     try:
         run(_serve(config, observer, args.host, args.port), args.loop)
     except LoopUnavailable as exc:
