@@ -108,6 +108,27 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         item.user_properties.append(("children", _children()))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """The CPU seconds of the test's setup (a fixture that starts a peer or a browser), beside its
+    ``cpu_s``: neither counts the other."""
+    before = _cpu()
+    try:
+        return (yield)
+    finally:
+        item.user_properties.append(("setup_cpu_s", round(_cpu() - before, 2)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """And of its teardown (the last test of a module pays for its module's fixtures' ends)."""
+    before = _cpu()
+    try:
+        return (yield)
+    finally:
+        item.user_properties.append(("teardown_cpu_s", round(_cpu() - before, 2)))
+
+
 def _children() -> int:
     """Processes this one started that still run or wait to be reaped (Linux's /proc; 0 elsewhere)."""
     tasks = Path("/proc/self/task")
