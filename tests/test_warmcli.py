@@ -39,3 +39,22 @@ def test_a_run_past_its_bound_is_killed(cli: WarmCli, tmp_path: Path) -> None:
             running.wait(1)
         running.kill()
         assert running.wait(30).returncode == -9
+
+
+def test_a_reaped_launcher_is_counted_once(tmp_path: Path) -> None:
+    """Once reaped, the launcher's CPU (its import and its runs') is the children's count of this
+    process: ``cpu_spent`` gives back what it held (a session's last test was charged ~60 s of
+    CPU it never spent, the whole launcher twice, when the session's launcher was reaped)."""
+    import resource
+
+    def counted() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime + cpu_spent()
+
+    spent = cpu_spent()
+    launcher = WarmCli()
+    assert launcher.run(["--version"], tmp_path).returncode == 0
+    held, before = cpu_spent() - spent, counted()
+    assert held > 0.5  # its import, at the least
+    launcher.close()
+    assert counted() - before < held / 2  # what the launcher spent past its last report: not held again

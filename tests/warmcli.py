@@ -91,6 +91,8 @@ class WarmCli:
         self._runs: dict[int, Running] = {}
         self._lock = threading.Lock()
         self._next = 0
+        self._reported = 0.0
+        """CPU seconds the launcher reported (counted in ``cpu_spent`` until it is reaped)."""
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -124,6 +126,7 @@ class WarmCli:
             message = json.loads(line)
             with _SPENT_LOCK:  # counted before the run is said to be over
                 _SPENT += message.get("cpu", 0.0)
+                self._reported += message.get("cpu", 0.0)
             if "id" not in message:
                 continue
             with self._lock:
@@ -143,6 +146,9 @@ class WarmCli:
         self._proc.stdin.close()
         self._proc.wait(60)
         self._reader.join(10)
+        global _SPENT
+        with _SPENT_LOCK:  # reaped: its CPU and its runs' are this process's children's now, not to count twice
+            _SPENT -= self._reported
 
 
 # --- the launcher ----------------------------------------------------------------------------------
