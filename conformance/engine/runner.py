@@ -250,7 +250,6 @@ def salvage(
     started = time.monotonic()
     emit = Emitter(handlers)
     the_plan = plan(options)
-    heap.settle()  # what the plan compiled lives as long as the run: no collection walks it
     result = _new_result(the_plan)
     result.stopped = kind
     ledger = Ledger(the_plan.checks)
