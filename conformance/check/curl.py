@@ -42,7 +42,7 @@ def printable(data: bytes) -> str | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return text if all(ch.isprintable() or ch in "\n\t" for ch in text) else None
+    return text if text.replace("\n", "").replace("\t", "").isprintable() else None
 
 
 _PRINTF = [

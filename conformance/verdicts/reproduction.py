@@ -25,6 +25,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -173,12 +174,14 @@ def _members(value: Any, key: str = "", own: bool = True) -> Iterator[tuple[str,
         yield key, str(value), own
 
 
-def _docs(text: str | None) -> list[Any]:
-    """A JSON body, or each JSON line or SSE ``data:`` event of a stream."""
+@lru_cache(maxsize=1024)
+def _docs(text: str | None) -> tuple[Any, ...]:
+    """A JSON body, or each JSON line or SSE ``data:`` event of a stream. Read, never changed: each
+    finding of a run carries the same bodies, and a finding's checks read each many times."""
     if not text:
-        return []
+        return ()
     try:
-        return [json.loads(text)]
+        return (json.loads(text),)
     except ValueError:
         pass
     docs: list[Any] = []
@@ -189,7 +192,13 @@ def _docs(text: str | None) -> list[Any]:
                 docs.append(json.loads(line))
             except ValueError:
                 continue
-    return docs
+    return tuple(docs)
+
+
+@lru_cache(maxsize=1024)
+def _said(text: str | None) -> frozenset[str]:
+    """Every string of a body's JSON documents."""
+    return frozenset(s for doc in _docs(text) for s in _strings(doc))
 
 
 CUT = re.compile(r"\.\.\. \[\d+ more characters\]$")
@@ -325,14 +334,17 @@ def _sent_tokens(ex: Exchange) -> set[str]:
     tokens = {unquote(s) for s in parts.path.split("/") if s}
     tokens |= {unquote(p.partition("=")[2]) for p in parts.query.split("&") if "=" in p}
     tokens = {t for t in tokens if is_id(t)}
-    body = ex.request_body
-    if body:
-        values = _json_values(body)
-        if values or body.lstrip().startswith(("{", "[")):
-            tokens |= {v for _, v, _ in values}
-        else:
-            tokens |= {t for t in _ID.findall(body) if is_id(t)}
-    return tokens
+    return tokens | _body_tokens(ex.request_body)
+
+
+@lru_cache(maxsize=1024)
+def _body_tokens(body: str | None) -> frozenset[str]:
+    if not body:
+        return frozenset()
+    values = _json_values(body)
+    if values or body.lstrip().startswith(("{", "[")):
+        return frozenset(v for _, v, _ in values)
+    return frozenset(t for t in _ID.findall(body) if is_id(t))
 
 
 def _object_id(value: str) -> bool:
@@ -653,16 +665,19 @@ def outside_state(rep: Reproduction) -> bool:
     made |= {v for ex in rep.steps for v in sent_tokens(ex)}
     # what the calls said, and what their writes were answered: a listed item showing none of it
     # (a question another session asked) is something else's
-    said = {s for ex in rep.steps for doc in _docs(ex.request_body) for s in _strings(doc)}
+    said = {s for ex in rep.steps for s in _said(ex.request_body)}
     raw = "".join(ex.request_body or "" for ex in rep.steps)  # a form or multipart body, as text
     # the objects the writes made: a listing that counts more (total_items 57 for the 3 made) counted
     # what the rest of the run made, even when the page it shows is empty
     created = {v.value for ex in rep.steps if writes(ex) for v in produced(ex) if v.own and _object_id(v.value)}
-    for n in compared(rep):
+    seen = 0
+    for n in compared(rep):  # in order: each step's writes are taken in once
         # what an earlier write answered with is its doing too (the artifacts a step made)
-        earlier = [ex for ex in rep.steps[:n] if writes(ex)]
-        made |= {v.value for ex in earlier for v in produced(ex)}
-        said |= {s for ex in earlier for doc in _docs(ex.response_body) for s in _strings(doc)}
+        for ex in rep.steps[seen:n]:
+            if writes(ex):
+                made |= {v.value for v in produced(ex)}
+                said |= _said(ex.response_body)
+        seen = max(seen, n)
         answer = rep.steps[n]
         if any(not v.own and v.value not in made and _object_id(v.value) for v in produced(answer)):
             return True
@@ -690,7 +705,7 @@ def stale_facts(rep: Reproduction) -> list[str]:
     stale: set[str] = set()
     for value in set(_strings(rep.facts)) - captured:
         for ex in rep.steps:  # whoever said it first made it: a value a request sent first is the client's
-            said = {s for doc in _docs(ex.request_body) for s in _strings(doc)} | sent_tokens(ex)
+            said = _said(ex.request_body) | sent_tokens(ex)
             if value in said:
                 break
             if _object_id(value) and any(v.value == value for v in produced(ex)):
