@@ -112,15 +112,18 @@ class ServerThread:
         return self
 
     def _run(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        try:
-            self._stop = asyncio.Event()
-            self._loop.run_until_complete(self.serve(self._stop))
-        except BaseException as exc:  # surfaced to the starting thread
-            self._error = exc
-            self._ready.set()
-        finally:
-            self._loop.close()
+        # asyncio.Runner, as asyncio.run: at the end every task still under way (a handler whose
+        # client left, a recorder's relay reading the rest of an answer) is cancelled and run to
+        # its end before the loop closes, instead of being left to the collector, whose close
+        # of it then ran its cleanup on a closed loop ("Event loop is closed", unraisable)
+        with asyncio.Runner() as runner:
+            self._loop = runner.get_loop()
+            try:
+                self._stop = asyncio.Event()
+                runner.run(self.serve(self._stop))
+            except BaseException as exc:  # surfaced to the starting thread
+                self._error = exc
+                self._ready.set()
 
     def stop(self, timeout_s: float = 10.0) -> bool:
         """Asks the server to stop and waits for its thread; False if it is still running."""
