@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from .results import Capture, Exchange, Finding
@@ -174,10 +174,28 @@ def _members(value: Any, key: str = "", own: bool = True) -> Iterator[tuple[str,
         yield key, str(value), own
 
 
-@lru_cache(maxsize=1024)
-def _docs(text: str | None) -> tuple[Any, ...]:
-    """A JSON body, or each JSON line or SSE ``data:`` event of a stream. Read, never changed: each
-    finding of a run carries the same bodies, and a finding's checks read each many times."""
+CACHED_CHARS = 8_192
+"""The documents of a body up to this size are kept (``_per_text``; an answer is kept up to about
+4 KB): each finding of a run carries the same bodies, and a finding's checks read each many times.
+Not of a larger one (a request body is kept up to 1 MiB, and its parsed documents take several
+times its text): what is read of those is kept instead, the strings and tokens, a few at a time."""
+
+_T = TypeVar("_T")
+
+
+def _per_text(read: Callable[[str], _T]) -> Callable[[str | None], _T]:
+    kept = lru_cache(maxsize=1024)(read)
+
+    def reading(text: str | None) -> _T:
+        text = text or ""
+        return kept(text) if len(text) <= CACHED_CHARS else read(text)
+
+    return reading
+
+
+@_per_text
+def _docs(text: str) -> tuple[Any, ...]:
+    """A JSON body, or each JSON line or SSE ``data:`` event of a stream. Read, never changed."""
     if not text:
         return ()
     try:
@@ -195,7 +213,7 @@ def _docs(text: str | None) -> tuple[Any, ...]:
     return tuple(docs)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _said(text: str | None) -> frozenset[str]:
     """Every string of a body's JSON documents."""
     return frozenset(s for doc in _docs(text) for s in _strings(doc))
@@ -249,9 +267,12 @@ def _items(value: Any) -> Iterator[Any]:
 def _sends_content(ex: Exchange) -> bool:
     """Whether a call sends something of its own (a question, an input, a file), not only ids
     (a read, or a listing asked for with POST and ``{}``)."""
-    if ex.method.upper() not in WRITES or not ex.request_body:
-        return False
-    docs = _docs(ex.request_body)
+    return ex.method.upper() in WRITES and bool(ex.request_body) and _content(ex.request_body)
+
+
+@lru_cache(maxsize=256)
+def _content(body: str) -> bool:
+    docs = _docs(body)
     if not docs:
         return True  # a form or a file
     return any(not is_id(s) for doc in docs for s in _strings(doc))
@@ -337,7 +358,7 @@ def _sent_tokens(ex: Exchange) -> set[str]:
     return tokens | _body_tokens(ex.request_body)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _body_tokens(body: str | None) -> frozenset[str]:
     if not body:
         return frozenset()

@@ -92,7 +92,8 @@ def test_a_handler_still_under_way_at_stop_ends_before_its_loop_closes() -> None
             assert server.entered.wait(5)
         # the client left; the handler goes on
     finally:
-        assert server.stop()
+        stopped = server.stop()
+    assert stopped
     # cancelled and run to its end while the loop still ran (before: left pending on a closed
     # loop, its cleanup run later by the collector, where it failed unraisably)
     assert server.cleanup == ["on an open loop"]
