@@ -25,8 +25,8 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, TypeVar
+from functools import cached_property, lru_cache
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .results import Capture, Exchange, Finding
@@ -175,27 +175,19 @@ def _members(value: Any, key: str = "", own: bool = True) -> Iterator[tuple[str,
 
 
 CACHED_CHARS = 8_192
-"""The documents of a body up to this size are kept (``_per_text``; an answer is kept up to about
-4 KB): each finding of a run carries the same bodies, and a finding's checks read each many times.
-Not of a larger one (a request body is kept up to 1 MiB, and its parsed documents take several
-times its text): what is read of those is kept instead, the strings and tokens, a few at a time."""
-
-_T = TypeVar("_T")
+"""The documents of a body up to this size are kept (an answer is kept up to about 4 KB): each
+finding of a run carries the same bodies, and a finding's checks read each many times. Not of a
+larger one (a request body is kept up to 1 MiB, and its documents take several times its text):
+what is read of it is kept instead (``_Body``)."""
 
 
-def _per_text(read: Callable[[str], _T]) -> Callable[[str | None], _T]:
-    kept = lru_cache(maxsize=1024)(read)
-
-    def reading(text: str | None) -> _T:
-        text = text or ""
-        return kept(text) if len(text) <= CACHED_CHARS else read(text)
-
-    return reading
-
-
-@_per_text
-def _docs(text: str) -> tuple[Any, ...]:
+def _docs(text: str | None) -> tuple[Any, ...]:
     """A JSON body, or each JSON line or SSE ``data:`` event of a stream. Read, never changed."""
+    text = text or ""
+    return _kept_docs(text) if len(text) <= CACHED_CHARS else _read_docs(text)
+
+
+def _read_docs(text: str) -> tuple[Any, ...]:
     if not text:
         return ()
     try:
@@ -213,10 +205,44 @@ def _docs(text: str) -> tuple[Any, ...]:
     return tuple(docs)
 
 
+_kept_docs = lru_cache(maxsize=1024)(_read_docs)
+
+
+class _Body:
+    """What is read of one body text, each part when first asked; kept per text (``_body``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def said(self) -> frozenset[str]:
+        """Every string of its JSON documents."""
+        return frozenset(s for doc in _docs(self.text) for s in _strings(doc))
+
+    @cached_property
+    def tokens(self) -> frozenset[str]:
+        """Its id-like values (a form or multipart body's, searched as text)."""
+        values = _json_values(self.text)
+        if values or self.text.lstrip().startswith(("{", "[")):
+            return frozenset(v for _, v, _ in values)
+        return frozenset(t for t in _ID.findall(self.text) if is_id(t))
+
+    @cached_property
+    def content(self) -> bool:
+        """Whether it sends something of its own, not only ids (``_sends_content``)."""
+        docs = _docs(self.text)
+        if not docs:
+            return True  # a form or a file
+        return any(not is_id(s) for doc in docs for s in _strings(doc))
+
+
 @lru_cache(maxsize=256)
-def _said(text: str | None) -> frozenset[str]:
-    """Every string of a body's JSON documents."""
-    return frozenset(s for doc in _docs(text) for s in _strings(doc))
+def _read(text: str) -> _Body:
+    return _Body(text)
+
+
+def _body(text: str | None) -> _Body:
+    return _read(text or "")
 
 
 CUT = re.compile(r"\.\.\. \[\d+ more characters\]$")
@@ -267,15 +293,7 @@ def _items(value: Any) -> Iterator[Any]:
 def _sends_content(ex: Exchange) -> bool:
     """Whether a call sends something of its own (a question, an input, a file), not only ids
     (a read, or a listing asked for with POST and ``{}``)."""
-    return ex.method.upper() in WRITES and bool(ex.request_body) and _content(ex.request_body)
-
-
-@lru_cache(maxsize=256)
-def _content(body: str) -> bool:
-    docs = _docs(body)
-    if not docs:
-        return True  # a form or a file
-    return any(not is_id(s) for doc in docs for s in _strings(doc))
+    return ex.method.upper() in WRITES and bool(ex.request_body) and _body(ex.request_body).content
 
 
 _COUNT = re.compile(r"total|count", re.IGNORECASE)
@@ -355,17 +373,7 @@ def _sent_tokens(ex: Exchange) -> set[str]:
     tokens = {unquote(s) for s in parts.path.split("/") if s}
     tokens |= {unquote(p.partition("=")[2]) for p in parts.query.split("&") if "=" in p}
     tokens = {t for t in tokens if is_id(t)}
-    return tokens | _body_tokens(ex.request_body)
-
-
-@lru_cache(maxsize=256)
-def _body_tokens(body: str | None) -> frozenset[str]:
-    if not body:
-        return frozenset()
-    values = _json_values(body)
-    if values or body.lstrip().startswith(("{", "[")):
-        return frozenset(v for _, v, _ in values)
-    return frozenset(t for t in _ID.findall(body) if is_id(t))
+    return tokens | _body(ex.request_body).tokens
 
 
 def _object_id(value: str) -> bool:
@@ -686,7 +694,7 @@ def outside_state(rep: Reproduction) -> bool:
     made |= {v for ex in rep.steps for v in sent_tokens(ex)}
     # what the calls said, and what their writes were answered: a listed item showing none of it
     # (a question another session asked) is something else's
-    said = {s for ex in rep.steps for s in _said(ex.request_body)}
+    said = {s for ex in rep.steps for s in _body(ex.request_body).said}
     raw = "".join(ex.request_body or "" for ex in rep.steps)  # a form or multipart body, as text
     # the objects the writes made: a listing that counts more (total_items 57 for the 3 made) counted
     # what the rest of the run made, even when the page it shows is empty
@@ -697,8 +705,8 @@ def outside_state(rep: Reproduction) -> bool:
         for ex in rep.steps[seen:n]:
             if writes(ex):
                 made |= {v.value for v in produced(ex)}
-                said |= _said(ex.response_body)
-        seen = max(seen, n)
+                said |= _body(ex.response_body).said
+        seen = n
         answer = rep.steps[n]
         if any(not v.own and v.value not in made and _object_id(v.value) for v in produced(answer)):
             return True
@@ -726,7 +734,7 @@ def stale_facts(rep: Reproduction) -> list[str]:
     stale: set[str] = set()
     for value in set(_strings(rep.facts)) - captured:
         for ex in rep.steps:  # whoever said it first made it: a value a request sent first is the client's
-            said = _said(ex.request_body) | sent_tokens(ex)
+            said = _body(ex.request_body).said | sent_tokens(ex)
             if value in said:
                 break
             if _object_id(value) and any(v.value == value for v in produced(ex)):
