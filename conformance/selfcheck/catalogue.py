@@ -33,6 +33,9 @@ from conformance.verdicts.requirements import Level
 from conformance.verdicts.results import RunResult, Status
 from specs.documents import load
 
+MAX_EXAMPLES = 5
+"""Generated cases per operation of the self-check's runs: a fault's, a control's, the clean mock's."""
+
 
 def fault_options(
     fault: Fault, base_url: str, *, seed: int = 0, timeout: float = 8.0, exact: bool = True
@@ -51,7 +54,7 @@ def fault_options(
         token=EMBEDDED_TOKENS[0],
         second_token=EMBEDDED_TOKENS[1],
         seed=seed,
-        max_examples=5,
+        max_examples=MAX_EXAMPLES,
         timeout=timeout,
         only=() if exact else declared,
         phases=phases,

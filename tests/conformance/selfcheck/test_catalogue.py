@@ -19,7 +19,7 @@ from conformance.cli.commands import main
 from conformance.engine.runner import run
 from conformance.run.options import RunOptions
 from conformance.run.suites import suite
-from conformance.selfcheck.catalogue import judge, render_catalogue
+from conformance.selfcheck.catalogue import MAX_EXAMPLES, judge, render_catalogue
 from conformance.verdicts.requirements import Authority
 from conformance.verdicts.results import Status
 from mockserver import catalogue
@@ -40,16 +40,15 @@ def test_the_unmodified_mock_passes_every_requirement(pid: str) -> None:
 
 
 SMALL = (1, 2, 3, 4, 5)
-SELFCHECK_EXAMPLES = 5
-"""The self-check's setting (``fault_options``): the session's clean run of a protocol
-(``clean.<pid>``, made ahead for the proxy's and the diff's tests) is this setting's run."""
+"""At the self-check's setting (``MAX_EXAMPLES``) the session's clean run of a protocol
+(``clean.<pid>``, made ahead for the proxy's and the diff's tests) is the run."""
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("pid", "max_examples"),
     [
-        pytest.param(pid, n, marks=pytest.mark.fault_runs(CLEAN + pid)) if n == SELFCHECK_EXAMPLES else (pid, n)
+        pytest.param(pid, n, marks=pytest.mark.fault_runs(CLEAN + pid)) if n == MAX_EXAMPLES else (pid, n)
         for n in SMALL
         for pid in sorted(PROTOCOLS)
     ],
@@ -59,7 +58,7 @@ def test_the_unmodified_mock_is_green_at_every_small_setting(
 ) -> None:
     """No false red at a fast smoke setting: what needs a case to reach a live resource gets one
     whatever the setting (NS-SCHEMA-005 once saw only 404s at --max-examples 2)."""
-    if max_examples == SELFCHECK_EXAMPLES:  # one run feeds every assertion about it
+    if max_examples == MAX_EXAMPLES:  # one run feeds every assertion about it
         fault_runs: FaultRuns = request.getfixturevalue("fault_runs")
         result = fault_runs.get(CLEAN + pid).result
     else:
