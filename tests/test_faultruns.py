@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests import faultruns
+from tests.timing import Clock, scaled
 
 
 class _Slow:
@@ -81,13 +82,13 @@ def test_closing_ends_the_runs_made_ahead_at_once(tmp_path: Path, monkeypatch: p
     )
     monkeypatch.setattr(faultruns, "AHEAD", stub)
     runs = faultruns.FaultRuns(tmp_path, ["x-fault"], 1)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert (tmp_path / "ready").exists()
-    started = time.monotonic()
+    clock = Clock()
     runs.close()
-    assert time.monotonic() - started < 30  # 60 s, the run's own end, without the kill
+    clock.assert_within(5, "closing", cap=30)  # 60 s, the run's own end, without the kill
 
 
 def test_a_process_making_runs_ahead_ends_when_the_test_process_that_started_it_is_gone(tmp_path: Path) -> None:
@@ -108,7 +109,7 @@ def test_a_process_making_runs_ahead_ends_when_the_test_process_that_started_it_
         [sys.executable, "-c", parent, str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=faultruns.REPO
     )
     pid = int(out.stdout)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
@@ -130,7 +131,7 @@ def test_what_the_runs_print_goes_to_the_folder_not_to_the_tests_output(
     monkeypatch.setattr(faultruns, "AHEAD", stub)
     runs = faultruns.FaultRuns(tmp_path, ["x-fault"], 1)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         runs._now.apply(os.write, (2, b"warned now\n"))  # what a run made at once prints

@@ -24,6 +24,7 @@ from mockserver import MockConfig, MockLimits, create_app
 from mockserver.app import GATE
 from scripts.fuzz_mock import leak_problem, shape_problem
 from tests.facts import facts, mocked, stream_of, streamed
+from tests.timing import scaled
 
 ALICE = {"Authorization": "Bearer alice-token"}
 SGR_CHAT = "/v1/chat/completions"
@@ -58,9 +59,10 @@ def run(test: Callable[[], Awaitable[None]], limit: float = 30.0) -> None:
 
 
 async def eventually(condition: Callable[[], bool], what: str, within: float = 3.0) -> None:
+    within = scaled(within)
     deadline = time.monotonic() + within
     while not condition():
-        assert time.monotonic() < deadline, f"not within {within:g} s: {what}"
+        assert time.monotonic() < deadline, f"not within {within:.1f} s: {what}"
         await asyncio.sleep(0.02)
 
 

@@ -24,6 +24,7 @@ from aiohttp import web
 from mockserver import EmbeddedServer, MockConfig, create_app
 from mockserver.record import _kept
 from specs.serving import AppServer
+from tests.timing import scaled
 
 REPO = Path(__file__).resolve().parents[2]
 ALICE = {"Authorization": "Bearer alice-token"}
@@ -201,7 +202,7 @@ def test_a_stream_that_never_ends_is_replayed_as_one() -> None:
             lines = r.iter_lines()
             first = next(lines)
             next(lines)
-        deadline = time.monotonic() + 10  # the recorder notices the client left within its poll
+        deadline = time.monotonic() + scaled(10)  # the recorder notices the client left within its poll
         while not (document := httpx.get(recorder.url + "/__mock/recording", timeout=30).json())["stubs"]:
             assert time.monotonic() < deadline, "the stalled exchange was never recorded"
             time.sleep(0.1)
@@ -294,7 +295,7 @@ def test_a_stream_the_client_closed_at_its_done_is_recorded_whole(linger: float)
             lines = r.iter_lines()
             while next(lines) != "data: [DONE]":
                 pass
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while not (document := c.get("/__mock/recording").json())["stubs"]:
             assert time.monotonic() < deadline, "the exchange was never recorded"
             time.sleep(0.1)

@@ -11,6 +11,7 @@ import pytest
 from conformance.check.context import CheckFailed
 from conformance.check.http import EVIDENCE_BODY_CHARS, Client, Limits, TargetError
 from tests.hostile import NDJSON_FRAME, HostileServer, closed_port_url
+from tests.timing import Clock
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -223,10 +224,10 @@ def test_stream_time_budget() -> None:
             yield b"x"
 
     c = client(lambda r: httpx.Response(200, content=slow()), Limits(timeout=2.0, stream_seconds=0.3))
-    started = time.monotonic()
+    clock = Clock()
     with pytest.raises(TargetError, match=r"stream still open after 0.3 s"), c.stream("GET", "/s") as stream:
         stream.read()
-    assert time.monotonic() - started < 2
+    clock.assert_within(1.7, "the stream", plus=0.3, cap=4)  # read whole, it takes 5 s
 
 
 # --- real sockets --------------------------------------------------------------------------------
@@ -234,30 +235,31 @@ def test_stream_time_budget() -> None:
 
 def test_connection_refused_on_a_real_port() -> None:
     c = Client(closed_port_url(), Limits(timeout=1.0))
-    started = time.monotonic()
+    clock = Clock()
     with pytest.raises(TargetError, match="cannot connect to") as caught:
         c.get("/")
     assert caught.value.unreachable
-    assert time.monotonic() - started < 2
+    clock.assert_within(2, "the refusal")
 
 
 def test_stall_before_headers_is_a_read_timeout() -> None:
     with HostileServer("stall_headers") as url:
         c = Client(url, Limits(timeout=0.5))
-        started = time.monotonic()
+        clock = Clock()
         with pytest.raises(TargetError, match=r"sent nothing for 0.5 s \(stalled\)"):
             c.get("/x")
-        elapsed = time.monotonic() - started
-    assert 0.4 < elapsed < 3
+        clock.stop()
+    assert clock.elapsed > 0.4
+    clock.assert_within(2.5, "the stall", plus=0.5)
 
 
 def test_stall_mid_body_names_what_arrived() -> None:
     with HostileServer("stall_mid_stream") as url:
         c = Client(url, Limits(timeout=0.5))
-        started = time.monotonic()
+        clock = Clock()
         with pytest.raises(TargetError, match=r"stalled mid-body: HTTP 200 and \d+ body bytes"):
             c.get("/x")
-        assert time.monotonic() - started < 3
+        clock.assert_within(2.5, "the stall", plus=0.5)
     assert c.log[0].status == 200
 
 
@@ -265,24 +267,24 @@ def test_trickling_body_hits_the_exchange_deadline() -> None:
     """Each read succeeds (a byte every 0.2 s) but the exchange as a whole is bounded."""
     with HostileServer("trickle") as url:
         c = Client(url, Limits(timeout=0.6))
-        started = time.monotonic()
+        clock = Clock()
         with pytest.raises(TargetError, match=r"response not complete after 0.6 s \(trickling\)"):
             c.get("/x")
-        assert time.monotonic() - started < 3
+        clock.assert_within(2.4, "the trickle", plus=0.6)
 
 
 def test_stream_stall_after_a_frame() -> None:
     with HostileServer("stall_mid_stream") as url:
         c = Client(url, Limits(timeout=0.5, stream_seconds=30))
         got: list[bytes] = []
-        started = time.monotonic()
+        clock = Clock()
         with (
             pytest.raises(TargetError, match=r"stream stalled: nothing received for 0.5 s"),
             c.stream("POST", "/chat", json={}) as stream,
         ):
             for chunk in stream.chunks():
                 got.append(chunk)
-        assert time.monotonic() - started < 3
+        clock.assert_within(2.5, "the stall", plus=0.5)
     assert b"".join(got) == NDJSON_FRAME
     assert c.log[0].error is not None and "stalled" in c.log[0].error
 

@@ -9,6 +9,7 @@ import time
 from conformance.client.play import play
 from conformance.client.scenarios import scenarios
 from conformance.verdicts.results import Status
+from tests.timing import Clock, scaled
 
 ECHO = (
     "import os, sys; print(os.environ['CONFORMANCE_SCENARIO'], os.environ.get('CONFORMANCE_TOKEN'), "
@@ -41,13 +42,14 @@ def _gone(pid: int) -> bool:
 
 def test_the_bound_kills_the_command_and_the_children_it_started() -> None:
     pages = next(s for s in scenarios("agent-protocol") if s.name == "list-pages")
-    started = time.monotonic()
+    clock = Clock()
     played, verdicts = play(pages, ["sh", "-c", "sleep 60 & echo $!; wait"], 1.0)
-    assert time.monotonic() - started < 10  # the bound, the kill and the mock's start and stop
+    # the bound (1 s), the kill and the mock's start and stop; the command alone would take 60 s
+    clock.assert_within(9, "playing", plus=1, cap=50)
     assert played.exit_code is None and played.ended == "the client did not finish within 1 s (killed)"
     assert verdicts["AP-CLIENT-010"].status is Status.FAILED
     child = int(played.output.split()[0])
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + scaled(5)
     while not _gone(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _gone(child), f"the command's child {child} outlived the bound"

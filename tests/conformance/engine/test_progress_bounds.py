@@ -17,6 +17,7 @@ from conformance.run.targets import embedded
 from conformance.verdicts.results import Status
 from mockserver import catalogue
 from specs.documents import load
+from tests.timing import Clock
 
 # --- the one bound -------------------------------------------------------------------------------
 
@@ -86,9 +87,12 @@ def test_a_progress_that_never_comes_fails_its_requirement_and_the_run_ends(
             max_examples=3,
             phases=phases,
         )
+        clock = Clock()
         result = run(options)
+        clock.stop()
     assert result.fatal is None and result.stopped is None, (result.fatal, result.stopped)
-    assert result.duration_s < BUDGET_S / 2, f"the run took {result.duration_s:.1f} s of its {BUDGET_S:g} s budget"
+    # half the budget on a quiet machine; never the budget itself (a wall-clock cut, whatever the load)
+    clock.assert_within(BUDGET_S / 2, "the run", cap=BUDGET_S)
     verdicts = {r.requirement.id: r for r in result.results}
     assert verdicts[waiting].status is Status.FAILED, verdicts[waiting].message
     for r in result.results:

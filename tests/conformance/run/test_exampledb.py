@@ -20,6 +20,7 @@ from conformance.run.options import RunOptions
 from conformance.run.targets import embedded
 from conformance.verdicts.results import RunResult, Status
 from specs.documents import Spec, load
+from tests.timing import scaled
 
 redis = pytest.importorskip("redis", reason="the redis extra (pip install '.[redis]')")
 SERVER = shutil.which("redis-server")
@@ -58,7 +59,7 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     )
     try:
         client = redis.Redis(port=port)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled(20)
         while True:
             try:
                 client.ping()

@@ -19,6 +19,7 @@ from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent.models import answer_for
 from mockserver.protocols.synapse_agent.store import PAGE_SIZE
 from specs.documents import load
+from tests.timing import scaled
 
 ROOT = "/repo/v1"
 ALICE = {"Authorization": "Bearer alice-token"}
@@ -56,13 +57,14 @@ def start_chat(
 
 
 def wait_done(http: httpx.Client, job_id: str, who: dict[str, str] = ALICE) -> httpx.Response:
-    deadline = time.monotonic() + 5
+    within = scaled(5)
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         r = http.get(f"{ROOT}/agent/chat/async/get/{job_id}", headers=who)
         if r.status_code != 202:
             return r
         time.sleep(0.05)
-    raise AssertionError(f"job {job_id} still PROCESSING after 5 s")
+    raise AssertionError(f"job {job_id} still PROCESSING after {within:.0f} s")
 
 
 def history(http: httpx.Client, session_id: str, token: str | None = None) -> dict[str, Any]:
