@@ -11,8 +11,10 @@ Runs are made ahead, in the order the session's tests name them (``@pytest.mark.
 background processes (their CPU is no test's: ``close`` writes it down): a fault's run mostly
 waits (a Synapse run spends three quarters of its time on jobs and polls), so the catalogue goes
 faster with more runs under way than cores. A test that asks for a run no one has started makes it
-at once in a process of its own. Every run is made in a fresh process with PYTHONHASHSEED pinned,
-as the ``conformance`` command runs, so a run gives the verdicts the command gives whoever made it."""
+at once in a process of its own. Every run is made outside the tests' processes, with
+PYTHONHASHSEED pinned as the ``conformance`` command pins it, several in a row in one process as
+the ``selfcheck`` command's pool makes them: a run gives the verdicts the commands give whoever
+made it."""
 
 from __future__ import annotations
 
