@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests import faultruns
-from tests.timing import Clock, scaled
+from tests.timing import Clock, Deadline
 
 
 class _Slow:
@@ -82,8 +82,8 @@ def test_closing_ends_the_runs_made_ahead_at_once(tmp_path: Path, monkeypatch: p
     )
     monkeypatch.setattr(faultruns, "AHEAD", stub)
     runs = faultruns.FaultRuns(tmp_path, ["x-fault"], 1)
-    deadline = time.monotonic() + scaled(30)
-    while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
+    deadline = Deadline(30)
+    while not (tmp_path / "ready").exists() and not deadline.passed():
         time.sleep(0.05)
     assert (tmp_path / "ready").exists()
     clock = Clock()
@@ -109,8 +109,8 @@ def test_a_process_making_runs_ahead_ends_when_the_test_process_that_started_it_
         [sys.executable, "-c", parent, str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=faultruns.REPO
     )
     pid = int(out.stdout)
-    deadline = time.monotonic() + scaled(30)
-    while time.monotonic() < deadline:
+    deadline = Deadline(30)
+    while not deadline.passed():
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -131,8 +131,8 @@ def test_what_the_runs_print_goes_to_the_folder_not_to_the_tests_output(
     monkeypatch.setattr(faultruns, "AHEAD", stub)
     runs = faultruns.FaultRuns(tmp_path, ["x-fault"], 1)
     try:
-        deadline = time.monotonic() + scaled(30)
-        while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
+        deadline = Deadline(30)
+        while not (tmp_path / "ready").exists() and not deadline.passed():
             time.sleep(0.05)
         runs._now.apply(os.write, (2, b"warned now\n"))  # what a run made at once prints
     finally:

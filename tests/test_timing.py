@@ -132,3 +132,23 @@ def test_processes_sharing_the_core_slow_the_measurement_down() -> None:
     with busy_on(cpu, 12):
         shared = measured_on(cpu)
     assert shared > 1.5 * alone, (alone, shared)
+
+
+def test_a_deadline_measures_nothing_while_it_lasts_and_stretches_by_the_slowdown_when_it_runs_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = on(monkeypatch, 0.5)
+    deadline = timing.Deadline(10)
+    fake.wall += 9.0
+    cpu = fake.cpu
+    assert not deadline.passed() and fake.cpu == cpu  # no measurement before the 10 s ran out
+    fake.wall += 1.5
+    assert not deadline.passed() and deadline.length == pytest.approx(20, rel=0.05)  # slowdown 2
+    fake.wall += 5.0
+    assert not deadline.passed()
+    fake.wall += 5.0
+    assert deadline.passed() and deadline.waited > 20
+    fake.share = 1.0
+    quiet = timing.Deadline(10)
+    fake.wall += 10.0
+    assert quiet.passed()  # at a slowdown of 1, the stated 10 s

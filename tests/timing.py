@@ -14,7 +14,9 @@ sequence instead of two) takes longer by the same factor under the same load, so
 at any load.
 
 A product's own timer (a 6 s budget, a 10 s timeout) is wall time whatever the load: a bound
-that holds such a wait as well as work says so (``plus=``), and only the work is scaled.
+that holds such a wait as well as work says so (``plus=``), and only the work is scaled. A wait for
+a condition has a ``Deadline``, measured only if it runs out; a subprocess's kill timeout is
+``scaled`` when it is set.
 """
 
 from __future__ import annotations
@@ -77,20 +79,50 @@ class Clock:
         the start, or the one measured now when that is not enough), and under ``cap``: what the
         bound tells apart (a run that was not stopped, a wait of the whole timeout) takes that long
         at any load, so no slowdown stretches the bound past it."""
-        elapsed = self.elapsed
-        if cap is not None and elapsed >= cap:
-            return False
-        if elapsed < plus + seconds * self.at_start:
-            return True
-        return elapsed < plus + seconds * max(self.at_start, slowdown())
+        return self._judged(seconds, plus, cap)[0]
 
     def assert_within(self, seconds: float, what: str = "it", *, plus: float = 0.0, cap: float | None = None) -> None:
-        elapsed = self.elapsed
-        if self.within(seconds, plus=plus, cap=cap):
+        held, elapsed, now = self._judged(seconds, plus, cap)
+        if held:
             return
-        now = slowdown()
+        measured = f"{self.at_start:.1f} at the start" + (f", {now:.1f} at the check" if now is not None else "")
         capped = f", at most {cap:g} s" if cap is not None else ""
         raise AssertionError(
             f"{what} took {elapsed:.1f} s: over its bound of {plus:g} + {seconds:g} s at the machine's"
-            f" slowdown ({self.at_start:.1f} at the start, {now:.1f} now){capped}"
+            f" slowdown ({measured}){capped}"
         )
+
+    def _judged(self, seconds: float, plus: float, cap: float | None) -> tuple[bool, float, float | None]:
+        """Whether the bound held, the elapsed time judged (taken before any measurement), and the
+        slowdown measured at the check (None: not needed)."""
+        elapsed = self.elapsed
+        if cap is not None and elapsed >= cap:
+            return False, elapsed, None
+        if elapsed < plus + seconds * self.at_start:
+            return True, elapsed, None
+        now = slowdown()
+        return elapsed < plus + seconds * max(self.at_start, now), elapsed, now
+
+
+class Deadline:
+    """The failsafe of a wait for a condition: ``seconds`` on a quiet machine. Nothing is measured
+    while they last (the condition mostly comes well within them); when they run out, the slowdown
+    is measured once and the wait goes on to ``seconds`` times it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.length = seconds
+        self._measured = False
+
+    @property
+    def waited(self) -> float:
+        return time.monotonic() - self.started
+
+    def passed(self) -> bool:
+        if self.waited < self.length:
+            return False
+        if not self._measured:
+            self._measured = True
+            self.length = self.seconds * slowdown()
+        return self.waited >= self.length

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ import pytest
 from mockserver import EmbeddedServer, MockConfig
 from specs.program import __version__
 from tests.hostile import closed_port_url
-from tests.timing import Clock, scaled
+from tests.timing import Clock, Deadline, scaled
 
 REPO = Path(__file__).resolve().parents[2]
 BOUND_S = 90.0
@@ -338,10 +337,10 @@ def _signalled(argv: list[str], case: Case, cwd: Path) -> subprocess.CompletedPr
     )
     assert proc.stderr is not None
     seen = []
-    deadline = time.monotonic() + scaled(BOUND_S)
+    deadline = Deadline(BOUND_S)
     for line in proc.stderr:
         seen.append(line)
-        if case.signal_after in line or time.monotonic() > deadline:
+        if case.signal_after in line or deadline.passed():
             break
     assert case.signal_after in seen[-1], "".join(seen)
     proc.send_signal(case.signal)

@@ -24,7 +24,7 @@ from mockserver import MockConfig, MockLimits, create_app
 from mockserver.app import GATE
 from scripts.fuzz_mock import leak_problem, shape_problem
 from tests.facts import facts, mocked, stream_of, streamed
-from tests.timing import scaled
+from tests.timing import Deadline
 
 ALICE = {"Authorization": "Bearer alice-token"}
 SGR_CHAT = "/v1/chat/completions"
@@ -59,10 +59,9 @@ def run(test: Callable[[], Awaitable[None]], limit: float = 30.0) -> None:
 
 
 async def eventually(condition: Callable[[], bool], what: str, within: float = 3.0) -> None:
-    within = scaled(within)
-    deadline = time.monotonic() + within
+    deadline = Deadline(within)
     while not condition():
-        assert time.monotonic() < deadline, f"not within {within:.1f} s: {what}"
+        assert not deadline.passed(), f"not within {deadline.waited:.1f} s: {what}"
         await asyncio.sleep(0.02)
 
 

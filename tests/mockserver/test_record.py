@@ -24,7 +24,7 @@ from aiohttp import web
 from mockserver import EmbeddedServer, MockConfig, create_app
 from mockserver.record import _kept
 from specs.serving import AppServer
-from tests.timing import scaled
+from tests.timing import Deadline
 
 REPO = Path(__file__).resolve().parents[2]
 ALICE = {"Authorization": "Bearer alice-token"}
@@ -202,9 +202,9 @@ def test_a_stream_that_never_ends_is_replayed_as_one() -> None:
             lines = r.iter_lines()
             first = next(lines)
             next(lines)
-        deadline = time.monotonic() + scaled(10)  # the recorder notices the client left within its poll
+        deadline = Deadline(10)  # the recorder notices the client left within its poll
         while not (document := httpx.get(recorder.url + "/__mock/recording", timeout=30).json())["stubs"]:
-            assert time.monotonic() < deadline, "the stalled exchange was never recorded"
+            assert not deadline.passed(), "the stalled exchange was never recorded"
             time.sleep(0.1)
     [stub] = document["stubs"]
     assert stub["response"]["stream"]["stall"] is True and len(stub["response"]["stream"]["frames"]) == 1
@@ -295,9 +295,9 @@ def test_a_stream_the_client_closed_at_its_done_is_recorded_whole(linger: float)
             lines = r.iter_lines()
             while next(lines) != "data: [DONE]":
                 pass
-        deadline = time.monotonic() + scaled(10)
+        deadline = Deadline(10)
         while not (document := c.get("/__mock/recording").json())["stubs"]:
-            assert time.monotonic() < deadline, "the exchange was never recorded"
+            assert not deadline.passed(), "the exchange was never recorded"
             time.sleep(0.1)
     [stub] = document["stubs"]
     stream = stub["response"]["stream"]

@@ -9,7 +9,7 @@ import time
 from conformance.client.play import play
 from conformance.client.scenarios import scenarios
 from conformance.verdicts.results import Status
-from tests.timing import Clock, scaled
+from tests.timing import Clock, Deadline
 
 ECHO = (
     "import os, sys; print(os.environ['CONFORMANCE_SCENARIO'], os.environ.get('CONFORMANCE_TOKEN'), "
@@ -49,7 +49,7 @@ def test_the_bound_kills_the_command_and_the_children_it_started() -> None:
     assert played.exit_code is None and played.ended == "the client did not finish within 1 s (killed)"
     assert verdicts["AP-CLIENT-010"].status is Status.FAILED
     child = int(played.output.split()[0])
-    deadline = time.monotonic() + scaled(5)
-    while not _gone(child) and time.monotonic() < deadline:
+    deadline = Deadline(5)
+    while not _gone(child) and not deadline.passed():
         time.sleep(0.05)
     assert _gone(child), f"the command's child {child} outlived the bound"

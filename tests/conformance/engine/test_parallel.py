@@ -20,7 +20,7 @@ from conformance.reporting import ReportFiles
 from conformance.run.events import Event, RunFinished, RunStarted
 from conformance.run.options import RunOptions
 from specs.documents import PROTOCOLS
-from tests.timing import Clock, scaled
+from tests.timing import Clock, Deadline, scaled
 
 REPO = Path(__file__).resolve().parents[3]
 BOUND_S = 180.0
@@ -141,10 +141,10 @@ def test_sigterm_to_the_parent_alone_stops_the_workers_and_writes_every_report(t
     )  # fmt: skip
     assert proc.stderr is not None
     seen = []
-    deadline = time.monotonic() + scaled(BOUND_S)
+    deadline = Deadline(BOUND_S)
     for line in proc.stderr:  # the first protocol's progress is shown live
         seen.append(line)
-        if "schema phase: fuzzing" in line or time.monotonic() > deadline:
+        if "schema phase: fuzzing" in line or deadline.passed():
             break
     assert "schema phase: fuzzing" in seen[-1], "".join(seen)
     # the parent's children are the fork server and multiprocessing's resource tracker; the workers

@@ -15,7 +15,7 @@ from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.proxy.report import run_result
 from conformance.proxy.wire import REST_S
 from conformance.verdicts.results import Status
-from tests.timing import scaled
+from tests.timing import Deadline
 
 from .conftest import proxied
 
@@ -111,8 +111,8 @@ def test_a_stream_is_forwarded_event_by_event_and_judged() -> None:
             received += next(pieces)  # arrives while the upstream still holds the rest back
         release.set()
         received += b"".join(pieces)
-        deadline = time.monotonic() + scaled(5)  # judged after the bytes went on: wait for the verdict, bounded
-        while proxy.observer.committed < 1 and time.monotonic() < deadline:
+        deadline = Deadline(5)  # judged after the bytes went on: wait for the verdict, bounded
+        while proxy.observer.committed < 1 and not deadline.passed():
             time.sleep(0.01)
     assert received == CHUNK + LAST
     statuses = {r.requirement.id: r.status for r in run_result(proxy.observer).results}
@@ -168,8 +168,8 @@ def _closed_at_done(linger: float) -> tuple[int, dict[str, Status]]:
                 received += piece
                 if received.endswith(b"data: [DONE]\n\n"):
                     break
-        deadline = time.monotonic() + scaled(10)  # bounded: the proxy reads on for at most REST_S
-        while proxy.observer.committed < 1 and time.monotonic() < deadline:
+        deadline = Deadline(10)  # bounded: the proxy reads on for at most REST_S
+        while proxy.observer.committed < 1 and not deadline.passed():
             time.sleep(0.01)
         committed = proxy.observer.committed
         statuses = {r.requirement.id: r.status for r in run_result(proxy.observer).results}

@@ -16,7 +16,7 @@ import pytest
 from conformance.check.http import tls_context
 from conformance.proxy.forward import ProxyConfig, ProxyServer
 from conformance.verdicts.results import Status
-from tests.timing import Clock, scaled
+from tests.timing import Clock, Deadline
 
 from .conftest import proxied
 
@@ -256,8 +256,8 @@ def test_an_answer_before_the_request_ended_is_judged_with_the_whole_request() -
             )
             assert sock.recv(65536).startswith(b"HTTP/1.1 401 ")  # answered mid-request
             sock.sendall(b'4\r\n"x"}\r\n0\r\n\r\n')
-            deadline = time.monotonic() + scaled(5)
-            while proxy.observer.tallies["AP-CLIENT-001"].exercised == 0 and time.monotonic() < deadline:
+            deadline = Deadline(5)
+            while proxy.observer.tallies["AP-CLIENT-001"].exercised == 0 and not deadline.passed():
                 time.sleep(0.05)
     tally = proxy.observer.tallies["AP-CLIENT-001"]
     assert tally.exercised == 1 and tally.broken == 0, tally.first_reason

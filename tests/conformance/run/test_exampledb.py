@@ -20,7 +20,7 @@ from conformance.run.options import RunOptions
 from conformance.run.targets import embedded
 from conformance.verdicts.results import RunResult, Status
 from specs.documents import Spec, load
-from tests.timing import scaled
+from tests.timing import Deadline
 
 redis = pytest.importorskip("redis", reason="the redis extra (pip install '.[redis]')")
 SERVER = shutil.which("redis-server")
@@ -59,13 +59,13 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     )
     try:
         client = redis.Redis(port=port)
-        deadline = time.monotonic() + scaled(20)
+        deadline = Deadline(20)
         while True:
             try:
                 client.ping()
                 break
             except redis.ConnectionError:
-                if time.monotonic() > deadline or server.poll() is not None:
+                if deadline.passed() or server.poll() is not None:
                     raise
                 time.sleep(0.1)
         yield f"redis://127.0.0.1:{port}/0"

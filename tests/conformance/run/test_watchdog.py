@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conformance.run.watchdog import BUDGET, STOPPED_ANSWERING, RunStopped, Watchdog
-from tests.timing import scaled
+from tests.timing import Deadline
 
 
 def test_a_late_wake_up_after_the_main_thread_saw_the_stop_does_not_raise_again() -> None:
@@ -37,8 +37,8 @@ def test_the_guard_stops_a_run_through_the_watchdog() -> None:
 def test_a_section_cut_by_its_own_budget_is_cutting_while_the_run_goes_on() -> None:
     stops: list[bool] = []
     with Watchdog() as watchdog, watchdog.graceful(lambda: stops.append(True), 0.05, "phase's share") as section:
-        deadline = time.monotonic() + scaled(5)
-        while not section.cut and time.monotonic() < deadline:
+        deadline = Deadline(5)
+        while not section.cut and not deadline.passed():
             time.sleep(0.02)
         assert section.cut == "the phase's share of 0.05 s ran out" and stops
         assert watchdog.cutting and watchdog.stopped is None

@@ -19,7 +19,7 @@ from mockserver.embedded import EmbeddedServer
 from mockserver.protocols.synapse_agent.models import answer_for
 from mockserver.protocols.synapse_agent.store import PAGE_SIZE
 from specs.documents import load
-from tests.timing import scaled
+from tests.timing import Deadline
 
 ROOT = "/repo/v1"
 ALICE = {"Authorization": "Bearer alice-token"}
@@ -57,14 +57,13 @@ def start_chat(
 
 
 def wait_done(http: httpx.Client, job_id: str, who: dict[str, str] = ALICE) -> httpx.Response:
-    within = scaled(5)
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    deadline = Deadline(5)
+    while not deadline.passed():
         r = http.get(f"{ROOT}/agent/chat/async/get/{job_id}", headers=who)
         if r.status_code != 202:
             return r
         time.sleep(0.05)
-    raise AssertionError(f"job {job_id} still PROCESSING after {within:.0f} s")
+    raise AssertionError(f"job {job_id} still PROCESSING after {deadline.waited:.0f} s")
 
 
 def history(http: httpx.Client, session_id: str, token: str | None = None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import pytest
 
 from mockserver import EmbeddedServer, MockConfig, create_app
 from mockserver.stubs import StubError
-from tests.timing import scaled
+from tests.timing import Deadline
 
 Serve = Callable[..., AbstractContextManager[EmbeddedServer]]
 SYN = "/repo/v1"
@@ -35,10 +35,10 @@ def ask(c: httpx.Client, user: str, text: str) -> tuple[str, httpx.Response]:
     session_id = session.json()["sessionId"]
     job = c.post(f"{SYN}/agent/chat/async/start", json={"sessionId": session_id, "chatText": text}, headers=auth(user))
     token = job.json()["token"]
-    deadline = time.monotonic() + scaled(10)
+    deadline = Deadline(10)
     while True:
         polled = c.get(f"{SYN}/agent/chat/async/get/{token}", headers=auth(user))
-        if polled.status_code != 202 or time.monotonic() > deadline:
+        if polled.status_code != 202 or deadline.passed():
             return session_id, polled
         time.sleep(0.05)
 
